@@ -1,0 +1,160 @@
+//! Little-endian fixed-width integers and LEB128 varints, the two integer
+//! encodings of `docs/format.md#integers`.
+
+/// Appends `v` as an unsigned LEB128 varint.
+pub fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        buf.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    buf.push(v as u8);
+}
+
+/// Appends `bytes` preceded by its length as a varint.
+pub fn put_len_prefixed(buf: &mut Vec<u8>, bytes: &[u8]) {
+    put_varint(buf, bytes.len() as u64);
+    buf.extend_from_slice(bytes);
+}
+
+/// A cursor over bytes being decoded. Every read returns `None` instead of
+/// panicking when the input is short or malformed.
+#[derive(Debug, Clone)]
+pub struct Decoder<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Decoder<'a> {
+    /// Starts decoding at the beginning of `buf`.
+    pub fn new(buf: &'a [u8]) -> Self {
+        Decoder { buf, pos: 0 }
+    }
+
+    /// Bytes consumed so far.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// True when every byte has been consumed.
+    pub fn is_empty(&self) -> bool {
+        self.pos >= self.buf.len()
+    }
+
+    /// Bytes not yet consumed.
+    pub fn remaining(&self) -> &'a [u8] {
+        self.buf.get(self.pos..).unwrap_or(&[])
+    }
+
+    /// Reads a varint of at most 64 bits.
+    pub fn varint(&mut self) -> Option<u64> {
+        let mut result: u64 = 0;
+        for shift in (0..64).step_by(7) {
+            let b = *self.buf.get(self.pos)?;
+            self.pos += 1;
+            if shift == 63 && b > 1 {
+                return None;
+            }
+            result |= u64::from(b & 0x7f) << shift;
+            if b < 0x80 {
+                return Some(result);
+            }
+        }
+        None
+    }
+
+    /// Reads a varint that must fit in 32 bits.
+    pub fn varint32(&mut self) -> Option<u32> {
+        self.varint().and_then(|v| u32::try_from(v).ok())
+    }
+
+    /// Reads `n` raw bytes.
+    pub fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
+        let end = self.pos.checked_add(n)?;
+        let out = self.buf.get(self.pos..end)?;
+        self.pos = end;
+        Some(out)
+    }
+
+    /// Reads a varint length followed by that many bytes.
+    pub fn len_prefixed(&mut self) -> Option<&'a [u8]> {
+        let n = usize::try_from(self.varint()?).ok()?;
+        self.bytes(n)
+    }
+
+    /// Reads one byte.
+    pub fn u8(&mut self) -> Option<u8> {
+        let b = *self.buf.get(self.pos)?;
+        self.pos += 1;
+        Some(b)
+    }
+
+    /// Reads a little-endian u32.
+    pub fn u32(&mut self) -> Option<u32> {
+        let b = self.bytes(4)?;
+        Some(u32::from_le_bytes(b.try_into().ok()?))
+    }
+
+    /// Reads a little-endian u64.
+    pub fn u64(&mut self) -> Option<u64> {
+        let b = self.bytes(8)?;
+        Some(u64::from_le_bytes(b.try_into().ok()?))
+    }
+}
+
+/// Reads a little-endian u32 at `pos` of `buf`, if it is in range.
+pub fn get_u32(buf: &[u8], pos: usize) -> Option<u32> {
+    let b = buf.get(pos..pos.checked_add(4)?)?;
+    Some(u32::from_le_bytes(b.try_into().ok()?))
+}
+
+/// Reads a little-endian u64 at `pos` of `buf`, if it is in range.
+pub fn get_u64(buf: &[u8], pos: usize) -> Option<u64> {
+    let b = buf.get(pos..pos.checked_add(8)?)?;
+    Some(u64::from_le_bytes(b.try_into().ok()?))
+}
+
+/// The CRC32C of `data`, masked as `docs/format.md#checksums` describes so
+/// that a checksum stored beside the bytes it covers is not itself a valid CRC.
+pub fn masked_crc(data: &[u8]) -> u32 {
+    mask(crc32c::crc32c(data))
+}
+
+/// The masked CRC32C of the concatenation `a ‖ b`.
+pub fn masked_crc2(a: &[u8], b: &[u8]) -> u32 {
+    mask(crc32c::crc32c_append(crc32c::crc32c(a), b))
+}
+
+fn mask(crc: u32) -> u32 {
+    crc.rotate_right(15).wrapping_add(0xa282_ead8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varint_round_trip() {
+        for v in [0u64, 1, 127, 128, 300, 16_383, 16_384, u32::MAX as u64, u64::MAX] {
+            let mut buf = Vec::new();
+            put_varint(&mut buf, v);
+            let mut d = Decoder::new(&buf);
+            assert_eq!(d.varint(), Some(v));
+            assert!(d.is_empty());
+        }
+    }
+
+    #[test]
+    fn truncated_and_overlong_varints_are_refused() {
+        assert_eq!(Decoder::new(&[0x80]).varint(), None);
+        assert_eq!(Decoder::new(&[0xff; 11]).varint(), None);
+        assert_eq!(Decoder::new(&[0xff, 0xff, 0xff, 0xff, 0x0f]).varint32(), Some(u32::MAX));
+        assert_eq!(Decoder::new(&[0xff, 0xff, 0xff, 0xff, 0x1f]).varint32(), None);
+    }
+
+    #[test]
+    fn masked_crc_differs_from_plain() {
+        let data = b"lamina";
+        assert_ne!(masked_crc(data), crc32c::crc32c(data));
+        assert_eq!(masked_crc2(b"lam", b"ina"), masked_crc(data));
+    }
+}

@@ -1,0 +1,125 @@
+//! The one error type of lamina.
+
+use std::path::PathBuf;
+
+/// Every error lamina returns.
+///
+/// Reading bytes from disk never panics: damaged bytes become
+/// [`Error::Corruption`] naming the file, the offset and what was wrong.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An operating-system I/O error, with the path it concerned when known.
+    #[error("I/O error{}: {source}", path_suffix(.path))]
+    Io {
+        /// The file or directory the operation touched, if known.
+        path: Option<PathBuf>,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Bytes on disk are not what the format allows.
+    #[error("corruption in {} at offset {offset}: {reason}", .file.display())]
+    Corruption {
+        /// The damaged file.
+        file: PathBuf,
+        /// Byte offset in the file where the damage was found.
+        offset: u64,
+        /// What was wrong, in words.
+        reason: String,
+    },
+    /// Another handle (in this process or another) holds the database's lock.
+    #[error("database {} is locked by another process or handle", .0.display())]
+    Locked(PathBuf),
+    /// The caller passed something lamina cannot accept.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// The path does not hold a lamina database (and `create_if_missing` is off,
+    /// or the path is something other than a directory).
+    #[error("{} is not a lamina database: {reason}", .path.display())]
+    NotADatabase {
+        /// The path that was opened.
+        path: PathBuf,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// A database already exists where `error_if_exists` asked for none.
+    #[error("database {} already exists", .0.display())]
+    AlreadyExists(PathBuf),
+    /// An earlier write or sync failed; the handle refuses writes until it is reopened.
+    #[error("database is poisoned by an earlier failure ({0}); reopen it")]
+    Poisoned(String),
+    /// The handle was closed.
+    #[error("database handle is closed")]
+    Closed,
+    /// A write was attempted on a read-only handle.
+    #[error("database is open read-only")]
+    ReadOnly,
+    /// A named keyspace does not exist.
+    #[error("no keyspace named {0:?}")]
+    NoSuchKeyspace(String),
+    /// The merge operator could not fold the stored value and operands.
+    #[error("merge failed for key: {0}")]
+    Merge(String),
+}
+
+fn path_suffix(path: &Option<PathBuf>) -> String {
+    match path {
+        Some(p) => format!(" on {}", p.display()),
+        None => String::new(),
+    }
+}
+
+impl Error {
+    /// An I/O error about `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
+        Error::Io { path: Some(path.into()), source }
+    }
+
+    /// A corruption error in `file` at `offset`.
+    pub fn corruption(file: impl Into<PathBuf>, offset: u64, reason: impl Into<String>) -> Error {
+        Error::Corruption { file: file.into(), offset, reason: reason.into() }
+    }
+
+    /// True for [`Error::Corruption`].
+    pub fn is_corruption(&self) -> bool {
+        matches!(self, Error::Corruption { .. })
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(source: std::io::Error) -> Error {
+        Error::Io { path: None, source }
+    }
+}
+
+/// lamina's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Clone for Error {
+    /// Errors are cloned so that one failure can be reported to every waiter
+    /// (a commit group, an iterator's later calls). An I/O error keeps its
+    /// kind and message.
+    fn clone(&self) -> Error {
+        match self {
+            Error::Io { path, source } => Error::Io {
+                path: path.clone(),
+                source: std::io::Error::new(source.kind(), source.to_string()),
+            },
+            Error::Corruption { file, offset, reason } => {
+                Error::Corruption { file: file.clone(), offset: *offset, reason: reason.clone() }
+            }
+            Error::Locked(p) => Error::Locked(p.clone()),
+            Error::InvalidArgument(s) => Error::InvalidArgument(s.clone()),
+            Error::NotADatabase { path, reason } => {
+                Error::NotADatabase { path: path.clone(), reason: reason.clone() }
+            }
+            Error::AlreadyExists(p) => Error::AlreadyExists(p.clone()),
+            Error::Poisoned(s) => Error::Poisoned(s.clone()),
+            Error::Closed => Error::Closed,
+            Error::ReadOnly => Error::ReadOnly,
+            Error::NoSuchKeyspace(s) => Error::NoSuchKeyspace(s.clone()),
+            Error::Merge(s) => Error::Merge(s.clone()),
+        }
+    }
+}

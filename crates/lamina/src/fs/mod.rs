@@ -1,0 +1,97 @@
+//! The file system seen by the engine. Every byte lamina reads or writes goes
+//! through [`FileSystem`], so that crash and fault tests are ordinary tests:
+//! [`RealFs`] is the operating system's, [`MemFs`] keeps synced and unsynced
+//! bytes apart and can simulate a crash, and [`FaultFs`] injects failures.
+
+mod fault;
+mod mem;
+mod real;
+
+pub use fault::{FaultFs, FaultKind, Faults};
+pub use mem::MemFs;
+pub use real::RealFs;
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A file opened for writing at its end.
+///
+/// `append` hands the bytes to the operating system before it returns (no
+/// buffering inside the implementation): a killed process does not lose them.
+/// Only `sync_data` makes them survive a power loss.
+pub trait WritableFile: Send {
+    /// Writes all of `data` at the end of the file.
+    fn append(&mut self, data: &[u8]) -> io::Result<()>;
+    /// Makes every appended byte durable (`fdatasync`).
+    fn sync_data(&mut self) -> io::Result<()>;
+    /// Current length of the file in bytes.
+    fn len(&self) -> u64;
+    /// True when nothing has been written.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A file opened for reading at arbitrary offsets; shared between threads.
+pub trait RandomAccessFile: Send + Sync {
+    /// Reads exactly `len` bytes at `offset`; `UnexpectedEof` if the file is shorter.
+    fn read_at(&self, offset: u64, len: usize) -> io::Result<Vec<u8>>;
+    /// Length of the file in bytes when it was opened.
+    fn len(&self) -> u64;
+    /// True when the file is empty.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A held advisory lock; released when dropped.
+pub trait FileLock: Send + Sync {}
+
+/// The operations lamina needs from a file system.
+///
+/// Durability rules (which the in-memory implementation enforces when it
+/// simulates a crash): file contents are durable up to the last `sync_data`;
+/// creating, renaming or removing a file is durable only after `sync_dir` on
+/// its directory.
+pub trait FileSystem: Send + Sync + 'static {
+    /// Creates `path` and its missing parents.
+    fn create_dir_all(&self, path: &Path) -> io::Result<()>;
+    /// Creates (or truncates) a file for writing.
+    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>>;
+    /// Opens an existing file for reading.
+    fn open(&self, path: &Path) -> io::Result<Arc<dyn RandomAccessFile>>;
+    /// Names (not paths) of the entries of a directory, in no particular order.
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<String>>;
+    /// Removes a file.
+    fn remove_file(&self, path: &Path) -> io::Result<()>;
+    /// Atomically replaces `to` with `from`.
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+    /// Makes the creations, renames and removals in a directory durable.
+    fn sync_dir(&self, path: &Path) -> io::Result<()>;
+    /// Whether `path` names an existing directory (`Some(true)`), another kind
+    /// of file (`Some(false)`), or nothing (`None`).
+    fn is_dir(&self, path: &Path) -> io::Result<Option<bool>>;
+    /// Size of a file in bytes.
+    fn file_size(&self, path: &Path) -> io::Result<u64>;
+    /// Takes an exclusive lock on `path` (created if missing). Fails with
+    /// `io::ErrorKind::WouldBlock` if anyone, in this process or another, holds it.
+    fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>>;
+
+    /// Reads a whole file.
+    fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
+        let f = self.open(path)?;
+        let len = usize::try_from(f.len()).map_err(|_| io::Error::other("file too large"))?;
+        f.read_at(0, len)
+    }
+}
+
+/// The default file system: the operating system's.
+pub fn default_fs() -> Arc<dyn FileSystem> {
+    Arc::new(RealFs)
+}
+
+/// `dir/name` as a path.
+pub fn join(dir: &Path, name: &str) -> PathBuf {
+    dir.join(name)
+}

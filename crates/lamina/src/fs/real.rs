@@ -1,0 +1,117 @@
+//! The operating system's file system.
+
+use super::{FileLock, FileSystem, RandomAccessFile, WritableFile};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The real file system (`std::fs`). Appends go straight to the kernel with
+/// `write(2)`; syncs are `fdatasync(2)`; locks are `flock(2)`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RealFs;
+
+struct RealWritable {
+    file: File,
+    len: u64,
+}
+
+impl WritableFile for RealWritable {
+    fn append(&mut self, data: &[u8]) -> io::Result<()> {
+        self.file.write_all(data)?;
+        self.len += data.len() as u64;
+        Ok(())
+    }
+
+    fn sync_data(&mut self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+
+    fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+struct RealReadable {
+    file: File,
+    len: u64,
+}
+
+impl RandomAccessFile for RealReadable {
+    fn read_at(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        let mut buf = vec![0u8; len];
+        self.file.read_exact_at(&mut buf, offset)?;
+        Ok(buf)
+    }
+
+    fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+struct RealLock {
+    _file: File,
+}
+
+impl FileLock for RealLock {}
+
+impl FileSystem for RealFs {
+    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+        fs::create_dir_all(path)
+    }
+
+    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new().write(true).create(true).truncate(true).open(path)?;
+        Ok(Box::new(RealWritable { file, len: 0 }))
+    }
+
+    fn open(&self, path: &Path) -> io::Result<Arc<dyn RandomAccessFile>> {
+        let file = File::open(path)?;
+        let len = file.metadata()?.len();
+        Ok(Arc::new(RealReadable { file, len }))
+    }
+
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<String>> {
+        let mut names = Vec::new();
+        for entry in fs::read_dir(path)? {
+            names.push(entry?.file_name().to_string_lossy().into_owned());
+        }
+        Ok(names)
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        fs::remove_file(path)
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        fs::rename(from, to)
+    }
+
+    fn sync_dir(&self, path: &Path) -> io::Result<()> {
+        File::open(path)?.sync_all()
+    }
+
+    fn is_dir(&self, path: &Path) -> io::Result<Option<bool>> {
+        match fs::metadata(path) {
+            Ok(m) => Ok(Some(m.is_dir())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn file_size(&self, path: &Path) -> io::Result<u64> {
+        Ok(fs::metadata(path)?.len())
+    }
+
+    fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {
+        let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
+        match file.try_lock() {
+            Ok(()) => Ok(Box::new(RealLock { _file: file })),
+            Err(fs::TryLockError::WouldBlock) => {
+                Err(io::Error::new(io::ErrorKind::WouldBlock, "lock is held"))
+            }
+            Err(fs::TryLockError::Error(e)) => Err(e),
+        }
+    }
+}
