@@ -29,6 +29,8 @@ pub struct LogWriter {
     block_offset: usize,
 }
 
+// A log is never empty (it holds at least its file header), so no `is_empty`.
+#[allow(clippy::len_without_is_empty)]
 impl LogWriter {
     /// Creates (or truncates) the file at `path` and starts it with the file
     /// header for `magic` ([`super::WAL_MAGIC`] or [`super::MANIFEST_MAGIC`]).
@@ -123,11 +125,6 @@ impl LogWriter {
     /// Logical length of the file: bytes flushed plus bytes buffered.
     pub fn len(&self) -> u64 {
         self.flushed.saturating_add(self.buf.len() as u64)
-    }
-
-    /// Always false: a log holds at least its file header.
-    pub fn is_empty(&self) -> bool {
-        false
     }
 
     /// The path of the file being written.
