@@ -8,6 +8,7 @@ pub mod iter;
 pub mod key;
 pub mod merge;
 mod options;
+pub mod wal;
 
 pub use error::{Error, Result};
 pub use options::{Compression, Durability, Options};
