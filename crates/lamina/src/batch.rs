@@ -4,7 +4,7 @@
 
 use crate::coding::{put_len_prefixed, put_varint, Decoder};
 use crate::error::{Error, Result};
-use crate::key::{Kind, KeyspaceId, SeqNo, MAX_KEY_LEN, MAX_VALUE_LEN};
+use crate::key::{KeyspaceId, Kind, SeqNo, MAX_KEY_LEN, MAX_VALUE_LEN};
 use crate::keyspace::Keyspace;
 
 /// Bytes before the first operation: first seqno u64 and count u32.
@@ -23,7 +23,10 @@ pub struct Batch {
 
 impl std::fmt::Debug for Batch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Batch").field("ops", &self.count).field("bytes", &self.rep.len()).finish()
+        f.debug_struct("Batch")
+            .field("ops", &self.count)
+            .field("bytes", &self.rep.len())
+            .finish()
     }
 }
 
@@ -43,7 +46,10 @@ pub struct Op<'a> {
 impl Batch {
     /// An empty batch.
     pub fn new() -> Batch {
-        Batch { rep: vec![0; HEADER_LEN], count: 0 }
+        Batch {
+            rep: vec![0; HEADER_LEN],
+            count: 0,
+        }
     }
 
     fn push(&mut self, kind: Kind, ks: KeyspaceId, key: &[u8], value: Option<&[u8]>) {
@@ -112,7 +118,10 @@ impl Batch {
     }
 
     /// Checks every key and value against the limits and the merge operator.
-    pub(crate) fn validate(&self, check_operand: &dyn Fn(&[u8]) -> std::result::Result<(), String>) -> Result<()> {
+    pub(crate) fn validate(
+        &self,
+        check_operand: &dyn Fn(&[u8]) -> std::result::Result<(), String>,
+    ) -> Result<()> {
         for op in self.ops() {
             let op = op.map_err(Error::InvalidArgument)?;
             if op.key.is_empty() {
@@ -142,16 +151,20 @@ impl Batch {
         if self.rep.len() < HEADER_LEN {
             self.rep.resize(HEADER_LEN, 0);
         }
-        if let Some(h) = self.rep.get_mut(..HEADER_LEN) {
-            h[..8].copy_from_slice(&first.to_le_bytes());
-            h[8..].copy_from_slice(&self.count.to_le_bytes());
-        }
+        let mut header = [0u8; HEADER_LEN];
+        header[..8].copy_from_slice(&first.to_le_bytes());
+        header[8..].copy_from_slice(&self.count.to_le_bytes());
+        self.rep.splice(..HEADER_LEN, header);
         &self.rep
     }
 
     /// Iterates over the operations.
     pub fn ops(&self) -> Ops<'_> {
-        Ops { d: Decoder::new(self.rep.get(HEADER_LEN..).unwrap_or(&[])), left: self.count, base: HEADER_LEN }
+        Ops {
+            d: Decoder::new(self.rep.get(HEADER_LEN..).unwrap_or(&[])),
+            left: self.count,
+            base: HEADER_LEN,
+        }
     }
 }
 
@@ -171,7 +184,10 @@ impl<'a> Iterator for Ops<'a> {
                 None
             } else {
                 self.left = u32::MAX;
-                Some(Err(format!("{} bytes after the last operation", self.d.remaining().len())))
+                Some(Err(format!(
+                    "{} bytes after the last operation",
+                    self.d.remaining().len()
+                )))
             };
         }
         if self.left == u32::MAX {
@@ -183,14 +199,25 @@ impl<'a> Iterator for Ops<'a> {
             let kind = Kind::from_u8(self.d.u8()?)?;
             let keyspace = self.d.varint32()?;
             let key = self.d.len_prefixed()?;
-            let value = if kind == Kind::Delete { &[][..] } else { self.d.len_prefixed()? };
-            Some(Op { kind, keyspace, key, value })
+            let value = if kind == Kind::Delete {
+                &[][..]
+            } else {
+                self.d.len_prefixed()?
+            };
+            Some(Op {
+                kind,
+                keyspace,
+                key,
+                value,
+            })
         })();
         match op {
             Some(op) => Some(Ok(op)),
             None => {
                 self.left = u32::MAX;
-                Some(Err(format!("malformed operation at byte {at} of the batch")))
+                Some(Err(format!(
+                    "malformed operation at byte {at} of the batch"
+                )))
             }
         }
     }
@@ -207,7 +234,10 @@ pub(crate) fn decode_record(record: &[u8]) -> Result<DecodedBatch, String> {
     let mut d = Decoder::new(record);
     let first_seqno = d.u64().ok_or("record shorter than a batch header")?;
     let count = d.u32().ok_or("record shorter than a batch header")?;
-    let batch = Batch { rep: record.to_vec(), count };
+    let batch = Batch {
+        rep: record.to_vec(),
+        count,
+    };
     for op in batch.ops() {
         op?;
     }
@@ -215,7 +245,7 @@ pub(crate) fn decode_record(record: &[u8]) -> Result<DecodedBatch, String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 
@@ -230,8 +260,24 @@ mod tests {
         assert_eq!(d.first_seqno, 100);
         let ops: Vec<_> = d.batch.ops().map(|o| o.unwrap()).collect();
         assert_eq!(ops.len(), 3);
-        assert_eq!(ops[0], Op { kind: Kind::Put, keyspace: 0, key: b"a", value: b"1" });
-        assert_eq!(ops[1], Op { kind: Kind::Delete, keyspace: 0, key: b"b", value: b"" });
+        assert_eq!(
+            ops[0],
+            Op {
+                kind: Kind::Put,
+                keyspace: 0,
+                key: b"a",
+                value: b"1"
+            }
+        );
+        assert_eq!(
+            ops[1],
+            Op {
+                kind: Kind::Delete,
+                keyspace: 0,
+                key: b"b",
+                value: b""
+            }
+        );
         assert_eq!(ops[2].kind, Kind::Merge);
     }
 

@@ -23,13 +23,20 @@ pub struct Keyspace {
 
 impl std::fmt::Debug for Keyspace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Keyspace").field("name", &self.name).field("id", &self.id).finish()
+        f.debug_struct("Keyspace")
+            .field("name", &self.name)
+            .field("id", &self.id)
+            .finish()
     }
 }
 
 impl Keyspace {
     pub(crate) fn default_of(db: &Db) -> Keyspace {
-        Keyspace { db: db.clone(), id: 0, name: Arc::from("") }
+        Keyspace {
+            db: db.clone(),
+            id: 0,
+            name: Arc::from(""),
+        }
     }
 
     pub(crate) fn open(db: &Db, name: &str, create: bool) -> Result<Keyspace> {
@@ -42,7 +49,11 @@ impl Keyspace {
             )));
         }
         if let Some(&id) = inner.keyspaces.read().get(name) {
-            return Ok(Keyspace { db: db.clone(), id, name: Arc::from(name) });
+            return Ok(Keyspace {
+                db: db.clone(),
+                id,
+                name: Arc::from(name),
+            });
         }
         if !create {
             return Err(Error::NoSuchKeyspace(name.to_string()));
@@ -50,7 +61,11 @@ impl Keyspace {
         inner.check_writable()?;
         let mut vs = inner.versions.lock();
         if let Some(&id) = inner.keyspaces.read().get(name) {
-            return Ok(Keyspace { db: db.clone(), id, name: Arc::from(name) });
+            return Ok(Keyspace {
+                db: db.clone(),
+                id,
+                name: Arc::from(name),
+            });
         }
         let id = vs.allocate_keyspace_id();
         let edit = VersionEdit {
@@ -63,7 +78,11 @@ impl Keyspace {
             return Err(e);
         }
         inner.keyspaces.write().insert(name.to_string(), id);
-        Ok(Keyspace { db: db.clone(), id, name: Arc::from(name) })
+        Ok(Keyspace {
+            db: db.clone(),
+            id,
+            name: Arc::from(name),
+        })
     }
 
     pub(crate) fn drop_named(db: &Db, name: &str) -> Result<()> {
@@ -73,7 +92,10 @@ impl Keyspace {
         let Some(&id) = inner.keyspaces.read().get(name) else {
             return Err(Error::NoSuchKeyspace(name.to_string()));
         };
-        let edit = VersionEdit { keyspaces_dropped: vec![id], ..Default::default() };
+        let edit = VersionEdit {
+            keyspaces_dropped: vec![id],
+            ..Default::default()
+        };
         if let Err(e) = vs.log_and_apply(edit) {
             inner.poison(&e);
             return Err(e);

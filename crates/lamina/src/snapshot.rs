@@ -73,8 +73,17 @@ impl Snapshot {
 
 impl Clone for Snapshot {
     fn clone(&self) -> Snapshot {
-        *self.handle.inner.snapshots.lock().entry(self.seqno).or_insert(0) += 1;
-        Snapshot { handle: Arc::clone(&self.handle), seqno: self.seqno }
+        *self
+            .handle
+            .inner
+            .snapshots
+            .lock()
+            .entry(self.seqno)
+            .or_insert(0) += 1;
+        Snapshot {
+            handle: Arc::clone(&self.handle),
+            seqno: self.seqno,
+        }
     }
 }
 
@@ -92,6 +101,8 @@ impl Drop for Snapshot {
 
 impl std::fmt::Debug for Snapshot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Snapshot").field("seqno", &self.seqno).finish()
+        f.debug_struct("Snapshot")
+            .field("seqno", &self.seqno)
+            .finish()
     }
 }

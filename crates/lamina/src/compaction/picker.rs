@@ -50,7 +50,10 @@ fn key_range<'a>(files: impl Iterator<Item = &'a Arc<FileMeta>>) -> (Vec<u8>, Ve
         lo = Some(lo.map_or(s, |x| x.min(s)));
         hi = Some(hi.map_or(l, |x| x.max(l)));
     }
-    (lo.unwrap_or_default().to_vec(), hi.unwrap_or_default().to_vec())
+    (
+        lo.unwrap_or_default().to_vec(),
+        hi.unwrap_or_default().to_vec(),
+    )
 }
 
 /// Target size in bytes of `level` (≥ 1).
@@ -66,7 +69,10 @@ pub fn level_target(level: usize, opts: &PickerOptions) -> u64 {
 pub fn scores(v: &Version, opts: &PickerOptions) -> Vec<(usize, f64)> {
     let mut out = vec![(0, v.level(0).len() as f64 / opts.l0_trigger.max(1) as f64)];
     for level in 1..NUM_LEVELS - 1 {
-        out.push((level, v.level_bytes(level) as f64 / level_target(level, opts) as f64));
+        out.push((
+            level,
+            v.level_bytes(level) as f64 / level_target(level, opts) as f64,
+        ));
     }
     out
 }
@@ -78,7 +84,11 @@ pub fn pick(v: &Version, opts: &PickerOptions) -> Option<Task> {
         .filter(|(_, s)| *s >= 1.0)
         .max_by(|a, b| a.1.total_cmp(&b.1))?;
     let reason = if level == 0 {
-        format!("level 0 has {} tables (trigger {})", v.level(0).len(), opts.l0_trigger)
+        format!(
+            "level 0 has {} tables (trigger {})",
+            v.level(0).len(),
+            opts.l0_trigger
+        )
     } else {
         format!("level {level} is {score:.2}x its target")
     };
@@ -89,7 +99,11 @@ pub fn pick(v: &Version, opts: &PickerOptions) -> Option<Task> {
     // it costs the least rewriting per byte moved down.
     let best = v.level(level).iter().min_by_key(|f| {
         let below: u64 = v
-            .overlapping(level + 1, Some(f.smallest_tree_key()), Some(f.largest_tree_key()))
+            .overlapping(
+                level + 1,
+                Some(f.smallest_tree_key()),
+                Some(f.largest_tree_key()),
+            )
             .iter()
             .map(|g| g.size)
             .sum();
@@ -106,7 +120,13 @@ pub fn task_for(v: &Version, level: usize, inputs: Vec<Arc<FileMeta>>, reason: S
     let (lo, hi) = key_range(inputs.iter());
     let next_inputs = v.overlapping(level + 1, Some(&lo), Some(&hi));
     let trivial_move = next_inputs.is_empty() && !inputs_overlap(&inputs);
-    Task { level, inputs, next_inputs, trivial_move, reason }
+    Task {
+        level,
+        inputs,
+        next_inputs,
+        trivial_move,
+        reason,
+    }
 }
 
 fn inputs_overlap(files: &[Arc<FileMeta>]) -> bool {
@@ -121,14 +141,24 @@ fn inputs_overlap(files: &[Arc<FileMeta>]) -> bool {
 /// Tasks that together rewrite every table overlapping `[lo, hi]` down to
 /// the deepest non-empty level (a manual full or range compaction), one level
 /// at a time: returns the first step, or `None` when nothing is left to do.
-pub fn pick_manual(v: &Version, lo: Option<&[u8]>, hi: Option<&[u8]>, from_level: usize) -> Option<Task> {
+pub fn pick_manual(
+    v: &Version,
+    lo: Option<&[u8]>,
+    hi: Option<&[u8]>,
+    from_level: usize,
+) -> Option<Task> {
     let deepest = v.deepest_nonempty_level()?;
     for level in from_level..deepest.max(1) {
         let inputs = v.overlapping(level, lo, hi);
         if inputs.is_empty() {
             continue;
         }
-        let mut t = task_for(v, level, inputs, format!("manual compaction of level {level}"));
+        let mut t = task_for(
+            v,
+            level,
+            inputs,
+            format!("manual compaction of level {level}"),
+        );
         t.trivial_move = false;
         return Some(t);
     }
@@ -155,12 +185,19 @@ mod tests {
     }
 
     fn version(files: &[(usize, Arc<FileMeta>)]) -> Version {
-        let e = VersionEdit { new_files: files.to_vec(), ..Default::default() };
+        let e = VersionEdit {
+            new_files: files.to_vec(),
+            ..Default::default()
+        };
         Version::default().apply(&e).unwrap()
     }
 
     fn opts() -> PickerOptions {
-        PickerOptions { l0_trigger: 4, level_base_size: 1000, level_multiplier: 10 }
+        PickerOptions {
+            l0_trigger: 4,
+            level_base_size: 1000,
+            level_multiplier: 10,
+        }
     }
 
     /// Renders a decision as one line, for golden comparisons.
@@ -183,7 +220,14 @@ mod tests {
     fn golden_decisions() {
         let cases: Vec<(Version, &str)> = vec![
             (version(&[]), "nothing"),
-            (version(&[(0, meta(1, "a", "z", 10)), (0, meta(2, "a", "z", 10)), (0, meta(3, "a", "z", 10))]), "nothing"),
+            (
+                version(&[
+                    (0, meta(1, "a", "z", 10)),
+                    (0, meta(2, "a", "z", 10)),
+                    (0, meta(3, "a", "z", 10)),
+                ]),
+                "nothing",
+            ),
             (
                 version(&[
                     (0, meta(1, "a", "c", 10)),
@@ -205,7 +249,11 @@ mod tests {
                 "L0 [4, 3, 2, 1] + L1 [5] (level 0 has 4 tables (trigger 4))",
             ),
             (
-                version(&[(1, meta(1, "a", "c", 600)), (1, meta(2, "d", "f", 600)), (2, meta(3, "a", "b", 500))]),
+                version(&[
+                    (1, meta(1, "a", "c", 600)),
+                    (1, meta(2, "d", "f", 600)),
+                    (2, meta(3, "a", "b", 500)),
+                ]),
                 "L1 [2] + L2 [] move (level 1 is 1.20x its target)",
             ),
         ];
@@ -217,10 +265,16 @@ mod tests {
     #[test]
     fn manual_compaction_walks_down_to_the_deepest_level() {
         let v = version(&[(0, meta(1, "a", "c", 10)), (2, meta(2, "a", "b", 10))]);
-        assert_eq!(show(pick_manual(&v, None, None, 0)), "L0 [1] + L1 [] (manual compaction of level 0)");
+        assert_eq!(
+            show(pick_manual(&v, None, None, 0)),
+            "L0 [1] + L1 [] (manual compaction of level 0)"
+        );
         assert_eq!(show(pick_manual(&v, None, None, 1)), "nothing");
         let v2 = version(&[(1, meta(1, "a", "c", 10)), (2, meta(2, "a", "b", 10))]);
-        assert_eq!(show(pick_manual(&v2, None, None, 0)), "L1 [1] + L2 [2] (manual compaction of level 1)");
+        assert_eq!(
+            show(pick_manual(&v2, None, None, 0)),
+            "L1 [1] + L2 [2] (manual compaction of level 1)"
+        );
         assert_eq!(level_target(3, &opts()), 100_000);
     }
 }

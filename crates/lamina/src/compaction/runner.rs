@@ -59,10 +59,14 @@ pub fn write_tables(input: &mut dyn InternalIterator, spec: &mut OutputSpec<'_>)
     if result.is_err() {
         if let Some(c) = cur.take() {
             drop(c.builder);
-            let _ = spec.fs.remove_file(&spec.dir.join(file_name(FileKind::Table, c.number)));
+            let _ = spec
+                .fs
+                .remove_file(&spec.dir.join(file_name(FileKind::Table, c.number)));
         }
         for t in &out.tables {
-            let _ = spec.fs.remove_file(&spec.dir.join(file_name(FileKind::Table, t.number)));
+            let _ = spec
+                .fs
+                .remove_file(&spec.dir.join(file_name(FileKind::Table, t.number)));
         }
     }
     result.map(|()| out)
@@ -82,7 +86,14 @@ fn run(
         let next_key = if input.valid() {
             let k = input.key();
             let p = key::parse(k).ok_or_else(|| {
-                Error::corruption(spec.dir.clone(), 0, format!("malformed internal key in compaction input ({} bytes)", k.len()))
+                Error::corruption(
+                    spec.dir.clone(),
+                    0,
+                    format!(
+                        "malformed internal key in compaction input ({} bytes)",
+                        k.len()
+                    ),
+                )
             })?;
             out.bytes_read += (k.len() + input.value().len()) as u64;
             Some(p)
@@ -92,20 +103,33 @@ fn run(
         };
         let same = next_key.is_some_and(|p| p.tree_key == tree_key.as_slice());
         if !same && !entries.is_empty() {
-            let kept = if entries.len() == 1 && entries.first().is_some_and(|e| e.kind == Kind::Put) {
+            let kept = if entries.len() == 1 && entries.first().is_some_and(|e| e.kind == Kind::Put)
+            {
                 std::mem::take(&mut entries)
             } else {
-                collapse(&tree_key, std::mem::take(&mut entries), &spec.snapshots, spec.bottommost, spec.merge_operator)
+                collapse(
+                    &tree_key,
+                    std::mem::take(&mut entries),
+                    &spec.snapshots,
+                    spec.bottommost,
+                    spec.merge_operator,
+                )
             };
             if !kept.is_empty() {
-                if cur.as_ref().is_some_and(|c| c.builder.estimated_size() >= spec.target_size) {
+                if cur
+                    .as_ref()
+                    .is_some_and(|c| c.builder.estimated_size() >= spec.target_size)
+                {
                     finish(cur, spec, out)?;
                 }
                 if cur.is_none() {
                     let number = (spec.new_file_number)();
                     let path = spec.dir.join(file_name(FileKind::Table, number));
                     let file = spec.fs.create(&path).map_err(|e| Error::io(&path, e))?;
-                    *cur = Some(Current { builder: TableBuilder::new(file, path, spec.table.clone()), number });
+                    *cur = Some(Current {
+                        builder: TableBuilder::new(file, path, spec.table),
+                        number,
+                    });
                 }
                 if let Some(c) = cur.as_mut() {
                     for e in &kept {
@@ -123,7 +147,11 @@ fn run(
             tree_key.extend_from_slice(p.tree_key);
         }
         if (spec.keyspace_live)(p.keyspace()) {
-            entries.push(Entry { seqno: p.seqno, kind: p.kind, value: input.value().to_vec() });
+            entries.push(Entry {
+                seqno: p.seqno,
+                kind: p.kind,
+                value: input.value().to_vec(),
+            });
         }
         input.next();
     }

@@ -48,7 +48,10 @@ pub(crate) struct CommitQueue {
 impl CommitQueue {
     /// A queue whose next write gets seqno `last_seqno + 1`.
     pub fn new(last_seqno: SeqNo) -> CommitQueue {
-        CommitQueue { last_seqno, ..Default::default() }
+        CommitQueue {
+            last_seqno,
+            ..Default::default()
+        }
     }
 }
 
@@ -71,7 +74,11 @@ impl Inner {
         let mut q = self.commit.lock();
         let ticket = q.next_ticket;
         q.next_ticket += 1;
-        q.pending.push(Pending { ticket, batch, durability });
+        q.pending.push(Pending {
+            ticket,
+            batch,
+            durability,
+        });
         loop {
             if q.done_below > ticket {
                 return match q.failed.remove(&ticket) {
@@ -149,7 +156,9 @@ impl Inner {
             return Err(e);
         }
         drop(wal);
-        self.counters.wal_bytes_written.fetch_add(bytes as u64, Ordering::Relaxed);
+        self.counters
+            .wal_bytes_written
+            .fetch_add(bytes as u64, Ordering::Relaxed);
         let mut seq = first_seqno;
         let mut user_bytes = 0u64;
         for p in group.iter() {
@@ -160,7 +169,9 @@ impl Inner {
                 seq += 1;
             }
         }
-        self.counters.user_bytes_written.fetch_add(user_bytes, Ordering::Relaxed);
+        self.counters
+            .user_bytes_written
+            .fetch_add(user_bytes, Ordering::Relaxed);
         self.visible_seqno.store(seq - 1, Ordering::Release);
         Ok(())
     }
@@ -181,12 +192,15 @@ impl Inner {
             let l0 = st.version.level(0).len();
             if !delayed && l0 >= self.opts.l0_slowdown_trigger && l0 < self.opts.l0_stop_trigger {
                 // Smooth pacing: the more level-0 debt, the longer each group waits.
-                let span = (self.opts.l0_stop_trigger - self.opts.l0_slowdown_trigger).max(1) as f64;
+                let span =
+                    (self.opts.l0_stop_trigger - self.opts.l0_slowdown_trigger).max(1) as f64;
                 let debt = (l0 - self.opts.l0_slowdown_trigger + 1) as f64 / span;
                 let per_mib = Duration::from_micros((debt * debt * 8000.0) as u64);
                 let wait = per_mib.mul_f64(((incoming as f64) / f64::from(1u32 << 20)).max(0.05));
                 drop(st);
-                self.counters.write_delay_micros.fetch_add(wait.as_micros() as u64, Ordering::Relaxed);
+                self.counters
+                    .write_delay_micros
+                    .fetch_add(wait.as_micros() as u64, Ordering::Relaxed);
                 std::thread::sleep(wait);
                 delayed = true;
                 continue;
@@ -195,7 +209,9 @@ impl Inner {
                 self.counters.write_stops.fetch_add(1, Ordering::Relaxed);
                 let t = Instant::now();
                 self.bg_cv.wait_for(&mut st, Duration::from_millis(100));
-                self.counters.write_delay_micros.fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
+                self.counters
+                    .write_delay_micros
+                    .fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
                 continue;
             }
             if (st.mem.approximate_size() as usize) < self.opts.memtable_size {
@@ -205,7 +221,9 @@ impl Inner {
                 self.counters.write_stops.fetch_add(1, Ordering::Relaxed);
                 let t = Instant::now();
                 self.bg_cv.wait_for(&mut st, Duration::from_millis(100));
-                self.counters.write_delay_micros.fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
+                self.counters
+                    .write_delay_micros
+                    .fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
                 continue;
             }
             drop(st);
@@ -228,7 +246,9 @@ impl Inner {
         }
         let created = LogWriter::create(self.fs.as_ref(), &path, WAL_MAGIC).and_then(|mut w| {
             w.flush()?;
-            self.fs.sync_dir(&self.path).map_err(|e| Error::io(&self.path, e))?;
+            self.fs
+                .sync_dir(&self.path)
+                .map_err(|e| Error::io(&self.path, e))?;
             Ok(w)
         });
         let new_wal = match created {

@@ -42,8 +42,8 @@ impl Inner {
         }
         let version = self.state.lock().version.clone();
         let (lo, hi) = task.key_range();
-        let bottommost =
-            (out_level + 1..NUM_LEVELS).all(|l| version.overlapping(l, Some(&lo), Some(&hi)).is_empty());
+        let bottommost = (out_level + 1..NUM_LEVELS)
+            .all(|l| version.overlapping(l, Some(&lo), Some(&hi)).is_empty());
         let deepest = version.deepest_nonempty_level().unwrap_or(0);
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
         if task.level == 0 {
@@ -51,9 +51,15 @@ impl Inner {
                 children.push(Box::new(self.tables.get(f.number)?.iter()));
             }
         } else {
-            children.push(Box::new(LevelIter::new(task.inputs.clone(), Arc::clone(&self.tables))));
+            children.push(Box::new(LevelIter::new(
+                task.inputs.clone(),
+                Arc::clone(&self.tables),
+            )));
         }
-        children.push(Box::new(LevelIter::new(task.next_inputs.clone(), Arc::clone(&self.tables))));
+        children.push(Box::new(LevelIter::new(
+            task.next_inputs.clone(),
+            Arc::clone(&self.tables),
+        )));
         let mut input = MergingIter::new(children);
         let snapshots = self.snapshot_list();
         let live = self.keyspace_filter();
@@ -71,18 +77,33 @@ impl Inner {
         };
         let out = write_tables(&mut input, &mut spec)?;
         drop(input);
-        self.fs.sync_dir(&self.path).map_err(|e| Error::io(&self.path, e))?;
-        self.counters.compaction_bytes_read.fetch_add(out.bytes_read, Ordering::Relaxed);
-        self.counters.compaction_bytes_written.fetch_add(out.bytes_written, Ordering::Relaxed);
+        self.fs
+            .sync_dir(&self.path)
+            .map_err(|e| Error::io(&self.path, e))?;
+        self.counters
+            .compaction_bytes_read
+            .fetch_add(out.bytes_read, Ordering::Relaxed);
+        self.counters
+            .compaction_bytes_written
+            .fetch_add(out.bytes_written, Ordering::Relaxed);
         self.counters.compactions.fetch_add(1, Ordering::Relaxed);
         for t in out.tables {
             edit.new_files.push((out_level, Arc::new(t)));
         }
-        let obsolete = task.inputs.iter().chain(&task.next_inputs).cloned().collect();
+        let obsolete = task
+            .inputs
+            .iter()
+            .chain(&task.next_inputs)
+            .cloned()
+            .collect();
         self.install(edit, obsolete)
     }
 
-    fn install(&self, edit: VersionEdit, obsolete: Vec<Arc<crate::manifest::FileMeta>>) -> Result<()> {
+    fn install(
+        &self,
+        edit: VersionEdit,
+        obsolete: Vec<Arc<crate::manifest::FileMeta>>,
+    ) -> Result<()> {
         let mut vs = self.versions.lock();
         let version = vs.log_and_apply(edit)?;
         let mut st = self.state.lock();
@@ -122,7 +143,9 @@ impl Inner {
                 }
             }
             let guard = self.compaction_lock.lock();
-            let Some(task) = picker::pick(&self.current_version(), &popts) else { continue };
+            let Some(task) = picker::pick(&self.current_version(), &popts) else {
+                continue;
+            };
             let result = self.run_task(&task);
             drop(guard);
             if let Err(e) = result {
@@ -142,7 +165,9 @@ impl Inner {
                 self.check_writable()?;
                 let _guard = self.compaction_lock.lock();
                 let v = self.current_version();
-                let Some(task) = pick_manual(&v, lo, hi, level) else { return Ok(()) };
+                let Some(task) = pick_manual(&v, lo, hi, level) else {
+                    return Ok(());
+                };
                 level = task.level + 1;
                 self.run_task(&task)?;
             }

@@ -16,7 +16,11 @@ impl Inner {
         TableOptions {
             block_size: self.opts.block_size,
             restart_interval: 16,
-            compression: if bottom { self.opts.bottom_compression } else { self.opts.compression },
+            compression: if bottom {
+                self.opts.bottom_compression
+            } else {
+                self.opts.compression
+            },
             bloom_bits_per_key: self.opts.bloom_bits_per_key,
         }
     }
@@ -42,8 +46,12 @@ impl Inner {
         };
         let mut it = mem.iter();
         let out = write_tables(&mut it, &mut spec)?;
-        self.fs.sync_dir(&self.path).map_err(|e| Error::io(&self.path, e))?;
-        self.counters.flush_bytes_written.fetch_add(out.bytes_written, Ordering::Relaxed);
+        self.fs
+            .sync_dir(&self.path)
+            .map_err(|e| Error::io(&self.path, e))?;
+        self.counters
+            .flush_bytes_written
+            .fetch_add(out.bytes_written, Ordering::Relaxed);
         self.counters.flushes.fetch_add(1, Ordering::Relaxed);
         Ok(out.tables)
     }
@@ -62,13 +70,12 @@ impl Inner {
     fn flush_one(&self) -> Result<bool> {
         let mem = {
             let mut st = self.state.lock();
-            match st.imm.first() {
-                Some(m) if !st.flushing => {
-                    st.flushing = true;
-                    Arc::clone(m)
-                }
+            let first = match st.imm.first() {
+                Some(m) if !st.flushing => Arc::clone(m),
                 _ => return Ok(false),
-            }
+            };
+            st.flushing = true;
+            first
         };
         let result = self.install_flush(&mem);
         self.state.lock().flushing = false;
@@ -81,7 +88,10 @@ impl Inner {
         let mut vs = self.versions.lock();
         let log_number = {
             let st = self.state.lock();
-            st.imm.get(1).map(|m| m.wal_number()).unwrap_or(st.mem.wal_number())
+            st.imm
+                .get(1)
+                .map(|m| m.wal_number())
+                .unwrap_or(st.mem.wal_number())
         };
         let mut edit = VersionEdit {
             log_number: Some(log_number),
@@ -104,11 +114,15 @@ impl Inner {
     }
 
     fn delete_old_wals(&self, log_number: u64) {
-        let Ok(names) = self.fs.list_dir(&self.path) else { return };
+        let Ok(names) = self.fs.list_dir(&self.path) else {
+            return;
+        };
         for name in names {
             if let Some((FileKind::Wal, n)) = crate::manifest::parse_file_name(&name) {
                 if n < log_number {
-                    let _ = self.fs.remove_file(&self.path.join(file_name(FileKind::Wal, n)));
+                    let _ = self
+                        .fs
+                        .remove_file(&self.path.join(file_name(FileKind::Wal, n)));
                 }
             }
         }
@@ -118,14 +132,17 @@ impl Inner {
     pub fn delete_obsolete_files(&self) {
         let doomed: Vec<u64> = {
             let mut st = self.state.lock();
-            let (free, keep): (Vec<_>, Vec<_>) =
-                std::mem::take(&mut st.obsolete).into_iter().partition(|f| Arc::strong_count(f) == 1);
+            let (free, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut st.obsolete)
+                .into_iter()
+                .partition(|f| Arc::strong_count(f) == 1);
             st.obsolete = keep;
             free.into_iter().map(|f| f.number).collect()
         };
         for n in doomed {
             self.tables.evict(n);
-            let _ = self.fs.remove_file(&self.path.join(file_name(FileKind::Table, n)));
+            let _ = self
+                .fs
+                .remove_file(&self.path.join(file_name(FileKind::Table, n)));
         }
     }
 

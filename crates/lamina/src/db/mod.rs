@@ -11,7 +11,6 @@ use crate::cache::TableCache;
 use crate::check::CheckReport;
 use crate::error::{Error, Result};
 use crate::fs::{FileLock, FileSystem};
-pub use read::Iter;
 use crate::key::{KeyspaceId, SeqNo};
 use crate::keyspace::Keyspace;
 use crate::manifest::{FileMeta, Version, VersionSet};
@@ -21,6 +20,7 @@ use crate::snapshot::Snapshot;
 use crate::stats::{Counters, Stats};
 use crate::wal::LogWriter;
 use parking_lot::{Condvar, Mutex, RwLock};
+pub use read::Iter;
 use std::collections::BTreeMap;
 use std::ops::RangeBounds;
 use std::path::{Path, PathBuf};
@@ -160,7 +160,11 @@ impl Inner {
         if self.closed.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
-        let synced = if self.opts.read_only { Ok(()) } else { self.sync_wal() };
+        let synced = if self.opts.read_only {
+            Ok(())
+        } else {
+            self.sync_wal()
+        };
         {
             let mut st = self.state.lock();
             st.shutting_down = true;
@@ -191,7 +195,9 @@ impl Db {
     /// torn WAL tail.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
         let inner = open::open(path.as_ref(), options)?;
-        Ok(Db { handle: Arc::new(Handle { inner }) })
+        Ok(Db {
+            handle: Arc::new(Handle { inner }),
+        })
     }
 
     /// Removes the database at `path`: its files, then the directory if empty.
@@ -357,6 +363,8 @@ impl Db {
 
 impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Db").field("path", &self.inner().path).finish_non_exhaustive()
+        f.debug_struct("Db")
+            .field("path", &self.inner().path)
+            .finish_non_exhaustive()
     }
 }

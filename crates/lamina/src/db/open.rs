@@ -18,7 +18,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 fn not_a_db(path: &Path, reason: impl Into<String>) -> Error {
-    Error::NotADatabase { path: path.to_path_buf(), reason: reason.into() }
+    Error::NotADatabase {
+        path: path.to_path_buf(),
+        reason: reason.into(),
+    }
 }
 
 /// What the directory holds.
@@ -41,12 +44,27 @@ fn inspect_dir(fs: &dyn FileSystem, path: &Path, create: bool) -> Result<Found> 
     if names.iter().any(|n| n == "CURRENT") {
         return Ok(Found::Database);
     }
-    let foreign: Vec<&String> = names.iter().filter(|n| parse_file_name(n).is_none()).collect();
+    let foreign: Vec<&String> = names
+        .iter()
+        .filter(|n| parse_file_name(n).is_none())
+        .collect();
     if let Some(f) = foreign.first() {
-        return Err(not_a_db(path, format!("the directory holds {f:?}, which is not a lamina file")));
+        return Err(not_a_db(
+            path,
+            format!("the directory holds {f:?}, which is not a lamina file"),
+        ));
     }
-    if names.iter().any(|n| matches!(parse_file_name(n), Some((FileKind::Table | FileKind::Manifest, _)))) {
-        return Err(Error::corruption(path.join("CURRENT"), 0, "CURRENT is missing but tables or manifests exist"));
+    if names.iter().any(|n| {
+        matches!(
+            parse_file_name(n),
+            Some((FileKind::Table | FileKind::Manifest, _))
+        )
+    }) {
+        return Err(Error::corruption(
+            path.join("CURRENT"),
+            0,
+            "CURRENT is missing but tables or manifests exist",
+        ));
     }
     Ok(Found::Empty)
 }
@@ -59,12 +77,16 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
     } else {
         match fs.lock(&path.join(file_name(FileKind::Lock, 0))) {
             Ok(l) => Some(l),
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Err(Error::Locked(path.to_path_buf())),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                return Err(Error::Locked(path.to_path_buf()))
+            }
             Err(e) => return Err(Error::io(path.join("LOCK"), e)),
         }
     };
     let mut vs = match found {
-        Found::Database if opts.error_if_exists => return Err(Error::AlreadyExists(path.to_path_buf())),
+        Found::Database if opts.error_if_exists => {
+            return Err(Error::AlreadyExists(path.to_path_buf()))
+        }
         Found::Database => VersionSet::recover(Arc::clone(&fs), path)?,
         Found::Empty if !opts.create_if_missing || opts.read_only => {
             return Err(not_a_db(path, "the directory holds no database"))
@@ -74,9 +96,18 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
     if !opts.read_only {
         vs.start_manifest()?;
     }
-    let keyspaces: BTreeMap<String, u32> = vs.keyspaces().iter().map(|(id, n)| (n.clone(), *id)).collect();
+    let keyspaces: BTreeMap<String, u32> = vs
+        .keyspaces()
+        .iter()
+        .map(|(id, n)| (n.clone(), *id))
+        .collect();
     let block_cache = Arc::new(BlockCache::new(opts.cache_size));
-    let tables = Arc::new(TableCache::new(Arc::clone(&fs), path.to_path_buf(), opts.max_open_tables, block_cache));
+    let tables = Arc::new(TableCache::new(
+        Arc::clone(&fs),
+        path.to_path_buf(),
+        opts.max_open_tables,
+        block_cache,
+    ));
     let version = vs.current();
     let log_number = vs.log_number();
     let last_seqno = vs.last_seqno();
@@ -120,7 +151,10 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
 /// Replays the WAL segments numbered `log_number` and above into memtables;
 /// for a read-write handle, writes them to level-0 tables and starts a new segment.
 fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
-    let names = inner.fs.list_dir(&inner.path).map_err(|e| Error::io(&inner.path, e))?;
+    let names = inner
+        .fs
+        .list_dir(&inner.path)
+        .map_err(|e| Error::io(&inner.path, e))?;
     let mut wals: Vec<u64> = names
         .iter()
         .filter_map(|n| match parse_file_name(n) {
@@ -182,7 +216,10 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     let wal_path = inner.path.join(file_name(FileKind::Wal, wal_number));
     let mut w = LogWriter::create(inner.fs.as_ref(), &wal_path, WAL_MAGIC)?;
     w.flush()?;
-    inner.fs.sync_dir(&inner.path).map_err(|e| Error::io(&inner.path, e))?;
+    inner
+        .fs
+        .sync_dir(&inner.path)
+        .map_err(|e| Error::io(&inner.path, e))?;
     edit.log_number = Some(wal_number);
     edit.last_seqno = Some(last_seqno);
     let version = inner.versions.lock().log_and_apply(edit)?;
@@ -193,14 +230,18 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     }
     *inner.wal.lock() = Some(w);
     for num in wals {
-        let _ = inner.fs.remove_file(&inner.path.join(file_name(FileKind::Wal, num)));
+        let _ = inner
+            .fs
+            .remove_file(&inner.path.join(file_name(FileKind::Wal, num)));
     }
     Ok(())
 }
 
 /// Removes tables the version does not list, temporary files and old manifests.
 fn remove_leftovers(inner: &Inner) {
-    let Ok(names) = inner.fs.list_dir(&inner.path) else { return };
+    let Ok(names) = inner.fs.list_dir(&inner.path) else {
+        return;
+    };
     let version: Arc<Version> = Arc::clone(&inner.state.lock().version);
     let live: std::collections::HashSet<u64> = version.all_files().map(|(_, f)| f.number).collect();
     let manifest = inner.versions.lock().manifest_number();
@@ -247,12 +288,18 @@ pub(super) fn destroy(path: &Path, opts: &Options) -> Result<()> {
     }
     let lock = match fs.lock(&path.join(file_name(FileKind::Lock, 0))) {
         Ok(l) => l,
-        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Err(Error::Locked(path.to_path_buf())),
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+            return Err(Error::Locked(path.to_path_buf()))
+        }
         Err(e) => return Err(Error::io(path.join("LOCK"), e)),
     };
     let names = fs.list_dir(path).map_err(|e| Error::io(path, e))?;
-    for name in names.iter().filter(|n| parse_file_name(n).is_some() && n.as_str() != "LOCK") {
-        fs.remove_file(&path.join(name)).map_err(|e| Error::io(path.join(name), e))?;
+    for name in names
+        .iter()
+        .filter(|n| parse_file_name(n).is_some() && n.as_str() != "LOCK")
+    {
+        fs.remove_file(&path.join(name))
+            .map_err(|e| Error::io(path.join(name), e))?;
     }
     drop(lock);
     let _ = fs.remove_file(&path.join("LOCK"));

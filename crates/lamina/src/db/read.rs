@@ -26,11 +26,20 @@ impl Inner {
         let mut mems = Vec::with_capacity(1 + st.imm.len());
         mems.push(Arc::clone(&st.mem));
         mems.extend(st.imm.iter().rev().cloned());
-        ReadView { mems, version: Arc::clone(&st.version), seqno: seqno.unwrap_or(visible).min(visible) }
+        ReadView {
+            mems,
+            version: Arc::clone(&st.version),
+            seqno: seqno.unwrap_or(visible).min(visible),
+        }
     }
 
     /// The value of `user_key` in keyspace `ks` as of `seqno` (default: now).
-    pub fn get(&self, ks: KeyspaceId, user_key: &[u8], seqno: Option<SeqNo>) -> Result<Option<Vec<u8>>> {
+    pub fn get(
+        &self,
+        ks: KeyspaceId,
+        user_key: &[u8],
+        seqno: Option<SeqNo>,
+    ) -> Result<Option<Vec<u8>>> {
         self.check_open()?;
         if user_key.is_empty() {
             return Err(Error::InvalidArgument("key is empty".into()));
@@ -46,7 +55,8 @@ impl Inner {
         let tk = key::tree_key(ks, user_key);
         let target = key::seek_key_at(&tk, view.seqno);
         let mut entries: Vec<(Kind, Vec<u8>)> = Vec::new();
-        let done = |entries: &Vec<(Kind, Vec<u8>)>| entries.last().is_some_and(|(k, _)| *k != Kind::Merge);
+        let done =
+            |entries: &Vec<(Kind, Vec<u8>)>| entries.last().is_some_and(|(k, _)| *k != Kind::Merge);
         for mem in &view.mems {
             let mut it = mem.iter();
             collect(&mut it, &tk, &target, &mut entries)?;
@@ -54,16 +64,23 @@ impl Inner {
                 return self.finish_get(user_key, &entries);
             }
         }
-        let levels = view.version.level(0).iter().cloned().collect::<Vec<_>>();
-        let deeper = (1..crate::manifest::NUM_LEVELS).filter_map(|l| view.version.find_in_level(l, &tk).cloned());
-        for f in levels.into_iter().filter(|f| f.overlaps(Some(&tk), Some(&tk))).chain(deeper) {
+        let levels = view.version.level(0).to_vec();
+        let deeper = (1..crate::manifest::NUM_LEVELS)
+            .filter_map(|l| view.version.find_in_level(l, &tk).cloned());
+        for f in levels
+            .into_iter()
+            .filter(|f| f.overlaps(Some(&tk), Some(&tk)))
+            .chain(deeper)
+        {
             let table = self.tables.get(f.number)?;
             if !table.may_contain(&tk) {
                 continue;
             }
             match table.get(&target)? {
                 Some((k, v)) => {
-                    let Some(p) = key::parse(&k) else { return Err(malformed(&table, &k)) };
+                    let Some(p) = key::parse(&k) else {
+                        return Err(malformed(&table, &k));
+                    };
                     if p.tree_key != tk.as_slice() {
                         continue;
                     }
@@ -84,7 +101,11 @@ impl Inner {
     }
 
     fn finish_get(&self, user_key: &[u8], entries: &[(Kind, Vec<u8>)]) -> Result<Option<Vec<u8>>> {
-        resolve(user_key, entries.iter().map(|(k, v)| (*k, v.as_slice())), self.opts.merge_operator.as_ref())
+        resolve(
+            user_key,
+            entries.iter().map(|(k, v)| (*k, v.as_slice())),
+            self.opts.merge_operator.as_ref(),
+        )
     }
 
     /// A merged iterator over every source of `view`.
@@ -94,12 +115,18 @@ impl Inner {
             children.push(Box::new(m.iter()));
         }
         for f in view.version.level(0) {
-            children.push(Box::new(LevelIter::new(vec![Arc::clone(f)], Arc::clone(&self.tables))));
+            children.push(Box::new(LevelIter::new(
+                vec![Arc::clone(f)],
+                Arc::clone(&self.tables),
+            )));
         }
         for level in 1..crate::manifest::NUM_LEVELS {
             let files = view.version.level(level);
             if !files.is_empty() {
-                children.push(Box::new(LevelIter::new(files.to_vec(), Arc::clone(&self.tables))));
+                children.push(Box::new(LevelIter::new(
+                    files.to_vec(),
+                    Arc::clone(&self.tables),
+                )));
             }
         }
         MergingIter::new(children)
@@ -107,7 +134,11 @@ impl Inner {
 }
 
 fn malformed(table: &crate::table::Table, k: &[u8]) -> Error {
-    Error::corruption(table.path(), 0, format!("malformed internal key of {} bytes", k.len()))
+    Error::corruption(
+        table.path(),
+        0,
+        format!("malformed internal key of {} bytes", k.len()),
+    )
 }
 
 /// Appends the entries of `tk` visible at the seek target's seqno, newest
@@ -199,7 +230,12 @@ impl Iter {
         Iter::with_bounds(handle, lower, upper, seqno)
     }
 
-    pub(crate) fn with_prefix(handle: Arc<Handle>, ks: KeyspaceId, prefix: &[u8], seqno: Option<SeqNo>) -> Iter {
+    pub(crate) fn with_prefix(
+        handle: Arc<Handle>,
+        ks: KeyspaceId,
+        prefix: &[u8],
+        seqno: Option<SeqNo>,
+    ) -> Iter {
         let lower = Bound::Included(key::tree_key(ks, prefix));
         let upper = match prefix_successor(prefix) {
             Some(s) => Bound::Excluded(key::tree_key(ks, &s)),
@@ -208,7 +244,12 @@ impl Iter {
         Iter::with_bounds(handle, lower, upper, seqno)
     }
 
-    fn with_bounds(handle: Arc<Handle>, lower: Bound<Vec<u8>>, upper: Bound<Vec<u8>>, seqno: Option<SeqNo>) -> Iter {
+    fn with_bounds(
+        handle: Arc<Handle>,
+        lower: Bound<Vec<u8>>,
+        upper: Bound<Vec<u8>>,
+        seqno: Option<SeqNo>,
+    ) -> Iter {
         let inner = &handle.inner;
         let (view, error) = match inner.check_open() {
             Ok(()) => (Some(inner.read_view(seqno)), None),
@@ -240,7 +281,11 @@ impl Iter {
         ))
     }
 
-    fn finish(&mut self, item: Option<Result<(Vec<u8>, Vec<u8>)>>, forward: bool) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
+    fn finish(
+        &mut self,
+        item: Option<Result<(Vec<u8>, Vec<u8>)>>,
+        forward: bool,
+    ) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
         match item {
             None => {
                 self.done = true;

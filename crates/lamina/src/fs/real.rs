@@ -62,7 +62,11 @@ impl FileSystem for RealFs {
     }
 
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
-        let file = OpenOptions::new().write(true).create(true).truncate(true).open(path)?;
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)?;
         Ok(Box::new(RealWritable { file, len: 0 }))
     }
 
@@ -109,7 +113,12 @@ impl FileSystem for RealFs {
     }
 
     fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {
-        let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)?;
         match file.try_lock() {
             Ok(()) => Ok(Box::new(RealLock { _file: file })),
             Err(fs::TryLockError::WouldBlock) => {

@@ -30,7 +30,9 @@ pub fn resolve<'a>(
         return Ok(base.map(<[u8]>::to_vec));
     }
     operands.reverse();
-    op.full_merge(user_key, base, &operands).map(Some).map_err(Error::Merge)
+    op.full_merge(user_key, base, &operands)
+        .map(Some)
+        .map_err(Error::Merge)
 }
 
 /// A one-directional cursor over user entries (tree key, value).
@@ -61,7 +63,11 @@ fn below_upper(tk: &[u8], upper: &Bound<Vec<u8>>) -> bool {
 }
 
 fn malformed(k: &[u8]) -> Error {
-    Error::corruption("<tree>", 0, format!("malformed internal key of {} bytes", k.len()))
+    Error::corruption(
+        "<tree>",
+        0,
+        format!("malformed internal key of {} bytes", k.len()),
+    )
 }
 
 impl Cursor {
@@ -73,7 +79,15 @@ impl Cursor {
         upper: Bound<Vec<u8>>,
         merge_operator: std::sync::Arc<dyn MergeOperator>,
     ) -> Cursor {
-        Cursor { it, seqno, lower, upper, merge_operator, started: false, scratch: Vec::new() }
+        Cursor {
+            it,
+            seqno,
+            lower,
+            upper,
+            merge_operator,
+            started: false,
+            scratch: Vec::new(),
+        }
     }
 
     /// The next entry in ascending order.
@@ -89,7 +103,9 @@ impl Cursor {
             if !self.it.valid() {
                 return self.it.status().err().map(Err);
             }
-            let Some(p) = key::parse(self.it.key()) else { return Some(Err(malformed(self.it.key()))) };
+            let Some(p) = key::parse(self.it.key()) else {
+                return Some(Err(malformed(self.it.key())));
+            };
             if !below_upper(p.tree_key, &self.upper) {
                 return None;
             }
@@ -98,7 +114,9 @@ impl Cursor {
             self.scratch.clear();
             let mut decided = false;
             while self.it.valid() {
-                let Some(p) = key::parse(self.it.key()) else { return Some(Err(malformed(self.it.key()))) };
+                let Some(p) = key::parse(self.it.key()) else {
+                    return Some(Err(malformed(self.it.key())));
+                };
                 if p.tree_key != tk.as_slice() {
                     break;
                 }
@@ -115,7 +133,11 @@ impl Cursor {
                 continue;
             }
             let user_key = tk.get(key::KEYSPACE_ID_LEN..).unwrap_or(&[]);
-            match resolve(user_key, self.scratch.iter().map(|(k, v)| (*k, v.as_slice())), self.merge_operator.as_ref()) {
+            match resolve(
+                user_key,
+                self.scratch.iter().map(|(k, v)| (*k, v.as_slice())),
+                self.merge_operator.as_ref(),
+            ) {
                 Ok(Some(v)) => return Some(Ok((tk, v))),
                 Ok(None) => continue,
                 Err(e) => return Some(Err(e)),
@@ -137,7 +159,9 @@ impl Cursor {
             if !self.it.valid() {
                 return self.it.status().err().map(Err);
             }
-            let Some(p) = key::parse(self.it.key()) else { return Some(Err(malformed(self.it.key()))) };
+            let Some(p) = key::parse(self.it.key()) else {
+                return Some(Err(malformed(self.it.key())));
+            };
             if !above_lower(p.tree_key, &self.lower) {
                 return None;
             }
@@ -145,7 +169,9 @@ impl Cursor {
             let wanted = below_upper(&tk, &self.upper);
             self.scratch.clear();
             while self.it.valid() {
-                let Some(p) = key::parse(self.it.key()) else { return Some(Err(malformed(self.it.key()))) };
+                let Some(p) = key::parse(self.it.key()) else {
+                    return Some(Err(malformed(self.it.key())));
+                };
                 if p.tree_key != tk.as_slice() {
                     break;
                 }

@@ -22,13 +22,21 @@ pub struct LevelIter {
 impl LevelIter {
     /// REQUIRES: `files` sorted by key and non-overlapping.
     pub fn new(files: Vec<Arc<FileMeta>>, tables: Arc<TableCache>) -> LevelIter {
-        LevelIter { files, tables, index: 0, cur: None, err: None }
+        LevelIter {
+            files,
+            tables,
+            index: 0,
+            cur: None,
+            err: None,
+        }
     }
 
     fn open(&mut self, index: usize) -> bool {
         self.index = index;
         self.cur = None;
-        let Some(f) = self.files.get(index) else { return false };
+        let Some(f) = self.files.get(index) else {
+            return false;
+        };
         match self.tables.get(f.number) {
             Ok(t) => {
                 self.cur = Some(t.iter());
@@ -117,7 +125,9 @@ impl InternalIterator for LevelIter {
     }
 
     fn seek(&mut self, target: &[u8]) {
-        let i = self.files.partition_point(|f| key::compare(&f.largest, target) == Ordering::Less);
+        let i = self
+            .files
+            .partition_point(|f| key::compare(&f.largest, target) == Ordering::Less);
         if i >= self.files.len() {
             self.cur = None;
             return;
@@ -131,7 +141,9 @@ impl InternalIterator for LevelIter {
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
-        let i = self.files.partition_point(|f| key::compare(&f.smallest, target) != Ordering::Greater);
+        let i = self
+            .files
+            .partition_point(|f| key::compare(&f.smallest, target) != Ordering::Greater);
         let Some(i) = i.checked_sub(1) else {
             self.cur = None;
             return;

@@ -24,7 +24,11 @@ pub struct MergingIter {
 impl MergingIter {
     /// Merges `children`.
     pub fn new(children: Vec<Box<dyn InternalIterator>>) -> MergingIter {
-        MergingIter { children, current: None, direction: Direction::Forward }
+        MergingIter {
+            children,
+            current: None,
+            direction: Direction::Forward,
+        }
     }
 
     fn find_smallest(&mut self) {
@@ -146,7 +150,10 @@ impl InternalIterator for MergingIter {
     }
 
     fn value(&self) -> &[u8] {
-        self.current.and_then(|i| self.children.get(i)).map(|c| c.value()).unwrap_or(&[])
+        self.current
+            .and_then(|i| self.children.get(i))
+            .map(|c| c.value())
+            .unwrap_or(&[])
     }
 
     fn status(&self) -> Result<()> {
@@ -180,17 +187,25 @@ impl InternalIterator for VecIter {
         self.at().is_some()
     }
     fn seek_to_first(&mut self) {
-        self.pos = if self.entries.is_empty() { None } else { Some(0) };
+        self.pos = if self.entries.is_empty() {
+            None
+        } else {
+            Some(0)
+        };
     }
     fn seek_to_last(&mut self) {
         self.pos = self.entries.len().checked_sub(1);
     }
     fn seek(&mut self, target: &[u8]) {
-        let i = self.entries.partition_point(|(k, _)| key::compare(k, target) == Ordering::Less);
+        let i = self
+            .entries
+            .partition_point(|(k, _)| key::compare(k, target) == Ordering::Less);
         self.pos = (i < self.entries.len()).then_some(i);
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
-        let i = self.entries.partition_point(|(k, _)| key::compare(k, target) != Ordering::Greater);
+        let i = self
+            .entries
+            .partition_point(|(k, _)| key::compare(k, target) != Ordering::Greater);
         self.pos = i.checked_sub(1);
     }
     fn next(&mut self) {

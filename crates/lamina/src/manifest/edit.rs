@@ -153,7 +153,10 @@ impl VersionEdit {
                     })()
                     .ok_or_else(|| bad("new table"))?;
                     if f.0 >= super::NUM_LEVELS {
-                        return Err(format!("table {} at level {}, past the last level", f.1.number, f.0));
+                        return Err(format!(
+                            "table {} at level {}, past the last level",
+                            f.1.number, f.0
+                        ));
                     }
                     if key::parse(&f.1.smallest).is_none() || key::parse(&f.1.largest).is_none() {
                         return Err(format!("table {} has malformed key bounds", f.1.number));
@@ -168,14 +171,21 @@ impl VersionEdit {
                 TAG_KEYSPACE_CREATED => {
                     let id = d.varint32().ok_or_else(|| bad("keyspace"))?;
                     let name = d.len_prefixed().ok_or_else(|| bad("keyspace"))?;
-                    let name = String::from_utf8(name.to_vec()).map_err(|_| bad("keyspace name (not UTF-8)"))?;
+                    let name = String::from_utf8(name.to_vec())
+                        .map_err(|_| bad("keyspace name (not UTF-8)"))?;
                     e.keyspaces_created.push((id, name));
                 }
-                TAG_KEYSPACE_DROPPED => e.keyspaces_dropped.push(d.varint32().ok_or_else(|| bad("keyspace"))?),
+                TAG_KEYSPACE_DROPPED => e
+                    .keyspaces_dropped
+                    .push(d.varint32().ok_or_else(|| bad("keyspace"))?),
                 TAG_NEXT_KEYSPACE_ID => {
                     e.next_keyspace_id = Some(d.varint32().ok_or_else(|| bad("next keyspace id"))?)
                 }
-                other => return Err(format!("unknown tag {other} at byte {at} of a version edit")),
+                other => {
+                    return Err(format!(
+                        "unknown tag {other} at byte {at} of a version edit"
+                    ))
+                }
             }
         }
         Ok(e)
@@ -183,7 +193,7 @@ impl VersionEdit {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::key::{internal_key, tree_key};
@@ -227,7 +237,9 @@ mod tests {
             let _ = VersionEdit::decode(&bytes[..cut]);
         }
         assert!(VersionEdit::decode(&bytes[..bytes.len() - 1]).is_err());
-        assert!(VersionEdit::decode(&[99, 1]).unwrap_err().contains("unknown tag 99"));
+        assert!(VersionEdit::decode(&[99, 1])
+            .unwrap_err()
+            .contains("unknown tag 99"));
     }
 
     #[test]

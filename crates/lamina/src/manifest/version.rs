@@ -29,7 +29,10 @@ impl Version {
 
     /// Every live table with its level.
     pub fn all_files(&self) -> impl Iterator<Item = (usize, &Arc<FileMeta>)> {
-        self.levels.iter().enumerate().flat_map(|(l, fs)| fs.iter().map(move |f| (l, f)))
+        self.levels
+            .iter()
+            .enumerate()
+            .flat_map(|(l, fs)| fs.iter().map(move |f| (l, f)))
     }
 
     /// Number of live tables.
@@ -43,8 +46,17 @@ impl Version {
     }
 
     /// The tables of `level` whose tree-key range meets `[lo, hi]`.
-    pub fn overlapping(&self, level: usize, lo: Option<&[u8]>, hi: Option<&[u8]>) -> Vec<Arc<FileMeta>> {
-        self.level(level).iter().filter(|f| f.overlaps(lo, hi)).cloned().collect()
+    pub fn overlapping(
+        &self,
+        level: usize,
+        lo: Option<&[u8]>,
+        hi: Option<&[u8]>,
+    ) -> Vec<Arc<FileMeta>> {
+        self.level(level)
+            .iter()
+            .filter(|f| f.overlaps(lo, hi))
+            .cloned()
+            .collect()
     }
 
     /// For a level ≥ 1: the table that may hold `tree_key`.
@@ -59,11 +71,16 @@ impl Version {
     pub fn apply(&self, edit: &VersionEdit) -> Result<Version, String> {
         let mut v = self.clone();
         for (level, number) in &edit.deleted_files {
-            let files = v.levels.get_mut(*level).ok_or_else(|| format!("level {level} out of range"))?;
+            let files = v
+                .levels
+                .get_mut(*level)
+                .ok_or_else(|| format!("level {level} out of range"))?;
             let before = files.len();
             files.retain(|f| f.number != *number);
             if files.len() == before {
-                return Err(format!("table {number:06} deleted from level {level}, which does not hold it"));
+                return Err(format!(
+                    "table {number:06} deleted from level {level}, which does not hold it"
+                ));
             }
         }
         for (level, f) in &edit.new_files {
@@ -80,7 +97,11 @@ impl Version {
     fn sort(&mut self) {
         let mut levels = self.levels.iter_mut();
         if let Some(l0) = levels.next() {
-            l0.sort_by(|a, b| b.largest_seqno.cmp(&a.largest_seqno).then(b.number.cmp(&a.number)));
+            l0.sort_by(|a, b| {
+                b.largest_seqno
+                    .cmp(&a.largest_seqno)
+                    .then(b.number.cmp(&a.number))
+            });
         }
         for files in levels {
             files.sort_by(|a, b| key::compare(&a.smallest, &b.smallest));
@@ -97,7 +118,10 @@ impl Version {
                     return Err(format!("table {:06} is listed twice", f.number));
                 }
                 if key::compare(&f.smallest, &f.largest) == Ordering::Greater {
-                    return Err(format!("table {:06} has smallest key after largest key", f.number));
+                    return Err(format!(
+                        "table {:06} has smallest key after largest key",
+                        f.number
+                    ));
                 }
             }
             if level == 0 {
@@ -153,9 +177,18 @@ mod tests {
         e.new_files.push((1, meta(4, b"n", b"p", 1)));
         e.new_files.push((1, meta(3, b"a", b"c", 1)));
         let v = Version::default().apply(&e).unwrap();
-        assert_eq!(v.level(0).iter().map(|f| f.number).collect::<Vec<_>>(), vec![2, 1]);
-        assert_eq!(v.level(1).iter().map(|f| f.number).collect::<Vec<_>>(), vec![3, 4]);
-        assert_eq!(v.find_in_level(1, &tree_key(0, b"o")).map(|f| f.number), Some(4));
+        assert_eq!(
+            v.level(0).iter().map(|f| f.number).collect::<Vec<_>>(),
+            vec![2, 1]
+        );
+        assert_eq!(
+            v.level(1).iter().map(|f| f.number).collect::<Vec<_>>(),
+            vec![3, 4]
+        );
+        assert_eq!(
+            v.find_in_level(1, &tree_key(0, b"o")).map(|f| f.number),
+            Some(4)
+        );
         assert!(v.find_in_level(1, &tree_key(0, b"d")).is_none());
         let mut bad = VersionEdit::default();
         bad.new_files.push((1, meta(5, b"b", b"d", 3)));

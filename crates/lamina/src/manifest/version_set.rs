@@ -108,12 +108,16 @@ impl VersionSet {
     /// Reads `CURRENT` and replays the manifest it names.
     pub fn recover(fs: Arc<dyn FileSystem>, dir: &Path) -> Result<VersionSet> {
         let current_path = dir.join(file_name(FileKind::Current, 0));
-        let current = fs.read_all(&current_path).map_err(|e| Error::io(&current_path, e))?;
+        let current = fs
+            .read_all(&current_path)
+            .map_err(|e| Error::io(&current_path, e))?;
         let name = std::str::from_utf8(&current)
             .ok()
             .and_then(|s| s.strip_suffix('\n'))
             .filter(|s| matches!(parse_file_name(s), Some((FileKind::Manifest, _))))
-            .ok_or_else(|| Error::corruption(&current_path, 0, "CURRENT does not name a manifest"))?;
+            .ok_or_else(|| {
+                Error::corruption(&current_path, 0, "CURRENT does not name a manifest")
+            })?;
         let manifest_number = parse_file_name(name).map(|(_, n)| n).unwrap_or(0);
         let path = dir.join(name);
         let mut vs = VersionSet::new(fs, dir);
@@ -124,7 +128,9 @@ impl VersionSet {
         while let Some(rec) = reader.next_record()? {
             let at = reader.valid_end();
             let edit = VersionEdit::decode(&rec).map_err(|r| Error::corruption(&path, at, r))?;
-            version = version.apply(&edit).map_err(|r| Error::corruption(&path, at, r))?;
+            version = version
+                .apply(&edit)
+                .map_err(|r| Error::corruption(&path, at, r))?;
             vs.absorb_counters(&edit);
             records += 1;
         }
@@ -172,7 +178,11 @@ impl VersionSet {
         snap.log_number = Some(self.log_number);
         snap.next_file_number = Some(self.next_file_number);
         snap.last_seqno = Some(self.last_seqno);
-        snap.keyspaces_created = self.keyspaces.iter().map(|(id, n)| (*id, n.clone())).collect();
+        snap.keyspaces_created = self
+            .keyspaces
+            .iter()
+            .map(|(id, n)| (*id, n.clone()))
+            .collect();
         snap.next_keyspace_id = Some(self.next_keyspace_id);
         w.add_record(&snap.encode());
         w.sync()?;
@@ -196,17 +206,23 @@ impl VersionSet {
             .map_err(|e| Error::io(&tmp, e))?;
         drop(f);
         self.fs.rename(&tmp, &dst).map_err(|e| Error::io(&dst, e))?;
-        self.fs.sync_dir(&self.dir).map_err(|e| Error::io(&self.dir, e))
+        self.fs
+            .sync_dir(&self.dir)
+            .map_err(|e| Error::io(&self.dir, e))
     }
 
     /// Writes `edit` to the manifest (synced), then installs the version it
     /// yields. On error nothing is installed; the caller must treat the
     /// manifest as unusable (poison the database).
     pub fn log_and_apply(&mut self, mut edit: VersionEdit) -> Result<Arc<Version>> {
-        let version = self
-            .current
-            .apply(&edit)
-            .map_err(|r| Error::corruption(self.dir.join(file_name(FileKind::Manifest, self.manifest_number)), 0, r))?;
+        let version = self.current.apply(&edit).map_err(|r| {
+            Error::corruption(
+                self.dir
+                    .join(file_name(FileKind::Manifest, self.manifest_number)),
+                0,
+                r,
+            )
+        })?;
         if let Some(n) = edit.log_number {
             self.log_number = self.log_number.max(n);
         }
@@ -214,7 +230,10 @@ impl VersionSet {
             self.last_seqno = self.last_seqno.max(n);
         }
         edit.next_file_number = Some(self.next_file_number);
-        let roll = self.manifest.as_ref().is_none_or(|m| m.len() > MANIFEST_ROLL_BYTES);
+        let roll = self
+            .manifest
+            .as_ref()
+            .is_none_or(|m| m.len() > MANIFEST_ROLL_BYTES);
         self.absorb_counters(&edit);
         self.current = Arc::new(version);
         if roll {
@@ -283,7 +302,10 @@ mod tests {
     #[test]
     fn file_names_round_trip() {
         for kind in [FileKind::Wal, FileKind::Table, FileKind::Manifest] {
-            assert_eq!(parse_file_name(&file_name(kind, 1234567)), Some((kind, 1234567)));
+            assert_eq!(
+                parse_file_name(&file_name(kind, 1234567)),
+                Some((kind, 1234567))
+            );
         }
         assert_eq!(parse_file_name("CURRENT"), Some((FileKind::Current, 0)));
         assert_eq!(parse_file_name("000001.txt"), None);

@@ -25,7 +25,12 @@ pub struct Memtable {
 impl Memtable {
     /// An empty memtable whose writes are logged in WAL segment `wal_number`.
     pub fn new(wal_number: u64) -> Memtable {
-        Memtable { map: SkipMap::new(), size: AtomicU64::new(0), wal_number, largest_seqno: AtomicU64::new(0) }
+        Memtable {
+            map: SkipMap::new(),
+            size: AtomicU64::new(0),
+            wal_number,
+            largest_seqno: AtomicU64::new(0),
+        }
     }
 
     /// The WAL segment holding this memtable's writes.
@@ -65,12 +70,17 @@ impl Memtable {
     /// The first entry at or after internal key `target`, as (internal key, value).
     pub fn seek(&self, target: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
         let t = InternalKey(target.to_vec());
-        self.map.lower_bound(Bound::Included(&t)).map(|e| (e.key().0.clone(), e.value().clone()))
+        self.map
+            .lower_bound(Bound::Included(&t))
+            .map(|e| (e.key().0.clone(), e.value().clone()))
     }
 
     /// An iterator over the memtable; it keeps the memtable alive.
     pub fn iter(self: &Arc<Self>) -> MemtableIter {
-        MemtableIter { mem: Arc::clone(self), cur: None }
+        MemtableIter {
+            mem: Arc::clone(self),
+            cur: None,
+        }
     }
 }
 
@@ -164,7 +174,10 @@ mod tests {
             fwd.push((p.user_key().to_vec(), p.seqno));
             it.next();
         }
-        assert_eq!(fwd, vec![(b"a".to_vec(), 2), (b"b".to_vec(), 3), (b"b".to_vec(), 1)]);
+        assert_eq!(
+            fwd,
+            vec![(b"a".to_vec(), 2), (b"b".to_vec(), 3), (b"b".to_vec(), 1)]
+        );
         it.seek_to_last();
         let mut back = Vec::new();
         while it.valid() {
