@@ -99,7 +99,8 @@ impl Table {
             .map_err(|e| Error::io(&*path, e))?;
         let index = meta.split_off(((i.offset - f.offset) as usize).min(meta.len()));
         let props = meta.split_off(((p.offset - f.offset) as usize).min(meta.len()));
-        let filter = decode_block(meta, &path, f.offset)?;
+        let mut filter = decode_block(meta, &path, f.offset)?;
+        filter.shrink_to_fit(); // it kept the capacity of the whole region
         let props = Properties::decode(&decode_block(props, &path, p.offset)?, &path, p.offset)?;
         let index = decode_block(index, &path, i.offset)?;
         let index = Arc::new(Block::new(index, path.clone(), i.offset)?);

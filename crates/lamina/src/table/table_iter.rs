@@ -120,14 +120,12 @@ impl TableIter {
     }
 
     /// Loads the block of the current index entry and positions in it.
-    fn position(&mut self, f: impl FnOnce(&mut BlockIter)) -> bool {
-        if !self.load_data_block() {
-            return false;
+    fn position(&mut self, f: impl FnOnce(&mut BlockIter)) {
+        if self.load_data_block() {
+            if let Some(d) = &mut self.data {
+                f(d);
+            }
         }
-        if let Some(d) = &mut self.data {
-            f(d);
-        }
-        true
     }
 }
 
