@@ -307,7 +307,7 @@ impl Run {
                     .collect::<Result<_, _>>()
                     .expect("iter after crash");
                 let Some(i) = self.since_sync.iter().position(|m| *m == got) else {
-                    let first = &self.since_sync[0];
+                    let first = self.since_sync.first().expect("a durable state");
                     let missing: Vec<_> = first
                         .keys()
                         .filter(|k| !got.contains_key(*k))
