@@ -71,7 +71,7 @@ fn crash_after_every_operation() {
                 .unwrap_or_else(|e| panic!("op {i} crash {n}: open failed: {e}"));
             let got = contents(&reopened);
             assert!(
-                allowed.iter().any(|m| *m == got),
+                allowed.contains(&got),
                 "op {i} crash {n}: state after crash is not one the writes allowed ({} keys)",
                 got.len()
             );
