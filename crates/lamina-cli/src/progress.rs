@@ -253,13 +253,13 @@ impl Progress {
         let _ = writeln!(std::io::stderr(), "{line}");
     }
 
-    /// Ends the task and prints its summary line (unless off).
+    /// Ends the task and prints its summary line (unless off or nothing was counted).
     pub fn finish(mut self) {
         let elapsed = self.start.elapsed();
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
-        if self.mode != Mode::Off {
+        if self.mode != Mode::Off && (self.records > 0 || self.bytes > 0) {
             let _ = writeln!(
                 std::io::stderr(),
                 "lamina {}: done: {} in {}",

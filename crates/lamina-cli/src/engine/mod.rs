@@ -2,15 +2,15 @@
 //! batched writer behind every bulk load. Every call into the storage engine
 //! goes through the types re-exported here.
 
-#[allow(dead_code)] // the full API surface, used or not
-mod stub;
+pub mod inspect;
 
-pub use lamina::{Durability, Options};
-pub use stub::{inspect, Batch, Db, LevelStats, Stats};
+pub use lamina::{Batch, Db, Durability, LevelStats, Options, Stats};
 
 use crate::error::{CliError, CliResult, Exit};
+use lamina::fs::{FaultFs, FaultKind};
 use lamina::key::{MAX_KEY_LEN, MAX_VALUE_LEN};
 use std::path::Path;
+use std::sync::Arc;
 
 /// How a command opens its database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,9 +25,33 @@ pub enum Mode {
     New,
 }
 
-/// Options for every open: the defaults (lamina needs no tuning).
-pub fn options() -> Options {
-    Options::default()
+/// Environment variable that makes the CLI run on a fault-injecting file
+/// system, for tests of how it fails: `KIND:N` lets the first `N` operations
+/// of `KIND` (`write`, `sync`, `read`, `metadata`) succeed and fails every
+/// later one (`write` with ENOSPC, a full disk; the others with EIO).
+pub const FAULT_ENV: &str = "LAMINA_INJECT_FAULT";
+
+/// Options for every open: the defaults (lamina needs no tuning), on the
+/// file system `LAMINA_INJECT_FAULT` asks for.
+pub fn options() -> CliResult<Options> {
+    let mut opts = Options::default();
+    if let Some(spec) = std::env::var_os(FAULT_ENV) {
+        let spec = spec.to_string_lossy().into_owned();
+        let bad = || CliError::new(Exit::Usage, format!("{FAULT_ENV}={spec}: expected KIND:N"));
+        let (kind, n) = spec.split_once(':').ok_or_else(bad)?;
+        let kind = match kind {
+            "write" => FaultKind::Write,
+            "sync" => FaultKind::Sync,
+            "read" => FaultKind::Read,
+            "metadata" => FaultKind::Metadata,
+            _ => return Err(bad()),
+        };
+        let n: u64 = n.parse().map_err(|_| bad())?;
+        let fs = FaultFs::new(opts.fs.clone());
+        fs.faults().fail_after(kind, n);
+        opts.fs = Arc::new(fs);
+    }
+    Ok(opts)
 }
 
 /// Opens the database at `path`.
@@ -35,7 +59,7 @@ pub fn options() -> Options {
 /// `Mode::New` removes an existing lamina database there first, but refuses
 /// to touch a path that holds anything else.
 pub fn open(path: &Path, mode: Mode) -> CliResult<Db> {
-    let mut opts = options();
+    let mut opts = options()?;
     match mode {
         Mode::ReadOnly => {
             opts.read_only = true;
