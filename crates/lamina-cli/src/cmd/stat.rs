@@ -259,19 +259,17 @@ mod tests {
 
     #[test]
     fn healthy_database_needs_nothing() {
-        let stats = Stats {
-            levels: vec![
-                level(0, 2, 60 << 20, 2_000_000),
-                level(1, 20, 700 << 20, 14_777_217),
-            ],
-            total_table_bytes: 760 << 20,
-            live_entries_estimate: 16_777_217,
-            block_size: 16 << 10,
-            user_bytes_written: 1 << 30,
-            wal_bytes_written: 1 << 30,
-            flush_bytes_written: 800 << 20,
-            ..Stats::default()
-        };
+        let mut stats = Stats::default();
+        stats.levels = vec![
+            level(0, 2, 60 << 20, 2_000_000),
+            level(1, 20, 700 << 20, 14_777_217),
+        ];
+        stats.total_table_bytes = 760 << 20;
+        stats.live_entries_estimate = 16_777_217;
+        stats.block_size = 16 << 10;
+        stats.user_bytes_written = 1 << 30;
+        stats.wal_bytes_written = 1 << 30;
+        stats.flush_bytes_written = 800 << 20;
         assert!(advice(&stats).is_empty());
         let text = render("numbers.lamina", &stats);
         assert!(text.contains("advice: nothing to change"), "{text}");
@@ -286,12 +284,10 @@ mod tests {
         let mut l = level(1, 40, 900 << 20, 10_000_000);
         l.filter_bytes = 0;
         l.deletes = 4_000_000;
-        let stats = Stats {
-            levels: vec![level(0, 25, 500 << 20, 1_000_000), l],
-            total_table_bytes: 1400 << 20,
-            block_size: 1024,
-            ..Stats::default()
-        };
+        let mut stats = Stats::default();
+        stats.levels = vec![level(0, 25, 500 << 20, 1_000_000), l];
+        stats.total_table_bytes = 1400 << 20;
+        stats.block_size = 1024;
         let a = advice(&stats).join("\n");
         assert!(a.contains("level 1 have no filters"), "{a}");
         assert!(a.contains("below 4 KiB"), "{a}");
