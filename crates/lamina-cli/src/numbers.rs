@@ -213,7 +213,7 @@ impl Block {
 /// A generator of the records `0..=last`, in order.
 ///
 /// `numbers.pl N` prints the records 0 through N (N + 1 lines); so does
-/// `Numbers::new(N)`.
+/// `Numbers::range(0, N)`.
 pub struct Numbers {
     next: u64,
     last: u64,
@@ -223,11 +223,6 @@ pub struct Numbers {
 }
 
 impl Numbers {
-    /// Records `0..=last`.
-    pub fn new(last: u64) -> Numbers {
-        Numbers::range(0, last)
-    }
-
     /// Records `first..=last` (none if `first > last`).
     pub fn range(first: u64, last: u64) -> Numbers {
         Numbers {
@@ -397,7 +392,7 @@ mod tests {
 
     #[test]
     fn counts_and_limits() {
-        let mut g = Numbers::new(9999);
+        let mut g = Numbers::range(0, 9999);
         assert_eq!(g.remaining(), 10_000);
         let mut out = Vec::new();
         let n = g.write_lines(&mut out, 100, LineStyle::Store);

@@ -38,6 +38,9 @@ pub struct GenArgs {
     /// `numbers.pl N` does.
     #[arg(default_value_t = 1_000_000)]
     pub n: u64,
+    /// The first record (default 0).
+    #[arg(long, value_name = "START", default_value_t = 0)]
+    pub from: u64,
     /// How to write the records.
     #[arg(short = 'F', long, value_enum, default_value_t = Style::Store)]
     pub format: Style,
@@ -52,7 +55,7 @@ pub struct GenArgs {
 /// Runs `lamina gen`.
 pub fn run(args: GenArgs, ctx: &Ctx) -> CliResult<Exit> {
     let Dataset::Numbers = args.dataset;
-    let mut numbers = Numbers::new(args.n);
+    let mut numbers = Numbers::range(args.from, args.n);
     match &args.into {
         Some(path) => into_db(&mut numbers, path, args.newdb, ctx),
         None => print(&mut numbers, args.format),

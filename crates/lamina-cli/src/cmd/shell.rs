@@ -86,6 +86,8 @@ struct Shell<'d, W: Write> {
     source: String,
     read_only: bool,
     interactive: bool,
+    /// Print UTF-8 characters as they are (the locale is UTF-8).
+    utf8: bool,
     cursor: Option<Vec<u8>>,
     errors: u64,
     line: Vec<u8>,
@@ -106,9 +108,9 @@ impl<'d, W: Write> Shell<'d, W> {
     /// Prints `key` and `value` on two lines (gdbmtool's `first`/`next`).
     fn print_pair_lines(&mut self, key: &[u8], value: &[u8]) -> io::Result<()> {
         self.line.clear();
-        format_datum(key, &mut self.line);
+        format_datum(key, self.utf8, &mut self.line);
         self.line.push(b'\n');
-        format_datum(value, &mut self.line);
+        format_datum(value, self.utf8, &mut self.line);
         self.line.push(b'\n');
         self.out.write_all(&self.line)
     }
@@ -144,7 +146,7 @@ impl<'d, W: Write> Shell<'d, W> {
             Verb::Fetch => match self.db().get(args.get(0))? {
                 Some(v) => {
                     self.line.clear();
-                    format_datum(&v, &mut self.line);
+                    format_datum(&v, self.utf8, &mut self.line);
                     self.line.push(b'\n');
                     self.out.write_all(&self.line)?;
                 }
@@ -162,9 +164,9 @@ impl<'d, W: Write> Shell<'d, W> {
                 for item in self.db().iter() {
                     let (k, v) = item?;
                     self.line.clear();
-                    format_datum(&k, &mut self.line);
+                    format_datum(&k, self.utf8, &mut self.line);
                     self.line.push(b' ');
-                    format_datum(&v, &mut self.line);
+                    format_datum(&v, self.utf8, &mut self.line);
                     self.line.push(b'\n');
                     self.out.write_all(&self.line)?;
                 }
@@ -435,6 +437,7 @@ pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
         source,
         read_only: args.read_only,
         interactive,
+        utf8: crate::gdbm_lang::locale_is_utf8(),
         cursor: None,
         errors: 0,
         line: Vec::new(),
