@@ -196,10 +196,13 @@ impl<'d> Loader<'d> {
         self.db.sync()
     }
 
-    /// Writes what is pending and makes everything durable.
+    /// Writes what is pending and, if anything was written, makes
+    /// everything durable.
     pub fn finish(mut self) -> lamina::Result<u64> {
         self.write_pending()?;
-        self.db.flush()?;
+        if self.written > 0 {
+            self.db.flush()?;
+        }
         Ok(self.written)
     }
 }

@@ -104,7 +104,12 @@ pub fn testdata() -> PathBuf {
 /// Every record of a lamina database, via `lamina dump --format tsv`
 /// (escaped lines, in key order).
 pub fn tsv_of(db: &str) -> String {
-    String::from_utf8(ok(lamina_run(&["dump", db, "--format", "tsv"]))).unwrap()
+    String::from_utf8_lossy(&tsv_bytes_of(db)).into_owned()
+}
+
+/// Like `tsv_of`, as bytes (values may hold any byte).
+pub fn tsv_bytes_of(db: &str) -> Vec<u8> {
+    ok(lamina_run(&["dump", db, "--format", "tsv"]))
 }
 
 /// Quotes `datum` for gdbmtool's (and lamina shell's) command language.
