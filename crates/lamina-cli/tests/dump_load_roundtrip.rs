@@ -79,7 +79,7 @@ fn load_adds_to_an_existing_database_and_newdb_replaces_it() {
     let refused = lamina_with_input(&["-q", "load", "--no-replace", &db], b"d\t5\na\t9\n");
     assert_eq!(code(&refused), 3, "{}", stderr(&refused));
     assert!(
-        stderr(&refused).contains("record 2: key already exists; 1 records before it were loaded")
+        stderr(&refused).contains("record 2: key already exists; the record before it was loaded")
     );
     assert_eq!(tsv_of(&db), "a\t1\nb\t3\nc\t4\nd\t5\n");
     ok(lamina_with_input(

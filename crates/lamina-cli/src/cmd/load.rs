@@ -32,6 +32,14 @@ pub struct LoadArgs {
     pub no_replace: bool,
 }
 
+fn kept(n: u64) -> String {
+    match n {
+        0 => "no record was loaded".into(),
+        1 => "the record before it was loaded".into(),
+        n => format!("the {n} records before it were loaded"),
+    }
+}
+
 /// Copies every record of `reader` into `loader`; stops at the first bad
 /// record. Returns how many were copied.
 pub fn copy_records(
@@ -48,24 +56,24 @@ pub fn copy_records(
             Ok(true) => {}
             Ok(false) => return Ok(copied),
             Err(ReadError::Format(e)) => {
-                return Err(CliError::bad_input(format!(
-                    "{e}; {copied} records before it were loaded"
-                )))
+                return Err(CliError::bad_input(format!("{e}; {}", kept(copied))))
             }
             Err(ReadError::Io(e)) => return Err(CliError::io("reading input", e)),
         }
         if let Err(why) = check_record(&key, &value) {
             return Err(CliError::bad_input(format!(
-                "record {}: {why}; {copied} records before it were loaded",
-                copied + 1
+                "record {}: {why}; {}",
+                copied + 1,
+                kept(copied)
             )));
         }
         if !replace {
             loader.write_pending()?;
             if loader.db().contains_key(&key)? {
                 return Err(CliError::bad_input(format!(
-                    "record {}: key already exists; {copied} records before it were loaded",
-                    copied + 1
+                    "record {}: key already exists; {}",
+                    copied + 1,
+                    kept(copied)
                 )));
             }
         }

@@ -520,6 +520,7 @@ pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
     }
     let _ = shell.out.flush();
     let errors = shell.errors;
+    let source = shell.source;
     let loader = shell.loader;
     drop(shell.out);
     if let Some((at, fatal)) = fatal {
@@ -547,8 +548,10 @@ pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
         };
     }
     let summary_needed = progress.records() > 0;
-    loader.finish()?;
-    db.close()?;
+    let at_end =
+        |e: lamina::Error| CliError::from(e).context(format!("{source}: at the end of input"));
+    loader.finish().map_err(at_end)?;
+    db.close().map_err(at_end)?;
     if summary_needed {
         progress.finish();
     }

@@ -176,8 +176,7 @@ impl<R: BufRead> Reader<R> {
     fn datum(&mut self, out: &mut Vec<u8>, what: &str) -> Result<bool, ReadError> {
         if self.lines.next_into(&mut self.line)?.is_none() {
             return Err(self.err(format!(
-                "truncated dump: the input ends {what} (after {} records; no DATA=END)",
-                self.records
+                "truncated dump: the input ends {what} (no DATA=END)"
             )));
         }
         if self.line.as_slice() == b"DATA=END" {
@@ -312,7 +311,7 @@ mod tests {
     fn damaged_dumps() {
         assert_eq!(
             err(&BYTEVALUE.replace("DATA=END\n", "")),
-            "line 9: truncated dump: the input ends between records (after 2 records; no DATA=END)"
+            "line 9: truncated dump: the input ends between records (no DATA=END)"
         );
         assert_eq!(
             err(&BYTEVALUE.replace(" 62\n", "")),
