@@ -37,7 +37,9 @@ fn full_disk_keeps_every_acknowledged_record() {
                 failures_seen += 1;
                 let err = stderr(&out);
                 assert!(err.contains("No space left on device"), "write:{n}: {err}");
-                let stopped = err.contains("; stopped") || err.contains("cannot open database");
+                let stopped = err.contains("; stopped")
+                    || err.contains("cannot open database")
+                    || err.contains("at the end of input");
                 assert!(stopped, "write:{n}: {err}");
             }
             other => panic!("write:{n}: exit {other}: {}", stderr(&out)),
