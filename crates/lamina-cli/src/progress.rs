@@ -253,6 +253,17 @@ impl Progress {
         let _ = writeln!(std::io::stderr(), "{line}");
     }
 
+    /// Prints one more line about the task (unless off).
+    pub fn note(&self, line: &str) {
+        if self.mode != Mode::Off {
+            if let Some(bar) = &self.bar {
+                bar.suspend(|| eprintln!("lamina {}: {line}", self.what));
+            } else {
+                eprintln!("lamina {}: {line}", self.what);
+            }
+        }
+    }
+
     /// Ends the task and prints its summary line (unless off or nothing was counted).
     pub fn finish(mut self) {
         let elapsed = self.start.elapsed();

@@ -111,6 +111,7 @@ fn into_db(
     }
     result?;
     loader.finish()?;
+    progress.note(&engine::write_summary(&db.stats()));
     db.close()?;
     progress.finish();
     Ok(Exit::Ok)

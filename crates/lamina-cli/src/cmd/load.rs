@@ -115,6 +115,7 @@ pub fn run(args: LoadArgs, ctx: &Ctx) -> CliResult<Exit> {
     );
     // Keep everything read before an error: flush, then close.
     let finished = loader.finish().map_err(CliError::from);
+    progress.note(&engine::write_summary(&db.stats()));
     let closed = db.close().map_err(CliError::from);
     progress.finish();
     result?;

@@ -551,6 +551,9 @@ pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
     let at_end =
         |e: lamina::Error| CliError::from(e).context(format!("{source}: at the end of input"));
     loader.finish().map_err(at_end)?;
+    if summary_needed {
+        progress.note(&engine::write_summary(&db.stats()));
+    }
     db.close().map_err(at_end)?;
     if summary_needed {
         progress.finish();

@@ -115,15 +115,18 @@ pub fn render(path: &str, stats: &Stats) -> String {
         "space amp.       {} (bytes in all levels per byte in the last)",
         times(space_amplification(stats))
     );
-    let _ = writeln!(
-        s,
-        "write amp.       {} since open ({} written by the user; wal {}, flushes {}, compactions {})",
-        if stats.user_bytes_written > 0 { format!("{:.2}x", stats.write_amplification()) } else { "-".into() },
-        bytes(stats.user_bytes_written),
-        bytes(stats.wal_bytes_written),
-        bytes(stats.flush_bytes_written),
-        bytes(stats.compaction_bytes_written)
-    );
+    if stats.user_bytes_written > 0 {
+        let _ = writeln!(
+            s,
+            "write amp.       {}",
+            crate::engine::write_summary(stats)
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "write amp.       counted while a database is open: loads (shell --progress, load, gen --into) print it"
+        );
+    }
     let _ = writeln!(
         s,
         "block size       {}; cache {} of {}",

@@ -114,6 +114,24 @@ pub fn check_record(key: &[u8], value: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
+/// What a run wrote: user bytes, file bytes, write amplification.
+pub fn write_summary(stats: &Stats) -> String {
+    use crate::progress::bytes;
+    let files =
+        stats.wal_bytes_written + stats.flush_bytes_written + stats.compaction_bytes_written;
+    format!(
+        "write amplification {:.2}x: {} written by the user, {} to files \
+         (wal {}, flushes {}, compactions {}; {} trivial moves)",
+        stats.write_amplification(),
+        bytes(stats.user_bytes_written),
+        bytes(files),
+        bytes(stats.wal_bytes_written),
+        bytes(stats.flush_bytes_written),
+        bytes(stats.compaction_bytes_written),
+        stats.trivial_moves
+    )
+}
+
 /// Records per batch handed to the engine by bulk loads.
 pub const BATCH_RECORDS: usize = 4096;
 /// Bytes per batch handed to the engine by bulk loads.
