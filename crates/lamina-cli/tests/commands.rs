@@ -181,3 +181,70 @@ fn bench_is_reserved() {
     assert_eq!(code(&out), 1);
     assert_eq!(stderr(&out), "lamina: unknown workload: nothing\n");
 }
+
+#[test]
+fn inspect_wal_table_and_manifest() {
+    let tmp = tempdir();
+    let db = numbers_db(&tmp, 300);
+    let files: Vec<std::path::PathBuf> = std::fs::read_dir(&db)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let find = |pred: &dyn Fn(&str) -> bool| {
+        files
+            .iter()
+            .find(|p| pred(&p.file_name().unwrap().to_string_lossy()))
+            .unwrap()
+            .clone()
+    };
+    let table = find(&|n| n.ends_with(".sst"));
+    let text = String::from_utf8(ok(lamina_run(&[
+        "inspect",
+        "table",
+        table.to_str().unwrap(),
+    ])))
+    .unwrap();
+    assert!(text.starts_with("table "), "{text}");
+    assert!(text.contains("\nks 0 0 @1 Put\tzero\n"), "{text}");
+    assert_eq!(text.lines().count(), 1 + 301);
+    let manifest = find(&|n| n.starts_with("MANIFEST-"));
+    let text = String::from_utf8(ok(lamina_run(&[
+        "inspect",
+        "manifest",
+        manifest.to_str().unwrap(),
+    ])))
+    .unwrap();
+    assert!(text.starts_with("edit 0: VersionEdit {"), "{text}");
+
+    // A WAL with records: a shell holds the database open after a sync.
+    let mut shell = lamina()
+        .args(["shell", &db])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = shell.stdin.take().unwrap();
+    use std::io::Write;
+    stdin
+        .write_all(b"store a 1\nsync\nstore b 2\nsync\n")
+        .unwrap();
+    stdin.flush().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let mut wals: Vec<std::path::PathBuf> = std::fs::read_dir(&db)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wal"))
+        .collect();
+    wals.sort();
+    let text = String::from_utf8(ok(lamina_run(&[
+        "inspect",
+        "wal",
+        wals.last().unwrap().to_str().unwrap(),
+    ])))
+    .unwrap();
+    drop(stdin);
+    assert!(shell.wait().unwrap().success());
+    assert!(text.contains("record 0: "), "{text}");
+    assert!(text.contains("1 operations"), "{text}");
+    assert!(text.contains("end at offset"), "{text}");
+}

@@ -38,7 +38,14 @@ pub fn run(args: InspectArgs, _ctx: &Ctx) -> CliResult<Exit> {
         Kind::Table => inspect::dump_table(&fs, &args.file, &mut out),
         Kind::Manifest => inspect::dump_manifest(&fs, &args.file, &mut out),
     };
-    result.map_err(|e| CliError::from(e).context(args.file.display()))?;
+    match result {
+        Err(lamina::Error::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::BrokenPipe =>
+        {
+            return Ok(Exit::Ok)
+        }
+        other => other.map_err(|e| CliError::from(e).context(args.file.display()))?,
+    }
     out.flush().map_err(output_error)?;
     Ok(Exit::Ok)
 }
