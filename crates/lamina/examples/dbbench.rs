@@ -71,7 +71,7 @@ impl Rng {
 fn key(buf: &mut Vec<u8>, k: u64, size: usize) {
     buf.clear();
     let s = format!("{k:016}");
-    buf.extend_from_slice(&s.as_bytes()[s.len().saturating_sub(size)..]);
+    buf.extend_from_slice(s.as_bytes().get(s.len().saturating_sub(size)..).unwrap_or_default());
     buf.resize(size, b'0');
 }
 
