@@ -71,7 +71,11 @@ impl Rng {
 fn key(buf: &mut Vec<u8>, k: u64, size: usize) {
     buf.clear();
     let s = format!("{k:016}");
-    buf.extend_from_slice(s.as_bytes().get(s.len().saturating_sub(size)..).unwrap_or_default());
+    buf.extend_from_slice(
+        s.as_bytes()
+            .get(s.len().saturating_sub(size)..)
+            .unwrap_or_default(),
+    );
     buf.resize(size, b'0');
 }
 

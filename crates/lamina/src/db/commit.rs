@@ -8,7 +8,7 @@
 use super::Inner;
 use crate::batch::Batch;
 use crate::error::{Error, Result};
-use crate::key::{self, SeqNo};
+use crate::key::SeqNo;
 use crate::manifest::{file_name, FileKind};
 use crate::memtable::Memtable;
 use crate::options::Durability;
@@ -164,7 +164,7 @@ impl Inner {
         for p in group.iter() {
             for op in p.batch.ops() {
                 let op = op.map_err(Error::InvalidArgument)?;
-                mem.insert(&key::tree_key(op.keyspace, op.key), seq, op.kind, op.value);
+                mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value);
                 user_bytes += (op.key.len() + op.value.len()) as u64;
                 seq += 1;
             }

@@ -5,7 +5,6 @@ use crate::batch::decode_record;
 use crate::cache::{BlockCache, TableCache};
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
-use crate::key;
 use crate::manifest::{file_name, parse_file_name, FileKind, Version, VersionEdit, VersionSet};
 use crate::memtable::Memtable;
 use crate::options::Options;
@@ -187,7 +186,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
             wal_first_seqno = wal_first_seqno.min(seq);
             for op in d.batch.ops() {
                 let op = op.map_err(|r| Error::corruption(&path, at, r))?;
-                mem.insert(&key::tree_key(op.keyspace, op.key), seq, op.kind, op.value);
+                mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value);
                 seq += 1;
             }
             last_seqno = last_seqno.max(seq.saturating_sub(1));

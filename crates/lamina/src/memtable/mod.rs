@@ -41,6 +41,27 @@ impl Memtable {
     /// Inserts one entry. Each `(tree_key, seqno)` is inserted at most once.
     pub fn insert(&self, tree_key: &[u8], seqno: SeqNo, kind: Kind, value: &[u8]) {
         let ikey = key::internal_key(tree_key, seqno, kind as u8);
+        self.insert_internal(ikey, value);
+    }
+
+    /// Inserts one entry of keyspace `ks`, building its internal key in one allocation.
+    pub fn insert_user(
+        &self,
+        ks: key::KeyspaceId,
+        user_key: &[u8],
+        seqno: SeqNo,
+        kind: Kind,
+        value: &[u8],
+    ) {
+        let mut ikey = Vec::with_capacity(key::KEYSPACE_ID_LEN + user_key.len() + key::TRAILER_LEN);
+        ikey.extend_from_slice(&ks.to_be_bytes());
+        ikey.extend_from_slice(user_key);
+        key::push_trailer(&mut ikey, seqno, kind as u8);
+        self.insert_internal(ikey, value);
+    }
+
+    fn insert_internal(&self, ikey: Vec<u8>, value: &[u8]) {
+        let seqno = key::parse(&ikey).map_or(0, |p| p.seqno);
         let bytes = ikey.len() + value.len() + ENTRY_OVERHEAD;
         self.map.insert(InternalKey(ikey), value.to_vec());
         self.size.fetch_add(bytes as u64, Ordering::Relaxed);
