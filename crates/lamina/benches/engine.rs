@@ -1,0 +1,99 @@
+//! Micro-benchmarks of the engine above the table layer: memtable inserts and
+//! lookups, and whole-database puts and gets (in the memtable, and from
+//! tables through the block cache).
+//!
+//! Run with `cargo bench -p lamina --bench engine`.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use lamina::key::{self, Kind};
+use lamina::memtable::Memtable;
+use lamina::{Batch, Db, Durability, Options};
+
+fn user_key(i: u64) -> Vec<u8> {
+    // Spread keys over the space the way random inserts do.
+    format!(
+        "{:016}",
+        i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % 10_000_000_000_000_000
+    )
+    .into_bytes()
+}
+
+fn memtable(c: &mut Criterion) {
+    let mut g = c.benchmark_group("memtable");
+    g.throughput(Throughput::Elements(1));
+    let value = vec![b'v'; 100];
+    g.bench_function("insert 16B key 100B value", |b| {
+        let mem = Memtable::new(1);
+        let mut i = 0u64;
+        b.iter(|| {
+            i += 1;
+            mem.insert_user(0, &user_key(i), i, Kind::Put, &value);
+        })
+    });
+    let mem = Memtable::new(1);
+    for i in 0..200_000u64 {
+        mem.insert_user(0, &user_key(i), i + 1, Kind::Put, &value);
+    }
+    g.bench_function("lookup in 200k entries", |b| {
+        let mut i = 0u64;
+        let mut out = Vec::new();
+        b.iter(|| {
+            i = (i + 7919) % 200_000;
+            let tk = key::tree_key(0, &user_key(i));
+            out.clear();
+            black_box(mem.collect_entries(&tk, &key::seek_key(&tk), &mut out));
+        })
+    });
+    g.finish();
+}
+
+fn database(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path().join("db"), Options::default()).unwrap();
+    let value = vec![b'v'; 100];
+    let mut g = c.benchmark_group("db");
+    g.throughput(Throughput::Elements(1));
+    let mut i = 0u64;
+    g.bench_function("put (Durability::None)", |b| {
+        b.iter(|| {
+            i += 1;
+            let mut batch = Batch::new();
+            batch.put(&user_key(i), &value);
+            db.write_with(batch, Durability::None).unwrap();
+        })
+    });
+    g.bench_function("put (Durability::Os)", |b| {
+        b.iter(|| {
+            i += 1;
+            db.put(&user_key(i), &value).unwrap();
+        })
+    });
+    let written = i;
+    g.bench_function("get from memtable", |b| {
+        let mut j = 0u64;
+        b.iter(|| {
+            j = j % written + 1;
+            black_box(db.get(&user_key(j)).unwrap());
+        })
+    });
+    db.flush().unwrap();
+    g.bench_function("get from tables (cached)", |b| {
+        let mut j = 0u64;
+        b.iter(|| {
+            j = j % written + 1;
+            black_box(db.get(&user_key(j)).unwrap());
+        })
+    });
+    g.bench_function("get of a missing key (bloom)", |b| {
+        let mut j = 0u64;
+        b.iter(|| {
+            j += 1;
+            black_box(db.get(format!("missing{j:09}").as_bytes()).unwrap());
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, memtable, database);
+criterion_main!(benches);
