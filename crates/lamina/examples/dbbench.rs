@@ -57,6 +57,38 @@ fn parse() -> Result<Args, String> {
     Ok(a)
 }
 
+/// Values like db_bench's: consecutive slices of a 1 MiB buffer built from
+/// pieces that are half random bytes and half a repeat of them, so blocks
+/// compress to about half their size (db_bench's default compression ratio).
+struct ValueSource {
+    buf: Vec<u8>,
+    size: usize,
+    pos: std::cell::Cell<usize>,
+}
+
+impl ValueSource {
+    fn new(size: usize) -> ValueSource {
+        let mut rng = Rng(301);
+        let mut buf = Vec::with_capacity((1 << 20) + size);
+        while buf.len() < (1 << 20) + size {
+            let piece = size.clamp(2, 100);
+            let random: Vec<u8> = (0..piece / 2).map(|_| (rng.next() % 95 + 32) as u8).collect();
+            buf.extend_from_slice(&random);
+            buf.extend_from_slice(&random);
+        }
+        ValueSource { buf, size, pos: std::cell::Cell::new(0) }
+    }
+
+    fn next(&self) -> &[u8] {
+        let mut p = self.pos.get();
+        if p + self.size > self.buf.len() {
+            p = 0;
+        }
+        self.pos.set(p + self.size);
+        self.buf.get(p..p + self.size).unwrap_or_default()
+    }
+}
+
 /// xorshift64*: fast and deterministic, like db_bench's Random64.
 struct Rng(u64);
 impl Rng {
@@ -93,7 +125,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let a = parse()?;
     let _ = Db::destroy(&a.db, &Options::default());
     let db = Db::open(&a.db, Options::default())?;
-    let value: Vec<u8> = (0..a.value_size).map(|i| (i * 7 + 13) as u8).collect();
+    let values = ValueSource::new(a.value_size);
     let d = if a.sync {
         Durability::Sync
     } else {
@@ -118,7 +150,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         rng.next() % a.num
                     };
                     key(&mut k, n, a.key_size);
-                    batch.put(&k, &value);
+                    batch.put(&k, values.next());
                     if batch.len() == 1 {
                         db.write_with(std::mem::take(&mut batch), d)?;
                         batch = Batch::new();
