@@ -134,7 +134,17 @@ mod tests {
 
     #[test]
     fn varint_round_trip() {
-        for v in [0u64, 1, 127, 128, 300, 16_383, 16_384, u32::MAX as u64, u64::MAX] {
+        for v in [
+            0u64,
+            1,
+            127,
+            128,
+            300,
+            16_383,
+            16_384,
+            u32::MAX as u64,
+            u64::MAX,
+        ] {
             let mut buf = Vec::new();
             put_varint(&mut buf, v);
             let mut d = Decoder::new(&buf);
@@ -147,8 +157,14 @@ mod tests {
     fn truncated_and_overlong_varints_are_refused() {
         assert_eq!(Decoder::new(&[0x80]).varint(), None);
         assert_eq!(Decoder::new(&[0xff; 11]).varint(), None);
-        assert_eq!(Decoder::new(&[0xff, 0xff, 0xff, 0xff, 0x0f]).varint32(), Some(u32::MAX));
-        assert_eq!(Decoder::new(&[0xff, 0xff, 0xff, 0xff, 0x1f]).varint32(), None);
+        assert_eq!(
+            Decoder::new(&[0xff, 0xff, 0xff, 0xff, 0x0f]).varint32(),
+            Some(u32::MAX)
+        );
+        assert_eq!(
+            Decoder::new(&[0xff, 0xff, 0xff, 0xff, 0x1f]).varint32(),
+            None
+        );
     }
 
     #[test]

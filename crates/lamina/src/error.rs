@@ -73,12 +73,19 @@ fn path_suffix(path: &Option<PathBuf>) -> String {
 impl Error {
     /// An I/O error about `path`.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
-        Error::Io { path: Some(path.into()), source }
+        Error::Io {
+            path: Some(path.into()),
+            source,
+        }
     }
 
     /// A corruption error in `file` at `offset`.
     pub fn corruption(file: impl Into<PathBuf>, offset: u64, reason: impl Into<String>) -> Error {
-        Error::Corruption { file: file.into(), offset, reason: reason.into() }
+        Error::Corruption {
+            file: file.into(),
+            offset,
+            reason: reason.into(),
+        }
     }
 
     /// True for [`Error::Corruption`].
@@ -106,14 +113,21 @@ impl Clone for Error {
                 path: path.clone(),
                 source: std::io::Error::new(source.kind(), source.to_string()),
             },
-            Error::Corruption { file, offset, reason } => {
-                Error::Corruption { file: file.clone(), offset: *offset, reason: reason.clone() }
-            }
+            Error::Corruption {
+                file,
+                offset,
+                reason,
+            } => Error::Corruption {
+                file: file.clone(),
+                offset: *offset,
+                reason: reason.clone(),
+            },
             Error::Locked(p) => Error::Locked(p.clone()),
             Error::InvalidArgument(s) => Error::InvalidArgument(s.clone()),
-            Error::NotADatabase { path, reason } => {
-                Error::NotADatabase { path: path.clone(), reason: reason.clone() }
-            }
+            Error::NotADatabase { path, reason } => Error::NotADatabase {
+                path: path.clone(),
+                reason: reason.clone(),
+            },
             Error::AlreadyExists(p) => Error::AlreadyExists(p.clone()),
             Error::Poisoned(s) => Error::Poisoned(s.clone()),
             Error::Closed => Error::Closed,

@@ -119,13 +119,18 @@ pub fn parse(ikey: &[u8]) -> Option<Parsed<'_>> {
     }
     let (tree_key, trailer) = ikey.split_at(split);
     let t = u64::from_le_bytes(trailer.try_into().ok()?);
-    Some(Parsed { tree_key, seqno: t >> 8, kind: Kind::from_u8(t as u8)? })
+    Some(Parsed {
+        tree_key,
+        seqno: t >> 8,
+        kind: Kind::from_u8(t as u8)?,
+    })
 }
 
 /// The tree key of an internal key (everything before the trailer).
 /// Keys shorter than a trailer yield themselves.
 pub fn tree_key_of(ikey: &[u8]) -> &[u8] {
-    ikey.get(..ikey.len().saturating_sub(TRAILER_LEN)).unwrap_or(ikey)
+    ikey.get(..ikey.len().saturating_sub(TRAILER_LEN))
+        .unwrap_or(ikey)
 }
 
 /// The keyspace id a tree key starts with (0 for keys too short to hold one).
@@ -147,7 +152,9 @@ fn trailer_of(ikey: &[u8]) -> u64 {
 /// The order of internal keys: tree key ascending, then trailer descending
 /// (newest seqno first). Keys shorter than a trailer compare as raw bytes.
 pub fn compare(a: &[u8], b: &[u8]) -> Ordering {
-    tree_key_of(a).cmp(tree_key_of(b)).then_with(|| trailer_of(b).cmp(&trailer_of(a)))
+    tree_key_of(a)
+        .cmp(tree_key_of(b))
+        .then_with(|| trailer_of(b).cmp(&trailer_of(a)))
 }
 
 /// An owned internal key ordered by [`compare`]; the memtable's key type.
@@ -192,7 +199,10 @@ mod tests {
     fn parse_round_trip_and_rejects_junk() {
         let k = internal_key(&tree_key(7, b"abc"), 42, Kind::Merge as u8);
         let p = parse(&k).expect("well formed");
-        assert_eq!((p.keyspace(), p.user_key(), p.seqno, p.kind), (7, &b"abc"[..], 42, Kind::Merge));
+        assert_eq!(
+            (p.keyspace(), p.user_key(), p.seqno, p.kind),
+            (7, &b"abc"[..], 42, Kind::Merge)
+        );
         assert!(parse(b"short").is_none());
         assert!(parse(&internal_key(&tree_key(0, b"x"), 1, 9)).is_none());
     }

@@ -1,11 +1,378 @@
-//! Fault-injecting wrapper.
+//! A [`FileSystem`] wrapper that injects I/O failures on command.
 
-/// Fault-injecting file system (to be implemented).
-#[derive(Debug)]
-pub struct FaultFs;
-/// Controls which faults fire.
-#[derive(Debug)]
-pub struct Faults;
-/// Kind of operation a fault applies to.
-#[derive(Debug)]
-pub enum FaultKind {}
+use super::{FileLock, FileSystem, RandomAccessFile, WritableFile};
+use parking_lot::Mutex;
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Raw OS error returned by failed writes: `ENOSPC`, no space left on device.
+const ENOSPC: i32 = 28;
+/// Raw OS error returned by every other injected failure: `EIO`.
+const EIO: i32 = 5;
+
+/// The kinds of operation a fault can target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FaultKind {
+    /// `WritableFile::append`. Fails with `ENOSPC`.
+    Write,
+    /// `WritableFile::sync_data` and `FileSystem::sync_dir`. Fails with `EIO`.
+    Sync,
+    /// `RandomAccessFile::read_at` and `FileSystem::open`. Fails with `EIO`.
+    Read,
+    /// `FileSystem::create`, `rename`, `remove_file` and `create_dir_all`.
+    /// Fails with `EIO`.
+    Metadata,
+}
+
+impl FaultKind {
+    fn slot(self) -> usize {
+        match self {
+            FaultKind::Write => 0,
+            FaultKind::Sync => 1,
+            FaultKind::Read => 2,
+            FaultKind::Metadata => 3,
+        }
+    }
+
+    fn error(self) -> io::Error {
+        match self {
+            FaultKind::Write => io::Error::from_raw_os_error(ENOSPC),
+            FaultKind::Sync | FaultKind::Read | FaultKind::Metadata => {
+                io::Error::from_raw_os_error(EIO)
+            }
+        }
+    }
+}
+
+/// When operations of one kind start failing.
+#[derive(Debug, Clone, Copy)]
+struct Rule {
+    /// Index (in `Slot::seen` numbering) of the first operation that fails.
+    first: u64,
+    /// Only that operation fails, not the ones after it.
+    once: bool,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Slot {
+    seen: u64,
+    rule: Option<Rule>,
+}
+
+/// The controller of a [`FaultFs`]: counts operations by kind and decides
+/// which ones fail. Shared through an `Arc`; every method may be called from
+/// any thread while the file system is in use.
+#[derive(Debug, Default)]
+pub struct Faults {
+    slots: Mutex<[Slot; 4]>,
+}
+
+impl Faults {
+    /// From now on, the next `n` operations of `kind` succeed and every later
+    /// one fails, until [`Faults::clear`]. Replaces any earlier rule for `kind`.
+    pub fn fail_after(&self, kind: FaultKind, n: u64) {
+        self.set(kind, n, false);
+    }
+
+    /// From now on, the next `n` operations of `kind` succeed, the one after
+    /// them fails, and later ones succeed again. Replaces any earlier rule for
+    /// `kind`.
+    pub fn fail_once_after(&self, kind: FaultKind, n: u64) {
+        self.set(kind, n, true);
+    }
+
+    fn set(&self, kind: FaultKind, n: u64, once: bool) {
+        let mut slots = self.slots.lock();
+        if let Some(slot) = slots.get_mut(kind.slot()) {
+            slot.rule = Some(Rule {
+                first: slot.seen.saturating_add(n),
+                once,
+            });
+        }
+    }
+
+    /// Removes every rule: all operations succeed again. Counts are kept.
+    pub fn clear(&self) {
+        for slot in self.slots.lock().iter_mut() {
+            slot.rule = None;
+        }
+    }
+
+    /// How many operations of `kind` were attempted so far, failed ones included.
+    pub fn count(&self, kind: FaultKind) -> u64 {
+        self.slots.lock().get(kind.slot()).map_or(0, |s| s.seen)
+    }
+
+    /// Counts one operation of `kind` and returns the error it must fail
+    /// with, if a rule says so.
+    fn check(&self, kind: FaultKind) -> io::Result<()> {
+        let mut slots = self.slots.lock();
+        let Some(slot) = slots.get_mut(kind.slot()) else {
+            return Ok(());
+        };
+        let index = slot.seen;
+        slot.seen = slot.seen.saturating_add(1);
+        let fails = match slot.rule {
+            Some(Rule { first, once: false }) => index >= first,
+            Some(Rule { first, once: true }) => index == first,
+            None => false,
+        };
+        if fails {
+            Err(kind.error())
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// A [`FileSystem`] that passes every call to an inner one, except the calls
+/// its [`Faults`] tell it to fail.
+///
+/// A failed call does nothing at all: it returns the error without reaching
+/// the inner file system (a failed append writes no byte; a failed sync
+/// makes nothing durable; a failed rename leaves both names as they were).
+/// `list_dir`, `is_dir`, `file_size` and `lock` are passed through, never
+/// counted and never failed. Files opened or created through a `FaultFs`
+/// stay under its control for their whole life.
+#[derive(Clone)]
+pub struct FaultFs {
+    inner: Arc<dyn FileSystem>,
+    faults: Arc<Faults>,
+}
+
+impl FaultFs {
+    /// Wraps `inner`; no fault is armed.
+    pub fn new(inner: Arc<dyn FileSystem>) -> FaultFs {
+        FaultFs {
+            inner,
+            faults: Arc::new(Faults::default()),
+        }
+    }
+
+    /// The shared controller of this file system's faults.
+    pub fn faults(&self) -> Arc<Faults> {
+        Arc::clone(&self.faults)
+    }
+}
+
+impl std::fmt::Debug for FaultFs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FaultFs")
+            .field("faults", &self.faults)
+            .finish_non_exhaustive()
+    }
+}
+
+struct FaultWritable {
+    inner: Box<dyn WritableFile>,
+    faults: Arc<Faults>,
+}
+
+impl WritableFile for FaultWritable {
+    fn append(&mut self, data: &[u8]) -> io::Result<()> {
+        self.faults.check(FaultKind::Write)?;
+        self.inner.append(data)
+    }
+
+    fn sync_data(&mut self) -> io::Result<()> {
+        self.faults.check(FaultKind::Sync)?;
+        self.inner.sync_data()
+    }
+
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+}
+
+struct FaultReadable {
+    inner: Arc<dyn RandomAccessFile>,
+    faults: Arc<Faults>,
+}
+
+impl RandomAccessFile for FaultReadable {
+    fn read_at(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        self.faults.check(FaultKind::Read)?;
+        self.inner.read_at(offset, len)
+    }
+
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+}
+
+impl FileSystem for FaultFs {
+    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+        self.faults.check(FaultKind::Metadata)?;
+        self.inner.create_dir_all(path)
+    }
+
+    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        self.faults.check(FaultKind::Metadata)?;
+        let inner = self.inner.create(path)?;
+        Ok(Box::new(FaultWritable {
+            inner,
+            faults: self.faults(),
+        }))
+    }
+
+    fn open(&self, path: &Path) -> io::Result<Arc<dyn RandomAccessFile>> {
+        self.faults.check(FaultKind::Read)?;
+        let inner = self.inner.open(path)?;
+        Ok(Arc::new(FaultReadable {
+            inner,
+            faults: self.faults(),
+        }))
+    }
+
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<String>> {
+        self.inner.list_dir(path)
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        self.faults.check(FaultKind::Metadata)?;
+        self.inner.remove_file(path)
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.faults.check(FaultKind::Metadata)?;
+        self.inner.rename(from, to)
+    }
+
+    fn sync_dir(&self, path: &Path) -> io::Result<()> {
+        self.faults.check(FaultKind::Sync)?;
+        self.inner.sync_dir(path)
+    }
+
+    fn is_dir(&self, path: &Path) -> io::Result<Option<bool>> {
+        self.inner.is_dir(path)
+    }
+
+    fn file_size(&self, path: &Path) -> io::Result<u64> {
+        self.inner.file_size(path)
+    }
+
+    fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {
+        self.inner.lock(path)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use crate::fs::MemFs;
+
+    fn setup() -> (MemFs, FaultFs, Arc<Faults>) {
+        let mem = MemFs::new();
+        mem.create_dir_all(Path::new("/db")).unwrap();
+        let fs = FaultFs::new(Arc::new(mem.clone()));
+        let faults = fs.faults();
+        (mem, fs, faults)
+    }
+
+    #[test]
+    fn nothing_fails_until_armed_and_everything_is_counted() {
+        let (mem, fs, faults) = setup();
+        let path = Path::new("/db/a");
+        let mut f = fs.create(path).unwrap();
+        f.append(b"abc").unwrap();
+        f.sync_data().unwrap();
+        fs.sync_dir(Path::new("/db")).unwrap();
+        let r = fs.open(path).unwrap();
+        assert_eq!(r.read_at(0, 3).unwrap(), b"abc");
+        fs.rename(path, Path::new("/db/b")).unwrap();
+        fs.remove_file(Path::new("/db/b")).unwrap();
+        fs.create_dir_all(Path::new("/db/sub")).unwrap();
+        assert_eq!(fs.list_dir(Path::new("/db")).unwrap(), ["sub"]);
+        assert_eq!(faults.count(FaultKind::Write), 1);
+        assert_eq!(faults.count(FaultKind::Sync), 2);
+        assert_eq!(faults.count(FaultKind::Read), 2);
+        assert_eq!(faults.count(FaultKind::Metadata), 4);
+        assert_eq!(mem.sync_count(), 1);
+    }
+
+    #[test]
+    fn fail_after_fails_every_later_operation_until_cleared() {
+        let (mem, fs, faults) = setup();
+        let mut f = fs.create(Path::new("/db/a")).unwrap();
+        f.append(b"before").unwrap();
+        faults.fail_after(FaultKind::Write, 2);
+        f.append(b"1").unwrap();
+        f.append(b"2").unwrap();
+        for _ in 0..3 {
+            let err = f.append(b"lost").unwrap_err();
+            assert_eq!(err.raw_os_error(), Some(ENOSPC));
+        }
+        assert_eq!(mem.read_all(Path::new("/db/a")).unwrap(), b"before12");
+        assert_eq!(f.len(), 8);
+        faults.clear();
+        f.append(b"3").unwrap();
+        assert_eq!(mem.read_all(Path::new("/db/a")).unwrap(), b"before123");
+        assert_eq!(faults.count(FaultKind::Write), 7);
+    }
+
+    #[test]
+    fn fail_once_after_fails_exactly_one_operation() {
+        let (mem, fs, faults) = setup();
+        let mut f = fs.create(Path::new("/db/a")).unwrap();
+        f.append(b"x").unwrap();
+        faults.fail_once_after(FaultKind::Sync, 1);
+        f.sync_data().unwrap();
+        let err = fs.sync_dir(Path::new("/db")).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(EIO));
+        f.sync_data().unwrap();
+        fs.sync_dir(Path::new("/db")).unwrap();
+        assert_eq!(mem.sync_count(), 2);
+        assert_eq!(faults.count(FaultKind::Sync), 4);
+    }
+
+    #[test]
+    fn failed_sync_makes_nothing_durable() {
+        let (mem, fs, faults) = setup();
+        let mut f = fs.create(Path::new("/db/a")).unwrap();
+        fs.sync_dir(Path::new("/db")).unwrap();
+        f.append(b"data").unwrap();
+        faults.fail_after(FaultKind::Sync, 0);
+        assert!(f.sync_data().is_err());
+        assert_eq!(mem.crash_clone().read_all(Path::new("/db/a")).unwrap(), b"");
+    }
+
+    #[test]
+    fn read_and_metadata_faults() {
+        let (mem, fs, faults) = setup();
+        fs.create(Path::new("/db/a"))
+            .unwrap()
+            .append(b"abc")
+            .unwrap();
+        let r = fs.open(Path::new("/db/a")).unwrap();
+        faults.fail_after(FaultKind::Read, 0);
+        assert_eq!(r.read_at(0, 1).unwrap_err().raw_os_error(), Some(EIO));
+        assert!(fs.open(Path::new("/db/a")).is_err());
+        assert!(fs.read_all(Path::new("/db/a")).is_err());
+        faults.fail_after(FaultKind::Metadata, 0);
+        assert!(fs.rename(Path::new("/db/a"), Path::new("/db/b")).is_err());
+        assert!(fs.remove_file(Path::new("/db/a")).is_err());
+        assert!(fs.create(Path::new("/db/c")).is_err());
+        assert!(fs.create_dir_all(Path::new("/db/d")).is_err());
+        assert_eq!(mem.file_names(Path::new("/db")), ["a"]);
+        // Pass-through calls are not affected.
+        assert_eq!(fs.file_size(Path::new("/db/a")).unwrap(), 3);
+        assert_eq!(fs.is_dir(Path::new("/db")).unwrap(), Some(true));
+        drop(fs.lock(Path::new("/db/a")).unwrap());
+        faults.clear();
+        assert_eq!(r.read_at(0, 3).unwrap(), b"abc");
+        assert_eq!(faults.count(FaultKind::Read), 5);
+        assert_eq!(faults.count(FaultKind::Metadata), 5);
+    }
+
+    #[test]
+    fn faults_are_controlled_from_another_thread() {
+        let (_mem, fs, faults) = setup();
+        let mut f = fs.create(Path::new("/db/a")).unwrap();
+        std::thread::spawn(move || faults.fail_after(FaultKind::Write, 0))
+            .join()
+            .unwrap();
+        assert!(f.append(b"x").is_err());
+    }
+}

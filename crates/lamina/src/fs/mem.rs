@@ -1,5 +1,819 @@
 //! In-memory file system that can simulate a crash.
+//!
+//! The model follows the durability rules of [`FileSystem`]: every file is an
+//! *inode* holding its bytes and how many of them are synced; the namespace
+//! (path → inode) exists twice, as the *current* namespace every call sees and
+//! the *durable* namespace a power loss would leave. Creating, renaming and
+//! removing a file change the current namespace and are queued as pending
+//! directory operations; `sync_dir(dir)` applies the pending operations that
+//! touch `dir` to the durable namespace. Directories themselves are durable as
+//! soon as `create_dir_all` returns (lamina never removes one). `create` on an
+//! existing file truncates it, and the truncation is durable at once (the file
+//! keeps its name and inode; a crash leaves it empty until the next sync).
 
-/// In-memory file system (to be implemented).
-#[derive(Debug, Default, Clone)]
-pub struct MemFs;
+use super::{FileLock, FileSystem, RandomAccessFile, WritableFile};
+use parking_lot::Mutex;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// An in-memory [`FileSystem`] that keeps synced and unsynced bytes apart and
+/// can produce what a power loss would leave ([`MemFs::crash_clone`]).
+///
+/// Cloning a `MemFs` gives another handle on the same files; every handle is
+/// usable from any thread. Paths are compared after normalisation of `.` and
+/// repeated separators; `/` and the empty path are directories that always
+/// exist.
+#[derive(Clone, Default)]
+pub struct MemFs {
+    shared: Arc<Shared>,
+}
+
+#[derive(Default)]
+struct Shared {
+    state: Mutex<State>,
+    syncs: AtomicU64,
+}
+
+/// The bytes of one file. `synced_len <= data.len()` always holds.
+#[derive(Default)]
+struct Inode {
+    data: Vec<u8>,
+    synced_len: usize,
+}
+
+type InodeRef = Arc<Mutex<Inode>>;
+
+/// A directory operation not yet made durable by `sync_dir`.
+#[derive(Clone)]
+enum DirOp {
+    /// `path` now names `inode` (a creation).
+    Link { path: PathBuf, inode: InodeRef },
+    /// `path` no longer names anything.
+    Unlink { path: PathBuf },
+    /// `from` moved to `to` (one atomic operation).
+    Rename {
+        from: PathBuf,
+        to: PathBuf,
+        inode: InodeRef,
+    },
+}
+
+impl DirOp {
+    fn touches(&self, dir: &Path) -> bool {
+        let in_dir = |p: &PathBuf| parent_of(p) == dir;
+        match self {
+            DirOp::Link { path, .. } | DirOp::Unlink { path } => in_dir(path),
+            DirOp::Rename { from, to, .. } => in_dir(from) || in_dir(to),
+        }
+    }
+
+    fn apply(&self, names: &mut BTreeMap<PathBuf, InodeRef>) {
+        match self {
+            DirOp::Link { path, inode } => {
+                names.insert(path.clone(), Arc::clone(inode));
+            }
+            DirOp::Unlink { path } => {
+                names.remove(path);
+            }
+            DirOp::Rename { from, to, inode } => {
+                names.remove(from);
+                names.insert(to.clone(), Arc::clone(inode));
+            }
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    current: BTreeMap<PathBuf, InodeRef>,
+    durable: BTreeMap<PathBuf, InodeRef>,
+    dirs: BTreeSet<PathBuf>,
+    pending: Vec<DirOp>,
+    locks: HashSet<PathBuf>,
+}
+
+fn normalize(path: &Path) -> PathBuf {
+    path.components().collect()
+}
+
+fn parent_of(path: &Path) -> &Path {
+    path.parent().unwrap_or(Path::new(""))
+}
+
+fn not_found(path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::NotFound,
+        format!("{}: no such file", path.display()),
+    )
+}
+
+fn is_a_directory(path: &Path) -> io::Error {
+    io::Error::other(format!("{}: is a directory", path.display()))
+}
+
+impl State {
+    fn dir_exists(&self, path: &Path) -> bool {
+        path.as_os_str().is_empty() || path == Path::new("/") || self.dirs.contains(path)
+    }
+
+    /// Checks that a file may be placed at `path`.
+    fn check_file_slot(&self, path: &Path) -> io::Result<()> {
+        if self.dir_exists(path) {
+            return Err(is_a_directory(path));
+        }
+        if !self.dir_exists(parent_of(path)) {
+            return Err(not_found(parent_of(path)));
+        }
+        Ok(())
+    }
+
+    fn file(&self, path: &Path) -> io::Result<&InodeRef> {
+        if self.dir_exists(path) {
+            return Err(is_a_directory(path));
+        }
+        self.current.get(path).ok_or_else(|| not_found(path))
+    }
+
+    /// Creates `path` if missing; returns its inode.
+    fn create_or_truncate(&mut self, path: &Path, truncate: bool) -> io::Result<InodeRef> {
+        self.check_file_slot(path)?;
+        if let Some(inode) = self.current.get(path) {
+            if truncate {
+                let mut i = inode.lock();
+                i.data.clear();
+                i.synced_len = 0;
+            }
+            return Ok(Arc::clone(inode));
+        }
+        let inode = InodeRef::default();
+        self.current.insert(path.to_path_buf(), Arc::clone(&inode));
+        self.pending.push(DirOp::Link {
+            path: path.to_path_buf(),
+            inode: Arc::clone(&inode),
+        });
+        Ok(inode)
+    }
+}
+
+/// A small deterministic generator (SplitMix64) for `crash_clone_with`.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A value in `0..=max`.
+    fn up_to(&mut self, max: usize) -> usize {
+        let bound = (max as u64).saturating_add(1);
+        if bound == 0 {
+            return 0;
+        }
+        usize::try_from(self.next() % bound).unwrap_or(max)
+    }
+}
+
+impl MemFs {
+    /// An empty file system holding only the root directory.
+    pub fn new() -> MemFs {
+        MemFs::default()
+    }
+
+    /// A new, independent file system holding exactly what would survive a
+    /// power loss right now: the durable namespace, each file cut to its
+    /// synced length. `self` is not changed and keeps running; locks are not
+    /// carried over, and the clone's files are all synced.
+    pub fn crash_clone(&self) -> MemFs {
+        let state = self.shared.state.lock();
+        let names = state.durable.clone();
+        Self::materialize(&state, names, |inode| inode.synced_len)
+    }
+
+    /// Like [`MemFs::crash_clone`], but models partial writeback, with every
+    /// choice drawn from `seed` (the same seed on the same state gives the same
+    /// result): each file keeps its synced bytes plus a pseudo-random prefix of
+    /// its unsynced bytes, and each directory operation not yet made durable
+    /// independently either happened or did not (a rename happens as a whole
+    /// or not at all; later operations are applied in order on top).
+    pub fn crash_clone_with(&self, seed: u64) -> MemFs {
+        let state = self.shared.state.lock();
+        let mut rng = SplitMix(seed);
+        let mut names = state.durable.clone();
+        for op in &state.pending {
+            if rng.next() & 1 == 1 {
+                op.apply(&mut names);
+            }
+        }
+        Self::materialize(&state, names, |inode| {
+            let unsynced = inode.data.len().saturating_sub(inode.synced_len);
+            inode.synced_len.saturating_add(rng.up_to(unsynced))
+        })
+    }
+
+    /// Builds a new file system from `names`, giving each distinct inode the
+    /// first `keep(inode)` bytes of its data.
+    fn materialize(
+        state: &State,
+        names: BTreeMap<PathBuf, InodeRef>,
+        mut keep: impl FnMut(&Inode) -> usize,
+    ) -> MemFs {
+        let mut copies: HashMap<*const Mutex<Inode>, InodeRef> = HashMap::new();
+        let mut files = BTreeMap::new();
+        for (path, inode) in names {
+            let copy = copies.entry(Arc::as_ptr(&inode)).or_insert_with(|| {
+                let i = inode.lock();
+                let len = keep(&i).min(i.data.len());
+                let data = i.data.get(..len).unwrap_or_default().to_vec();
+                Arc::new(Mutex::new(Inode {
+                    data,
+                    synced_len: len,
+                }))
+            });
+            files.insert(path, Arc::clone(copy));
+        }
+        let fresh = State {
+            current: files.clone(),
+            durable: files,
+            dirs: state.dirs.clone(),
+            pending: Vec::new(),
+            locks: HashSet::new(),
+        };
+        MemFs {
+            shared: Arc::new(Shared {
+                state: Mutex::new(fresh),
+                syncs: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// Sorted names of the files (not directories) directly in `dir`, as the
+    /// current namespace has them. Empty if `dir` does not exist.
+    pub fn file_names(&self, dir: &Path) -> Vec<String> {
+        let dir = normalize(dir);
+        let state = self.shared.state.lock();
+        state
+            .current
+            .keys()
+            .filter(|p| parent_of(p) == dir)
+            .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect()
+    }
+
+    /// Flips every bit of the byte at `offset` of the file at `path`, in its
+    /// current and in its synced contents (the damage survives a crash).
+    pub fn corrupt_byte(&self, path: &Path, offset: u64) -> io::Result<()> {
+        let state = self.shared.state.lock();
+        let mut inode = state.file(&normalize(path))?.lock();
+        let byte = usize::try_from(offset)
+            .ok()
+            .and_then(|o| inode.data.get_mut(o))
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "offset past the end"))?;
+        *byte ^= 0xff;
+        Ok(())
+    }
+
+    /// Cuts the file at `path` to `len` bytes (no effect if it is shorter), in
+    /// its current and its synced contents.
+    pub fn truncate(&self, path: &Path, len: u64) -> io::Result<()> {
+        let state = self.shared.state.lock();
+        let mut inode = state.file(&normalize(path))?.lock();
+        let len = usize::try_from(len).unwrap_or(usize::MAX);
+        inode.data.truncate(len);
+        inode.synced_len = inode.synced_len.min(len);
+        Ok(())
+    }
+
+    /// How many times `sync_data` has been called on files of this file system.
+    pub fn sync_count(&self) -> u64 {
+        self.shared.syncs.load(Ordering::Relaxed)
+    }
+
+    /// Total size of the files in the current namespace (each file once).
+    pub fn total_bytes(&self) -> u64 {
+        let state = self.shared.state.lock();
+        let mut seen = HashSet::new();
+        let mut total = 0u64;
+        for inode in state.current.values() {
+            if seen.insert(Arc::as_ptr(inode)) {
+                total = total.saturating_add(inode.lock().data.len() as u64);
+            }
+        }
+        total
+    }
+}
+
+impl std::fmt::Debug for MemFs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = self.shared.state.lock();
+        f.debug_struct("MemFs")
+            .field("files", &state.current.keys().collect::<Vec<_>>())
+            .field("pending_dir_ops", &state.pending.len())
+            .finish()
+    }
+}
+
+struct MemWritable {
+    inode: InodeRef,
+    shared: Arc<Shared>,
+}
+
+impl WritableFile for MemWritable {
+    fn append(&mut self, data: &[u8]) -> io::Result<()> {
+        self.inode.lock().data.extend_from_slice(data);
+        Ok(())
+    }
+
+    fn sync_data(&mut self) -> io::Result<()> {
+        let mut inode = self.inode.lock();
+        inode.synced_len = inode.data.len();
+        self.shared.syncs.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn len(&self) -> u64 {
+        self.inode.lock().data.len() as u64
+    }
+}
+
+struct MemReadable {
+    inode: InodeRef,
+    len: u64,
+}
+
+impl RandomAccessFile for MemReadable {
+    fn read_at(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        let inode = self.inode.lock();
+        let eof = || {
+            io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "read past the end of the file",
+            )
+        };
+        let start = usize::try_from(offset).map_err(|_| eof())?;
+        let end = start.checked_add(len).ok_or_else(eof)?;
+        Ok(inode.data.get(start..end).ok_or_else(eof)?.to_vec())
+    }
+
+    fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+struct MemLock {
+    path: PathBuf,
+    shared: Arc<Shared>,
+}
+
+impl FileLock for MemLock {}
+
+impl Drop for MemLock {
+    fn drop(&mut self) {
+        self.shared.state.lock().locks.remove(&self.path);
+    }
+}
+
+impl FileSystem for MemFs {
+    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+        let path = normalize(path);
+        let mut state = self.shared.state.lock();
+        let mut missing = Vec::new();
+        for dir in path.ancestors() {
+            if state.dir_exists(dir) {
+                break;
+            }
+            if state.current.contains_key(dir) {
+                return Err(io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    format!("{}: a file is in the way", dir.display()),
+                ));
+            }
+            missing.push(dir.to_path_buf());
+        }
+        state.dirs.extend(missing);
+        Ok(())
+    }
+
+    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        let inode = self
+            .shared
+            .state
+            .lock()
+            .create_or_truncate(&normalize(path), true)?;
+        Ok(Box::new(MemWritable {
+            inode,
+            shared: Arc::clone(&self.shared),
+        }))
+    }
+
+    fn open(&self, path: &Path) -> io::Result<Arc<dyn RandomAccessFile>> {
+        let state = self.shared.state.lock();
+        let inode = Arc::clone(state.file(&normalize(path))?);
+        let len = inode.lock().data.len() as u64;
+        Ok(Arc::new(MemReadable { inode, len }))
+    }
+
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<String>> {
+        let dir = normalize(path);
+        let state = self.shared.state.lock();
+        if !state.dir_exists(&dir) {
+            return Err(not_found(&dir));
+        }
+        let files = state.current.keys();
+        let dirs = state.dirs.iter();
+        Ok(files
+            .chain(dirs)
+            .filter(|p| p.parent() == Some(dir.as_path()))
+            .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect())
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        let path = normalize(path);
+        let mut state = self.shared.state.lock();
+        state.file(&path)?;
+        state.current.remove(&path);
+        state.pending.push(DirOp::Unlink { path });
+        Ok(())
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let (from, to) = (normalize(from), normalize(to));
+        let mut state = self.shared.state.lock();
+        let inode = Arc::clone(state.file(&from)?);
+        state.check_file_slot(&to)?;
+        if from == to {
+            return Ok(());
+        }
+        state.current.remove(&from);
+        state.current.insert(to.clone(), Arc::clone(&inode));
+        state.pending.push(DirOp::Rename { from, to, inode });
+        Ok(())
+    }
+
+    fn sync_dir(&self, path: &Path) -> io::Result<()> {
+        let dir = normalize(path);
+        let mut state = self.shared.state.lock();
+        if !state.dir_exists(&dir) {
+            return Err(not_found(&dir));
+        }
+        let state = &mut *state;
+        let (now, later): (Vec<DirOp>, Vec<DirOp>) =
+            state.pending.drain(..).partition(|op| op.touches(&dir));
+        state.pending = later;
+        for op in &now {
+            op.apply(&mut state.durable);
+        }
+        // The directory's durable entries are now exactly its current ones.
+        state.durable.retain(|p, _| parent_of(p) != dir);
+        for (p, inode) in state.current.iter().filter(|(p, _)| parent_of(p) == dir) {
+            state.durable.insert(p.clone(), Arc::clone(inode));
+        }
+        Ok(())
+    }
+
+    fn is_dir(&self, path: &Path) -> io::Result<Option<bool>> {
+        let path = normalize(path);
+        let state = self.shared.state.lock();
+        Ok(if state.dir_exists(&path) {
+            Some(true)
+        } else if state.current.contains_key(&path) {
+            Some(false)
+        } else {
+            None
+        })
+    }
+
+    fn file_size(&self, path: &Path) -> io::Result<u64> {
+        let state = self.shared.state.lock();
+        let len = state.file(&normalize(path))?.lock().data.len();
+        Ok(len as u64)
+    }
+
+    fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {
+        let path = normalize(path);
+        let mut state = self.shared.state.lock();
+        state.create_or_truncate(&path, false)?;
+        if !state.locks.insert(path.clone()) {
+            return Err(io::Error::new(io::ErrorKind::WouldBlock, "lock is held"));
+        }
+        Ok(Box::new(MemLock {
+            path,
+            shared: Arc::clone(&self.shared),
+        }))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> &Path {
+        Path::new(s)
+    }
+
+    fn write(fs: &MemFs, path: &str, data: &[u8], sync: bool) -> Box<dyn WritableFile> {
+        let mut f = fs.create(p(path)).unwrap();
+        f.append(data).unwrap();
+        if sync {
+            f.sync_data().unwrap();
+        }
+        f
+    }
+
+    fn db() -> MemFs {
+        let fs = MemFs::new();
+        fs.create_dir_all(p("/db")).unwrap();
+        fs
+    }
+
+    #[test]
+    fn write_read_and_sizes() {
+        let fs = db();
+        let mut f = write(&fs, "/db/a", b"hello", false);
+        f.append(b" world").unwrap();
+        assert_eq!(f.len(), 11);
+        assert_eq!(fs.read_all(p("/db/a")).unwrap(), b"hello world");
+        assert_eq!(fs.file_size(p("/db/a")).unwrap(), 11);
+        let r = fs.open(p("/db/a")).unwrap();
+        assert_eq!(r.len(), 11);
+        assert_eq!(r.read_at(6, 5).unwrap(), b"world");
+        assert_eq!(
+            r.read_at(6, 6).unwrap_err().kind(),
+            io::ErrorKind::UnexpectedEof
+        );
+        assert_eq!(
+            r.read_at(u64::MAX, 1).unwrap_err().kind(),
+            io::ErrorKind::UnexpectedEof
+        );
+        assert_eq!(fs.total_bytes(), 11);
+        assert_eq!(
+            fs.open(p("/db/b")).err().unwrap().kind(),
+            io::ErrorKind::NotFound
+        );
+        assert_eq!(
+            fs.file_size(p("/db/b")).unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
+    }
+
+    #[test]
+    fn directories() {
+        let fs = MemFs::new();
+        assert_eq!(
+            fs.list_dir(p("/db")).unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
+        assert_eq!(fs.is_dir(p("/db")).unwrap(), None);
+        assert!(fs.create(p("/db/x")).is_err(), "parent must exist");
+        fs.create_dir_all(p("/db/sub/deeper")).unwrap();
+        assert_eq!(fs.is_dir(p("/db")).unwrap(), Some(true));
+        assert_eq!(fs.is_dir(p("/db/sub/")).unwrap(), Some(true));
+        write(&fs, "/db/f", b"", false);
+        assert_eq!(fs.is_dir(p("/db/f")).unwrap(), Some(false));
+        let mut names = fs.list_dir(p("/db")).unwrap();
+        names.sort();
+        assert_eq!(names, ["f", "sub"]);
+        assert_eq!(fs.file_names(p("/db")), ["f"]);
+        assert!(fs.file_names(p("/nowhere")).is_empty());
+        assert!(
+            fs.create_dir_all(p("/db/f/g")).is_err(),
+            "a file is in the way"
+        );
+        assert!(
+            fs.create(p("/db/sub")).is_err(),
+            "a directory is in the way"
+        );
+        assert!(fs.remove_file(p("/db/sub")).is_err());
+        assert_eq!(
+            fs.sync_dir(p("/nowhere")).unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
+    }
+
+    #[test]
+    fn rename_and_remove() {
+        let fs = db();
+        write(&fs, "/db/a", b"A", false);
+        write(&fs, "/db/b", b"B", false);
+        fs.rename(p("/db/a"), p("/db/b")).unwrap();
+        assert_eq!(fs.file_names(p("/db")), ["b"]);
+        assert_eq!(fs.read_all(p("/db/b")).unwrap(), b"A");
+        assert_eq!(
+            fs.rename(p("/db/a"), p("/db/c")).unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
+        assert!(fs.rename(p("/db/b"), p("/nowhere/c")).is_err());
+        fs.remove_file(p("/db/b")).unwrap();
+        assert!(fs.file_names(p("/db")).is_empty());
+        assert_eq!(
+            fs.remove_file(p("/db/b")).unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
+    }
+
+    #[test]
+    fn create_truncates_an_existing_file() {
+        let fs = db();
+        write(&fs, "/db/a", b"old contents", true);
+        fs.sync_dir(p("/db")).unwrap();
+        write(&fs, "/db/a", b"new", false);
+        assert_eq!(fs.read_all(p("/db/a")).unwrap(), b"new");
+        assert_eq!(fs.crash_clone().read_all(p("/db/a")).unwrap(), b"");
+    }
+
+    #[test]
+    fn crash_drops_unsynced_bytes() {
+        let fs = db();
+        let mut f = write(&fs, "/db/a", b"synced", true);
+        fs.sync_dir(p("/db")).unwrap();
+        f.append(b"+unsynced").unwrap();
+        let crashed = fs.crash_clone();
+        assert_eq!(crashed.read_all(p("/db/a")).unwrap(), b"synced");
+        assert_eq!(fs.read_all(p("/db/a")).unwrap(), b"synced+unsynced");
+        f.sync_data().unwrap();
+        assert_eq!(
+            fs.crash_clone().read_all(p("/db/a")).unwrap(),
+            b"synced+unsynced"
+        );
+        assert_eq!(fs.sync_count(), 2);
+    }
+
+    #[test]
+    fn crash_reverts_unsynced_directory_operations() {
+        let fs = db();
+        write(&fs, "/db/kept", b"k", true);
+        write(&fs, "/db/old", b"o", true);
+        fs.sync_dir(p("/db")).unwrap();
+        // A synced file whose creation is not yet durable is lost.
+        write(&fs, "/db/new", b"n", true);
+        fs.rename(p("/db/old"), p("/db/renamed")).unwrap();
+        fs.remove_file(p("/db/kept")).unwrap();
+        assert_eq!(fs.file_names(p("/db")), ["new", "renamed"]);
+        let crashed = fs.crash_clone();
+        assert_eq!(crashed.file_names(p("/db")), ["kept", "old"]);
+        assert_eq!(crashed.read_all(p("/db/kept")).unwrap(), b"k");
+        assert_eq!(crashed.read_all(p("/db/old")).unwrap(), b"o");
+        fs.sync_dir(p("/db")).unwrap();
+        let crashed = fs.crash_clone();
+        assert_eq!(crashed.file_names(p("/db")), ["new", "renamed"]);
+        assert_eq!(crashed.read_all(p("/db/renamed")).unwrap(), b"o");
+    }
+
+    #[test]
+    fn sync_dir_covers_only_its_own_directory() {
+        let fs = db();
+        fs.create_dir_all(p("/other")).unwrap();
+        write(&fs, "/db/a", b"a", true);
+        write(&fs, "/other/b", b"b", true);
+        fs.sync_dir(p("/other")).unwrap();
+        let crashed = fs.crash_clone();
+        assert!(crashed.file_names(p("/db")).is_empty());
+        assert_eq!(crashed.file_names(p("/other")), ["b"]);
+        assert_eq!(
+            crashed.is_dir(p("/db")).unwrap(),
+            Some(true),
+            "directories are durable"
+        );
+    }
+
+    #[test]
+    fn crash_clone_is_independent() {
+        let fs = db();
+        let mut f = write(&fs, "/db/a", b"1234", true);
+        fs.sync_dir(p("/db")).unwrap();
+        let crashed = fs.crash_clone();
+        f.append(b"5678").unwrap();
+        f.sync_data().unwrap();
+        write(&fs, "/db/b", b"x", true);
+        fs.sync_dir(p("/db")).unwrap();
+        assert_eq!(crashed.read_all(p("/db/a")).unwrap(), b"1234");
+        assert_eq!(crashed.file_names(p("/db")), ["a"]);
+        let mut g = crashed.create(p("/db/c")).unwrap();
+        g.append(b"zz").unwrap();
+        crashed.corrupt_byte(p("/db/a"), 0).unwrap();
+        assert_eq!(fs.file_names(p("/db")), ["a", "b"]);
+        assert_eq!(fs.read_all(p("/db/a")).unwrap(), b"12345678");
+        assert_eq!(crashed.sync_count(), 0);
+    }
+
+    #[test]
+    fn crash_clone_with_keeps_a_prefix_of_unsynced_bytes() {
+        let fs = db();
+        let mut f = write(&fs, "/db/a", b"synced|", true);
+        fs.sync_dir(p("/db")).unwrap();
+        f.append(&[7u8; 100]).unwrap();
+        let mut lens = HashSet::new();
+        for seed in 0..200 {
+            let data = fs.crash_clone_with(seed).read_all(p("/db/a")).unwrap();
+            assert!((7..=107).contains(&data.len()));
+            assert_eq!(&data[..7], b"synced|");
+            assert!(data[7..].iter().all(|&b| b == 7));
+            lens.insert(data.len());
+            let again = fs.crash_clone_with(seed).read_all(p("/db/a")).unwrap();
+            assert_eq!(again, data, "the seed decides");
+        }
+        assert!(lens.len() > 20, "prefix lengths vary: {lens:?}");
+    }
+
+    #[test]
+    fn crash_clone_with_applies_renames_whole() {
+        let fs = db();
+        write(&fs, "/db/CURRENT", b"old", true);
+        fs.sync_dir(p("/db")).unwrap();
+        write(&fs, "/db/CURRENT.tmp", b"new", true);
+        fs.rename(p("/db/CURRENT.tmp"), p("/db/CURRENT")).unwrap();
+        write(&fs, "/db/extra", b"e", true);
+        let mut outcomes = HashSet::new();
+        for seed in 0..64 {
+            let crashed = fs.crash_clone_with(seed);
+            let names = crashed.file_names(p("/db"));
+            let current = crashed.read_all(p("/db/CURRENT")).unwrap();
+            assert!(current == b"old" || current == b"new");
+            if current == b"new" {
+                assert!(!names.contains(&"CURRENT.tmp".to_string()), "{names:?}");
+            }
+            outcomes.insert(names);
+        }
+        assert!(
+            outcomes.len() >= 3,
+            "operations happen independently: {outcomes:?}"
+        );
+        fs.sync_dir(p("/db")).unwrap();
+        for seed in 0..8 {
+            let crashed = fs.crash_clone_with(seed);
+            assert_eq!(crashed.file_names(p("/db")), ["CURRENT", "extra"]);
+            assert_eq!(crashed.read_all(p("/db/CURRENT")).unwrap(), b"new");
+        }
+    }
+
+    #[test]
+    fn removed_file_survives_crash_until_dir_sync() {
+        let fs = db();
+        write(&fs, "/db/a", b"data", true);
+        fs.sync_dir(p("/db")).unwrap();
+        fs.remove_file(p("/db/a")).unwrap();
+        assert_eq!(fs.total_bytes(), 0);
+        assert_eq!(fs.crash_clone().read_all(p("/db/a")).unwrap(), b"data");
+        fs.sync_dir(p("/db")).unwrap();
+        assert!(fs.crash_clone().file_names(p("/db")).is_empty());
+    }
+
+    #[test]
+    fn corrupt_and_truncate_reach_synced_data() {
+        let fs = db();
+        write(&fs, "/db/a", b"abcdef", true);
+        fs.sync_dir(p("/db")).unwrap();
+        fs.corrupt_byte(p("/db/a"), 1).unwrap();
+        assert_eq!(
+            fs.read_all(p("/db/a")).unwrap(),
+            [b'a', !b'b', b'c', b'd', b'e', b'f']
+        );
+        assert!(fs.corrupt_byte(p("/db/a"), 6).is_err());
+        fs.truncate(p("/db/a"), 3).unwrap();
+        let crashed = fs.crash_clone();
+        assert_eq!(crashed.read_all(p("/db/a")).unwrap(), [b'a', !b'b', b'c']);
+        fs.truncate(p("/db/a"), 10).unwrap();
+        assert_eq!(fs.file_size(p("/db/a")).unwrap(), 3);
+    }
+
+    #[test]
+    fn locks_are_exclusive_until_dropped() {
+        let fs = db();
+        let other = fs.clone();
+        let held = fs.lock(p("/db/LOCK")).unwrap();
+        let err = other.lock(p("/db/LOCK")).err().unwrap();
+        assert_eq!(err.kind(), io::ErrorKind::WouldBlock);
+        let second = other.lock(p("/db/LOCK2")).unwrap();
+        assert_eq!(fs.file_names(p("/db")), ["LOCK", "LOCK2"]);
+        let crashed = fs.crash_clone();
+        drop(crashed.lock(p("/db/LOCK")).unwrap());
+        drop(held);
+        let again = other.lock(p("/db/LOCK")).unwrap();
+        drop((again, second));
+    }
+
+    #[test]
+    fn handles_work_across_threads() {
+        let fs = db();
+        let mut f = fs.create(p("/db/a")).unwrap();
+        let fs2 = fs.clone();
+        std::thread::spawn(move || {
+            let mut g = fs2.create(p("/db/b")).unwrap();
+            g.append(b"from thread").unwrap();
+            g.sync_data().unwrap();
+        })
+        .join()
+        .unwrap();
+        f.append(b"x").unwrap();
+        assert_eq!(fs.read_all(p("/db/b")).unwrap(), b"from thread");
+        assert_eq!(fs.sync_count(), 1);
+    }
+}

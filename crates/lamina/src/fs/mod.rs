@@ -78,6 +78,12 @@ pub trait FileSystem: Send + Sync + 'static {
     /// `io::ErrorKind::WouldBlock` if anyone, in this process or another, holds it.
     fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>>;
 
+    /// Removes an empty directory. File systems without real directories may
+    /// do nothing.
+    fn remove_dir(&self, _path: &Path) -> io::Result<()> {
+        Ok(())
+    }
+
     /// Reads a whole file.
     fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
         let f = self.open(path)?;

@@ -28,3 +28,11 @@ pub trait InternalIterator: Send {
     /// The first error met, if any.
     fn status(&self) -> Result<()>;
 }
+
+mod cursor;
+mod level;
+mod merging;
+
+pub use cursor::{resolve, Cursor};
+pub use level::LevelIter;
+pub use merging::{MergingIter, VecIter};

@@ -8,9 +8,12 @@ use super::MergeOperator;
 pub struct Add;
 
 fn counter(bytes: &[u8], what: &str) -> Result<u64, String> {
-    let arr: [u8; 8] = bytes
-        .try_into()
-        .map_err(|_| format!("add: {what} is {} bytes, not an 8-byte counter", bytes.len()))?;
+    let arr: [u8; 8] = bytes.try_into().map_err(|_| {
+        format!(
+            "add: {what} is {} bytes, not an 8-byte counter",
+            bytes.len()
+        )
+    })?;
     Ok(u64::from_le_bytes(arr))
 }
 
@@ -23,7 +26,12 @@ impl MergeOperator for Add {
         counter(operand, "operand").map(|_| ())
     }
 
-    fn full_merge(&self, _key: &[u8], base: Option<&[u8]>, operands: &[&[u8]]) -> Result<Vec<u8>, String> {
+    fn full_merge(
+        &self,
+        _key: &[u8],
+        base: Option<&[u8]>,
+        operands: &[&[u8]],
+    ) -> Result<Vec<u8>, String> {
         let mut sum = match base {
             Some(b) => counter(b, "stored value")?,
             None => 0,
@@ -48,7 +56,12 @@ impl MergeOperator for Append {
         "append"
     }
 
-    fn full_merge(&self, _key: &[u8], base: Option<&[u8]>, operands: &[&[u8]]) -> Result<Vec<u8>, String> {
+    fn full_merge(
+        &self,
+        _key: &[u8],
+        base: Option<&[u8]>,
+        operands: &[&[u8]],
+    ) -> Result<Vec<u8>, String> {
         let mut out = base.map(<[u8]>::to_vec).unwrap_or_default();
         for op in operands {
             out.extend_from_slice(op);
@@ -69,17 +82,24 @@ mod tests {
     fn add_folds_onto_base_and_rejects_non_counters() {
         let one = 1u64.to_le_bytes();
         let five = 5u64.to_le_bytes();
-        let got = Add.full_merge(b"k", Some(&five), &[&one, &one]).expect("counters");
+        let got = Add
+            .full_merge(b"k", Some(&five), &[&one, &one])
+            .expect("counters");
         assert_eq!(got, 7u64.to_le_bytes());
         assert_eq!(Add.full_merge(b"k", None, &[&one]).expect("counters"), one);
         assert!(Add.full_merge(b"k", Some(b"abc"), &[&one]).is_err());
         assert!(Add.validate_operand(b"1234567").is_err());
-        assert_eq!(Add.partial_merge(b"k", &[&one, &five]), Some(6u64.to_le_bytes().to_vec()));
+        assert_eq!(
+            Add.partial_merge(b"k", &[&one, &five]),
+            Some(6u64.to_le_bytes().to_vec())
+        );
     }
 
     #[test]
     fn append_concatenates_in_order() {
-        let got = Append.full_merge(b"k", Some(b"a"), &[b"b", b"c"]).expect("append");
+        let got = Append
+            .full_merge(b"k", Some(b"a"), &[b"b", b"c"])
+            .expect("append");
         assert_eq!(got, b"abc");
     }
 }

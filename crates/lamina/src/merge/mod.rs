@@ -19,7 +19,12 @@ pub trait MergeOperator: Send + Sync + 'static {
     /// Folds `operands` (oldest first) onto `base` (`None` when the key had no
     /// value). `Err` when the inputs cannot be folded (for example a base value
     /// that is not a counter); a read then fails and compaction keeps the entries.
-    fn full_merge(&self, key: &[u8], base: Option<&[u8]>, operands: &[&[u8]]) -> Result<Vec<u8>, String>;
+    fn full_merge(
+        &self,
+        key: &[u8],
+        base: Option<&[u8]>,
+        operands: &[&[u8]],
+    ) -> Result<Vec<u8>, String>;
 
     /// Combines consecutive operands (oldest first) into one, if the operator
     /// allows it. `None` keeps them apart.

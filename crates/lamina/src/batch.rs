@@ -1,0 +1,313 @@
+//! A group of writes applied atomically, and its encoding as a WAL record.
+//!
+//! Layout: docs/format.md#batch.
+
+use crate::coding::{put_len_prefixed, put_varint, Decoder};
+use crate::error::{Error, Result};
+use crate::key::{KeyspaceId, Kind, SeqNo, MAX_KEY_LEN, MAX_VALUE_LEN};
+use crate::keyspace::Keyspace;
+
+/// Bytes before the first operation: first seqno u64 and count u32.
+const HEADER_LEN: usize = 12;
+
+/// Writes applied together: after `Db::write` returns, either all of them are
+/// visible or (after a crash before they were durable) none.
+///
+/// A batch may touch several keyspaces. Building one never fails; keys and
+/// values are checked when it is written.
+#[derive(Clone, Default)]
+pub struct Batch {
+    rep: Vec<u8>,
+    count: u32,
+}
+
+impl std::fmt::Debug for Batch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Batch")
+            .field("ops", &self.count)
+            .field("bytes", &self.rep.len())
+            .finish()
+    }
+}
+
+/// One decoded operation of a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Op<'a> {
+    /// What the operation does.
+    pub kind: Kind,
+    /// The keyspace it applies to.
+    pub keyspace: KeyspaceId,
+    /// The user key.
+    pub key: &'a [u8],
+    /// The value or merge operand (empty for Delete).
+    pub value: &'a [u8],
+}
+
+impl Batch {
+    /// An empty batch.
+    pub fn new() -> Batch {
+        Batch {
+            rep: vec![0; HEADER_LEN],
+            count: 0,
+        }
+    }
+
+    fn push(&mut self, kind: Kind, ks: KeyspaceId, key: &[u8], value: Option<&[u8]>) {
+        if self.rep.len() < HEADER_LEN {
+            self.rep.resize(HEADER_LEN, 0);
+        }
+        self.rep.push(kind as u8);
+        put_varint(&mut self.rep, u64::from(ks));
+        put_len_prefixed(&mut self.rep, key);
+        if let Some(v) = value {
+            put_len_prefixed(&mut self.rep, v);
+        }
+        self.count += 1;
+    }
+
+    /// Sets `key` to `value` in the default keyspace.
+    pub fn put(&mut self, key: &[u8], value: &[u8]) {
+        self.push(Kind::Put, 0, key, Some(value));
+    }
+
+    /// Deletes `key` from the default keyspace.
+    pub fn delete(&mut self, key: &[u8]) {
+        self.push(Kind::Delete, 0, key, None);
+    }
+
+    /// Adds a merge operand for `key` in the default keyspace.
+    pub fn merge(&mut self, key: &[u8], operand: &[u8]) {
+        self.push(Kind::Merge, 0, key, Some(operand));
+    }
+
+    /// Sets `key` to `value` in keyspace `ks`.
+    pub fn put_in(&mut self, ks: &Keyspace, key: &[u8], value: &[u8]) {
+        self.push(Kind::Put, ks.id(), key, Some(value));
+    }
+
+    /// Deletes `key` from keyspace `ks`.
+    pub fn delete_in(&mut self, ks: &Keyspace, key: &[u8]) {
+        self.push(Kind::Delete, ks.id(), key, None);
+    }
+
+    /// Adds a merge operand for `key` in keyspace `ks`.
+    pub fn merge_in(&mut self, ks: &Keyspace, key: &[u8], operand: &[u8]) {
+        self.push(Kind::Merge, ks.id(), key, Some(operand));
+    }
+
+    /// Number of operations.
+    pub fn len(&self) -> usize {
+        self.count as usize
+    }
+
+    /// True when the batch holds no operation.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Removes every operation.
+    pub fn clear(&mut self) {
+        self.rep.clear();
+        self.rep.resize(HEADER_LEN, 0);
+        self.count = 0;
+    }
+
+    /// Encoded size in bytes.
+    pub fn encoded_len(&self) -> usize {
+        self.rep.len().max(HEADER_LEN)
+    }
+
+    /// Checks every key and value against the limits and the merge operator.
+    pub(crate) fn validate(
+        &self,
+        check_operand: &dyn Fn(&[u8]) -> std::result::Result<(), String>,
+    ) -> Result<()> {
+        for op in self.ops() {
+            let op = op.map_err(Error::InvalidArgument)?;
+            if op.key.is_empty() {
+                return Err(Error::InvalidArgument("key is empty".into()));
+            }
+            if op.key.len() > MAX_KEY_LEN {
+                return Err(Error::InvalidArgument(format!(
+                    "key is {} bytes; the limit is {MAX_KEY_LEN}",
+                    op.key.len()
+                )));
+            }
+            if op.value.len() > MAX_VALUE_LEN {
+                return Err(Error::InvalidArgument(format!(
+                    "value is {} bytes; the limit is {MAX_VALUE_LEN}",
+                    op.value.len()
+                )));
+            }
+            if op.kind == Kind::Merge {
+                check_operand(op.value).map_err(Error::InvalidArgument)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Stamps the first seqno into the header and returns the encoded record.
+    pub(crate) fn encode_with_seqno(&mut self, first: SeqNo) -> &[u8] {
+        if self.rep.len() < HEADER_LEN {
+            self.rep.resize(HEADER_LEN, 0);
+        }
+        let mut header = [0u8; HEADER_LEN];
+        header[..8].copy_from_slice(&first.to_le_bytes());
+        header[8..].copy_from_slice(&self.count.to_le_bytes());
+        self.rep.splice(..HEADER_LEN, header);
+        &self.rep
+    }
+
+    /// Iterates over the operations.
+    pub fn ops(&self) -> Ops<'_> {
+        Ops {
+            d: Decoder::new(self.rep.get(HEADER_LEN..).unwrap_or(&[])),
+            left: self.count,
+            base: HEADER_LEN,
+        }
+    }
+}
+
+/// Iterator over the operations of an encoded batch.
+pub struct Ops<'a> {
+    d: Decoder<'a>,
+    left: u32,
+    base: usize,
+}
+
+impl<'a> Iterator for Ops<'a> {
+    type Item = Result<Op<'a>, String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return if self.d.is_empty() {
+                None
+            } else {
+                self.left = u32::MAX;
+                Some(Err(format!(
+                    "{} bytes after the last operation",
+                    self.d.remaining().len()
+                )))
+            };
+        }
+        if self.left == u32::MAX {
+            return None;
+        }
+        self.left -= 1;
+        let at = self.base + self.d.position();
+        let op = (|| {
+            let kind = Kind::from_u8(self.d.u8()?)?;
+            let keyspace = self.d.varint32()?;
+            let key = self.d.len_prefixed()?;
+            let value = if kind == Kind::Delete {
+                &[][..]
+            } else {
+                self.d.len_prefixed()?
+            };
+            Some(Op {
+                kind,
+                keyspace,
+                key,
+                value,
+            })
+        })();
+        match op {
+            Some(op) => Some(Ok(op)),
+            None => {
+                self.left = u32::MAX;
+                Some(Err(format!(
+                    "malformed operation at byte {at} of the batch"
+                )))
+            }
+        }
+    }
+}
+
+/// A batch decoded from a WAL record.
+pub(crate) struct DecodedBatch {
+    pub first_seqno: SeqNo,
+    pub batch: Batch,
+}
+
+/// Decodes a WAL record into its first seqno and operations; `Err` names what is wrong.
+pub(crate) fn decode_record(record: &[u8]) -> Result<DecodedBatch, String> {
+    let mut d = Decoder::new(record);
+    let first_seqno = d.u64().ok_or("record shorter than a batch header")?;
+    let count = d.u32().ok_or("record shorter than a batch header")?;
+    let batch = Batch {
+        rep: record.to_vec(),
+        count,
+    };
+    for op in batch.ops() {
+        op?;
+    }
+    Ok(DecodedBatch { first_seqno, batch })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encode_decode_round_trip() {
+        let mut b = Batch::new();
+        b.put(b"a", b"1");
+        b.delete(b"b");
+        b.merge(b"c", &7u64.to_le_bytes());
+        let rec = b.encode_with_seqno(100).to_vec();
+        let d = decode_record(&rec).unwrap();
+        assert_eq!(d.first_seqno, 100);
+        let ops: Vec<_> = d.batch.ops().map(|o| o.unwrap()).collect();
+        assert_eq!(ops.len(), 3);
+        assert_eq!(
+            ops[0],
+            Op {
+                kind: Kind::Put,
+                keyspace: 0,
+                key: b"a",
+                value: b"1"
+            }
+        );
+        assert_eq!(
+            ops[1],
+            Op {
+                kind: Kind::Delete,
+                keyspace: 0,
+                key: b"b",
+                value: b""
+            }
+        );
+        assert_eq!(ops[2].kind, Kind::Merge);
+    }
+
+    #[test]
+    fn damaged_records_are_refused() {
+        let mut b = Batch::new();
+        b.put(b"key", b"value");
+        let rec = b.encode_with_seqno(1).to_vec();
+        for cut in 0..rec.len() {
+            assert!(decode_record(&rec[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut extra = rec.clone();
+        extra.push(0);
+        assert!(decode_record(&extra).is_err());
+        let mut bad_kind = rec;
+        bad_kind[12] = 9;
+        assert!(decode_record(&bad_kind).is_err());
+    }
+
+    #[test]
+    fn validate_enforces_limits() {
+        let ok = |_: &[u8]| Ok(());
+        let mut b = Batch::new();
+        b.put(b"", b"v");
+        assert!(matches!(b.validate(&ok), Err(Error::InvalidArgument(m)) if m.contains("empty")));
+        let mut b = Batch::new();
+        b.put(&vec![1u8; MAX_KEY_LEN + 1], b"v");
+        assert!(b.validate(&ok).is_err());
+        let mut b = Batch::new();
+        b.put(&vec![1u8; MAX_KEY_LEN], b"v");
+        assert!(b.validate(&ok).is_ok());
+    }
+}

@@ -1,0 +1,84 @@
+//! The cache of open tables, bounded in number of tables.
+
+use super::BlockCache;
+use crate::error::{Error, Result};
+use crate::fs::FileSystem;
+use crate::table::{table_file_name, Table};
+use quick_cache::sync::Cache;
+use std::io;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Open tables of one database directory, keyed by file number, at most
+/// `capacity` at once (so the process never runs out of file handles).
+///
+/// A table evicted while an iterator still uses it stays open until the
+/// iterator drops its `Arc`. Thread-safe; concurrent misses on one table
+/// open it once.
+pub struct TableCache {
+    fs: Arc<dyn FileSystem>,
+    dir: PathBuf,
+    tables: Cache<u64, Arc<Table>>,
+    block_cache: Arc<BlockCache>,
+}
+
+impl std::fmt::Debug for TableCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableCache")
+            .field("dir", &self.dir)
+            .field("open", &self.tables.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl TableCache {
+    /// A cache of at most `capacity` (at least 1) open tables of `dir`,
+    /// opened through `fs`, reading data blocks through `block_cache`.
+    pub fn new(
+        fs: Arc<dyn FileSystem>,
+        dir: PathBuf,
+        capacity: usize,
+        block_cache: Arc<BlockCache>,
+    ) -> TableCache {
+        TableCache {
+            fs,
+            dir,
+            tables: Cache::new(capacity.max(1)),
+            block_cache,
+        }
+    }
+
+    /// The open table `file_number` (`dir/NNNNNN.sst`), opening it on a
+    /// miss. A missing file is corruption ("listed in the manifest is
+    /// missing"); a damaged one is whatever [`Table::open`] reports.
+    pub fn get(&self, file_number: u64) -> Result<Arc<Table>> {
+        self.tables
+            .get_or_insert_with(&file_number, || self.open(file_number))
+    }
+
+    fn open(&self, file_number: u64) -> Result<Arc<Table>> {
+        let name = table_file_name(file_number);
+        let path = self.dir.join(&name);
+        let file = self.fs.open(&path).map_err(|e| {
+            if e.kind() == io::ErrorKind::NotFound {
+                let reason = format!("table {name} listed in the manifest is missing");
+                Error::corruption(&path, 0, reason)
+            } else {
+                Error::io(&path, e)
+            }
+        })?;
+        let table = Table::open(file, path, file_number, Arc::clone(&self.block_cache))?;
+        Ok(Arc::new(table))
+    }
+
+    /// Forgets table `file_number` (after it was deleted); users holding
+    /// its `Arc` keep it open until they drop it.
+    pub fn evict(&self, file_number: u64) {
+        self.tables.remove(&file_number);
+    }
+
+    /// The block cache tables read through.
+    pub fn block_cache(&self) -> &Arc<BlockCache> {
+        &self.block_cache
+    }
+}

@@ -1,0 +1,9 @@
+//! Compaction: the policy that picks work ([`picker`], a pure function of the
+//! version), the per-key rules that decide which entries survive
+//! ([`collapse`]), and the runner that does the I/O ([`runner`]).
+
+pub mod collapse;
+pub mod picker;
+pub mod runner;
+
+pub use picker::{pick, PickerOptions, Task};

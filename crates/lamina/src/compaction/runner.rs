@@ -1,0 +1,181 @@
+//! Writes the surviving entries of a sorted stream into new tables: the I/O
+//! half of both memtable flushes and compactions.
+
+use super::collapse::{collapse, Entry};
+use crate::error::{Error, Result};
+use crate::fs::FileSystem;
+use crate::iter::InternalIterator;
+use crate::key::{self, KeyspaceId, Kind, SeqNo};
+use crate::manifest::{file_name, FileKind, FileMeta};
+use crate::merge::MergeOperator;
+use crate::table::{TableBuilder, TableOptions};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Everything the writer needs besides the input stream.
+pub struct OutputSpec<'a> {
+    /// File system.
+    pub fs: &'a dyn FileSystem,
+    /// Database directory.
+    pub dir: PathBuf,
+    /// Options of the tables to write.
+    pub table: TableOptions,
+    /// Cut a new table once one reaches this many bytes (only between keys).
+    pub target_size: u64,
+    /// Live snapshot seqnos, ascending.
+    pub snapshots: Vec<SeqNo>,
+    /// No older entry of any input key exists outside the stream.
+    pub bottommost: bool,
+    /// Whether entries of a keyspace are still wanted.
+    pub keyspace_live: &'a dyn Fn(KeyspaceId) -> bool,
+    /// Folds merge operands.
+    pub merge_operator: &'a dyn MergeOperator,
+    /// Allocates file numbers for new tables.
+    pub new_file_number: &'a mut dyn FnMut() -> u64,
+}
+
+/// What a run wrote.
+#[derive(Debug, Default)]
+pub struct Output {
+    /// The new tables, synced (their directory entries are not yet synced).
+    pub tables: Vec<FileMeta>,
+    /// Bytes of entries read from the stream.
+    pub bytes_read: u64,
+    /// Bytes of table files written.
+    pub bytes_written: u64,
+}
+
+struct Current {
+    builder: TableBuilder,
+    number: u64,
+}
+
+/// Reads `input` from the start and writes what survives into new tables.
+/// On error the partial tables are removed.
+pub fn write_tables(input: &mut dyn InternalIterator, spec: &mut OutputSpec<'_>) -> Result<Output> {
+    let mut out = Output::default();
+    let mut cur: Option<Current> = None;
+    let result = run(input, spec, &mut out, &mut cur);
+    if result.is_err() {
+        if let Some(c) = cur.take() {
+            drop(c.builder);
+            let _ = spec
+                .fs
+                .remove_file(&spec.dir.join(file_name(FileKind::Table, c.number)));
+        }
+        for t in &out.tables {
+            let _ = spec
+                .fs
+                .remove_file(&spec.dir.join(file_name(FileKind::Table, t.number)));
+        }
+    }
+    result.map(|()| out)
+}
+
+fn run(
+    input: &mut dyn InternalIterator,
+    spec: &mut OutputSpec<'_>,
+    out: &mut Output,
+    cur: &mut Option<Current>,
+) -> Result<()> {
+    input.seek_to_first();
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut tree_key: Vec<u8> = Vec::new();
+    let mut ikey = Vec::new();
+    loop {
+        let next_key = if input.valid() {
+            let k = input.key();
+            let p = key::parse(k).ok_or_else(|| {
+                Error::corruption(
+                    spec.dir.clone(),
+                    0,
+                    format!(
+                        "malformed internal key in compaction input ({} bytes)",
+                        k.len()
+                    ),
+                )
+            })?;
+            out.bytes_read += (k.len() + input.value().len()) as u64;
+            Some(p)
+        } else {
+            input.status()?;
+            None
+        };
+        let same = next_key.is_some_and(|p| p.tree_key == tree_key.as_slice());
+        if !same && !entries.is_empty() {
+            let kept = if entries.len() == 1 && entries.first().is_some_and(|e| e.kind == Kind::Put)
+            {
+                std::mem::take(&mut entries)
+            } else {
+                collapse(
+                    &tree_key,
+                    std::mem::take(&mut entries),
+                    &spec.snapshots,
+                    spec.bottommost,
+                    spec.merge_operator,
+                )
+            };
+            if !kept.is_empty() {
+                if cur
+                    .as_ref()
+                    .is_some_and(|c| c.builder.estimated_size() >= spec.target_size)
+                {
+                    finish(cur, spec, out)?;
+                }
+                if cur.is_none() {
+                    let number = (spec.new_file_number)();
+                    let path = spec.dir.join(file_name(FileKind::Table, number));
+                    let file = spec.fs.create(&path).map_err(|e| Error::io(&path, e))?;
+                    *cur = Some(Current {
+                        builder: TableBuilder::new(file, path, spec.table),
+                        number,
+                    });
+                }
+                if let Some(c) = cur.as_mut() {
+                    for e in &kept {
+                        ikey.clear();
+                        ikey.extend_from_slice(&tree_key);
+                        key::push_trailer(&mut ikey, e.seqno, e.kind as u8);
+                        c.builder.add(&ikey, &e.value)?;
+                    }
+                }
+            }
+        }
+        let Some(p) = next_key else { break };
+        if !same {
+            tree_key.clear();
+            tree_key.extend_from_slice(p.tree_key);
+        }
+        if (spec.keyspace_live)(p.keyspace()) {
+            entries.push(Entry {
+                seqno: p.seqno,
+                kind: p.kind,
+                value: input.value().to_vec(),
+            });
+        }
+        input.next();
+    }
+    if cur.is_some() {
+        finish(cur, spec, out)?;
+    }
+    Ok(())
+}
+
+fn finish(cur: &mut Option<Current>, _spec: &mut OutputSpec<'_>, out: &mut Output) -> Result<()> {
+    let Some(c) = cur.take() else { return Ok(()) };
+    let s = c.builder.finish()?;
+    out.bytes_written += s.file_size;
+    out.tables.push(FileMeta {
+        number: c.number,
+        size: s.file_size,
+        smallest: s.smallest,
+        largest: s.largest,
+        smallest_seqno: s.smallest_seqno,
+        largest_seqno: s.largest_seqno,
+        entries: s.entries,
+    });
+    Ok(())
+}
+
+/// Shared handle to a merge operator, as the runner's callers hold it.
+pub type SharedMergeOperator = Arc<dyn MergeOperator>;

@@ -1,0 +1,292 @@
+//! The write path: group commit into the WAL, then the memtable.
+//!
+//! Writers queue their batches; the first to find no leader becomes leader,
+//! takes every queued batch, writes them to the WAL with one write (and one
+//! fsync if any asked for `Sync`), inserts them into the memtable, publishes
+//! the new seqno and wakes the group.
+
+use super::Inner;
+use crate::batch::Batch;
+use crate::error::{Error, Result};
+use crate::key::{self, SeqNo};
+use crate::manifest::{file_name, FileKind};
+use crate::memtable::Memtable;
+use crate::options::Durability;
+use crate::wal::{LogWriter, WAL_MAGIC};
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Most memtables waiting for flush before writers wait.
+const MAX_IMMUTABLE: usize = 2;
+/// Bytes buffered in the process for `Durability::None` writes before they
+/// are handed to the operating system.
+const NONE_BUFFER_BYTES: usize = 1 << 20;
+/// Upper bound of one group, so a leader does not hold followers too long.
+const MAX_GROUP_BYTES: usize = 4 << 20;
+
+struct Pending {
+    ticket: u64,
+    batch: Batch,
+    durability: Durability,
+}
+
+/// Writers waiting to be committed.
+#[derive(Default)]
+pub(crate) struct CommitQueue {
+    pending: Vec<Pending>,
+    next_ticket: u64,
+    /// Every ticket below this has been committed (or failed).
+    done_below: u64,
+    failed: HashMap<u64, Error>,
+    leader_active: bool,
+    /// Last seqno assigned (owned by the leader).
+    pub last_seqno: SeqNo,
+}
+
+impl CommitQueue {
+    /// A queue whose next write gets seqno `last_seqno + 1`.
+    pub fn new(last_seqno: SeqNo) -> CommitQueue {
+        CommitQueue {
+            last_seqno,
+            ..Default::default()
+        }
+    }
+}
+
+impl Inner {
+    /// Commits `batch` (see the module doc). Returns once it is visible and as
+    /// durable as `durability` says.
+    pub fn write(&self, batch: Batch, durability: Durability) -> Result<()> {
+        self.check_writable()?;
+        let op = Arc::clone(&self.opts.merge_operator);
+        batch.validate(&|operand| op.validate_operand(operand))?;
+        for o in batch.ops() {
+            let o = o.map_err(Error::InvalidArgument)?;
+            if !self.keyspace_live(o.keyspace) {
+                return Err(Error::NoSuchKeyspace(format!("id {}", o.keyspace)));
+            }
+        }
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let mut q = self.commit.lock();
+        let ticket = q.next_ticket;
+        q.next_ticket += 1;
+        q.pending.push(Pending {
+            ticket,
+            batch,
+            durability,
+        });
+        loop {
+            if q.done_below > ticket {
+                return match q.failed.remove(&ticket) {
+                    Some(e) => Err(e),
+                    None => Ok(()),
+                };
+            }
+            if !q.leader_active {
+                break;
+            }
+            self.commit_cv.wait(&mut q);
+        }
+        q.leader_active = true;
+        let mut group = Vec::new();
+        let mut bytes = 0usize;
+        let mut take = 0;
+        for p in &q.pending {
+            if take > 0 && bytes + p.batch.encoded_len() > MAX_GROUP_BYTES && p.ticket > ticket {
+                break;
+            }
+            bytes += p.batch.encoded_len();
+            take += 1;
+        }
+        group.extend(q.pending.drain(..take));
+        let first_seqno = q.last_seqno + 1;
+        drop(q);
+
+        let result = self.commit_group(&mut group, first_seqno, bytes);
+
+        let mut q = self.commit.lock();
+        let count: u64 = group.iter().map(|p| p.batch.len() as u64).sum();
+        if result.is_ok() {
+            q.last_seqno = first_seqno + count - 1;
+        }
+        let last_ticket = group.last().map(|p| p.ticket).unwrap_or(ticket);
+        for p in &group {
+            if let Err(e) = &result {
+                if p.ticket != ticket {
+                    q.failed.insert(p.ticket, e.clone());
+                }
+            }
+        }
+        q.done_below = q.done_below.max(last_ticket + 1);
+        q.leader_active = false;
+        drop(q);
+        self.commit_cv.notify_all();
+        result
+    }
+
+    fn commit_group(&self, group: &mut [Pending], first_seqno: SeqNo, bytes: usize) -> Result<()> {
+        self.check_writable()?;
+        let mem = self.make_room(bytes)?;
+        let mut wal = self.wal.lock();
+        let w = wal.as_mut().ok_or(Error::Closed)?;
+        let mut seq = first_seqno;
+        let mut sync = false;
+        let mut hand_over = false;
+        for p in group.iter_mut() {
+            let n = p.batch.len() as u64;
+            w.add_record(p.batch.encode_with_seqno(seq));
+            seq += n;
+            sync |= p.durability == Durability::Sync;
+            hand_over |= p.durability != Durability::None;
+        }
+        let io = if sync {
+            self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
+            w.sync()
+        } else if hand_over || w.buffered_len() >= NONE_BUFFER_BYTES {
+            w.flush()
+        } else {
+            Ok(())
+        };
+        if let Err(e) = io {
+            self.poison(&e);
+            return Err(e);
+        }
+        drop(wal);
+        self.counters
+            .wal_bytes_written
+            .fetch_add(bytes as u64, Ordering::Relaxed);
+        let mut seq = first_seqno;
+        let mut user_bytes = 0u64;
+        for p in group.iter() {
+            for op in p.batch.ops() {
+                let op = op.map_err(Error::InvalidArgument)?;
+                mem.insert(&key::tree_key(op.keyspace, op.key), seq, op.kind, op.value);
+                user_bytes += (op.key.len() + op.value.len()) as u64;
+                seq += 1;
+            }
+        }
+        self.counters
+            .user_bytes_written
+            .fetch_add(user_bytes, Ordering::Relaxed);
+        self.visible_seqno.store(seq - 1, Ordering::Release);
+        Ok(())
+    }
+
+    /// Returns the memtable to write into, switching to a new one (and a new
+    /// WAL segment) when it is full, and slowing or stopping the writer when
+    /// flushes or level-0 compactions fall behind.
+    fn make_room(&self, incoming: usize) -> Result<Arc<Memtable>> {
+        let mut delayed = false;
+        loop {
+            let mut st = self.state.lock();
+            if let Some(p) = self.poisoned.lock().as_ref() {
+                return Err(Error::Poisoned(p.clone()));
+            }
+            if st.shutting_down {
+                return Err(Error::Closed);
+            }
+            let l0 = st.version.level(0).len();
+            if !delayed && l0 >= self.opts.l0_slowdown_trigger && l0 < self.opts.l0_stop_trigger {
+                // Smooth pacing: the more level-0 debt, the longer each group waits.
+                let span =
+                    (self.opts.l0_stop_trigger - self.opts.l0_slowdown_trigger).max(1) as f64;
+                let debt = (l0 - self.opts.l0_slowdown_trigger + 1) as f64 / span;
+                let per_mib = Duration::from_micros((debt * debt * 8000.0) as u64);
+                let wait = per_mib.mul_f64(((incoming as f64) / f64::from(1u32 << 20)).max(0.05));
+                drop(st);
+                self.counters
+                    .write_delay_micros
+                    .fetch_add(wait.as_micros() as u64, Ordering::Relaxed);
+                std::thread::sleep(wait);
+                delayed = true;
+                continue;
+            }
+            if l0 >= self.opts.l0_stop_trigger {
+                self.counters.write_stops.fetch_add(1, Ordering::Relaxed);
+                let t = Instant::now();
+                self.bg_cv.wait_for(&mut st, Duration::from_millis(100));
+                self.counters
+                    .write_delay_micros
+                    .fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
+                continue;
+            }
+            if (st.mem.approximate_size() as usize) < self.opts.memtable_size {
+                return Ok(Arc::clone(&st.mem));
+            }
+            if st.imm.len() >= MAX_IMMUTABLE {
+                self.counters.write_stops.fetch_add(1, Ordering::Relaxed);
+                let t = Instant::now();
+                self.bg_cv.wait_for(&mut st, Duration::from_millis(100));
+                self.counters
+                    .write_delay_micros
+                    .fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
+                continue;
+            }
+            drop(st);
+            self.rotate_memtable()?;
+        }
+    }
+
+    /// Seals the active memtable (if it holds anything) and starts a new WAL
+    /// segment for its successor. REQUIRES: called by the commit leader or with
+    /// the commit queue otherwise quiet (flush, close).
+    pub fn rotate_memtable(&self) -> Result<()> {
+        let number = self.versions.lock().new_file_number();
+        let path = self.path.join(file_name(FileKind::Wal, number));
+        let mut wal = self.wal.lock();
+        {
+            let st = self.state.lock();
+            if st.mem.is_empty() {
+                return Ok(());
+            }
+        }
+        let created = LogWriter::create(self.fs.as_ref(), &path, WAL_MAGIC).and_then(|mut w| {
+            w.flush()?;
+            self.fs
+                .sync_dir(&self.path)
+                .map_err(|e| Error::io(&self.path, e))?;
+            Ok(w)
+        });
+        let new_wal = match created {
+            Ok(w) => w,
+            Err(e) => {
+                self.poison(&e);
+                return Err(e);
+            }
+        };
+        if let Some(old) = wal.as_mut() {
+            if let Err(e) = old.sync() {
+                self.poison(&e);
+                return Err(e);
+            }
+        }
+        *wal = Some(new_wal);
+        let mut st = self.state.lock();
+        let old = std::mem::replace(&mut st.mem, Arc::new(Memtable::new(number)));
+        st.imm.push(old);
+        drop(st);
+        drop(wal);
+        self.bg_cv.notify_all();
+        Ok(())
+    }
+}
+
+impl Inner {
+    /// Runs `f` as the commit leader: no write group is in flight while it runs.
+    pub fn with_leadership<T>(&self, f: impl FnOnce() -> T) -> T {
+        let mut q = self.commit.lock();
+        while q.leader_active {
+            self.commit_cv.wait(&mut q);
+        }
+        q.leader_active = true;
+        drop(q);
+        let out = f();
+        self.commit.lock().leader_active = false;
+        self.commit_cv.notify_all();
+        out
+    }
+}

@@ -1,0 +1,179 @@
+//! Running compactions: the background loop and manual requests.
+
+use super::Inner;
+use crate::compaction::picker::{self, pick_manual, PickerOptions, Task};
+use crate::compaction::runner::{write_tables, OutputSpec};
+use crate::error::{Error, Result};
+use crate::iter::{InternalIterator, LevelIter, MergingIter};
+use crate::manifest::{Version, VersionEdit, NUM_LEVELS};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+impl Inner {
+    pub fn picker_options(&self) -> PickerOptions {
+        PickerOptions {
+            l0_trigger: self.opts.l0_compaction_trigger,
+            level_base_size: self.opts.level_base_size,
+            level_multiplier: self.opts.level_multiplier,
+        }
+    }
+
+    /// Runs `task` and installs its result. REQUIRES: `compaction_lock` held.
+    pub fn run_task(&self, task: &Task) -> Result<()> {
+        let out_level = task.output_level();
+        if out_level >= NUM_LEVELS {
+            return Ok(());
+        }
+        let mut edit = VersionEdit::default();
+        for f in &task.inputs {
+            edit.deleted_files.push((task.level, f.number));
+        }
+        if task.trivial_move {
+            for f in &task.inputs {
+                edit.new_files.push((out_level, Arc::clone(f)));
+            }
+            self.install(edit, Vec::new())?;
+            self.counters.trivial_moves.fetch_add(1, Ordering::Relaxed);
+            return Ok(());
+        }
+        for f in &task.next_inputs {
+            edit.deleted_files.push((out_level, f.number));
+        }
+        let version = self.state.lock().version.clone();
+        let (lo, hi) = task.key_range();
+        let bottommost = (out_level + 1..NUM_LEVELS)
+            .all(|l| version.overlapping(l, Some(&lo), Some(&hi)).is_empty());
+        let deepest = version.deepest_nonempty_level().unwrap_or(0);
+        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+        if task.level == 0 {
+            for f in &task.inputs {
+                children.push(Box::new(self.tables.get(f.number)?.iter()));
+            }
+        } else {
+            children.push(Box::new(LevelIter::new(
+                task.inputs.clone(),
+                Arc::clone(&self.tables),
+            )));
+        }
+        children.push(Box::new(LevelIter::new(
+            task.next_inputs.clone(),
+            Arc::clone(&self.tables),
+        )));
+        let mut input = MergingIter::new(children);
+        let snapshots = self.snapshot_list();
+        let live = self.keyspace_filter();
+        let mut alloc = || self.versions.lock().new_file_number();
+        let mut spec = OutputSpec {
+            fs: self.fs.as_ref(),
+            dir: self.path.clone(),
+            table: self.table_options(out_level >= deepest && bottommost),
+            target_size: self.opts.target_table_size,
+            snapshots,
+            bottommost,
+            keyspace_live: &live,
+            merge_operator: self.opts.merge_operator.as_ref(),
+            new_file_number: &mut alloc,
+        };
+        let out = write_tables(&mut input, &mut spec)?;
+        drop(input);
+        self.fs
+            .sync_dir(&self.path)
+            .map_err(|e| Error::io(&self.path, e))?;
+        self.counters
+            .compaction_bytes_read
+            .fetch_add(out.bytes_read, Ordering::Relaxed);
+        self.counters
+            .compaction_bytes_written
+            .fetch_add(out.bytes_written, Ordering::Relaxed);
+        self.counters.compactions.fetch_add(1, Ordering::Relaxed);
+        for t in out.tables {
+            edit.new_files.push((out_level, Arc::new(t)));
+        }
+        let obsolete = task
+            .inputs
+            .iter()
+            .chain(&task.next_inputs)
+            .cloned()
+            .collect();
+        self.install(edit, obsolete)
+    }
+
+    fn install(
+        &self,
+        edit: VersionEdit,
+        obsolete: Vec<Arc<crate::manifest::FileMeta>>,
+    ) -> Result<()> {
+        let mut vs = self.versions.lock();
+        let version = vs.log_and_apply(edit)?;
+        let mut st = self.state.lock();
+        st.version = version;
+        st.obsolete.extend(obsolete);
+        drop(st);
+        drop(vs);
+        self.bg_cv.notify_all();
+        self.delete_obsolete_files();
+        Ok(())
+    }
+
+    fn current_version(&self) -> Arc<Version> {
+        Arc::clone(&self.state.lock().version)
+    }
+
+    /// The compaction thread's loop.
+    pub fn compaction_loop(self: &Arc<Self>) {
+        let popts = self.picker_options();
+        loop {
+            {
+                let mut st = self.state.lock();
+                loop {
+                    if st.shutting_down {
+                        return;
+                    }
+                    if st.manual_compactions == 0
+                        && self.poisoned.lock().is_none()
+                        && picker::pick(&st.version, &popts).is_some()
+                    {
+                        break;
+                    }
+                    self.bg_cv.wait_for(&mut st, Duration::from_millis(200));
+                    drop(st);
+                    self.delete_obsolete_files();
+                    st = self.state.lock();
+                }
+            }
+            let guard = self.compaction_lock.lock();
+            let Some(task) = picker::pick(&self.current_version(), &popts) else {
+                continue;
+            };
+            let result = self.run_task(&task);
+            drop(guard);
+            if let Err(e) = result {
+                self.poison(&e);
+            }
+        }
+    }
+
+    /// Compacts every table overlapping `[lo, hi]` (tree keys; `None` = unbounded)
+    /// down to the deepest level, after flushing the memtable.
+    pub fn compact_manual(&self, lo: Option<&[u8]>, hi: Option<&[u8]>) -> Result<()> {
+        self.flush_and_wait()?;
+        self.state.lock().manual_compactions += 1;
+        let result = (|| {
+            let mut level = 0;
+            loop {
+                self.check_writable()?;
+                let _guard = self.compaction_lock.lock();
+                let v = self.current_version();
+                let Some(task) = pick_manual(&v, lo, hi, level) else {
+                    return Ok(());
+                };
+                level = task.level + 1;
+                self.run_task(&task)?;
+            }
+        })();
+        self.state.lock().manual_compactions -= 1;
+        self.bg_cv.notify_all();
+        result
+    }
+}

@@ -1,0 +1,196 @@
+//! Flushing memtables to level-0 tables, in a background thread or on request.
+
+use super::Inner;
+use crate::compaction::runner::{write_tables, OutputSpec};
+use crate::error::{Error, Result};
+use crate::manifest::{file_name, FileKind, FileMeta, VersionEdit};
+use crate::memtable::Memtable;
+use crate::table::TableOptions;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+impl Inner {
+    /// Table options for a table written to `level`.
+    pub fn table_options(&self, bottom: bool) -> TableOptions {
+        TableOptions {
+            block_size: self.opts.block_size,
+            restart_interval: 16,
+            compression: if bottom {
+                self.opts.bottom_compression
+            } else {
+                self.opts.compression
+            },
+            bloom_bits_per_key: self.opts.bloom_bits_per_key,
+        }
+    }
+
+    /// Writes `mem` to level-0 tables (none if it is empty). Returns their metadata.
+    pub fn write_level0(&self, mem: &Arc<Memtable>) -> Result<Vec<FileMeta>> {
+        if mem.is_empty() {
+            return Ok(Vec::new());
+        }
+        let snapshots = self.snapshot_list();
+        let live = self.keyspace_filter();
+        let mut alloc = || self.versions.lock().new_file_number();
+        let mut spec = OutputSpec {
+            fs: self.fs.as_ref(),
+            dir: self.path.clone(),
+            table: self.table_options(false),
+            target_size: u64::MAX,
+            snapshots,
+            bottommost: false,
+            keyspace_live: &live,
+            merge_operator: self.opts.merge_operator.as_ref(),
+            new_file_number: &mut alloc,
+        };
+        let mut it = mem.iter();
+        let out = write_tables(&mut it, &mut spec)?;
+        self.fs
+            .sync_dir(&self.path)
+            .map_err(|e| Error::io(&self.path, e))?;
+        self.counters
+            .flush_bytes_written
+            .fetch_add(out.bytes_written, Ordering::Relaxed);
+        self.counters.flushes.fetch_add(1, Ordering::Relaxed);
+        Ok(out.tables)
+    }
+
+    /// A predicate telling which keyspaces' entries are still wanted; ids
+    /// allocated after it was made count as live.
+    pub fn keyspace_filter(&self) -> impl Fn(u32) -> bool {
+        let vs = self.versions.lock();
+        let next = vs.next_keyspace_id();
+        let live: std::collections::HashSet<u32> = vs.keyspaces().keys().copied().collect();
+        drop(vs);
+        move |id| id == 0 || id >= next || live.contains(&id)
+    }
+
+    /// Flushes the oldest immutable memtable. Returns false if there was none.
+    fn flush_one(&self) -> Result<bool> {
+        let mem = {
+            let mut st = self.state.lock();
+            let first = match st.imm.first() {
+                Some(m) if !st.flushing => Arc::clone(m),
+                _ => return Ok(false),
+            };
+            st.flushing = true;
+            first
+        };
+        let result = self.install_flush(&mem);
+        self.state.lock().flushing = false;
+        self.bg_cv.notify_all();
+        result.map(|()| true)
+    }
+
+    fn install_flush(&self, mem: &Arc<Memtable>) -> Result<()> {
+        let tables = self.write_level0(mem)?;
+        let mut vs = self.versions.lock();
+        let log_number = {
+            let st = self.state.lock();
+            st.imm
+                .get(1)
+                .map(|m| m.wal_number())
+                .unwrap_or(st.mem.wal_number())
+        };
+        let mut edit = VersionEdit {
+            log_number: Some(log_number),
+            last_seqno: Some(self.visible_seqno.load(Ordering::Acquire)),
+            ..Default::default()
+        };
+        for t in tables {
+            edit.new_files.push((0, Arc::new(t)));
+        }
+        let version = vs.log_and_apply(edit)?;
+        let mut st = self.state.lock();
+        st.version = version;
+        if st.imm.first().is_some_and(|m| Arc::ptr_eq(m, mem)) {
+            st.imm.remove(0);
+        }
+        drop(st);
+        drop(vs);
+        self.delete_old_wals(log_number);
+        Ok(())
+    }
+
+    fn delete_old_wals(&self, log_number: u64) {
+        let Ok(names) = self.fs.list_dir(&self.path) else {
+            return;
+        };
+        for name in names {
+            if let Some((FileKind::Wal, n)) = crate::manifest::parse_file_name(&name) {
+                if n < log_number {
+                    let _ = self
+                        .fs
+                        .remove_file(&self.path.join(file_name(FileKind::Wal, n)));
+                }
+            }
+        }
+    }
+
+    /// Removes tables that left the current version once no reader pins them.
+    pub fn delete_obsolete_files(&self) {
+        let doomed: Vec<u64> = {
+            let mut st = self.state.lock();
+            let (free, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut st.obsolete)
+                .into_iter()
+                .partition(|f| Arc::strong_count(f) == 1);
+            st.obsolete = keep;
+            free.into_iter().map(|f| f.number).collect()
+        };
+        for n in doomed {
+            self.tables.evict(n);
+            let _ = self
+                .fs
+                .remove_file(&self.path.join(file_name(FileKind::Table, n)));
+        }
+    }
+
+    /// The flush thread's loop: flush sealed memtables as they appear.
+    pub fn flush_loop(self: &Arc<Self>) {
+        loop {
+            {
+                let mut st = self.state.lock();
+                while st.imm.is_empty() && !st.shutting_down {
+                    self.bg_cv.wait_for(&mut st, Duration::from_millis(200));
+                }
+                if st.imm.is_empty() && st.shutting_down {
+                    return;
+                }
+            }
+            if self.poisoned.lock().is_some() {
+                let mut st = self.state.lock();
+                if st.shutting_down {
+                    return;
+                }
+                self.bg_cv.wait_for(&mut st, Duration::from_millis(200));
+                continue;
+            }
+            match self.flush_one() {
+                Ok(_) => {}
+                Err(e) => self.poison(&e),
+            }
+        }
+    }
+
+    /// Seals the memtable and waits until every sealed memtable is in a table;
+    /// then every write before the call is durable.
+    pub fn flush_and_wait(&self) -> Result<()> {
+        self.check_writable()?;
+        self.with_leadership(|| self.rotate_memtable())?;
+        loop {
+            let mut st = self.state.lock();
+            if let Some(p) = self.poisoned.lock().as_ref() {
+                return Err(Error::Poisoned(p.clone()));
+            }
+            if st.imm.is_empty() {
+                break;
+            }
+            if st.shutting_down {
+                return Err(Error::Closed);
+            }
+            self.bg_cv.wait_for(&mut st, Duration::from_millis(100));
+        }
+        self.sync_wal()
+    }
+}

@@ -1,0 +1,370 @@
+//! The database handle and the state it shares with its background threads.
+
+mod commit;
+mod compact;
+mod flush;
+mod open;
+mod read;
+
+use crate::batch::Batch;
+use crate::cache::TableCache;
+use crate::check::CheckReport;
+use crate::error::{Error, Result};
+use crate::fs::{FileLock, FileSystem};
+use crate::key::{KeyspaceId, SeqNo};
+use crate::keyspace::Keyspace;
+use crate::manifest::{FileMeta, Version, VersionSet};
+use crate::memtable::Memtable;
+use crate::options::{Durability, Options};
+use crate::snapshot::Snapshot;
+use crate::stats::{Counters, Stats};
+use crate::wal::LogWriter;
+use parking_lot::{Condvar, Mutex, RwLock};
+pub use read::Iter;
+use std::collections::BTreeMap;
+use std::ops::RangeBounds;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+pub(crate) use commit::CommitQueue;
+
+/// An open database: a cheap handle that can be cloned and shared between
+/// threads. Every clone refers to the same database; the database closes when
+/// `close` is called or the last handle (including iterators, snapshots and
+/// keyspace handles, which hold one) is dropped.
+///
+/// Writes are durable as their [`Durability`] says; `sync`, `flush` and
+/// `close` make everything written before them durable.
+#[derive(Clone)]
+pub struct Db {
+    pub(crate) handle: Arc<Handle>,
+}
+
+/// Closes the database when the last user-facing reference goes away.
+pub(crate) struct Handle {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        let _ = self.inner.close();
+    }
+}
+
+/// Mutable tree state guarded by `Inner::state`.
+pub(crate) struct State {
+    /// The memtable receiving writes.
+    pub mem: Arc<Memtable>,
+    /// Full memtables waiting to be flushed, oldest first.
+    pub imm: Vec<Arc<Memtable>>,
+    /// The current version.
+    pub version: Arc<Version>,
+    /// Tables no longer in the current version, deleted once no reader pins them.
+    pub obsolete: Vec<Arc<FileMeta>>,
+    /// Set when the background threads must stop.
+    pub shutting_down: bool,
+    /// Manual compactions waiting or running (the background thread yields to them).
+    pub manual_compactions: usize,
+    /// Set while a flush is writing a table.
+    pub flushing: bool,
+}
+
+/// Everything shared by the handles and the background threads.
+pub(crate) struct Inner {
+    pub path: PathBuf,
+    pub fs: Arc<dyn FileSystem>,
+    pub opts: Options,
+    pub tables: Arc<TableCache>,
+    pub state: Mutex<State>,
+    /// Signalled when a flush or compaction finishes or work arrives.
+    pub bg_cv: Condvar,
+    /// The manifest and counters. Lock order: `versions` before `state`.
+    pub versions: Mutex<VersionSet>,
+    /// Held by whoever runs a compaction.
+    pub compaction_lock: Mutex<()>,
+    pub commit: Mutex<CommitQueue>,
+    pub commit_cv: Condvar,
+    /// The WAL segment being written; only the commit leader, `sync` and rotation touch it.
+    pub wal: Mutex<Option<LogWriter>>,
+    /// Highest seqno whose write is visible to readers.
+    pub visible_seqno: AtomicU64,
+    /// Live snapshots: seqno -> count.
+    pub snapshots: Mutex<BTreeMap<SeqNo, usize>>,
+    /// Named keyspaces: name -> id.
+    pub keyspaces: RwLock<BTreeMap<String, KeyspaceId>>,
+    pub closed: AtomicBool,
+    pub poisoned: Mutex<Option<String>>,
+    pub counters: Counters,
+    pub threads: Mutex<Vec<JoinHandle<()>>>,
+    pub lock: Mutex<Option<Box<dyn FileLock>>>,
+}
+
+impl Inner {
+    /// Fails if the handle is closed, poisoned or read-only.
+    pub fn check_writable(&self) -> Result<()> {
+        self.check_open()?;
+        if self.opts.read_only {
+            return Err(Error::ReadOnly);
+        }
+        if let Some(p) = self.poisoned.lock().as_ref() {
+            return Err(Error::Poisoned(p.clone()));
+        }
+        Ok(())
+    }
+
+    /// Fails if the handle is closed.
+    pub fn check_open(&self) -> Result<()> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(Error::Closed);
+        }
+        Ok(())
+    }
+
+    /// Records a failure that makes further writes unsafe.
+    pub fn poison(&self, e: &Error) {
+        let mut p = self.poisoned.lock();
+        if p.is_none() {
+            *p = Some(e.to_string());
+        }
+        drop(p);
+        self.bg_cv.notify_all();
+    }
+
+    /// Live snapshot seqnos, ascending.
+    pub fn snapshot_list(&self) -> Vec<SeqNo> {
+        self.snapshots.lock().keys().copied().collect()
+    }
+
+    /// Whether `id` names a live keyspace.
+    pub fn keyspace_live(&self, id: KeyspaceId) -> bool {
+        id == 0 || self.keyspaces.read().values().any(|&v| v == id)
+    }
+
+    /// Makes every write so far durable: the WAL is flushed and synced.
+    pub fn sync_wal(&self) -> Result<()> {
+        let mut wal = self.wal.lock();
+        if let Some(w) = wal.as_mut() {
+            if let Err(e) = w.sync() {
+                self.poison(&e);
+                return Err(e);
+            }
+            self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Stops the background threads and makes everything durable. Idempotent.
+    pub fn close(&self) -> Result<()> {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        let synced = if self.opts.read_only {
+            Ok(())
+        } else {
+            self.sync_wal()
+        };
+        {
+            let mut st = self.state.lock();
+            st.shutting_down = true;
+        }
+        self.bg_cv.notify_all();
+        self.commit_cv.notify_all();
+        let threads: Vec<_> = std::mem::take(&mut *self.threads.lock());
+        let me = std::thread::current().id();
+        for t in threads {
+            if t.thread().id() != me {
+                let _ = t.join();
+            }
+        }
+        self.delete_obsolete_files();
+        *self.wal.lock() = None;
+        *self.lock.lock() = None;
+        synced
+    }
+}
+
+impl Db {
+    /// Opens (or creates, as `options` say) the database in directory `path`.
+    ///
+    /// Recovers every write whose durability had been reached before a crash.
+    /// Errors: [`Error::Locked`] if another read-write handle has it open,
+    /// [`Error::NotADatabase`] if `path` is a file or a directory that holds
+    /// something else, [`Error::Corruption`] if its files are damaged beyond a
+    /// torn WAL tail.
+    pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
+        let inner = open::open(path.as_ref(), options)?;
+        Ok(Db {
+            handle: Arc::new(Handle { inner }),
+        })
+    }
+
+    /// Removes the database at `path`: its files, then the directory if empty.
+    /// Fails with [`Error::NotADatabase`] if `path` does not hold one, and with
+    /// [`Error::Locked`] if it is open.
+    pub fn destroy(path: impl AsRef<Path>, options: &Options) -> Result<()> {
+        open::destroy(path.as_ref(), options)
+    }
+
+    pub(crate) fn inner(&self) -> &Arc<Inner> {
+        &self.handle.inner
+    }
+
+    /// The database directory.
+    pub fn path(&self) -> &Path {
+        &self.inner().path
+    }
+
+    /// The value of `key` in the default keyspace.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.inner().get(0, key, None)
+    }
+
+    /// Whether `key` has a value in the default keyspace.
+    pub fn contains_key(&self, key: &[u8]) -> Result<bool> {
+        Ok(self.get(key)?.is_some())
+    }
+
+    /// Sets `key` to `value` in the default keyspace.
+    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut b = Batch::new();
+        b.put(key, value);
+        self.write(b)
+    }
+
+    /// Deletes `key` from the default keyspace (a missing key is not an error).
+    pub fn delete(&self, key: &[u8]) -> Result<()> {
+        let mut b = Batch::new();
+        b.delete(key);
+        self.write(b)
+    }
+
+    /// Adds a merge operand for `key` without reading it (a blind update).
+    pub fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()> {
+        let mut b = Batch::new();
+        b.merge(key, operand);
+        self.write(b)
+    }
+
+    /// Applies `batch` atomically with the default durability.
+    pub fn write(&self, batch: Batch) -> Result<()> {
+        let d = self.inner().opts.durability;
+        self.write_with(batch, d)
+    }
+
+    /// Applies `batch` atomically; returns once it is as durable as `durability` says.
+    pub fn write_with(&self, batch: Batch, durability: Durability) -> Result<()> {
+        self.inner().write(batch, durability)
+    }
+
+    /// Every entry of the default keyspace, ascending (`.rev()` for descending).
+    pub fn iter(&self) -> Iter {
+        self.range::<&[u8], _>(..)
+    }
+
+    /// The entries of the default keyspace whose keys lie in `range`.
+    pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Iter {
+        Iter::new(Arc::clone(&self.handle), 0, &range, None)
+    }
+
+    /// The entries of the default keyspace whose keys start with `prefix`.
+    pub fn prefix(&self, prefix: &[u8]) -> Iter {
+        Iter::with_prefix(Arc::clone(&self.handle), 0, prefix, None)
+    }
+
+    /// A consistent read-only view of the database as of now.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot::new(Arc::clone(&self.handle))
+    }
+
+    /// The keyspace `name`, created if missing.
+    pub fn keyspace(&self, name: &str) -> Result<Keyspace> {
+        Keyspace::open(self, name, true)
+    }
+
+    /// The keyspace `name`; [`Error::NoSuchKeyspace`] if missing.
+    pub fn open_keyspace(&self, name: &str) -> Result<Keyspace> {
+        Keyspace::open(self, name, false)
+    }
+
+    /// Drops keyspace `name` and (lazily, in compaction) its data.
+    pub fn drop_keyspace(&self, name: &str) -> Result<()> {
+        Keyspace::drop_named(self, name)
+    }
+
+    /// Names of the named keyspaces (the default keyspace is not listed).
+    pub fn keyspaces(&self) -> Vec<String> {
+        self.inner().keyspaces.read().keys().cloned().collect()
+    }
+
+    /// The default keyspace.
+    pub fn default_keyspace(&self) -> Keyspace {
+        Keyspace::default_of(self)
+    }
+
+    /// Writes the memtable to a table and makes every earlier write durable.
+    pub fn flush(&self) -> Result<()> {
+        self.inner().flush_and_wait()
+    }
+
+    /// Compacts the whole database down to its last level, dropping every
+    /// overwritten value and tombstone no snapshot needs.
+    pub fn compact(&self) -> Result<()> {
+        self.compact_range(None, None)
+    }
+
+    /// Compacts the tables overlapping `[start, end]` of the default keyspace.
+    pub fn compact_range(&self, start: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        let lo = start.map(|s| crate::key::tree_key(0, s));
+        let hi = end.map(|e| crate::key::tree_key(0, e));
+        let all = start.is_none() && end.is_none();
+        if all {
+            self.inner().compact_manual(None, None)
+        } else {
+            let lo = lo.unwrap_or_else(|| crate::key::tree_key(0, b""));
+            let hi = hi.unwrap_or_else(|| crate::key::tree_key(1, b""));
+            self.inner().compact_manual(Some(&lo), Some(&hi))
+        }
+    }
+
+    /// Makes every write so far durable.
+    pub fn sync(&self) -> Result<()> {
+        self.inner().check_open()?;
+        if self.inner().opts.read_only {
+            return Ok(());
+        }
+        self.inner().sync_wal()
+    }
+
+    /// Makes everything durable and closes the database. Idempotent; every
+    /// later call on any clone of this handle returns [`Error::Closed`].
+    pub fn close(&self) -> Result<()> {
+        self.inner().close()
+    }
+
+    /// Counters and the shape of the tree.
+    pub fn stats(&self) -> Stats {
+        crate::stats::collect(self.inner())
+    }
+
+    /// Verifies every checksum and invariant; the report lists what is wrong.
+    pub fn check(&self) -> Result<CheckReport> {
+        crate::check::check(self.inner())
+    }
+
+    /// Writes a consistent copy of the database into `dest` (which must not exist
+    /// or be empty): the memtable is flushed first, then every table and a fresh
+    /// manifest are copied.
+    pub fn backup(&self, dest: impl AsRef<Path>) -> Result<()> {
+        crate::check::backup(self.inner(), dest.as_ref())
+    }
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db")
+            .field("path", &self.inner().path)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,309 @@
+//! Opening a database: the lock, the manifest, WAL replay, and the threads.
+
+use super::{CommitQueue, Inner, State};
+use crate::batch::decode_record;
+use crate::cache::{BlockCache, TableCache};
+use crate::error::{Error, Result};
+use crate::fs::FileSystem;
+use crate::key;
+use crate::manifest::{file_name, parse_file_name, FileKind, Version, VersionEdit, VersionSet};
+use crate::memtable::Memtable;
+use crate::options::Options;
+use crate::stats::Counters;
+use crate::wal::{LogReader, LogWriter, WAL_MAGIC};
+use parking_lot::{Condvar, Mutex, RwLock};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+fn not_a_db(path: &Path, reason: impl Into<String>) -> Error {
+    Error::NotADatabase {
+        path: path.to_path_buf(),
+        reason: reason.into(),
+    }
+}
+
+/// What the directory holds.
+enum Found {
+    Database,
+    Empty,
+}
+
+fn inspect_dir(fs: &dyn FileSystem, path: &Path, create: bool) -> Result<Found> {
+    match fs.is_dir(path).map_err(|e| Error::io(path, e))? {
+        Some(true) => {}
+        Some(false) => return Err(not_a_db(path, "it is a file, not a directory")),
+        None if create => {
+            fs.create_dir_all(path).map_err(|e| Error::io(path, e))?;
+            return Ok(Found::Empty);
+        }
+        None => return Err(not_a_db(path, "no such directory")),
+    }
+    let names = fs.list_dir(path).map_err(|e| Error::io(path, e))?;
+    if names.iter().any(|n| n == "CURRENT") {
+        return Ok(Found::Database);
+    }
+    let foreign: Vec<&String> = names
+        .iter()
+        .filter(|n| parse_file_name(n).is_none())
+        .collect();
+    if let Some(f) = foreign.first() {
+        return Err(not_a_db(
+            path,
+            format!("the directory holds {f:?}, which is not a lamina file"),
+        ));
+    }
+    if names.iter().any(|n| {
+        matches!(
+            parse_file_name(n),
+            Some((FileKind::Table | FileKind::Manifest, _))
+        )
+    }) {
+        return Err(Error::corruption(
+            path.join("CURRENT"),
+            0,
+            "CURRENT is missing but tables or manifests exist",
+        ));
+    }
+    Ok(Found::Empty)
+}
+
+pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
+    let fs = Arc::clone(&opts.fs);
+    let found = inspect_dir(fs.as_ref(), path, opts.create_if_missing && !opts.read_only)?;
+    let lock = if opts.read_only {
+        None
+    } else {
+        match fs.lock(&path.join(file_name(FileKind::Lock, 0))) {
+            Ok(l) => Some(l),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                return Err(Error::Locked(path.to_path_buf()))
+            }
+            Err(e) => return Err(Error::io(path.join("LOCK"), e)),
+        }
+    };
+    let mut vs = match found {
+        Found::Database if opts.error_if_exists => {
+            return Err(Error::AlreadyExists(path.to_path_buf()))
+        }
+        Found::Database => VersionSet::recover(Arc::clone(&fs), path)?,
+        Found::Empty if !opts.create_if_missing || opts.read_only => {
+            return Err(not_a_db(path, "the directory holds no database"))
+        }
+        Found::Empty => VersionSet::new(Arc::clone(&fs), path),
+    };
+    if !opts.read_only {
+        vs.start_manifest()?;
+    }
+    let keyspaces: BTreeMap<String, u32> = vs
+        .keyspaces()
+        .iter()
+        .map(|(id, n)| (n.clone(), *id))
+        .collect();
+    let block_cache = Arc::new(BlockCache::new(opts.cache_size));
+    let tables = Arc::new(TableCache::new(
+        Arc::clone(&fs),
+        path.to_path_buf(),
+        opts.max_open_tables,
+        block_cache,
+    ));
+    let version = vs.current();
+    let log_number = vs.log_number();
+    let last_seqno = vs.last_seqno();
+    let inner = Arc::new(Inner {
+        path: path.to_path_buf(),
+        fs: Arc::clone(&fs),
+        tables,
+        state: Mutex::new(State {
+            mem: Arc::new(Memtable::new(0)),
+            imm: Vec::new(),
+            version,
+            obsolete: Vec::new(),
+            shutting_down: false,
+            manual_compactions: 0,
+            flushing: false,
+        }),
+        bg_cv: Condvar::new(),
+        versions: Mutex::new(vs),
+        compaction_lock: Mutex::new(()),
+        commit: Mutex::new(CommitQueue::new(last_seqno)),
+        commit_cv: Condvar::new(),
+        wal: Mutex::new(None),
+        visible_seqno: AtomicU64::new(last_seqno),
+        snapshots: Mutex::new(BTreeMap::new()),
+        keyspaces: RwLock::new(keyspaces),
+        closed: AtomicBool::new(false),
+        poisoned: Mutex::new(None),
+        counters: Counters::default(),
+        threads: Mutex::new(Vec::new()),
+        lock: Mutex::new(lock),
+        opts,
+    });
+    replay_wals(&inner, log_number)?;
+    if !inner.opts.read_only {
+        remove_leftovers(&inner);
+        start_threads(&inner)?;
+    }
+    Ok(inner)
+}
+
+/// Replays the WAL segments numbered `log_number` and above into memtables;
+/// for a read-write handle, writes them to level-0 tables and starts a new segment.
+fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
+    let names = inner
+        .fs
+        .list_dir(&inner.path)
+        .map_err(|e| Error::io(&inner.path, e))?;
+    let mut wals: Vec<u64> = names
+        .iter()
+        .filter_map(|n| match parse_file_name(n) {
+            Some((FileKind::Wal, num)) if num >= log_number => Some(num),
+            _ => None,
+        })
+        .collect();
+    wals.sort_unstable();
+    let mut last_seqno = inner.visible_seqno.load(Ordering::Acquire);
+    let mut mem = Arc::new(Memtable::new(wals.first().copied().unwrap_or(0)));
+    let mut edit = VersionEdit::default();
+    let mut sealed: Vec<Arc<Memtable>> = Vec::new();
+    for (i, &num) in wals.iter().enumerate() {
+        let path = inner.path.join(file_name(FileKind::Wal, num));
+        let is_last = i + 1 == wals.len();
+        let mut reader = LogReader::open(inner.fs.as_ref(), &path, WAL_MAGIC)?;
+        while let Some(rec) = reader.next_record()? {
+            let at = reader.valid_end();
+            let d = decode_record(&rec).map_err(|r| Error::corruption(&path, at, r))?;
+            let mut seq = d.first_seqno;
+            for op in d.batch.ops() {
+                let op = op.map_err(|r| Error::corruption(&path, at, r))?;
+                mem.insert(&key::tree_key(op.keyspace, op.key), seq, op.kind, op.value);
+                seq += 1;
+            }
+            last_seqno = last_seqno.max(seq.saturating_sub(1));
+            if (mem.approximate_size() as usize) >= inner.opts.memtable_size {
+                let next = Arc::new(Memtable::new(num));
+                sealed.push(std::mem::replace(&mut mem, next));
+            }
+        }
+        if let Some(t) = reader.torn_tail() {
+            if !is_last {
+                return Err(Error::corruption(
+                    &path,
+                    t.offset,
+                    "WAL segment ends early but a later segment exists",
+                ));
+            }
+        }
+    }
+    sealed.push(mem);
+    inner.visible_seqno.store(last_seqno, Ordering::Release);
+    inner.commit.lock().last_seqno = last_seqno;
+    if inner.opts.read_only {
+        let mut st = inner.state.lock();
+        if let Some(m) = sealed.pop() {
+            st.mem = m;
+        }
+        st.imm = sealed;
+        return Ok(());
+    }
+    for m in &sealed {
+        for t in inner.write_level0(m)? {
+            edit.new_files.push((0, Arc::new(t)));
+        }
+    }
+    let wal_number = inner.versions.lock().new_file_number();
+    let wal_path = inner.path.join(file_name(FileKind::Wal, wal_number));
+    let mut w = LogWriter::create(inner.fs.as_ref(), &wal_path, WAL_MAGIC)?;
+    w.flush()?;
+    inner
+        .fs
+        .sync_dir(&inner.path)
+        .map_err(|e| Error::io(&inner.path, e))?;
+    edit.log_number = Some(wal_number);
+    edit.last_seqno = Some(last_seqno);
+    let version = inner.versions.lock().log_and_apply(edit)?;
+    {
+        let mut st = inner.state.lock();
+        st.version = version;
+        st.mem = Arc::new(Memtable::new(wal_number));
+    }
+    *inner.wal.lock() = Some(w);
+    for num in wals {
+        let _ = inner
+            .fs
+            .remove_file(&inner.path.join(file_name(FileKind::Wal, num)));
+    }
+    Ok(())
+}
+
+/// Removes tables the version does not list, temporary files and old manifests.
+fn remove_leftovers(inner: &Inner) {
+    let Ok(names) = inner.fs.list_dir(&inner.path) else {
+        return;
+    };
+    let version: Arc<Version> = Arc::clone(&inner.state.lock().version);
+    let live: std::collections::HashSet<u64> = version.all_files().map(|(_, f)| f.number).collect();
+    let manifest = inner.versions.lock().manifest_number();
+    let wal_live = inner.state.lock().mem.wal_number();
+    for name in names {
+        let doomed = match parse_file_name(&name) {
+            Some((FileKind::Table, n)) => !live.contains(&n),
+            Some((FileKind::Manifest, n)) => n != manifest,
+            Some((FileKind::Wal, n)) => n < wal_live,
+            Some((FileKind::Temp, _)) => true,
+            _ => false,
+        };
+        if doomed {
+            let _ = inner.fs.remove_file(&inner.path.join(&name));
+        }
+    }
+}
+
+fn start_threads(inner: &Arc<Inner>) -> Result<()> {
+    let mut threads = inner.threads.lock();
+    let a = Arc::clone(inner);
+    threads.push(
+        std::thread::Builder::new()
+            .name("lamina-flush".into())
+            .spawn(move || a.flush_loop())
+            .map_err(Error::from)?,
+    );
+    let b = Arc::clone(inner);
+    threads.push(
+        std::thread::Builder::new()
+            .name("lamina-compact".into())
+            .spawn(move || b.compaction_loop())
+            .map_err(Error::from)?,
+    );
+    Ok(())
+}
+
+pub(super) fn destroy(path: &Path, opts: &Options) -> Result<()> {
+    let fs = opts.fs.as_ref();
+    match inspect_dir(fs, path, false) {
+        Ok(Found::Database) => {}
+        Ok(Found::Empty) => {}
+        Err(e) => return Err(e),
+    }
+    let lock = match fs.lock(&path.join(file_name(FileKind::Lock, 0))) {
+        Ok(l) => l,
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+            return Err(Error::Locked(path.to_path_buf()))
+        }
+        Err(e) => return Err(Error::io(path.join("LOCK"), e)),
+    };
+    let names = fs.list_dir(path).map_err(|e| Error::io(path, e))?;
+    for name in names
+        .iter()
+        .filter(|n| parse_file_name(n).is_some() && n.as_str() != "LOCK")
+    {
+        fs.remove_file(&path.join(name))
+            .map_err(|e| Error::io(path.join(name), e))?;
+    }
+    drop(lock);
+    let _ = fs.remove_file(&path.join("LOCK"));
+    let _ = fs.remove_dir(path);
+    fs.sync_dir(path.parent().unwrap_or(path)).ok();
+    Ok(())
+}

@@ -1,0 +1,369 @@
+//! The read path: point lookups and the user iterator over a pinned view.
+
+use super::{Handle, Inner};
+use crate::error::{Error, Result};
+use crate::iter::{resolve, Cursor, InternalIterator, LevelIter, MergingIter};
+use crate::key::{self, KeyspaceId, Kind, SeqNo};
+use crate::manifest::Version;
+use crate::memtable::Memtable;
+use std::ops::{Bound, RangeBounds};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// What a reader pins: memtables (newest first), a version and a seqno.
+pub(crate) struct ReadView {
+    pub mems: Vec<Arc<Memtable>>,
+    pub version: Arc<Version>,
+    pub seqno: SeqNo,
+}
+
+impl Inner {
+    /// Pins the current memtables and version; reads see writes up to `seqno`
+    /// (default: every visible write).
+    pub fn read_view(&self, seqno: Option<SeqNo>) -> ReadView {
+        let st = self.state.lock();
+        let visible = self.visible_seqno.load(Ordering::Acquire);
+        let mut mems = Vec::with_capacity(1 + st.imm.len());
+        mems.push(Arc::clone(&st.mem));
+        mems.extend(st.imm.iter().rev().cloned());
+        ReadView {
+            mems,
+            version: Arc::clone(&st.version),
+            seqno: seqno.unwrap_or(visible).min(visible),
+        }
+    }
+
+    /// The value of `user_key` in keyspace `ks` as of `seqno` (default: now).
+    pub fn get(
+        &self,
+        ks: KeyspaceId,
+        user_key: &[u8],
+        seqno: Option<SeqNo>,
+    ) -> Result<Option<Vec<u8>>> {
+        self.check_open()?;
+        if user_key.is_empty() {
+            return Err(Error::InvalidArgument("key is empty".into()));
+        }
+        if user_key.len() > key::MAX_KEY_LEN {
+            return Err(Error::InvalidArgument(format!(
+                "key is {} bytes; the limit is {}",
+                user_key.len(),
+                key::MAX_KEY_LEN
+            )));
+        }
+        let view = self.read_view(seqno);
+        let tk = key::tree_key(ks, user_key);
+        let target = key::seek_key_at(&tk, view.seqno);
+        let mut entries: Vec<(Kind, Vec<u8>)> = Vec::new();
+        let done =
+            |entries: &Vec<(Kind, Vec<u8>)>| entries.last().is_some_and(|(k, _)| *k != Kind::Merge);
+        for mem in &view.mems {
+            let mut it = mem.iter();
+            collect(&mut it, &tk, &target, &mut entries)?;
+            if done(&entries) {
+                return self.finish_get(user_key, &entries);
+            }
+        }
+        let levels = view.version.level(0).to_vec();
+        let deeper = (1..crate::manifest::NUM_LEVELS)
+            .filter_map(|l| view.version.find_in_level(l, &tk).cloned());
+        for f in levels
+            .into_iter()
+            .filter(|f| f.overlaps(Some(&tk), Some(&tk)))
+            .chain(deeper)
+        {
+            let table = self.tables.get(f.number)?;
+            if !table.may_contain(&tk) {
+                continue;
+            }
+            match table.get(&target)? {
+                Some((k, v)) => {
+                    let Some(p) = key::parse(&k) else {
+                        return Err(malformed(&table, &k));
+                    };
+                    if p.tree_key != tk.as_slice() {
+                        continue;
+                    }
+                    if p.kind != Kind::Merge {
+                        entries.push((p.kind, v));
+                        return self.finish_get(user_key, &entries);
+                    }
+                    let mut it = table.iter();
+                    collect(&mut it, &tk, &target, &mut entries)?;
+                    if done(&entries) {
+                        return self.finish_get(user_key, &entries);
+                    }
+                }
+                None => continue,
+            }
+        }
+        self.finish_get(user_key, &entries)
+    }
+
+    fn finish_get(&self, user_key: &[u8], entries: &[(Kind, Vec<u8>)]) -> Result<Option<Vec<u8>>> {
+        resolve(
+            user_key,
+            entries.iter().map(|(k, v)| (*k, v.as_slice())),
+            self.opts.merge_operator.as_ref(),
+        )
+    }
+
+    /// A merged iterator over every source of `view`.
+    pub fn merged(&self, view: &ReadView) -> MergingIter {
+        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+        for m in &view.mems {
+            children.push(Box::new(m.iter()));
+        }
+        for f in view.version.level(0) {
+            children.push(Box::new(LevelIter::new(
+                vec![Arc::clone(f)],
+                Arc::clone(&self.tables),
+            )));
+        }
+        for level in 1..crate::manifest::NUM_LEVELS {
+            let files = view.version.level(level);
+            if !files.is_empty() {
+                children.push(Box::new(LevelIter::new(
+                    files.to_vec(),
+                    Arc::clone(&self.tables),
+                )));
+            }
+        }
+        MergingIter::new(children)
+    }
+}
+
+fn malformed(table: &crate::table::Table, k: &[u8]) -> Error {
+    Error::corruption(
+        table.path(),
+        0,
+        format!("malformed internal key of {} bytes", k.len()),
+    )
+}
+
+/// Appends the entries of `tk` visible at the seek target's seqno, newest
+/// first, stopping after a Put or Delete.
+fn collect(
+    it: &mut dyn InternalIterator,
+    tk: &[u8],
+    target: &[u8],
+    entries: &mut Vec<(Kind, Vec<u8>)>,
+) -> Result<()> {
+    it.seek(target);
+    while it.valid() {
+        let Some(p) = key::parse(it.key()) else {
+            return Err(Error::corruption("<tree>", 0, "malformed internal key"));
+        };
+        if p.tree_key != tk {
+            break;
+        }
+        entries.push((p.kind, it.value().to_vec()));
+        if p.kind != Kind::Merge {
+            break;
+        }
+        it.next();
+    }
+    it.status()
+}
+
+/// Iterator over a keyspace's entries in key order, as `(key, value)` pairs.
+///
+/// It pins the memtables and tables it reads: it sees the data as of its
+/// creation, never blocks writers, and keeps the database open while it lives.
+/// Iterate with `next` (ascending) and `next_back` (descending); `.rev()`
+/// gives a descending iterator. An error is yielded once, then the iterator ends.
+pub struct Iter {
+    handle: Arc<Handle>,
+    view: Option<ReadView>,
+    lower: Bound<Vec<u8>>,
+    upper: Bound<Vec<u8>>,
+    front: Option<Cursor>,
+    back: Option<Cursor>,
+    front_last: Option<Vec<u8>>,
+    back_last: Option<Vec<u8>>,
+    done: bool,
+    error: Option<Error>,
+}
+
+fn bound_tree_key<K: AsRef<[u8]>>(ks: KeyspaceId, b: Bound<&K>) -> Bound<Vec<u8>> {
+    match b {
+        Bound::Included(k) => Bound::Included(key::tree_key(ks, k.as_ref())),
+        Bound::Excluded(k) => Bound::Excluded(key::tree_key(ks, k.as_ref())),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+fn keyspace_end(ks: KeyspaceId) -> Bound<Vec<u8>> {
+    match ks.checked_add(1) {
+        Some(n) => Bound::Excluded(n.to_be_bytes().to_vec()),
+        None => Bound::Unbounded,
+    }
+}
+
+/// The smallest byte string greater than every string starting with `prefix`, if any.
+fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut s = prefix.to_vec();
+    while let Some(last) = s.pop() {
+        if last < 0xff {
+            s.push(last + 1);
+            return Some(s);
+        }
+    }
+    None
+}
+
+impl Iter {
+    pub(crate) fn new<K: AsRef<[u8]>, R: RangeBounds<K>>(
+        handle: Arc<Handle>,
+        ks: KeyspaceId,
+        range: &R,
+        seqno: Option<SeqNo>,
+    ) -> Iter {
+        let lower = match bound_tree_key(ks, range.start_bound()) {
+            Bound::Unbounded => Bound::Included(key::tree_key(ks, b"")),
+            b => b,
+        };
+        let upper = match bound_tree_key(ks, range.end_bound()) {
+            Bound::Unbounded => keyspace_end(ks),
+            b => b,
+        };
+        Iter::with_bounds(handle, lower, upper, seqno)
+    }
+
+    pub(crate) fn with_prefix(
+        handle: Arc<Handle>,
+        ks: KeyspaceId,
+        prefix: &[u8],
+        seqno: Option<SeqNo>,
+    ) -> Iter {
+        let lower = Bound::Included(key::tree_key(ks, prefix));
+        let upper = match prefix_successor(prefix) {
+            Some(s) => Bound::Excluded(key::tree_key(ks, &s)),
+            None => keyspace_end(ks),
+        };
+        Iter::with_bounds(handle, lower, upper, seqno)
+    }
+
+    fn with_bounds(
+        handle: Arc<Handle>,
+        lower: Bound<Vec<u8>>,
+        upper: Bound<Vec<u8>>,
+        seqno: Option<SeqNo>,
+    ) -> Iter {
+        let inner = &handle.inner;
+        let (view, error) = match inner.check_open() {
+            Ok(()) => (Some(inner.read_view(seqno)), None),
+            Err(e) => (None, Some(e)),
+        };
+        Iter {
+            handle,
+            view,
+            lower,
+            upper,
+            front: None,
+            back: None,
+            front_last: None,
+            back_last: None,
+            done: false,
+            error,
+        }
+    }
+
+    fn cursor(&self) -> Option<Cursor> {
+        let view = self.view.as_ref()?;
+        let inner = &self.handle.inner;
+        Some(Cursor::new(
+            inner.merged(view),
+            view.seqno,
+            self.lower.clone(),
+            self.upper.clone(),
+            Arc::clone(&inner.opts.merge_operator),
+        ))
+    }
+
+    fn finish(
+        &mut self,
+        item: Option<Result<(Vec<u8>, Vec<u8>)>>,
+        forward: bool,
+    ) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
+        match item {
+            None => {
+                self.done = true;
+                None
+            }
+            Some(Err(e)) => {
+                self.done = true;
+                Some(Err(e))
+            }
+            Some(Ok((tk, v))) => {
+                let crossed = if forward {
+                    self.back_last.as_ref().is_some_and(|b| tk >= *b)
+                } else {
+                    self.front_last.as_ref().is_some_and(|f| tk <= *f)
+                };
+                if crossed {
+                    self.done = true;
+                    return None;
+                }
+                let user_key = tk.get(key::KEYSPACE_ID_LEN..).unwrap_or(&[]).to_vec();
+                if forward {
+                    self.front_last = Some(tk);
+                } else {
+                    self.back_last = Some(tk);
+                }
+                Some(Ok((user_key, v)))
+            }
+        }
+    }
+}
+
+impl Iterator for Iter {
+    type Item = Result<(Vec<u8>, Vec<u8>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some(e) = self.error.take() {
+            self.done = true;
+            return Some(Err(e));
+        }
+        if self.done {
+            return None;
+        }
+        if self.front.is_none() {
+            self.front = self.cursor();
+        }
+        let item = self.front.as_mut()?.next_forward();
+        self.finish(item, true)
+    }
+}
+
+impl DoubleEndedIterator for Iter {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if let Some(e) = self.error.take() {
+            self.done = true;
+            return Some(Err(e));
+        }
+        if self.done {
+            return None;
+        }
+        if self.back.is_none() {
+            self.back = self.cursor();
+        }
+        let item = self.back.as_mut()?.next_backward();
+        self.finish(item, false)
+    }
+}
+
+impl std::iter::FusedIterator for Iter {}
+
+#[cfg(test)]
+mod tests {
+    use super::prefix_successor;
+
+    #[test]
+    fn prefix_successor_skips_trailing_ff() {
+        assert_eq!(prefix_successor(b"ab"), Some(b"ac".to_vec()));
+        assert_eq!(prefix_successor(&[1, 0xff]), Some(vec![2]));
+        assert_eq!(prefix_successor(&[0xff, 0xff]), None);
+        assert_eq!(prefix_successor(b""), None);
+    }
+}

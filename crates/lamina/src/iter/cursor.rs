@@ -1,0 +1,198 @@
+//! The user-visible view of the tree: one value per key as of a seqno, merge
+//! operands folded, tombstones hidden, within tree-key bounds.
+
+use super::merging::MergingIter;
+use super::InternalIterator;
+use crate::error::{Error, Result};
+use crate::key::{self, Kind, SeqNo};
+use crate::merge::MergeOperator;
+use std::ops::Bound;
+
+/// Folds the entries of one key, newest first, into its value (`None` if deleted or absent).
+pub fn resolve<'a>(
+    user_key: &[u8],
+    entries: impl Iterator<Item = (Kind, &'a [u8])>,
+    op: &dyn MergeOperator,
+) -> Result<Option<Vec<u8>>> {
+    let mut operands: Vec<&[u8]> = Vec::new();
+    let mut base: Option<&[u8]> = None;
+    for (kind, value) in entries {
+        match kind {
+            Kind::Put => {
+                base = Some(value);
+                break;
+            }
+            Kind::Delete => break,
+            Kind::Merge => operands.push(value),
+        }
+    }
+    if operands.is_empty() {
+        return Ok(base.map(<[u8]>::to_vec));
+    }
+    operands.reverse();
+    op.full_merge(user_key, base, &operands)
+        .map(Some)
+        .map_err(Error::Merge)
+}
+
+/// A one-directional cursor over user entries (tree key, value).
+pub struct Cursor {
+    it: MergingIter,
+    seqno: SeqNo,
+    lower: Bound<Vec<u8>>,
+    upper: Bound<Vec<u8>>,
+    merge_operator: std::sync::Arc<dyn MergeOperator>,
+    started: bool,
+    scratch: Vec<(Kind, Vec<u8>)>,
+}
+
+fn above_lower(tk: &[u8], lower: &Bound<Vec<u8>>) -> bool {
+    match lower {
+        Bound::Included(l) => tk >= l.as_slice(),
+        Bound::Excluded(l) => tk > l.as_slice(),
+        Bound::Unbounded => true,
+    }
+}
+
+fn below_upper(tk: &[u8], upper: &Bound<Vec<u8>>) -> bool {
+    match upper {
+        Bound::Included(u) => tk <= u.as_slice(),
+        Bound::Excluded(u) => tk < u.as_slice(),
+        Bound::Unbounded => true,
+    }
+}
+
+fn malformed(k: &[u8]) -> Error {
+    Error::corruption(
+        "<tree>",
+        0,
+        format!("malformed internal key of {} bytes", k.len()),
+    )
+}
+
+impl Cursor {
+    /// A cursor over `it` showing entries visible at `seqno` whose tree keys lie in the bounds.
+    pub fn new(
+        it: MergingIter,
+        seqno: SeqNo,
+        lower: Bound<Vec<u8>>,
+        upper: Bound<Vec<u8>>,
+        merge_operator: std::sync::Arc<dyn MergeOperator>,
+    ) -> Cursor {
+        Cursor {
+            it,
+            seqno,
+            lower,
+            upper,
+            merge_operator,
+            started: false,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// The next entry in ascending order.
+    pub fn next_forward(&mut self) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
+        if !self.started {
+            self.started = true;
+            match &self.lower {
+                Bound::Included(l) | Bound::Excluded(l) => self.it.seek(&key::seek_key(l)),
+                Bound::Unbounded => self.it.seek_to_first(),
+            }
+        }
+        loop {
+            if !self.it.valid() {
+                return self.it.status().err().map(Err);
+            }
+            let Some(p) = key::parse(self.it.key()) else {
+                return Some(Err(malformed(self.it.key())));
+            };
+            if !below_upper(p.tree_key, &self.upper) {
+                return None;
+            }
+            let tk = p.tree_key.to_vec();
+            let wanted = above_lower(&tk, &self.lower);
+            self.scratch.clear();
+            let mut decided = false;
+            while self.it.valid() {
+                let Some(p) = key::parse(self.it.key()) else {
+                    return Some(Err(malformed(self.it.key())));
+                };
+                if p.tree_key != tk.as_slice() {
+                    break;
+                }
+                if wanted && !decided && p.seqno <= self.seqno {
+                    self.scratch.push((p.kind, self.it.value().to_vec()));
+                    decided = p.kind != Kind::Merge;
+                }
+                self.it.next();
+            }
+            if let Err(e) = self.it.status() {
+                return Some(Err(e));
+            }
+            if !wanted || self.scratch.is_empty() {
+                continue;
+            }
+            let user_key = tk.get(key::KEYSPACE_ID_LEN..).unwrap_or(&[]);
+            match resolve(
+                user_key,
+                self.scratch.iter().map(|(k, v)| (*k, v.as_slice())),
+                self.merge_operator.as_ref(),
+            ) {
+                Ok(Some(v)) => return Some(Ok((tk, v))),
+                Ok(None) => continue,
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    }
+
+    /// The next entry in descending order.
+    pub fn next_backward(&mut self) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
+        if !self.started {
+            self.started = true;
+            match &self.upper {
+                Bound::Included(u) => self.it.seek_for_prev(&key::internal_key(u, 0, 0)),
+                Bound::Excluded(u) => self.it.seek_for_prev(&key::seek_key(u)),
+                Bound::Unbounded => self.it.seek_to_last(),
+            }
+        }
+        loop {
+            if !self.it.valid() {
+                return self.it.status().err().map(Err);
+            }
+            let Some(p) = key::parse(self.it.key()) else {
+                return Some(Err(malformed(self.it.key())));
+            };
+            if !above_lower(p.tree_key, &self.lower) {
+                return None;
+            }
+            let tk = p.tree_key.to_vec();
+            let wanted = below_upper(&tk, &self.upper);
+            self.scratch.clear();
+            while self.it.valid() {
+                let Some(p) = key::parse(self.it.key()) else {
+                    return Some(Err(malformed(self.it.key())));
+                };
+                if p.tree_key != tk.as_slice() {
+                    break;
+                }
+                if wanted && p.seqno <= self.seqno {
+                    self.scratch.push((p.kind, self.it.value().to_vec()));
+                }
+                self.it.prev();
+            }
+            if let Err(e) = self.it.status() {
+                return Some(Err(e));
+            }
+            if !wanted || self.scratch.is_empty() {
+                continue;
+            }
+            let user_key = tk.get(key::KEYSPACE_ID_LEN..).unwrap_or(&[]);
+            let newest_first = self.scratch.iter().rev().map(|(k, v)| (*k, v.as_slice()));
+            match resolve(user_key, newest_first, self.merge_operator.as_ref()) {
+                Ok(Some(v)) => return Some(Ok((tk, v))),
+                Ok(None) => continue,
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! Concatenates the tables of one level ≥ 1 (sorted, non-overlapping),
+//! opening each table only when the cursor reaches it.
+
+use super::InternalIterator;
+use crate::cache::TableCache;
+use crate::error::{Error, Result};
+use crate::key;
+use crate::manifest::FileMeta;
+use crate::table::TableIter;
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+/// Cursor over one level's tables.
+pub struct LevelIter {
+    files: Vec<Arc<FileMeta>>,
+    tables: Arc<TableCache>,
+    index: usize,
+    cur: Option<TableIter>,
+    err: Option<Error>,
+}
+
+impl LevelIter {
+    /// REQUIRES: `files` sorted by key and non-overlapping.
+    pub fn new(files: Vec<Arc<FileMeta>>, tables: Arc<TableCache>) -> LevelIter {
+        LevelIter {
+            files,
+            tables,
+            index: 0,
+            cur: None,
+            err: None,
+        }
+    }
+
+    fn open(&mut self, index: usize) -> bool {
+        self.index = index;
+        self.cur = None;
+        let Some(f) = self.files.get(index) else {
+            return false;
+        };
+        match self.tables.get(f.number) {
+            Ok(t) => {
+                self.cur = Some(t.iter());
+                true
+            }
+            Err(e) => {
+                self.err.get_or_insert(e);
+                false
+            }
+        }
+    }
+
+    fn check_cur(&mut self) {
+        if let Some(c) = &self.cur {
+            if !c.valid() {
+                if let Err(e) = c.status() {
+                    self.err.get_or_insert(e);
+                    self.cur = None;
+                }
+            }
+        }
+    }
+
+    fn skip_forward(&mut self) {
+        loop {
+            self.check_cur();
+            match &self.cur {
+                Some(c) if c.valid() => return,
+                None if self.err.is_some() => return,
+                _ => {}
+            }
+            if self.index + 1 >= self.files.len() || !self.open(self.index + 1) {
+                self.cur = None;
+                return;
+            }
+            if let Some(c) = self.cur.as_mut() {
+                c.seek_to_first();
+            }
+        }
+    }
+
+    fn skip_backward(&mut self) {
+        loop {
+            self.check_cur();
+            match &self.cur {
+                Some(c) if c.valid() => return,
+                None if self.err.is_some() => return,
+                _ => {}
+            }
+            if self.index == 0 || !self.open(self.index - 1) {
+                self.cur = None;
+                return;
+            }
+            if let Some(c) = self.cur.as_mut() {
+                c.seek_to_last();
+            }
+        }
+    }
+}
+
+impl InternalIterator for LevelIter {
+    fn valid(&self) -> bool {
+        self.cur.as_ref().is_some_and(|c| c.valid())
+    }
+
+    fn seek_to_first(&mut self) {
+        if self.open(0) {
+            if let Some(c) = self.cur.as_mut() {
+                c.seek_to_first();
+            }
+        }
+        self.skip_forward();
+    }
+
+    fn seek_to_last(&mut self) {
+        if let Some(last) = self.files.len().checked_sub(1) {
+            if self.open(last) {
+                if let Some(c) = self.cur.as_mut() {
+                    c.seek_to_last();
+                }
+            }
+        } else {
+            self.cur = None;
+        }
+        self.skip_backward();
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        let i = self
+            .files
+            .partition_point(|f| key::compare(&f.largest, target) == Ordering::Less);
+        if i >= self.files.len() {
+            self.cur = None;
+            return;
+        }
+        if self.open(i) {
+            if let Some(c) = self.cur.as_mut() {
+                c.seek(target);
+            }
+        }
+        self.skip_forward();
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        let i = self
+            .files
+            .partition_point(|f| key::compare(&f.smallest, target) != Ordering::Greater);
+        let Some(i) = i.checked_sub(1) else {
+            self.cur = None;
+            return;
+        };
+        if self.open(i) {
+            if let Some(c) = self.cur.as_mut() {
+                c.seek_for_prev(target);
+            }
+        }
+        self.skip_backward();
+    }
+
+    fn next(&mut self) {
+        if let Some(c) = self.cur.as_mut() {
+            c.next();
+        }
+        self.skip_forward();
+    }
+
+    fn prev(&mut self) {
+        if let Some(c) = self.cur.as_mut() {
+            c.prev();
+        }
+        self.skip_backward();
+    }
+
+    fn key(&self) -> &[u8] {
+        self.cur.as_ref().map(|c| c.key()).unwrap_or(&[])
+    }
+
+    fn value(&self) -> &[u8] {
+        self.cur.as_ref().map(|c| c.value()).unwrap_or(&[])
+    }
+
+    fn status(&self) -> Result<()> {
+        match &self.err {
+            Some(e) => Err(e.clone()),
+            None => self.cur.as_ref().map_or(Ok(()), |c| c.status()),
+        }
+    }
+}

@@ -1,0 +1,272 @@
+//! Merges several sorted internal iterators into one.
+
+use super::InternalIterator;
+use crate::error::Result;
+use crate::key;
+use std::cmp::Ordering;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Forward,
+    Reverse,
+}
+
+/// Yields the union of its children in internal-key order. Children must not
+/// hold the same internal key twice (seqnos are unique). The current child is
+/// found by a linear scan: there are only a few children (memtables, level-0
+/// tables, one per level).
+pub struct MergingIter {
+    children: Vec<Box<dyn InternalIterator>>,
+    current: Option<usize>,
+    direction: Direction,
+}
+
+impl MergingIter {
+    /// Merges `children`.
+    pub fn new(children: Vec<Box<dyn InternalIterator>>) -> MergingIter {
+        MergingIter {
+            children,
+            current: None,
+            direction: Direction::Forward,
+        }
+    }
+
+    fn find_smallest(&mut self) {
+        let mut best: Option<usize> = None;
+        for (i, c) in self.children.iter().enumerate() {
+            if !c.valid() {
+                continue;
+            }
+            best = match best {
+                Some(b) if key::compare(c.key(), self.key_of(b)) != Ordering::Less => Some(b),
+                _ => Some(i),
+            };
+        }
+        self.current = best;
+    }
+
+    fn find_largest(&mut self) {
+        let mut best: Option<usize> = None;
+        for (i, c) in self.children.iter().enumerate() {
+            if !c.valid() {
+                continue;
+            }
+            best = match best {
+                Some(b) if key::compare(c.key(), self.key_of(b)) != Ordering::Greater => Some(b),
+                _ => Some(i),
+            };
+        }
+        self.current = best;
+    }
+
+    fn key_of(&self, i: usize) -> &[u8] {
+        self.children.get(i).map(|c| c.key()).unwrap_or(&[])
+    }
+}
+
+impl InternalIterator for MergingIter {
+    fn valid(&self) -> bool {
+        self.current.is_some()
+    }
+
+    fn seek_to_first(&mut self) {
+        for c in &mut self.children {
+            c.seek_to_first();
+        }
+        self.direction = Direction::Forward;
+        self.find_smallest();
+    }
+
+    fn seek_to_last(&mut self) {
+        for c in &mut self.children {
+            c.seek_to_last();
+        }
+        self.direction = Direction::Reverse;
+        self.find_largest();
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        for c in &mut self.children {
+            c.seek(target);
+        }
+        self.direction = Direction::Forward;
+        self.find_smallest();
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        for c in &mut self.children {
+            c.seek_for_prev(target);
+        }
+        self.direction = Direction::Reverse;
+        self.find_largest();
+    }
+
+    fn next(&mut self) {
+        let Some(cur) = self.current else { return };
+        if self.direction != Direction::Forward {
+            // Every other child is positioned at or before the current key;
+            // move each to the first entry after it.
+            let k = self.key_of(cur).to_vec();
+            for (i, c) in self.children.iter_mut().enumerate() {
+                if i == cur {
+                    continue;
+                }
+                c.seek(&k);
+                if c.valid() && key::compare(c.key(), &k) == Ordering::Equal {
+                    c.next();
+                }
+            }
+            self.direction = Direction::Forward;
+        }
+        if let Some(c) = self.children.get_mut(cur) {
+            c.next();
+        }
+        self.find_smallest();
+    }
+
+    fn prev(&mut self) {
+        let Some(cur) = self.current else { return };
+        if self.direction != Direction::Reverse {
+            let k = self.key_of(cur).to_vec();
+            for (i, c) in self.children.iter_mut().enumerate() {
+                if i == cur {
+                    continue;
+                }
+                c.seek_for_prev(&k);
+                if c.valid() && key::compare(c.key(), &k) == Ordering::Equal {
+                    c.prev();
+                }
+            }
+            self.direction = Direction::Reverse;
+        }
+        if let Some(c) = self.children.get_mut(cur) {
+            c.prev();
+        }
+        self.find_largest();
+    }
+
+    fn key(&self) -> &[u8] {
+        self.current.map(|i| self.key_of(i)).unwrap_or(&[])
+    }
+
+    fn value(&self) -> &[u8] {
+        self.current
+            .and_then(|i| self.children.get(i))
+            .map(|c| c.value())
+            .unwrap_or(&[])
+    }
+
+    fn status(&self) -> Result<()> {
+        for c in &self.children {
+            c.status()?;
+        }
+        Ok(())
+    }
+}
+
+/// An iterator over a sorted vector of owned entries; used in tests and for
+/// small in-memory sources.
+pub struct VecIter {
+    entries: Vec<(Vec<u8>, Vec<u8>)>,
+    pos: Option<usize>,
+}
+
+impl VecIter {
+    /// REQUIRES: `entries` sorted by `key::compare` without duplicates.
+    pub fn new(entries: Vec<(Vec<u8>, Vec<u8>)>) -> VecIter {
+        VecIter { entries, pos: None }
+    }
+
+    fn at(&self) -> Option<&(Vec<u8>, Vec<u8>)> {
+        self.pos.and_then(|p| self.entries.get(p))
+    }
+}
+
+impl InternalIterator for VecIter {
+    fn valid(&self) -> bool {
+        self.at().is_some()
+    }
+    fn seek_to_first(&mut self) {
+        self.pos = if self.entries.is_empty() {
+            None
+        } else {
+            Some(0)
+        };
+    }
+    fn seek_to_last(&mut self) {
+        self.pos = self.entries.len().checked_sub(1);
+    }
+    fn seek(&mut self, target: &[u8]) {
+        let i = self
+            .entries
+            .partition_point(|(k, _)| key::compare(k, target) == Ordering::Less);
+        self.pos = (i < self.entries.len()).then_some(i);
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        let i = self
+            .entries
+            .partition_point(|(k, _)| key::compare(k, target) != Ordering::Greater);
+        self.pos = i.checked_sub(1);
+    }
+    fn next(&mut self) {
+        self.pos = self.pos.map(|p| p + 1).filter(|p| *p < self.entries.len());
+    }
+    fn prev(&mut self) {
+        self.pos = self.pos.and_then(|p| p.checked_sub(1));
+    }
+    fn key(&self) -> &[u8] {
+        self.at().map(|e| e.0.as_slice()).unwrap_or(&[])
+    }
+    fn value(&self) -> &[u8] {
+        self.at().map(|e| e.1.as_slice()).unwrap_or(&[])
+    }
+    fn status(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use crate::key::{internal_key, tree_key};
+    use proptest::prelude::*;
+
+    fn ik(k: u8, seq: u64) -> Vec<u8> {
+        internal_key(&tree_key(0, &[k]), seq, 1)
+    }
+
+    proptest! {
+        #[test]
+        fn merging_matches_sorted_union(
+            parts in proptest::collection::vec(proptest::collection::btree_set((0u8..20, 1u64..50), 0..15), 1..4),
+            moves in proptest::collection::vec((0u8..4, 0u8..20), 1..40),
+        ) {
+            // Make (key, seq) pairs unique across children.
+            let mut seen = std::collections::BTreeSet::new();
+            let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+            let mut all = Vec::new();
+            for p in parts {
+                let mut v: Vec<(Vec<u8>, Vec<u8>)> = p.into_iter().filter(|e| seen.insert(*e)).map(|(k, s)| (ik(k, s), vec![k])).collect();
+                v.sort_by(|a, b| key::compare(&a.0, &b.0));
+                all.extend(v.clone());
+                children.push(Box::new(VecIter::new(v)));
+            }
+            all.sort_by(|a, b| key::compare(&a.0, &b.0));
+            let mut m = MergingIter::new(children);
+            let mut model = VecIter::new(all);
+            for (op, k) in moves {
+                match op {
+                    0 => { m.seek(&ik(k, 25)); model.seek(&ik(k, 25)); }
+                    1 => { m.seek_for_prev(&ik(k, 25)); model.seek_for_prev(&ik(k, 25)); }
+                    2 => if m.valid() { m.next(); model.next(); } else { m.seek_to_first(); model.seek_to_first(); },
+                    _ => if m.valid() { m.prev(); model.prev(); } else { m.seek_to_last(); model.seek_to_last(); },
+                }
+                prop_assert_eq!(m.valid(), model.valid());
+                if m.valid() {
+                    prop_assert_eq!(m.key(), model.key());
+                }
+            }
+        }
+    }
+}

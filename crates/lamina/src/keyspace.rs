@@ -1,0 +1,170 @@
+//! Named keyspaces: independent key ranges in one database that share its WAL,
+//! so one batch can update several atomically.
+
+use crate::batch::Batch;
+use crate::db::{Db, Iter};
+use crate::error::{Error, Result};
+use crate::key::KeyspaceId;
+use crate::manifest::VersionEdit;
+use std::ops::RangeBounds;
+use std::sync::Arc;
+
+/// Longest keyspace name, in bytes.
+pub const MAX_KEYSPACE_NAME: usize = 255;
+
+/// A handle to one keyspace. Cheap to clone; it keeps the database open.
+/// After the keyspace is dropped every call fails with `NoSuchKeyspace`.
+#[derive(Clone)]
+pub struct Keyspace {
+    db: Db,
+    id: KeyspaceId,
+    name: Arc<str>,
+}
+
+impl std::fmt::Debug for Keyspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Keyspace")
+            .field("name", &self.name)
+            .field("id", &self.id)
+            .finish()
+    }
+}
+
+impl Keyspace {
+    pub(crate) fn default_of(db: &Db) -> Keyspace {
+        Keyspace {
+            db: db.clone(),
+            id: 0,
+            name: Arc::from(""),
+        }
+    }
+
+    pub(crate) fn open(db: &Db, name: &str, create: bool) -> Result<Keyspace> {
+        let inner = db.inner();
+        inner.check_open()?;
+        if name.is_empty() || name.len() > MAX_KEYSPACE_NAME {
+            return Err(Error::InvalidArgument(format!(
+                "keyspace names are 1 to {MAX_KEYSPACE_NAME} bytes, not {}",
+                name.len()
+            )));
+        }
+        if let Some(&id) = inner.keyspaces.read().get(name) {
+            return Ok(Keyspace {
+                db: db.clone(),
+                id,
+                name: Arc::from(name),
+            });
+        }
+        if !create {
+            return Err(Error::NoSuchKeyspace(name.to_string()));
+        }
+        inner.check_writable()?;
+        let mut vs = inner.versions.lock();
+        if let Some(&id) = inner.keyspaces.read().get(name) {
+            return Ok(Keyspace {
+                db: db.clone(),
+                id,
+                name: Arc::from(name),
+            });
+        }
+        let id = vs.allocate_keyspace_id();
+        let edit = VersionEdit {
+            keyspaces_created: vec![(id, name.to_string())],
+            next_keyspace_id: Some(vs.next_keyspace_id()),
+            ..Default::default()
+        };
+        if let Err(e) = vs.log_and_apply(edit) {
+            inner.poison(&e);
+            return Err(e);
+        }
+        inner.keyspaces.write().insert(name.to_string(), id);
+        Ok(Keyspace {
+            db: db.clone(),
+            id,
+            name: Arc::from(name),
+        })
+    }
+
+    pub(crate) fn drop_named(db: &Db, name: &str) -> Result<()> {
+        let inner = db.inner();
+        inner.check_writable()?;
+        let mut vs = inner.versions.lock();
+        let Some(&id) = inner.keyspaces.read().get(name) else {
+            return Err(Error::NoSuchKeyspace(name.to_string()));
+        };
+        let edit = VersionEdit {
+            keyspaces_dropped: vec![id],
+            ..Default::default()
+        };
+        if let Err(e) = vs.log_and_apply(edit) {
+            inner.poison(&e);
+            return Err(e);
+        }
+        inner.keyspaces.write().remove(name);
+        Ok(())
+    }
+
+    /// The keyspace's name (empty for the default keyspace).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(crate) fn id(&self) -> KeyspaceId {
+        self.id
+    }
+
+    fn live(&self) -> Result<()> {
+        if self.db.inner().keyspace_live(self.id) {
+            Ok(())
+        } else {
+            Err(Error::NoSuchKeyspace(self.name.to_string()))
+        }
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.live()?;
+        self.db.inner().get(self.id, key, None)
+    }
+
+    /// Whether `key` has a value.
+    pub fn contains_key(&self, key: &[u8]) -> Result<bool> {
+        Ok(self.get(key)?.is_some())
+    }
+
+    /// Sets `key` to `value`.
+    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut b = Batch::new();
+        b.put_in(self, key, value);
+        self.db.write(b)
+    }
+
+    /// Deletes `key`.
+    pub fn delete(&self, key: &[u8]) -> Result<()> {
+        let mut b = Batch::new();
+        b.delete_in(self, key);
+        self.db.write(b)
+    }
+
+    /// Adds a merge operand for `key`.
+    pub fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()> {
+        let mut b = Batch::new();
+        b.merge_in(self, key, operand);
+        self.db.write(b)
+    }
+
+    /// Every entry, ascending.
+    pub fn iter(&self) -> Iter {
+        self.range::<&[u8], _>(..)
+    }
+
+    /// The entries whose keys lie in `range`.
+    pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Iter {
+        Iter::new(Arc::clone(&self.db.handle), self.id, &range, None)
+    }
+
+    /// The entries whose keys start with `prefix`.
+    pub fn prefix(&self, prefix: &[u8]) -> Iter {
+        Iter::with_prefix(Arc::clone(&self.db.handle), self.id, prefix, None)
+    }
+}

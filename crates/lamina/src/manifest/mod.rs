@@ -1,0 +1,10 @@
+//! The manifest: the log of version edits that says which tables make up the
+//! tree, and the version (the set of live tables) it describes.
+
+mod edit;
+mod version;
+mod version_set;
+
+pub use edit::{FileMeta, VersionEdit};
+pub use version::{Version, NUM_LEVELS};
+pub use version_set::{file_name, parse_file_name, FileKind, VersionSet};

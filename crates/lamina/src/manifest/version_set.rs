@@ -1,0 +1,315 @@
+//! The version set: the current version, the counters and keyspaces, and the
+//! manifest that makes changes to them durable.
+//!
+//! Layout of the files it names: docs/format.md#directory, #current, #manifest.
+
+use super::edit::VersionEdit;
+use super::version::Version;
+use crate::error::{Error, Result};
+use crate::fs::FileSystem;
+use crate::key::{KeyspaceId, SeqNo};
+use crate::wal::{LogReader, LogWriter, MANIFEST_MAGIC};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A manifest larger than this is rewritten as a fresh snapshot.
+const MANIFEST_ROLL_BYTES: u64 = 64 << 20;
+
+/// The kinds of file in a database directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// `NNNNNN.wal`
+    Wal,
+    /// `NNNNNN.sst`
+    Table,
+    /// `MANIFEST-NNNNNN`
+    Manifest,
+    /// `CURRENT`
+    Current,
+    /// `LOCK`
+    Lock,
+    /// `*.tmp`
+    Temp,
+}
+
+/// The name of a file of `kind` with `number` (ignored for CURRENT and LOCK).
+pub fn file_name(kind: FileKind, number: u64) -> String {
+    match kind {
+        FileKind::Wal => format!("{number:06}.wal"),
+        FileKind::Table => format!("{number:06}.sst"),
+        FileKind::Manifest => format!("MANIFEST-{number:06}"),
+        FileKind::Current => "CURRENT".into(),
+        FileKind::Lock => "LOCK".into(),
+        FileKind::Temp => format!("{number:06}.tmp"),
+    }
+}
+
+/// Recognises a file name of a database directory.
+pub fn parse_file_name(name: &str) -> Option<(FileKind, u64)> {
+    let num = |s: &str| -> Option<u64> {
+        if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        s.parse().ok()
+    };
+    if name == "CURRENT" {
+        return Some((FileKind::Current, 0));
+    }
+    if name == "LOCK" {
+        return Some((FileKind::Lock, 0));
+    }
+    if let Some(n) = name.strip_prefix("MANIFEST-") {
+        return Some((FileKind::Manifest, num(n)?));
+    }
+    if name.ends_with(".tmp") {
+        return Some((FileKind::Temp, 0));
+    }
+    let (stem, ext) = name.split_once('.')?;
+    match ext {
+        "wal" => Some((FileKind::Wal, num(stem)?)),
+        "sst" => Some((FileKind::Table, num(stem)?)),
+        _ => None,
+    }
+}
+
+/// The current version, counters and keyspaces, and the manifest writer.
+/// Callers serialise access (the database keeps it behind a mutex).
+pub struct VersionSet {
+    fs: Arc<dyn FileSystem>,
+    dir: PathBuf,
+    manifest: Option<LogWriter>,
+    manifest_number: u64,
+    next_file_number: u64,
+    log_number: u64,
+    last_seqno: SeqNo,
+    keyspaces: BTreeMap<KeyspaceId, String>,
+    next_keyspace_id: KeyspaceId,
+    current: Arc<Version>,
+}
+
+impl VersionSet {
+    /// An empty version set for a new database (nothing written yet).
+    pub fn new(fs: Arc<dyn FileSystem>, dir: &Path) -> VersionSet {
+        VersionSet {
+            fs,
+            dir: dir.to_path_buf(),
+            manifest: None,
+            manifest_number: 0,
+            next_file_number: 1,
+            log_number: 0,
+            last_seqno: 0,
+            keyspaces: BTreeMap::new(),
+            next_keyspace_id: 1,
+            current: Arc::new(Version::default()),
+        }
+    }
+
+    /// Reads `CURRENT` and replays the manifest it names.
+    pub fn recover(fs: Arc<dyn FileSystem>, dir: &Path) -> Result<VersionSet> {
+        let current_path = dir.join(file_name(FileKind::Current, 0));
+        let current = fs
+            .read_all(&current_path)
+            .map_err(|e| Error::io(&current_path, e))?;
+        let name = std::str::from_utf8(&current)
+            .ok()
+            .and_then(|s| s.strip_suffix('\n'))
+            .filter(|s| matches!(parse_file_name(s), Some((FileKind::Manifest, _))))
+            .ok_or_else(|| {
+                Error::corruption(&current_path, 0, "CURRENT does not name a manifest")
+            })?;
+        let manifest_number = parse_file_name(name).map(|(_, n)| n).unwrap_or(0);
+        let path = dir.join(name);
+        let mut vs = VersionSet::new(fs, dir);
+        vs.manifest_number = manifest_number;
+        let mut reader = LogReader::open(vs.fs.as_ref(), &path, MANIFEST_MAGIC)?;
+        let mut version = Version::default();
+        let mut records = 0u64;
+        while let Some(rec) = reader.next_record()? {
+            let at = reader.valid_end();
+            let edit = VersionEdit::decode(&rec).map_err(|r| Error::corruption(&path, at, r))?;
+            version = version
+                .apply(&edit)
+                .map_err(|r| Error::corruption(&path, at, r))?;
+            vs.absorb_counters(&edit);
+            records += 1;
+        }
+        if records == 0 {
+            return Err(Error::corruption(&path, 0, "manifest holds no version"));
+        }
+        vs.current = Arc::new(version);
+        vs.next_file_number = vs.next_file_number.max(manifest_number + 1);
+        Ok(vs)
+    }
+
+    fn absorb_counters(&mut self, edit: &VersionEdit) {
+        if let Some(n) = edit.log_number {
+            self.log_number = n;
+        }
+        if let Some(n) = edit.next_file_number {
+            self.next_file_number = self.next_file_number.max(n);
+        }
+        if let Some(n) = edit.last_seqno {
+            self.last_seqno = self.last_seqno.max(n);
+        }
+        for (_, f) in &edit.new_files {
+            self.next_file_number = self.next_file_number.max(f.number + 1);
+            self.last_seqno = self.last_seqno.max(f.largest_seqno);
+        }
+        for (id, name) in &edit.keyspaces_created {
+            self.keyspaces.insert(*id, name.clone());
+            self.next_keyspace_id = self.next_keyspace_id.max(id.saturating_add(1));
+        }
+        for id in &edit.keyspaces_dropped {
+            self.keyspaces.remove(id);
+        }
+        if let Some(n) = edit.next_keyspace_id {
+            self.next_keyspace_id = self.next_keyspace_id.max(n);
+        }
+    }
+
+    /// Starts a new manifest holding a snapshot of the current state, points
+    /// `CURRENT` at it and removes the previous manifest.
+    pub fn start_manifest(&mut self) -> Result<()> {
+        let number = self.new_file_number();
+        let path = self.dir.join(file_name(FileKind::Manifest, number));
+        let mut w = LogWriter::create(self.fs.as_ref(), &path, MANIFEST_MAGIC)?;
+        let mut snap = self.current.snapshot_edit();
+        snap.log_number = Some(self.log_number);
+        snap.next_file_number = Some(self.next_file_number);
+        snap.last_seqno = Some(self.last_seqno);
+        snap.keyspaces_created = self
+            .keyspaces
+            .iter()
+            .map(|(id, n)| (*id, n.clone()))
+            .collect();
+        snap.next_keyspace_id = Some(self.next_keyspace_id);
+        w.add_record(&snap.encode());
+        w.sync()?;
+        self.set_current(number)?;
+        let old = self.manifest_number;
+        self.manifest = Some(w);
+        self.manifest_number = number;
+        if old != 0 && old != number {
+            let old_path = self.dir.join(file_name(FileKind::Manifest, old));
+            let _ = self.fs.remove_file(&old_path);
+        }
+        Ok(())
+    }
+
+    fn set_current(&self, number: u64) -> Result<()> {
+        let tmp = self.dir.join("CURRENT.tmp");
+        let dst = self.dir.join(file_name(FileKind::Current, 0));
+        let mut f = self.fs.create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        f.append(format!("{}\n", file_name(FileKind::Manifest, number)).as_bytes())
+            .and_then(|()| f.sync_data())
+            .map_err(|e| Error::io(&tmp, e))?;
+        drop(f);
+        self.fs.rename(&tmp, &dst).map_err(|e| Error::io(&dst, e))?;
+        self.fs
+            .sync_dir(&self.dir)
+            .map_err(|e| Error::io(&self.dir, e))
+    }
+
+    /// Writes `edit` to the manifest (synced), then installs the version it
+    /// yields. On error nothing is installed; the caller must treat the
+    /// manifest as unusable (poison the database).
+    pub fn log_and_apply(&mut self, mut edit: VersionEdit) -> Result<Arc<Version>> {
+        let version = self.current.apply(&edit).map_err(|r| {
+            Error::corruption(
+                self.dir
+                    .join(file_name(FileKind::Manifest, self.manifest_number)),
+                0,
+                r,
+            )
+        })?;
+        if let Some(n) = edit.log_number {
+            self.log_number = self.log_number.max(n);
+        }
+        if let Some(n) = edit.last_seqno {
+            self.last_seqno = self.last_seqno.max(n);
+        }
+        edit.next_file_number = Some(self.next_file_number);
+        let roll = self
+            .manifest
+            .as_ref()
+            .is_none_or(|m| m.len() > MANIFEST_ROLL_BYTES);
+        self.absorb_counters(&edit);
+        self.current = Arc::new(version);
+        if roll {
+            self.start_manifest()?;
+        } else if let Some(m) = self.manifest.as_mut() {
+            m.add_record(&edit.encode());
+            m.sync()?;
+        }
+        Ok(Arc::clone(&self.current))
+    }
+
+    /// Allocates a file number.
+    pub fn new_file_number(&mut self) -> u64 {
+        let n = self.next_file_number;
+        self.next_file_number += 1;
+        n
+    }
+
+    /// The current version.
+    pub fn current(&self) -> Arc<Version> {
+        Arc::clone(&self.current)
+    }
+
+    /// WAL segments below this number are no longer needed.
+    pub fn log_number(&self) -> u64 {
+        self.log_number
+    }
+
+    /// The largest seqno recorded as durable in tables or live WAL segments.
+    pub fn last_seqno(&self) -> SeqNo {
+        self.last_seqno
+    }
+
+    /// The live manifest's file number.
+    pub fn manifest_number(&self) -> u64 {
+        self.manifest_number
+    }
+
+    /// The next file number that would be allocated.
+    pub fn next_file_number(&self) -> u64 {
+        self.next_file_number
+    }
+
+    /// Named keyspaces (the default keyspace, id 0, is not listed).
+    pub fn keyspaces(&self) -> &BTreeMap<KeyspaceId, String> {
+        &self.keyspaces
+    }
+
+    /// An id for a new keyspace (the caller logs the creation).
+    pub fn allocate_keyspace_id(&mut self) -> KeyspaceId {
+        let id = self.next_keyspace_id;
+        self.next_keyspace_id = self.next_keyspace_id.saturating_add(1);
+        id
+    }
+
+    /// The next keyspace id that would be allocated.
+    pub fn next_keyspace_id(&self) -> KeyspaceId {
+        self.next_keyspace_id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_round_trip() {
+        for kind in [FileKind::Wal, FileKind::Table, FileKind::Manifest] {
+            assert_eq!(
+                parse_file_name(&file_name(kind, 1234567)),
+                Some((kind, 1234567))
+            );
+        }
+        assert_eq!(parse_file_name("CURRENT"), Some((FileKind::Current, 0)));
+        assert_eq!(parse_file_name("000001.txt"), None);
+        assert_eq!(parse_file_name("x.sst"), None);
+        assert_eq!(parse_file_name("MANIFEST-"), None);
+    }
+}

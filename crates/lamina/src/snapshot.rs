@@ -1,0 +1,108 @@
+//! Snapshots: a consistent read-only view of the database at one seqno.
+
+use crate::db::{Handle, Iter};
+use crate::error::Result;
+use crate::key::SeqNo;
+use crate::keyspace::Keyspace;
+use std::ops::RangeBounds;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// A read-only view as of the moment it was taken. Compaction keeps what it
+/// sees until it is dropped. Cheap to clone; it keeps the database open.
+pub struct Snapshot {
+    handle: Arc<Handle>,
+    seqno: SeqNo,
+}
+
+impl Snapshot {
+    pub(crate) fn new(handle: Arc<Handle>) -> Snapshot {
+        let inner = &handle.inner;
+        let mut snaps = inner.snapshots.lock();
+        let seqno = inner.visible_seqno.load(Ordering::Acquire);
+        *snaps.entry(seqno).or_insert(0) += 1;
+        drop(snaps);
+        Snapshot { handle, seqno }
+    }
+
+    /// The seqno the snapshot reads at.
+    pub fn seqno(&self) -> SeqNo {
+        self.seqno
+    }
+
+    /// The value of `key` in the default keyspace.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.handle.inner.get(0, key, Some(self.seqno))
+    }
+
+    /// The value of `key` in keyspace `ks`.
+    pub fn get_in(&self, ks: &Keyspace, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.handle.inner.get(ks.id(), key, Some(self.seqno))
+    }
+
+    /// Every entry of the default keyspace.
+    pub fn iter(&self) -> Iter {
+        self.range::<&[u8], _>(..)
+    }
+
+    /// Entries of the default keyspace in `range`.
+    pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Iter {
+        Iter::new(Arc::clone(&self.handle), 0, &range, Some(self.seqno))
+    }
+
+    /// Entries of the default keyspace starting with `prefix`.
+    pub fn prefix(&self, prefix: &[u8]) -> Iter {
+        Iter::with_prefix(Arc::clone(&self.handle), 0, prefix, Some(self.seqno))
+    }
+
+    /// Every entry of keyspace `ks`.
+    pub fn iter_in(&self, ks: &Keyspace) -> Iter {
+        self.range_in::<&[u8], _>(ks, ..)
+    }
+
+    /// Entries of keyspace `ks` in `range`.
+    pub fn range_in<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, ks: &Keyspace, range: R) -> Iter {
+        Iter::new(Arc::clone(&self.handle), ks.id(), &range, Some(self.seqno))
+    }
+
+    /// Entries of keyspace `ks` starting with `prefix`.
+    pub fn prefix_in(&self, ks: &Keyspace, prefix: &[u8]) -> Iter {
+        Iter::with_prefix(Arc::clone(&self.handle), ks.id(), prefix, Some(self.seqno))
+    }
+}
+
+impl Clone for Snapshot {
+    fn clone(&self) -> Snapshot {
+        *self
+            .handle
+            .inner
+            .snapshots
+            .lock()
+            .entry(self.seqno)
+            .or_insert(0) += 1;
+        Snapshot {
+            handle: Arc::clone(&self.handle),
+            seqno: self.seqno,
+        }
+    }
+}
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        let mut snaps = self.handle.inner.snapshots.lock();
+        if let Some(n) = snaps.get_mut(&self.seqno) {
+            *n -= 1;
+            if *n == 0 {
+                snaps.remove(&self.seqno);
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("seqno", &self.seqno)
+            .finish()
+    }
+}

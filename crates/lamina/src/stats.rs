@@ -1,0 +1,181 @@
+//! Counters kept while the database runs, and the `Stats` report built from
+//! them and the shape of the tree.
+
+use crate::db::Inner;
+use crate::manifest::NUM_LEVELS;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Running counters, updated with relaxed atomics.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub user_bytes_written: AtomicU64,
+    pub wal_bytes_written: AtomicU64,
+    pub wal_syncs: AtomicU64,
+    pub flush_bytes_written: AtomicU64,
+    pub compaction_bytes_read: AtomicU64,
+    pub compaction_bytes_written: AtomicU64,
+    pub flushes: AtomicU64,
+    pub compactions: AtomicU64,
+    pub trivial_moves: AtomicU64,
+    pub write_delay_micros: AtomicU64,
+    pub write_stops: AtomicU64,
+}
+
+/// The tables of one level.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LevelStats {
+    /// Level number.
+    pub level: usize,
+    /// Number of tables.
+    pub tables: usize,
+    /// Bytes of table files.
+    pub bytes: u64,
+    /// Entries (every version of every key, tombstones included).
+    pub entries: u64,
+    /// Tombstones.
+    pub deletes: u64,
+    /// Merge operands.
+    pub merges: u64,
+    /// Bytes of keys (as stored in the tree, keyspace id included).
+    pub key_bytes: u64,
+    /// Bytes of values.
+    pub value_bytes: u64,
+    /// Bytes of data blocks before compression.
+    pub data_raw_bytes: u64,
+    /// Bytes of data blocks as stored.
+    pub data_stored_bytes: u64,
+    /// Bytes of bloom filters.
+    pub filter_bytes: u64,
+    /// Bytes of index blocks.
+    pub index_bytes: u64,
+}
+
+/// A report on the database: the shape of the tree and what it has done since
+/// it was opened.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct Stats {
+    /// One entry per level, 0 to 6.
+    pub levels: Vec<LevelStats>,
+    /// Bytes in the active memtable.
+    pub memtable_bytes: u64,
+    /// Memtables waiting to be flushed.
+    pub immutable_memtables: usize,
+    /// Seqno of the last visible write.
+    pub last_seqno: u64,
+    /// Bytes of keys and values written by callers since open.
+    pub user_bytes_written: u64,
+    /// Bytes written to the WAL since open.
+    pub wal_bytes_written: u64,
+    /// WAL fsyncs since open.
+    pub wal_syncs: u64,
+    /// Bytes of tables written by flushes since open.
+    pub flush_bytes_written: u64,
+    /// Bytes read by compactions since open.
+    pub compaction_bytes_read: u64,
+    /// Bytes of tables written by compactions since open.
+    pub compaction_bytes_written: u64,
+    /// Memtable flushes since open.
+    pub flushes: u64,
+    /// Compactions that rewrote tables since open.
+    pub compactions: u64,
+    /// Compactions that moved tables down without rewriting them.
+    pub trivial_moves: u64,
+    /// Microseconds writers were slowed or stopped.
+    pub write_delay_micros: u64,
+    /// Times a writer had to wait for a flush or compaction.
+    pub write_stops: u64,
+    /// Block cache hits.
+    pub cache_hits: u64,
+    /// Block cache misses.
+    pub cache_misses: u64,
+    /// Bytes held by the block cache.
+    pub cache_bytes: u64,
+    /// Capacity of the block cache.
+    pub cache_capacity: u64,
+    /// Data block size setting.
+    pub block_size: usize,
+    /// Bytes of all table files.
+    pub total_table_bytes: u64,
+    /// Entries in tables and memtables (every version counted).
+    pub live_entries_estimate: u64,
+    /// Named keyspaces.
+    pub keyspaces: Vec<String>,
+}
+
+impl Stats {
+    /// Bytes written to disk (WAL, flushes, compactions) per byte written by
+    /// callers; 0 when nothing was written.
+    pub fn write_amplification(&self) -> f64 {
+        if self.user_bytes_written == 0 {
+            return 0.0;
+        }
+        (self.wal_bytes_written + self.flush_bytes_written + self.compaction_bytes_written) as f64
+            / self.user_bytes_written as f64
+    }
+}
+
+pub(crate) fn collect(inner: &Inner) -> Stats {
+    let c = &inner.counters;
+    let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    let (mem_bytes, mem_entries, imm, version) = {
+        let st = inner.state.lock();
+        let imm_entries: u64 = st.imm.iter().map(|m| m.len() as u64).sum();
+        (
+            st.mem.approximate_size(),
+            st.mem.len() as u64 + imm_entries,
+            st.imm.len(),
+            st.version.clone(),
+        )
+    };
+    let mut levels = Vec::with_capacity(NUM_LEVELS);
+    for level in 0..NUM_LEVELS {
+        let mut ls = LevelStats {
+            level,
+            ..Default::default()
+        };
+        for f in version.level(level) {
+            ls.tables += 1;
+            ls.bytes += f.size;
+            ls.entries += f.entries;
+            if let Ok(t) = inner.tables.get(f.number) {
+                let p = t.properties();
+                ls.deletes += p.deletes;
+                ls.merges += p.merges;
+                ls.key_bytes += p.key_bytes;
+                ls.value_bytes += p.value_bytes;
+                ls.data_raw_bytes += p.data_raw_bytes;
+                ls.data_stored_bytes += p.data_stored_bytes;
+                ls.filter_bytes += t.filter_bytes();
+                ls.index_bytes += t.index_bytes();
+            }
+        }
+        levels.push(ls);
+    }
+    let cache = inner.tables.block_cache();
+    Stats {
+        total_table_bytes: levels.iter().map(|l| l.bytes).sum(),
+        live_entries_estimate: levels.iter().map(|l| l.entries).sum::<u64>() + mem_entries,
+        levels,
+        memtable_bytes: mem_bytes,
+        immutable_memtables: imm,
+        last_seqno: inner.visible_seqno.load(Ordering::Acquire),
+        user_bytes_written: get(&c.user_bytes_written),
+        wal_bytes_written: get(&c.wal_bytes_written),
+        wal_syncs: get(&c.wal_syncs),
+        flush_bytes_written: get(&c.flush_bytes_written),
+        compaction_bytes_read: get(&c.compaction_bytes_read),
+        compaction_bytes_written: get(&c.compaction_bytes_written),
+        flushes: get(&c.flushes),
+        compactions: get(&c.compactions),
+        trivial_moves: get(&c.trivial_moves),
+        write_delay_micros: get(&c.write_delay_micros),
+        write_stops: get(&c.write_stops),
+        cache_hits: cache.hits(),
+        cache_misses: cache.misses(),
+        cache_bytes: cache.usage_bytes(),
+        cache_capacity: inner.opts.cache_size as u64,
+        block_size: inner.opts.block_size,
+        keyspaces: inner.keyspaces.read().keys().cloned().collect(),
+    }
+}

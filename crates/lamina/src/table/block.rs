@@ -1,0 +1,441 @@
+//! A decoded block and the iterator over its entries.
+//!
+//! Layout: docs/format.md#block.
+
+use crate::coding::{get_u32, Decoder};
+use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+use crate::key;
+use std::cmp::Ordering;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The uncompressed bytes of one data or index block, with its restart
+/// array checked.
+///
+/// Construction validates the restart array (present, starting at 0,
+/// strictly ascending, inside the block); entries are decoded lazily by a
+/// [`BlockIter`], which reports a malformed entry as corruption. A `Block`
+/// is immutable and shared between threads through `Arc`.
+#[derive(Debug)]
+pub struct Block {
+    data: Vec<u8>,
+    /// Where the restart array starts; entries occupy `data[..restarts_offset]`.
+    restarts_offset: usize,
+    num_restarts: usize,
+    /// The table the block came from and the offset of its stored bytes, to
+    /// name in errors.
+    file: Arc<Path>,
+    offset: u64,
+}
+
+/// One entry decoded in place.
+struct Entry<'a> {
+    shared: usize,
+    suffix: &'a [u8],
+    value: (usize, usize),
+    next: usize,
+}
+
+impl Block {
+    /// Checks the restart array of `data`, the uncompressed bytes of the
+    /// block stored at `offset` of `file` (both only name the block in
+    /// errors). Corruption if the restart array is malformed.
+    pub fn new(data: Vec<u8>, file: Arc<Path>, offset: u64) -> Result<Block> {
+        let mut block = Block {
+            data,
+            restarts_offset: 0,
+            num_restarts: 0,
+            file,
+            offset,
+        };
+        let len = block.data.len();
+        let count = len
+            .checked_sub(4)
+            .and_then(|p| get_u32(&block.data, p))
+            .ok_or_else(|| {
+                block.corruption(format!("block of {len} bytes has no restart count"))
+            })?;
+        let num = count as usize;
+        let restarts_offset = num
+            .checked_mul(4)
+            .and_then(|n| len.checked_sub(n)?.checked_sub(4))
+            .ok_or_else(|| {
+                block.corruption(format!(
+                    "{num} restart points do not fit a {len}-byte block"
+                ))
+            })?;
+        if num == 0 || restarts_offset == 0 {
+            return Err(block.corruption("block holds no entry"));
+        }
+        block.restarts_offset = restarts_offset;
+        block.num_restarts = num;
+        let mut prev = None;
+        for i in 0..num {
+            let r = block.restart_point(i);
+            let ok = match prev {
+                None => r == 0,
+                Some(p) => r > p && r < restarts_offset,
+            };
+            if !ok {
+                return Err(block.corruption(format!(
+                    "restart point {i} at byte {r} is out of order or outside the entries"
+                )));
+            }
+            prev = Some(r);
+        }
+        Ok(block)
+    }
+
+    /// An iterator over this block, positioned nowhere.
+    pub fn iter(self: &Arc<Self>) -> BlockIter {
+        BlockIter::new(Arc::clone(self))
+    }
+
+    /// The uncompressed bytes of the block.
+    pub fn data(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// Offset in the table of the block's stored bytes.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Bytes of memory the block holds, as charged to the block cache.
+    pub fn charge(&self) -> usize {
+        self.data.capacity() + std::mem::size_of::<Block>()
+    }
+
+    fn restart_point(&self, i: usize) -> usize {
+        let pos = self.restarts_offset.saturating_add(i.saturating_mul(4));
+        get_u32(&self.data, pos).map_or(usize::MAX, |r| r as usize)
+    }
+
+    fn corruption(&self, reason: impl Into<String>) -> Error {
+        Error::corruption(&*self.file, self.offset, reason)
+    }
+
+    /// Decodes the entry at byte `pos`; `None` if it is malformed or runs
+    /// into the restart array.
+    fn entry(&self, pos: usize) -> Option<Entry<'_>> {
+        let mut d = Decoder::new(self.data.get(pos..self.restarts_offset)?);
+        let shared = d.varint32()? as usize;
+        let unshared = d.varint32()? as usize;
+        let value_len = d.varint32()? as usize;
+        let suffix = d.bytes(unshared)?;
+        let value_start = pos + d.position();
+        d.bytes(value_len)?;
+        let next = pos + d.position();
+        Some(Entry {
+            shared,
+            suffix,
+            value: (value_start, next),
+            next,
+        })
+    }
+}
+
+/// A cursor over the entries of one block, ordered by `key::compare`.
+///
+/// Seeks binary-search the restart points and then scan; `prev` re-scans
+/// from the restart point before the current entry. A malformed entry makes
+/// the iterator invalid for good and `status` returns the corruption; later
+/// positioning calls do nothing. Owns an `Arc<Block>`, so it is `'static`.
+#[derive(Debug)]
+pub struct BlockIter {
+    block: Arc<Block>,
+    /// Offset of the current entry; `restarts_offset` when not valid.
+    current: usize,
+    /// Offset just past the current entry.
+    next: usize,
+    /// The last restart point at or before `current`.
+    restart_index: usize,
+    key: Vec<u8>,
+    value: (usize, usize),
+    err: Option<Error>,
+}
+
+impl BlockIter {
+    /// An iterator over `block`, positioned nowhere.
+    pub fn new(block: Arc<Block>) -> BlockIter {
+        let end = block.restarts_offset;
+        BlockIter {
+            block,
+            current: end,
+            next: end,
+            restart_index: 0,
+            key: Vec::new(),
+            value: (end, end),
+            err: None,
+        }
+    }
+
+    /// The block iterated over.
+    pub fn block(&self) -> &Arc<Block> {
+        &self.block
+    }
+
+    fn invalidate(&mut self) {
+        self.current = self.block.restarts_offset;
+        self.next = self.current;
+        self.restart_index = self.block.num_restarts;
+    }
+
+    fn fail(&mut self, reason: String) {
+        if self.err.is_none() {
+            self.err = Some(self.block.corruption(reason));
+        }
+        self.invalidate();
+    }
+
+    fn seek_to_restart_point(&mut self, index: usize) {
+        self.key.clear();
+        self.restart_index = index;
+        let r = self.block.restart_point(index);
+        self.current = r;
+        self.next = r;
+    }
+
+    /// Moves to the entry at `self.next`; false at the end or on corruption.
+    fn parse_next(&mut self) -> bool {
+        let pos = self.next;
+        if pos >= self.block.restarts_offset {
+            self.invalidate();
+            return false;
+        }
+        let Some(e) = self.block.entry(pos) else {
+            self.fail(format!(
+                "block entry at byte {pos} is truncated or malformed"
+            ));
+            return false;
+        };
+        if e.shared > self.key.len() {
+            let (shared, len) = (e.shared, self.key.len());
+            self.fail(format!(
+                "block entry at byte {pos} shares {shared} bytes with a previous key of {len}"
+            ));
+            return false;
+        }
+        self.key.truncate(e.shared);
+        self.key.extend_from_slice(e.suffix);
+        self.value = e.value;
+        self.current = pos;
+        self.next = e.next;
+        while self.restart_index + 1 < self.block.num_restarts
+            && self.block.restart_point(self.restart_index + 1) <= pos
+        {
+            self.restart_index += 1;
+        }
+        true
+    }
+
+    /// The key of restart point `index`, read in place.
+    fn restart_key(&self, index: usize) -> std::result::Result<&[u8], String> {
+        let pos = self.block.restart_point(index);
+        match self.block.entry(pos) {
+            Some(e) if e.shared == 0 => Ok(e.suffix),
+            Some(_) => Err(format!(
+                "restart entry at byte {pos} shares bytes with a previous key"
+            )),
+            None => Err(format!(
+                "block entry at byte {pos} is truncated or malformed"
+            )),
+        }
+    }
+}
+
+impl InternalIterator for BlockIter {
+    fn valid(&self) -> bool {
+        self.err.is_none() && self.current < self.block.restarts_offset
+    }
+
+    fn seek_to_first(&mut self) {
+        if self.err.is_some() {
+            return;
+        }
+        self.seek_to_restart_point(0);
+        self.parse_next();
+    }
+
+    fn seek_to_last(&mut self) {
+        if self.err.is_some() {
+            return;
+        }
+        self.seek_to_restart_point(self.block.num_restarts.saturating_sub(1));
+        while self.parse_next() && self.next < self.block.restarts_offset {}
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        if self.err.is_some() {
+            return;
+        }
+        // The last restart point whose key is < target (or the first one).
+        let (mut left, mut right) = (0, self.block.num_restarts.saturating_sub(1));
+        while left < right {
+            let mid = left + (right - left).div_ceil(2);
+            match self.restart_key(mid) {
+                Ok(k) if key::compare(k, target) == Ordering::Less => left = mid,
+                Ok(_) => right = mid - 1,
+                Err(reason) => return self.fail(reason),
+            }
+        }
+        self.seek_to_restart_point(left);
+        while self.parse_next() {
+            if key::compare(&self.key, target) != Ordering::Less {
+                return;
+            }
+        }
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.seek(target);
+        if self.err.is_some() {
+            return;
+        }
+        if !self.valid() {
+            self.seek_to_last();
+        } else if key::compare(&self.key, target) == Ordering::Greater {
+            self.prev();
+        }
+    }
+
+    fn next(&mut self) {
+        if self.valid() {
+            self.parse_next();
+        }
+    }
+
+    fn prev(&mut self) {
+        if !self.valid() {
+            return;
+        }
+        let original = self.current;
+        while self.block.restart_point(self.restart_index) >= original {
+            if self.restart_index == 0 {
+                self.invalidate();
+                return;
+            }
+            self.restart_index -= 1;
+        }
+        self.seek_to_restart_point(self.restart_index);
+        while self.parse_next() && self.next < original {}
+    }
+
+    fn key(&self) -> &[u8] {
+        &self.key
+    }
+
+    fn value(&self) -> &[u8] {
+        self.block
+            .data
+            .get(self.value.0..self.value.1)
+            .unwrap_or(&[])
+    }
+
+    fn status(&self) -> Result<()> {
+        match &self.err {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+    use super::*;
+    use crate::table::test_util::{check_ops, exhaustive_walk, sample_entries, Op};
+    use crate::table::BlockBuilder;
+    use proptest::prelude::*;
+
+    fn build(entries: &[(Vec<u8>, Vec<u8>)], interval: usize) -> Arc<Block> {
+        let mut b = BlockBuilder::new(interval);
+        for (k, v) in entries {
+            b.add(k, v);
+        }
+        let data = b.finish().to_vec();
+        Arc::new(Block::new(data, Arc::from(Path::new("test.sst")), 0).unwrap())
+    }
+
+    #[test]
+    fn round_trip_many_keys_every_position() {
+        for interval in [1, 2, 16, 1000] {
+            let model = sample_entries(500, 7);
+            let block = build(&model, interval);
+            exhaustive_walk(&mut block.iter(), &model);
+        }
+    }
+
+    #[test]
+    fn single_entry_block() {
+        let model = sample_entries(1, 1);
+        let block = build(&model, 16);
+        exhaustive_walk(&mut block.iter(), &model);
+    }
+
+    #[test]
+    fn malformed_restart_arrays_are_refused() {
+        let file: Arc<Path> = Arc::from(Path::new("x.sst"));
+        for data in [
+            vec![],
+            vec![1, 0, 0],
+            vec![0, 0, 0, 0],
+            vec![1, 0, 0, 0],
+            vec![0, 0, 0, 0, 1, 0, 0, 0],
+            vec![0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0],
+            vec![0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff],
+        ] {
+            let err = Block::new(data.clone(), file.clone(), 9).unwrap_err();
+            assert!(err.is_corruption(), "{data:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn damaged_entry_is_reported_not_panicked() {
+        let model = sample_entries(40, 3);
+        let block = build(&model, 4);
+        let mut data = block.data().to_vec();
+        data[1] = 0xff; // the first entry's unshared length becomes huge
+        let block = Arc::new(Block::new(data, Arc::from(Path::new("x.sst")), 77).unwrap());
+        let mut it = block.iter();
+        it.seek_to_first();
+        assert!(!it.valid());
+        let err = it.status().unwrap_err();
+        assert!(err.to_string().contains("offset 77"), "{err}");
+        it.seek_to_last(); // sticky: stays invalid
+        assert!(!it.valid());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn ops_match_a_sorted_vec(
+            n in 1usize..200,
+            seed in any::<u64>(),
+            interval in 1usize..20,
+            ops in proptest::collection::vec(any::<Op>(), 1..60),
+        ) {
+            let model = sample_entries(n, seed);
+            let block = build(&model, interval);
+            check_ops(&mut block.iter(), &model, &ops);
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic(data in proptest::collection::vec(any::<u8>(), 0..200),
+                                       target in proptest::collection::vec(any::<u8>(), 0..20)) {
+            if let Ok(block) = Block::new(data, Arc::from(Path::new("f.sst")), 0) {
+                let block = Arc::new(block);
+                let mut it = block.iter();
+                it.seek_to_first();
+                while it.valid() { it.next(); }
+                it.seek_to_last();
+                while it.valid() { it.prev(); }
+                it.seek(&target);
+                it.seek_for_prev(&target);
+                let _ = it.status();
+            }
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! The bloom filter of a table, over the tree keys of its entries.
+//!
+//! Layout: docs/format.md#filter.
+
+use xxhash_rust::xxh3::xxh3_64;
+
+/// Largest probe count a filter may declare; a filter declaring more
+/// matches everything.
+const MAX_PROBES: u8 = 30;
+
+/// Collects the hashes of tree keys and builds a filter over them.
+///
+/// Versions of one tree key arrive one after another (entries are sorted),
+/// so a key equal to the previous one is counted once.
+#[derive(Debug, Default)]
+pub struct BloomBuilder {
+    hashes: Vec<u64>,
+    last: Vec<u8>,
+}
+
+impl BloomBuilder {
+    /// An empty builder.
+    pub fn new() -> BloomBuilder {
+        BloomBuilder::default()
+    }
+
+    /// Adds a tree key (skipped if equal to the key added just before).
+    pub fn add(&mut self, tree_key: &[u8]) {
+        if !self.hashes.is_empty() && self.last == tree_key {
+            return;
+        }
+        self.last.clear();
+        self.last.extend_from_slice(tree_key);
+        self.hashes.push(xxh3_64(tree_key));
+    }
+
+    /// Distinct tree keys added.
+    pub fn len(&self) -> usize {
+        self.hashes.len()
+    }
+
+    /// True when no key was added.
+    pub fn is_empty(&self) -> bool {
+        self.hashes.is_empty()
+    }
+
+    /// The filter bytes for the keys added, with `bits_per_key` bits per
+    /// key; `bits_per_key == 0` gives an empty filter, which matches
+    /// everything.
+    pub fn build(&self, bits_per_key: u32) -> Vec<u8> {
+        if bits_per_key == 0 {
+            return Vec::new();
+        }
+        let bits = (self.hashes.len() as u64).saturating_mul(u64::from(bits_per_key));
+        let n = usize::try_from(bits.div_ceil(8))
+            .unwrap_or(usize::MAX)
+            .max(8);
+        let k = (f64::from(bits_per_key) * 0.69)
+            .round()
+            .clamp(1.0, f64::from(MAX_PROBES)) as u8;
+        let mut filter = vec![0u8; n];
+        let nbits = (n as u64) * 8;
+        for &h in &self.hashes {
+            for bit in probes(h, k, nbits) {
+                if let Some(byte) = filter.get_mut((bit / 8) as usize) {
+                    *byte |= 1 << (bit % 8);
+                }
+            }
+        }
+        filter.push(k);
+        filter.push(0);
+        filter
+    }
+}
+
+/// The bit positions probed for hash `h`.
+fn probes(h: u64, k: u8, nbits: u64) -> impl Iterator<Item = u64> {
+    let h1 = h as u32;
+    let h2 = (h >> 32) as u32;
+    (0..u32::from(k)).map(move |i| u64::from(h1.wrapping_add(i.wrapping_mul(h2))) % nbits)
+}
+
+/// False only if `tree_key` was certainly not added to the filter `filter`.
+/// A filter too short to hold a bit array or declaring more than 30 probes
+/// matches everything.
+pub fn bloom_may_contain(filter: &[u8], tree_key: &[u8]) -> bool {
+    let Some(n) = filter.len().checked_sub(2).filter(|&n| n > 0) else {
+        return true;
+    };
+    let k = filter.get(n).copied().unwrap_or(0);
+    if k > MAX_PROBES {
+        return true;
+    }
+    let bits = filter.get(..n).unwrap_or(&[]);
+    probes(xxh3_64(tree_key), k, (n as u64) * 8).all(|bit| {
+        bits.get((bit / 8) as usize)
+            .is_some_and(|b| b & (1 << (bit % 8)) != 0)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+    use super::*;
+
+    fn key(i: u64) -> Vec<u8> {
+        crate::key::tree_key(0, format!("key{i:08}").as_bytes())
+    }
+
+    #[test]
+    fn no_false_negatives_and_about_one_percent_false_positives() {
+        let mut b = BloomBuilder::new();
+        let n = 20_000;
+        for i in 0..n {
+            b.add(&key(i));
+            b.add(&key(i)); // a second version of the same tree key
+        }
+        assert_eq!(b.len(), n as usize);
+        let f = b.build(10);
+        assert_eq!(f.len(), 25_000 + 2);
+        assert_eq!(f[f.len() - 2], 7);
+        assert!((0..n).all(|i| bloom_may_contain(&f, &key(i))));
+        let probes = 100_000;
+        let fp = (n..n + probes)
+            .filter(|&i| bloom_may_contain(&f, &key(i)))
+            .count();
+        let rate = fp as f64 / probes as f64;
+        assert!((0.004..0.02).contains(&rate), "false-positive rate {rate}");
+    }
+
+    #[test]
+    fn degenerate_filters_match_everything() {
+        assert!(bloom_may_contain(&[], b"x"));
+        assert!(bloom_may_contain(&[0, 0], b"x"));
+        assert!(bloom_may_contain(
+            &[0; 10].iter().copied().chain([31, 0]).collect::<Vec<_>>(),
+            b"x"
+        ));
+        assert!(BloomBuilder::new().build(0).is_empty());
+    }
+
+    #[test]
+    fn empty_and_tiny_filters() {
+        let f = BloomBuilder::new().build(10);
+        assert_eq!(f.len(), 10);
+        assert!(!bloom_may_contain(&f, b"anything"));
+        let mut b = BloomBuilder::new();
+        b.add(b"only");
+        let f = b.build(1);
+        assert_eq!((f.len(), f[8]), (10, 1));
+        assert!(bloom_may_contain(&f, b"only"));
+    }
+}

@@ -1,0 +1,249 @@
+//! Writes a table from entries added in ascending internal-key order.
+//!
+//! Layout: docs/format.md#table.
+
+use super::block_builder::BlockBuilder;
+use super::bloom::BloomBuilder;
+use super::compress::{BlockCompressor, BLOCK_TRAILER_LEN};
+use super::footer::{BlockHandle, Footer};
+use super::properties::Properties;
+use super::{TableOptions, MAX_BLOCK_SIZE};
+use crate::error::{Error, Result};
+use crate::fs::WritableFile;
+use crate::key::{self, Kind};
+use crate::Compression;
+use std::cmp::Ordering;
+use std::path::PathBuf;
+
+/// Bytes of finished blocks gathered before they are appended to the file.
+const WRITE_CHUNK: usize = 256 << 10;
+
+/// Longest internal key accepted: keyspace id, longest user key, trailer.
+const MAX_INTERNAL_KEY_LEN: usize = key::KEYSPACE_ID_LEN + key::MAX_KEY_LEN + key::TRAILER_LEN;
+
+/// What a finished table holds; what the manifest records about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableSummary {
+    /// Size of the file in bytes.
+    pub file_size: u64,
+    /// The first internal key.
+    pub smallest: Vec<u8>,
+    /// The last internal key.
+    pub largest: Vec<u8>,
+    /// Smallest seqno of any entry.
+    pub smallest_seqno: u64,
+    /// Largest seqno of any entry.
+    pub largest_seqno: u64,
+    /// Number of entries.
+    pub entries: u64,
+}
+
+/// Writes one table.
+///
+/// Entries go into data blocks of about `block_size` bytes; finished blocks
+/// are buffered and appended to the file in chunks of 256 KiB. Nothing is
+/// durable until [`finish`](TableBuilder::finish) returns. After any error
+/// the builder must be dropped and the partly written file removed by the
+/// caller. Dropping a builder without finishing leaves an incomplete file.
+pub struct TableBuilder {
+    out: Output,
+    opts: TableOptions,
+    data: BlockBuilder,
+    index: BlockBuilder,
+    bloom: BloomBuilder,
+    props: Properties,
+    smallest: Vec<u8>,
+    last_key: Vec<u8>,
+    handle_buf: Vec<u8>,
+}
+
+/// The file being written, behind a buffer of finished blocks.
+struct Output {
+    file: Box<dyn WritableFile>,
+    path: PathBuf,
+    buf: Vec<u8>,
+    /// Bytes already appended to the file.
+    written: u64,
+    compressor: BlockCompressor,
+}
+
+impl Output {
+    /// File offset of the next byte written.
+    fn offset(&self) -> u64 {
+        self.written + self.buf.len() as u64
+    }
+
+    /// Buffers `raw` as a stored block with its trailer.
+    fn write_block(&mut self, raw: &[u8], compression: Compression) -> Result<BlockHandle> {
+        let offset = self.offset();
+        let size = self.compressor.append(raw, compression, &mut self.buf);
+        if self.buf.len() >= WRITE_CHUNK {
+            self.flush()?;
+        }
+        Ok(BlockHandle {
+            offset,
+            size: size as u64,
+        })
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.file
+            .append(&self.buf)
+            .map_err(|e| Error::io(&self.path, e))?;
+        self.written += self.buf.len() as u64;
+        self.buf.clear();
+        Ok(())
+    }
+}
+
+impl TableBuilder {
+    /// A builder writing to `file` (an empty file just created at `path`,
+    /// which is only used to name the file in errors).
+    pub fn new(file: Box<dyn WritableFile>, path: PathBuf, opts: TableOptions) -> TableBuilder {
+        let opts = TableOptions {
+            block_size: opts.block_size.clamp(1, MAX_BLOCK_SIZE),
+            restart_interval: opts.restart_interval.max(1),
+            ..opts
+        };
+        TableBuilder {
+            out: Output {
+                file,
+                path,
+                buf: Vec::with_capacity(WRITE_CHUNK + opts.block_size),
+                written: 0,
+                compressor: BlockCompressor::default(),
+            },
+            data: BlockBuilder::new(opts.restart_interval),
+            index: BlockBuilder::new(1),
+            opts,
+            bloom: BloomBuilder::new(),
+            props: Properties::default(),
+            smallest: Vec::new(),
+            last_key: Vec::new(),
+            handle_buf: Vec::new(),
+        }
+    }
+
+    /// Adds an entry.
+    ///
+    /// REQUIRES: `ikey` is a well-formed internal key sorting strictly after
+    /// every key added before (by `key::compare`), at most 64 KiB of user
+    /// key, and `value` at most 256 MiB; otherwise `InvalidArgument` and
+    /// nothing is added. An I/O error leaves the builder unusable.
+    pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
+        let parsed = key::parse(ikey).ok_or_else(|| {
+            Error::InvalidArgument(format!("table key {ikey:02x?} is not an internal key"))
+        })?;
+        if ikey.len() > MAX_INTERNAL_KEY_LEN || value.len() > key::MAX_VALUE_LEN {
+            return Err(Error::InvalidArgument(format!(
+                "table entry too large: key of {} bytes, value of {} bytes",
+                ikey.len(),
+                value.len()
+            )));
+        }
+        if self.props.entries > 0 && key::compare(&self.last_key, ikey) != Ordering::Less {
+            return Err(Error::InvalidArgument(
+                "table keys must be added in strictly ascending order".into(),
+            ));
+        }
+        let p = &mut self.props;
+        if p.entries == 0 {
+            self.smallest = ikey.to_vec();
+            p.smallest_seqno = parsed.seqno;
+        }
+        p.entries += 1;
+        p.deletes += u64::from(parsed.kind == Kind::Delete);
+        p.merges += u64::from(parsed.kind == Kind::Merge);
+        p.key_bytes += parsed.tree_key.len() as u64;
+        p.value_bytes += value.len() as u64;
+        p.smallest_seqno = p.smallest_seqno.min(parsed.seqno);
+        p.largest_seqno = p.largest_seqno.max(parsed.seqno);
+        self.bloom.add(parsed.tree_key);
+        self.data.add(ikey, value);
+        self.last_key.clear();
+        self.last_key.extend_from_slice(ikey);
+        if self.data.estimated_size() >= self.opts.block_size {
+            self.flush_data_block()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the pending data block and its index entry.
+    fn flush_data_block(&mut self) -> Result<()> {
+        let raw = self.data.finish();
+        let raw_len = raw.len() as u64;
+        let handle = self.out.write_block(raw, self.opts.compression)?;
+        self.data.reset();
+        self.props.data_blocks += 1;
+        self.props.data_stored_bytes += handle.size + BLOCK_TRAILER_LEN as u64;
+        self.props.data_raw_bytes += raw_len;
+        self.handle_buf.clear();
+        handle.encode_to(&mut self.handle_buf);
+        self.index.add(&self.last_key, &self.handle_buf);
+        Ok(())
+    }
+
+    /// Bytes the table would have if finished now, before compression of
+    /// the pending block, and without filter, properties, index or footer.
+    pub fn estimated_size(&self) -> u64 {
+        self.out.offset() + self.data.estimated_size() as u64
+    }
+
+    /// Entries added so far.
+    pub fn num_entries(&self) -> u64 {
+        self.props.entries
+    }
+
+    /// Writes the last data block, the filter, properties and index blocks
+    /// and the footer, then syncs the file. When it returns `Ok`, the
+    /// table's bytes are durable (the file's directory entry is not: the
+    /// caller syncs the directory). `InvalidArgument` if no entry was added.
+    pub fn finish(mut self) -> Result<TableSummary> {
+        if self.props.entries == 0 {
+            return Err(Error::InvalidArgument(
+                "a table needs at least one entry".into(),
+            ));
+        }
+        if !self.data.is_empty() {
+            self.flush_data_block()?;
+        }
+        let filter = self.bloom.build(self.opts.bloom_bits_per_key);
+        let filter = self.out.write_block(&filter, Compression::None)?;
+        let properties = self
+            .out
+            .write_block(&self.props.encode(), Compression::None)?;
+        let index = self
+            .out
+            .write_block(self.index.finish(), self.opts.compression)?;
+        let footer = Footer {
+            filter,
+            properties,
+            index,
+        };
+        self.out.buf.extend_from_slice(&footer.encode());
+        self.out.flush()?;
+        self.out
+            .file
+            .sync_data()
+            .map_err(|e| Error::io(&self.out.path, e))?;
+        Ok(TableSummary {
+            file_size: self.out.written,
+            smallest: self.smallest,
+            largest: self.last_key,
+            smallest_seqno: self.props.smallest_seqno,
+            largest_seqno: self.props.largest_seqno,
+            entries: self.props.entries,
+        })
+    }
+}
+
+impl std::fmt::Debug for TableBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableBuilder")
+            .field("path", &self.out.path)
+            .field("opts", &self.opts)
+            .field("entries", &self.props.entries)
+            .field("offset", &self.out.offset())
+            .finish_non_exhaustive()
+    }
+}

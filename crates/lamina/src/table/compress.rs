@@ -1,0 +1,259 @@
+//! Stored blocks: compression and the 5-byte block trailer.
+//!
+//! Layout: docs/format.md#block-trailer.
+
+use super::MAX_BLOCK_LEN;
+use crate::coding::{get_u32, masked_crc2};
+use crate::error::{Error, Result};
+use crate::Compression;
+use std::cell::RefCell;
+use std::path::Path;
+
+/// Bytes of the trailer after every stored block.
+pub const BLOCK_TRAILER_LEN: usize = 5;
+
+/// zstd level used for every block.
+const ZSTD_LEVEL: i32 = 3;
+
+/// Largest ratio of decompressed to compressed bytes LZ4 can reach (each
+/// length-extension byte adds at most 255 bytes of output), plus slack.
+const LZ4_MAX_RATIO: usize = 256;
+
+/// Largest ratio zstd can reach: a 4-byte RLE block yields at most 128 KiB.
+const ZSTD_MAX_RATIO: usize = 32 << 10;
+
+/// Turns uncompressed blocks into stored blocks with trailers; keeps a zstd
+/// context between blocks.
+#[derive(Default)]
+pub struct BlockCompressor {
+    zstd: Option<zstd::bulk::Compressor<'static>>,
+}
+
+impl std::fmt::Debug for BlockCompressor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockCompressor").finish_non_exhaustive()
+    }
+}
+
+impl BlockCompressor {
+    /// Appends `raw` to `out` as a stored block followed by its trailer, and
+    /// returns the stored size (trailer excluded). The block is stored
+    /// compressed with `compression` only if that makes it smaller than
+    /// `raw.len() - raw.len() / 8`; otherwise as is.
+    pub fn append(&mut self, raw: &[u8], compression: Compression, out: &mut Vec<u8>) -> usize {
+        let start = out.len();
+        let limit = raw.len() - raw.len() / 8;
+        let stored = match compression {
+            Compression::None => None,
+            Compression::Lz4 => compress_lz4(raw, out),
+            Compression::Zstd => self.compress_zstd(raw, out),
+        };
+        let kind = match stored {
+            Some(n) if n < limit => compression,
+            _ => {
+                out.truncate(start);
+                out.extend_from_slice(raw);
+                Compression::None
+            }
+        };
+        let size = out.len() - start;
+        let kind_byte = kind as u8;
+        let crc = masked_crc2(out.get(start..).unwrap_or(&[]), &[kind_byte]);
+        out.push(kind_byte);
+        out.extend_from_slice(&crc.to_le_bytes());
+        size
+    }
+
+    /// Appends a zstd frame of `raw` to `out`; its size, or `None` on failure
+    /// (the caller then stores the block uncompressed).
+    fn compress_zstd(&mut self, raw: &[u8], out: &mut Vec<u8>) -> Option<usize> {
+        if self.zstd.is_none() {
+            self.zstd = zstd::bulk::Compressor::new(ZSTD_LEVEL).ok();
+        }
+        let cctx = self.zstd.as_mut()?;
+        let start = out.len();
+        out.resize(start + zstd::zstd_safe::compress_bound(raw.len()), 0);
+        let n = cctx.compress_to_buffer(raw, out.get_mut(start..)?).ok()?;
+        out.truncate(start + n);
+        Some(n)
+    }
+}
+
+/// Appends `u32 LE uncompressed length ‖ LZ4 block` to `out`; its size.
+fn compress_lz4(raw: &[u8], out: &mut Vec<u8>) -> Option<usize> {
+    let start = out.len();
+    out.extend_from_slice(&u32::try_from(raw.len()).ok()?.to_le_bytes());
+    out.resize(
+        start + 4 + lz4_flex::block::get_maximum_output_size(raw.len()),
+        0,
+    );
+    let n = lz4_flex::block::compress_into(raw, out.get_mut(start + 4..)?).ok()?;
+    out.truncate(start + 4 + n);
+    Some(4 + n)
+}
+
+thread_local! {
+    static ZSTD_DCTX: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
+}
+
+/// Checks the trailer of `buf` (a stored block followed by its trailer, read
+/// from `offset` of `file`) and returns the uncompressed block.
+///
+/// Corruption if the checksum does not match, the compression byte is
+/// unknown, or the compressed bytes do not decompress to exactly the length
+/// they declare (which is bounded before anything is allocated).
+pub fn decode_block(mut buf: Vec<u8>, file: &Path, offset: u64) -> Result<Vec<u8>> {
+    let corrupt = |reason: String| Error::corruption(file, offset, reason);
+    let Some(size) = buf.len().checked_sub(BLOCK_TRAILER_LEN) else {
+        return Err(corrupt(format!(
+            "block of {} bytes has no trailer",
+            buf.len()
+        )));
+    };
+    let kind = buf.get(size).copied().unwrap_or(0);
+    let stored_crc = get_u32(&buf, size + 1).unwrap_or(0);
+    let stored = buf.get(..size).unwrap_or(&[]);
+    let actual_crc = masked_crc2(stored, &[kind]);
+    if stored_crc != actual_crc {
+        return Err(corrupt(format!(
+            "block checksum mismatch: stored {stored_crc:#010x}, computed {actual_crc:#010x}"
+        )));
+    }
+    match kind {
+        0 => {
+            buf.truncate(size);
+            Ok(buf)
+        }
+        1 => decompress_lz4(stored).map_err(corrupt),
+        2 => decompress_zstd(stored).map_err(corrupt),
+        k => Err(corrupt(format!("unknown block compression type {k}"))),
+    }
+}
+
+fn check_declared(declared: usize, stored: usize, max_ratio: usize) -> Result<(), String> {
+    let bound = stored
+        .saturating_mul(max_ratio)
+        .saturating_add(1 << 17)
+        .min(MAX_BLOCK_LEN);
+    if declared > bound {
+        return Err(format!(
+            "compressed block of {stored} bytes declares {declared} bytes uncompressed, over the bound of {bound}"
+        ));
+    }
+    Ok(())
+}
+
+fn decompress_lz4(stored: &[u8]) -> Result<Vec<u8>, String> {
+    let declared = get_u32(stored, 0).ok_or("LZ4 block lacks its length prefix")? as usize;
+    let body = stored.get(4..).unwrap_or(&[]);
+    check_declared(declared, body.len(), LZ4_MAX_RATIO)?;
+    let mut raw = vec![0u8; declared];
+    let n = lz4_flex::block::decompress_into(body, &mut raw)
+        .map_err(|e| format!("LZ4 block does not decompress: {e}"))?;
+    if n != declared {
+        return Err(format!(
+            "LZ4 block decompresses to {n} bytes, not the {declared} it declares"
+        ));
+    }
+    Ok(raw)
+}
+
+fn decompress_zstd(stored: &[u8]) -> Result<Vec<u8>, String> {
+    let declared = match zstd::zstd_safe::get_frame_content_size(stored) {
+        Ok(Some(n)) => usize::try_from(n).unwrap_or(usize::MAX),
+        Ok(None) => return Err("zstd frame does not declare its content size".into()),
+        Err(_) => return Err("zstd frame header is malformed".into()),
+    };
+    check_declared(declared, stored.len(), ZSTD_MAX_RATIO)?;
+    let raw = ZSTD_DCTX.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(zstd::bulk::Decompressor::new().map_err(|e| e.to_string())?);
+        }
+        match slot.as_mut() {
+            Some(d) => d.decompress(stored, declared).map_err(|e| e.to_string()),
+            None => Err("no zstd context".to_string()),
+        }
+    });
+    let raw = raw.map_err(|e| format!("zstd frame does not decompress: {e}"))?;
+    if raw.len() != declared {
+        let n = raw.len();
+        return Err(format!(
+            "zstd frame decompresses to {n} bytes, not the {declared} it declares"
+        ));
+    }
+    Ok(raw)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+    use super::*;
+
+    fn compressible() -> Vec<u8> {
+        (0..4000u32).flat_map(|i| (i % 97).to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn round_trip_every_compression() {
+        let f = Path::new("t.sst");
+        let mut c = BlockCompressor::default();
+        for raw in [compressible(), b"short incompressible".to_vec()] {
+            for comp in [Compression::None, Compression::Lz4, Compression::Zstd] {
+                let mut out = vec![9, 9];
+                let size = c.append(&raw, comp, &mut out);
+                assert_eq!(out.len(), 2 + size + BLOCK_TRAILER_LEN);
+                let expect = if raw.len() > 100 {
+                    comp
+                } else {
+                    Compression::None
+                };
+                assert_eq!(out[2 + size], expect as u8, "{comp:?}");
+                assert_eq!(decode_block(out[2..].to_vec(), f, 0).unwrap(), raw);
+            }
+        }
+    }
+
+    #[test]
+    fn lz4_prefix_is_u32_le_length_and_zstd_frames_carry_content_size() {
+        let raw = compressible();
+        let mut out = Vec::new();
+        let size = BlockCompressor::default().append(&raw, Compression::Lz4, &mut out);
+        assert_eq!(get_u32(&out, 0), Some(raw.len() as u32));
+        assert_eq!(
+            lz4_flex::block::decompress_size_prepended(&out[..size]).unwrap(),
+            raw
+        );
+        let mut out = Vec::new();
+        let size = BlockCompressor::default().append(&raw, Compression::Zstd, &mut out);
+        let declared = zstd::zstd_safe::get_frame_content_size(&out[..size]).unwrap();
+        assert_eq!(declared, Some(raw.len() as u64));
+    }
+
+    fn with_trailer(stored: &[u8], kind: u8) -> Vec<u8> {
+        let mut v = stored.to_vec();
+        v.push(kind);
+        v.extend_from_slice(&masked_crc2(stored, &[kind]).to_le_bytes());
+        v
+    }
+
+    #[test]
+    fn damage_is_corruption() {
+        let f = Path::new("t.sst");
+        let mut out = Vec::new();
+        BlockCompressor::default().append(&compressible(), Compression::Lz4, &mut out);
+        out[7] ^= 1;
+        let e = decode_block(out, f, 42).unwrap_err();
+        assert!(e.to_string().contains("checksum mismatch"), "{e}");
+        assert!(decode_block(vec![1, 2], f, 0).unwrap_err().is_corruption());
+        let e = decode_block(with_trailer(b"abc", 7), f, 0).unwrap_err();
+        assert!(e.to_string().contains("compression type 7"), "{e}");
+        // A correct checksum over an absurd declared length: refused before allocating.
+        let e = decode_block(with_trailer(&[0xff, 0xff, 0xff, 0x7f, 0x10], 1), f, 0).unwrap_err();
+        assert!(e.to_string().contains("declares"), "{e}");
+        let e = decode_block(with_trailer(&[4, 0, 0, 0, 0x10, b'a'], 1), f, 0).unwrap_err();
+        assert!(e.is_corruption(), "{e}");
+        let e = decode_block(with_trailer(b"not a zstd frame", 2), f, 0).unwrap_err();
+        assert!(e.is_corruption(), "{e}");
+    }
+}

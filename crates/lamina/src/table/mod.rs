@@ -1,0 +1,77 @@
+//! Tables: immutable sorted files of internal keys and values.
+//!
+//! A table is written once by a [`TableBuilder`] (flush or compaction) and
+//! then read through a [`Table`]: point lookups with [`Table::get`] guarded by
+//! the bloom filter ([`Table::may_contain`]), and ordered scans in both
+//! directions with a [`TableIter`]. Data blocks are read through the shared
+//! [`BlockCache`](crate::cache::BlockCache); the index and the filter are
+//! pinned in the `Table`.
+//!
+//! Layout: docs/format.md#table.
+
+mod block;
+mod block_builder;
+mod bloom;
+mod builder;
+mod compress;
+mod footer;
+mod properties;
+mod reader;
+mod table_iter;
+#[cfg(test)]
+mod test_util;
+#[cfg(test)]
+mod tests;
+
+pub use block::{Block, BlockIter};
+pub use block_builder::BlockBuilder;
+pub use bloom::{bloom_may_contain, BloomBuilder};
+pub use builder::{TableBuilder, TableSummary};
+pub use footer::{BlockHandle, Footer, FOOTER_LEN, TABLE_MAGIC, TABLE_VERSION};
+pub use properties::Properties;
+pub use reader::Table;
+pub use table_iter::TableIter;
+
+use crate::Compression;
+
+/// How a [`TableBuilder`] lays out a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableOptions {
+    /// Uncompressed size at which a data block is cut. Default: 16 KiB.
+    /// Values below 1 act as 1 and values above [`MAX_BLOCK_SIZE`] as
+    /// `MAX_BLOCK_SIZE`.
+    pub block_size: usize,
+    /// Entries between restart points in data blocks. Default: 16.
+    /// 0 acts as 1.
+    pub restart_interval: usize,
+    /// Compression of data and index blocks. Default: LZ4.
+    pub compression: Compression,
+    /// Bloom filter bits per distinct tree key; 0 writes an empty filter
+    /// that matches everything. Default: 10.
+    pub bloom_bits_per_key: u32,
+}
+
+impl Default for TableOptions {
+    fn default() -> Self {
+        TableOptions {
+            block_size: 16 << 10,
+            restart_interval: 16,
+            compression: Compression::Lz4,
+            bloom_bits_per_key: 10,
+        }
+    }
+}
+
+/// Largest `block_size` a builder honours (larger requests are clamped).
+pub const MAX_BLOCK_SIZE: usize = 256 << 20;
+
+/// Largest uncompressed block a reader accepts; anything claiming more is
+/// corruption. A block is at most `MAX_BLOCK_SIZE` plus one entry (a key of
+/// at most 64 KiB and a value of at most 256 MiB) plus its restart array.
+pub const MAX_BLOCK_LEN: usize = 1 << 30;
+
+/// The file name of table `file_number`: `NNNNNN.sst`
+/// (docs/format.md#directory).
+pub fn table_file_name(file_number: u64) -> String {
+    format!("{file_number:06}.sst")
+}

@@ -1,0 +1,154 @@
+//! Counters describing a table, stored in its properties block.
+//!
+//! Layout: docs/format.md#properties.
+
+use crate::coding::Decoder;
+use crate::error::{Error, Result};
+use std::path::Path;
+
+/// What a table holds, counted when it was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Properties {
+    /// Entries (every kind).
+    pub entries: u64,
+    /// Delete entries (tombstones).
+    pub deletes: u64,
+    /// Merge entries.
+    pub merges: u64,
+    /// Bytes of tree keys, summed over entries.
+    pub key_bytes: u64,
+    /// Bytes of values, summed over entries.
+    pub value_bytes: u64,
+    /// Data blocks.
+    pub data_blocks: u64,
+    /// Bytes of data blocks as stored, trailers included.
+    pub data_stored_bytes: u64,
+    /// Bytes of data blocks before compression.
+    pub data_raw_bytes: u64,
+    /// Smallest seqno of any entry.
+    pub smallest_seqno: u64,
+    /// Largest seqno of any entry.
+    pub largest_seqno: u64,
+}
+
+impl Properties {
+    /// Names of the counters, in on-disk order, for messages.
+    pub(crate) const NAMES: [&'static str; 10] = [
+        "entries",
+        "delete entries",
+        "merge entries",
+        "tree key bytes",
+        "value bytes",
+        "data blocks",
+        "stored data block bytes",
+        "raw data block bytes",
+        "smallest seqno",
+        "largest seqno",
+    ];
+
+    /// The counters in on-disk order.
+    pub(crate) fn counters(&self) -> [u64; 10] {
+        [
+            self.entries,
+            self.deletes,
+            self.merges,
+            self.key_bytes,
+            self.value_bytes,
+            self.data_blocks,
+            self.data_stored_bytes,
+            self.data_raw_bytes,
+            self.smallest_seqno,
+            self.largest_seqno,
+        ]
+    }
+
+    /// The properties block: `count u32 ‖ count × u64`.
+    pub fn encode(&self) -> Vec<u8> {
+        let counters = self.counters();
+        let mut buf = Vec::with_capacity(4 + 8 * counters.len());
+        buf.extend_from_slice(&(counters.len() as u32).to_le_bytes());
+        for c in counters {
+            buf.extend_from_slice(&c.to_le_bytes());
+        }
+        buf
+    }
+
+    /// Decodes a properties block read at `offset` of `file`. Counters past
+    /// the ten known are ignored; missing ones read as 0. Corruption if the
+    /// block is not exactly `4 + 8 × count` bytes.
+    pub fn decode(bytes: &[u8], file: &Path, offset: u64) -> Result<Properties> {
+        let mut d = Decoder::new(bytes);
+        let count = d.u32().map(u64::from);
+        let expected = count.map(|c| 4 + 8 * c);
+        if expected != Some(bytes.len() as u64) {
+            return Err(Error::corruption(
+                file,
+                offset,
+                format!(
+                    "properties block of {} bytes does not hold the {} counters it declares",
+                    bytes.len(),
+                    count.unwrap_or(0)
+                ),
+            ));
+        }
+        // Fields are evaluated in the order written, which is the on-disk order.
+        let mut next = || d.u64().unwrap_or(0);
+        Ok(Properties {
+            entries: next(),
+            deletes: next(),
+            merges: next(),
+            key_bytes: next(),
+            value_bytes: next(),
+            data_blocks: next(),
+            data_stored_bytes: next(),
+            data_raw_bytes: next(),
+            smallest_seqno: next(),
+            largest_seqno: next(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+    use super::*;
+
+    #[test]
+    fn round_trip_and_forward_compatibility() {
+        let p = Properties {
+            entries: 5,
+            deletes: 1,
+            merges: 2,
+            largest_seqno: 1 << 50,
+            ..Default::default()
+        };
+        let f = Path::new("t");
+        assert_eq!(Properties::decode(&p.encode(), f, 0).unwrap(), p);
+        // A later version with an eleventh counter.
+        let mut longer = p.encode();
+        longer[0] = 11;
+        longer.extend_from_slice(&7u64.to_le_bytes());
+        assert_eq!(Properties::decode(&longer, f, 0).unwrap(), p);
+        // An earlier version with only two counters.
+        let mut shorter = vec![2, 0, 0, 0];
+        shorter.extend_from_slice(&5u64.to_le_bytes());
+        shorter.extend_from_slice(&1u64.to_le_bytes());
+        let old = Properties::decode(&shorter, f, 0).unwrap();
+        assert_eq!((old.entries, old.deletes, old.merges), (5, 1, 0));
+    }
+
+    #[test]
+    fn wrong_length_is_corruption() {
+        let mut b = Properties::default().encode();
+        b.pop();
+        assert!(Properties::decode(&b, Path::new("t"), 3)
+            .unwrap_err()
+            .is_corruption());
+        assert!(Properties::decode(&[], Path::new("t"), 3)
+            .unwrap_err()
+            .is_corruption());
+        assert!(Properties::decode(&[0xff; 4], Path::new("t"), 3)
+            .unwrap_err()
+            .is_corruption());
+    }
+}

@@ -1,0 +1,361 @@
+//! An open table: point lookups, the two-level iterator, and verification.
+//!
+//! Layout: docs/format.md#table.
+
+use super::block::Block;
+use super::bloom::bloom_may_contain;
+use super::compress::{decode_block, BLOCK_TRAILER_LEN};
+use super::footer::{BlockHandle, Footer, FOOTER_LEN};
+use super::properties::Properties;
+use super::table_iter::TableIter;
+use crate::cache::BlockCache;
+use crate::error::{Error, Result};
+use crate::fs::RandomAccessFile;
+use crate::iter::InternalIterator;
+use crate::key::{self, Kind};
+use std::cmp::Ordering;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// An open, immutable table.
+///
+/// Opening reads and checks the footer, the filter, the properties and the
+/// index, which stay pinned in memory; data blocks are read on demand
+/// through the shared [`BlockCache`], keyed by `(file_number, offset)`.
+/// Every block's checksum is verified when it is read from the file.
+/// `Table` is `Send + Sync`; share it through `Arc`.
+pub struct Table {
+    file: Arc<dyn RandomAccessFile>,
+    path: Arc<Path>,
+    file_number: u64,
+    file_size: u64,
+    cache: Arc<BlockCache>,
+    footer: Footer,
+    index: Arc<Block>,
+    filter: Vec<u8>,
+    props: Properties,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table")
+            .field("path", &self.path)
+            .field("file_number", &self.file_number)
+            .field("file_size", &self.file_size)
+            .field("footer", &self.footer)
+            .field("properties", &self.props)
+            .finish_non_exhaustive()
+    }
+}
+
+fn corruption(path: &Path, offset: u64, reason: impl Into<String>) -> Error {
+    Error::corruption(path, offset, reason)
+}
+
+impl Table {
+    /// Opens the table in `file` (read from `path`, which names it in
+    /// errors) as table number `file_number`, reading data blocks through
+    /// `cache`.
+    ///
+    /// Corruption if the file is too short, the footer's magic, version or
+    /// checksum is wrong, its block handles do not tile the file, or the
+    /// filter, properties or index block is damaged.
+    pub fn open(
+        file: Arc<dyn RandomAccessFile>,
+        path: PathBuf,
+        file_number: u64,
+        cache: Arc<BlockCache>,
+    ) -> Result<Table> {
+        let path: Arc<Path> = Arc::from(path);
+        let file_size = file.len();
+        let Some(footer_offset) = file_size.checked_sub(FOOTER_LEN as u64) else {
+            let reason = format!("file of {file_size} bytes is too short to be a table");
+            return Err(corruption(&path, 0, reason));
+        };
+        let bytes = file
+            .read_at(footer_offset, FOOTER_LEN)
+            .map_err(|e| Error::io(&*path, e))?;
+        let footer = Footer::decode(&bytes, &path, footer_offset)?;
+        let (f, p, i) = (footer.filter, footer.properties, footer.index);
+        if f.end_with_trailer() != Some(p.offset)
+            || p.end_with_trailer() != Some(i.offset)
+            || i.end_with_trailer() != Some(footer_offset)
+        {
+            return Err(corruption(
+                &path,
+                footer_offset,
+                format!(
+                    "footer's block handles (filter {f:?}, properties {p:?}, index {i:?}) do not \
+                     end at the footer ({footer_offset}); the file may be truncated"
+                ),
+            ));
+        }
+        // The filter, properties and index blocks lie back to back before
+        // the footer: read them at once.
+        let meta_len = usize::try_from(footer_offset - f.offset)
+            .map_err(|_| corruption(&path, f.offset, "table metadata does not fit in memory"))?;
+        let mut meta = file
+            .read_at(f.offset, meta_len)
+            .map_err(|e| Error::io(&*path, e))?;
+        let index = meta.split_off(((i.offset - f.offset) as usize).min(meta.len()));
+        let props = meta.split_off(((p.offset - f.offset) as usize).min(meta.len()));
+        let mut filter = decode_block(meta, &path, f.offset)?;
+        filter.shrink_to_fit(); // it kept the capacity of the whole region
+        let props = Properties::decode(&decode_block(props, &path, p.offset)?, &path, p.offset)?;
+        let index = decode_block(index, &path, i.offset)?;
+        let index = Arc::new(Block::new(index, path.clone(), i.offset)?);
+        Ok(Table {
+            file,
+            path,
+            file_number,
+            file_size,
+            cache,
+            footer,
+            index,
+            filter,
+            props,
+        })
+    }
+
+    /// False only if the table certainly holds no entry of `tree_key`
+    /// (an internal key without its 8-byte trailer).
+    pub fn may_contain(&self, tree_key: &[u8]) -> bool {
+        bloom_may_contain(&self.filter, tree_key)
+    }
+
+    /// An iterator over the table, positioned nowhere. It holds the table
+    /// alive and may outlive this borrow; it is `Send + 'static`.
+    pub fn iter(self: &Arc<Table>) -> TableIter {
+        TableIter::new(Arc::clone(self), self.index.iter())
+    }
+
+    /// The first entry whose internal key is `>= target`, as `(key, value)`;
+    /// `None` if every key is smaller. The caller checks that the entry's
+    /// tree key is the one it wants.
+    pub fn get(&self, target: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        let mut index = self.index.iter();
+        index.seek(target);
+        loop {
+            if !index.valid() {
+                index.status()?;
+                return Ok(None);
+            }
+            let block = self.data_block(self.handle_of(index.value())?)?;
+            let mut it = block.iter();
+            it.seek(target);
+            if it.valid() {
+                return Ok(Some((it.key().to_vec(), it.value().to_vec())));
+            }
+            it.status()?;
+            // Only a damaged index names a block whose keys all precede
+            // `target`; carry on with the next block as the iterator would.
+            index.next();
+        }
+    }
+
+    /// The counters written with the table.
+    pub fn properties(&self) -> &Properties {
+        &self.props
+    }
+
+    /// Bytes of the filter block in the file, trailer included.
+    pub fn filter_bytes(&self) -> u64 {
+        self.footer.filter.size + BLOCK_TRAILER_LEN as u64
+    }
+
+    /// Bytes of the index block in the file, trailer included.
+    pub fn index_bytes(&self) -> u64 {
+        self.footer.index.size + BLOCK_TRAILER_LEN as u64
+    }
+
+    /// The table's file number.
+    pub fn file_number(&self) -> u64 {
+        self.file_number
+    }
+
+    /// The table's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Size of the table file in bytes.
+    pub fn file_size(&self) -> u64 {
+        self.file_size
+    }
+
+    /// Decodes an index entry's value.
+    pub(super) fn handle_of(&self, value: &[u8]) -> Result<BlockHandle> {
+        BlockHandle::decode(value).ok_or_else(|| {
+            corruption(
+                &self.path,
+                self.footer.index.offset,
+                "index entry holds a malformed block handle",
+            )
+        })
+    }
+
+    /// The data block at `handle`, from the cache or the file.
+    pub(super) fn data_block(&self, handle: BlockHandle) -> Result<Arc<Block>> {
+        if let Some(block) = self.cache.get(self.file_number, handle.offset) {
+            return Ok(block);
+        }
+        let block = Arc::new(self.read_data_block(handle)?);
+        self.cache
+            .insert(self.file_number, handle.offset, Arc::clone(&block));
+        Ok(block)
+    }
+
+    /// Reads and decodes the data block at `handle`, bypassing the cache.
+    fn read_data_block(&self, handle: BlockHandle) -> Result<Block> {
+        let data_end = self.footer.filter.offset;
+        if !matches!(handle.end_with_trailer(), Some(end) if end <= data_end) {
+            return Err(corruption(
+                &self.path,
+                self.footer.index.offset,
+                format!("index entry {handle:?} points outside the data blocks (0..{data_end})"),
+            ));
+        }
+        let raw = read_block(&*self.file, &self.path, handle)?;
+        Block::new(raw, self.path.clone(), handle.offset)
+    }
+
+    /// Reads every data block from the file (bypassing the cache) and checks
+    /// everything the format promises: checksums, entry encoding, keys well
+    /// formed and strictly ascending, each tree key in the filter, blocks
+    /// contiguous from offset 0 to the filter, each index key equal to its
+    /// block's last key, and every counter in the properties. Returns the
+    /// number of entries; the first problem found is a Corruption naming
+    /// its offset.
+    pub fn verify(&self) -> Result<u64> {
+        let mut seen = Properties {
+            smallest_seqno: u64::MAX,
+            ..Properties::default()
+        };
+        let mut last_key: Vec<u8> = Vec::new();
+        let mut next_offset = 0u64;
+        let mut index = self.index.iter();
+        index.seek_to_first();
+        while index.valid() {
+            let handle = self.handle_of(index.value())?;
+            if handle.offset != next_offset {
+                return Err(corruption(
+                    &self.path,
+                    handle.offset,
+                    format!(
+                        "data block starts at {}, expected {next_offset}",
+                        handle.offset
+                    ),
+                ));
+            }
+            let block = Arc::new(self.read_data_block(handle)?);
+            let mut it = block.iter();
+            it.seek_to_first();
+            while it.valid() {
+                let p = self.check_entry(handle, &last_key, it.key())?;
+                seen.entries += 1;
+                seen.deletes += u64::from(p.kind == Kind::Delete);
+                seen.merges += u64::from(p.kind == Kind::Merge);
+                seen.key_bytes += p.tree_key.len() as u64;
+                seen.value_bytes += it.value().len() as u64;
+                seen.smallest_seqno = seen.smallest_seqno.min(p.seqno);
+                seen.largest_seqno = seen.largest_seqno.max(p.seqno);
+                last_key.clear();
+                last_key.extend_from_slice(it.key());
+                it.next();
+            }
+            it.status()?;
+            if index.key() != last_key.as_slice() {
+                return Err(corruption(
+                    &self.path,
+                    self.footer.index.offset,
+                    format!(
+                        "index key of the block at {} is not its last key",
+                        handle.offset
+                    ),
+                ));
+            }
+            seen.data_blocks += 1;
+            seen.data_stored_bytes += handle.size + BLOCK_TRAILER_LEN as u64;
+            seen.data_raw_bytes += block.data().len() as u64;
+            next_offset = handle.end_with_trailer().unwrap_or(u64::MAX);
+            index.next();
+        }
+        index.status()?;
+        if next_offset != self.footer.filter.offset {
+            return Err(corruption(
+                &self.path,
+                next_offset,
+                format!(
+                    "data blocks end at {next_offset} but the filter starts at {}",
+                    self.footer.filter.offset
+                ),
+            ));
+        }
+        for ((name, stored), counted) in Properties::NAMES
+            .iter()
+            .zip(self.props.counters())
+            .zip(seen.counters())
+        {
+            if stored != counted {
+                return Err(corruption(
+                    &self.path,
+                    self.footer.properties.offset,
+                    format!("properties say {name} is {stored} but the data blocks give {counted}"),
+                ));
+            }
+        }
+        Ok(seen.entries)
+    }
+
+    /// Checks one entry for `verify`: a well-formed internal key, after
+    /// `prev` (empty for the first entry), present in the filter.
+    fn check_entry<'k>(
+        &self,
+        handle: BlockHandle,
+        prev: &[u8],
+        ikey: &'k [u8],
+    ) -> Result<key::Parsed<'k>> {
+        let Some(p) = key::parse(ikey) else {
+            return Err(corruption(
+                &self.path,
+                handle.offset,
+                format!("malformed internal key {ikey:02x?}"),
+            ));
+        };
+        if !prev.is_empty() && key::compare(prev, ikey) != Ordering::Less {
+            return Err(corruption(
+                &self.path,
+                handle.offset,
+                format!("key {ikey:02x?} does not sort after the key before it {prev:02x?}"),
+            ));
+        }
+        if !self.may_contain(p.tree_key) {
+            return Err(corruption(
+                &self.path,
+                self.footer.filter.offset,
+                format!("filter does not contain the tree key {:02x?}", p.tree_key),
+            ));
+        }
+        Ok(p)
+    }
+}
+
+/// Reads the stored block at `handle` with its trailer and returns its
+/// uncompressed bytes, checksum verified.
+fn read_block(file: &dyn RandomAccessFile, path: &Path, handle: BlockHandle) -> Result<Vec<u8>> {
+    let len = handle
+        .size
+        .checked_add(BLOCK_TRAILER_LEN as u64)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| {
+            corruption(
+                path,
+                handle.offset,
+                format!("block size {} is absurd", handle.size),
+            )
+        })?;
+    let buf = file
+        .read_at(handle.offset, len)
+        .map_err(|e| Error::io(path, e))?;
+    decode_block(buf, path, handle.offset)
+}

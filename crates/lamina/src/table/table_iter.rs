@@ -1,0 +1,207 @@
+//! The two-level iterator over a table: index block, then data blocks.
+
+use super::block::BlockIter;
+use super::reader::Table;
+use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+use std::sync::Arc;
+
+/// A cursor over a whole table: the index block leads to data blocks.
+///
+/// Owns an `Arc<Table>` (it is `Send + 'static`). The first error (a damaged
+/// block, a failed read) makes it invalid for good: `status` returns the
+/// error and later positioning calls do nothing.
+pub struct TableIter {
+    table: Arc<Table>,
+    index: BlockIter,
+    /// The data block of the index entry `index` is on, if loaded.
+    data: Option<BlockIter>,
+    err: Option<Error>,
+}
+
+impl std::fmt::Debug for TableIter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableIter")
+            .field("table", &self.table.path())
+            .field("valid", &self.valid())
+            .field("err", &self.err)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TableIter {
+    /// An iterator over `table` through `index`, an iterator over its
+    /// index block; positioned nowhere.
+    pub(super) fn new(table: Arc<Table>, index: BlockIter) -> TableIter {
+        TableIter {
+            table,
+            index,
+            data: None,
+            err: None,
+        }
+    }
+
+    /// The table iterated over.
+    pub fn table(&self) -> &Arc<Table> {
+        &self.table
+    }
+
+    fn set_error(&mut self, e: Error) {
+        if self.err.is_none() {
+            self.err = Some(e);
+        }
+        self.data = None;
+    }
+
+    /// Points `data` at the block of the index entry `index` is on (keeping
+    /// it if already loaded); false when there is none or it cannot be read.
+    fn load_data_block(&mut self) -> bool {
+        if !self.index.valid() {
+            if let Err(e) = self.index.status() {
+                self.set_error(e);
+            }
+            self.data = None;
+            return false;
+        }
+        let loaded = self
+            .table
+            .handle_of(self.index.value())
+            .and_then(|h| match &self.data {
+                Some(d) if d.block().offset() == h.offset => Ok(None),
+                _ => self.table.data_block(h).map(Some),
+            });
+        match loaded {
+            Ok(Some(block)) => self.data = Some(BlockIter::new(block)),
+            Ok(None) => {}
+            Err(e) => {
+                self.set_error(e);
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Moves forward over exhausted data blocks to the next entry.
+    fn skip_forward(&mut self) {
+        while let Some(d) = &self.data {
+            if d.valid() {
+                return;
+            }
+            if let Err(e) = d.status() {
+                return self.set_error(e);
+            }
+            self.index.next();
+            if !self.load_data_block() {
+                return;
+            }
+            if let Some(d) = &mut self.data {
+                d.seek_to_first();
+            }
+        }
+    }
+
+    /// Moves backward over exhausted data blocks to the previous entry.
+    fn skip_backward(&mut self) {
+        while let Some(d) = &self.data {
+            if d.valid() {
+                return;
+            }
+            if let Err(e) = d.status() {
+                return self.set_error(e);
+            }
+            self.index.prev();
+            if !self.load_data_block() {
+                return;
+            }
+            if let Some(d) = &mut self.data {
+                d.seek_to_last();
+            }
+        }
+    }
+
+    /// Loads the block of the current index entry and positions in it.
+    fn position(&mut self, f: impl FnOnce(&mut BlockIter)) {
+        if self.load_data_block() {
+            if let Some(d) = &mut self.data {
+                f(d);
+            }
+        }
+    }
+}
+
+impl InternalIterator for TableIter {
+    fn valid(&self) -> bool {
+        self.err.is_none() && self.data.as_ref().is_some_and(|d| d.valid())
+    }
+
+    fn seek_to_first(&mut self) {
+        if self.err.is_none() {
+            self.index.seek_to_first();
+            self.position(|d| d.seek_to_first());
+            self.skip_forward();
+        }
+    }
+
+    fn seek_to_last(&mut self) {
+        if self.err.is_none() {
+            self.index.seek_to_last();
+            self.position(|d| d.seek_to_last());
+            self.skip_backward();
+        }
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        if self.err.is_none() {
+            self.index.seek(target);
+            self.position(|d| d.seek(target));
+            self.skip_forward();
+        }
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        if self.err.is_some() {
+            return;
+        }
+        // The first block whose last key is >= target holds the answer, or
+        // the block before it does; past every block, the last one does.
+        self.index.seek(target);
+        if !self.index.valid() && self.index.status().is_ok() {
+            self.index.seek_to_last();
+        }
+        self.position(|d| d.seek_for_prev(target));
+        self.skip_backward();
+    }
+
+    fn next(&mut self) {
+        if let (None, Some(d)) = (&self.err, &mut self.data) {
+            if d.valid() {
+                d.next();
+                self.skip_forward();
+            }
+        }
+    }
+
+    fn prev(&mut self) {
+        if let (None, Some(d)) = (&self.err, &mut self.data) {
+            if d.valid() {
+                d.prev();
+                self.skip_backward();
+            }
+        }
+    }
+
+    fn key(&self) -> &[u8] {
+        self.data.as_ref().map_or(&[], |d| d.key())
+    }
+
+    fn value(&self) -> &[u8] {
+        self.data.as_ref().map_or(&[], |d| d.value())
+    }
+
+    fn status(&self) -> Result<()> {
+        match &self.err {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+}

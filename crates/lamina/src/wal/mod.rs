@@ -1,0 +1,593 @@
+//! The record framing shared by WAL segments and manifests: a 16-byte file
+//! header, then 32 KiB blocks of checksummed fragments.
+//!
+//! Layout: docs/format.md#record-framing. [`LogWriter`] appends records;
+//! [`LogReader`] reads them back and tells a torn tail (the end of a write a
+//! crash interrupted, which is dropped) from corruption (damage followed by
+//! valid data, which is an error).
+
+mod reader;
+mod writer;
+
+pub use reader::{LogReader, TornTail};
+pub use writer::LogWriter;
+
+use crate::coding::{get_u32, masked_crc};
+
+/// Magic number of a WAL segment (`NNNNNN.wal`).
+pub const WAL_MAGIC: &[u8; 8] = b"LAMNAWAL";
+/// Magic number of a manifest (`MANIFEST-NNNNNN`).
+pub const MANIFEST_MAGIC: &[u8; 8] = b"LAMNAMAN";
+
+/// Version of the framing written in every file header.
+pub const FORMAT_VERSION: u32 = 1;
+/// Size of the file header: magic, version, checksum.
+pub const FILE_HEADER_LEN: usize = 16;
+/// Size of a block; blocks start at `FILE_HEADER_LEN + k * BLOCK_SIZE`.
+pub const BLOCK_SIZE: usize = 32 * 1024;
+/// Size of a fragment header: checksum u32, length u16, type u8.
+pub const FRAGMENT_HEADER_LEN: usize = 7;
+
+// Fragment types. Written to disk; never renumber.
+const FULL: u8 = 1;
+const FIRST: u8 = 2;
+const MIDDLE: u8 = 3;
+const LAST: u8 = 4;
+
+/// The 16-byte file header for `magic`.
+fn file_header(magic: &[u8; 8]) -> [u8; FILE_HEADER_LEN] {
+    let mut h = [0u8; FILE_HEADER_LEN];
+    let (head, crc) = h.split_at_mut(12);
+    let (m, version) = head.split_at_mut(8);
+    m.copy_from_slice(magic);
+    version.copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    crc.copy_from_slice(&masked_crc(head).to_le_bytes());
+    h
+}
+
+/// Checks a 16-byte file header against `magic`; the error says what is wrong.
+fn check_file_header(header: &[u8], magic: &[u8; 8]) -> Result<(), String> {
+    let (Some(covered), Some(stored)) = (header.get(..12), get_u32(header, 12)) else {
+        return Err("file header is shorter than 16 bytes".to_string());
+    };
+    if masked_crc(covered) != stored {
+        return Err("file header checksum mismatch".to_string());
+    }
+    let found = covered.get(..8).unwrap_or_default();
+    if found != magic {
+        return Err(format!(
+            "wrong magic: expected \"{}\", found \"{}\"",
+            magic.escape_ascii(),
+            found.escape_ascii()
+        ));
+    }
+    match get_u32(covered, 8) {
+        Some(FORMAT_VERSION) => Ok(()),
+        v => Err(format!(
+            "unsupported format version {} (this build reads version {FORMAT_VERSION})",
+            v.unwrap_or_default()
+        )),
+    }
+}
+
+/// Name of a fragment type, for error messages.
+fn type_name(ty: u8) -> &'static str {
+    match ty {
+        FULL => "FULL",
+        FIRST => "FIRST",
+        MIDDLE => "MIDDLE",
+        LAST => "LAST",
+        _ => "unknown",
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use crate::coding::masked_crc2;
+    use crate::fs::{FaultFs, FaultKind, FileSystem, MemFs, RealFs};
+    use crate::Error;
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+    use std::path::Path;
+    use std::sync::Arc;
+
+    const LOG: &str = "/db/000001.wal";
+
+    fn mem() -> MemFs {
+        let fs = MemFs::new();
+        fs.create_dir_all(Path::new("/db")).unwrap();
+        fs
+    }
+
+    fn payload(rng: &mut StdRng, len: usize) -> Vec<u8> {
+        (0..len).map(|_| rng.gen()).collect()
+    }
+
+    /// Writes `records` and syncs; returns the offset where each record ends.
+    fn write_log(fs: &dyn FileSystem, path: &str, records: &[Vec<u8>]) -> Vec<u64> {
+        let mut w = LogWriter::create(fs, Path::new(path), WAL_MAGIC).unwrap();
+        let ends = records
+            .iter()
+            .map(|r| {
+                w.add_record(r);
+                w.len()
+            })
+            .collect();
+        w.sync().unwrap();
+        ends
+    }
+
+    /// Reads every record: the records, then the error that stopped reading.
+    fn read_log(fs: &dyn FileSystem, path: &str) -> (Vec<Vec<u8>>, Option<Error>, LogReader) {
+        let mut r = LogReader::open(fs, Path::new(path), WAL_MAGIC).unwrap();
+        let mut records = Vec::new();
+        loop {
+            match r.next_record() {
+                Ok(Some(rec)) => records.push(rec),
+                Ok(None) => return (records, None, r),
+                Err(e) => return (records, Some(e), r),
+            }
+        }
+    }
+
+    /// Writes `bytes` as the whole file at `path`.
+    fn put_file(fs: &MemFs, path: &str, bytes: &[u8]) {
+        let mut f = fs.create(Path::new(path)).unwrap();
+        f.append(bytes).unwrap();
+    }
+
+    /// One fragment, framed by hand.
+    fn fragment(ty: u8, payload: &[u8]) -> Vec<u8> {
+        let mut f = masked_crc2(&[ty], payload).to_le_bytes().to_vec();
+        f.extend_from_slice(&(payload.len() as u16).to_le_bytes());
+        f.push(ty);
+        f.extend_from_slice(payload);
+        f
+    }
+
+    fn assert_round_trip(records: &[Vec<u8>]) {
+        let fs = mem();
+        let ends = write_log(&fs, LOG, records);
+        let (got, err, r) = read_log(&fs, LOG);
+        assert!(err.is_none(), "{err:?}");
+        assert!(got == records, "records differ");
+        assert_eq!(r.torn_tail(), None);
+        let len = fs.file_size(Path::new(LOG)).unwrap();
+        assert_eq!(r.valid_end(), len);
+        assert_eq!(ends.last().copied().unwrap_or(FILE_HEADER_LEN as u64), len);
+    }
+
+    #[test]
+    fn round_trips_records_of_many_sizes() {
+        let mut rng = StdRng::seed_from_u64(1);
+        let fill_block = BLOCK_SIZE - FRAGMENT_HEADER_LEN;
+        let sizes = [
+            0,
+            1,
+            0,
+            100,
+            fill_block,
+            fill_block,
+            3 * BLOCK_SIZE + 11,
+            1 << 20,
+            0,
+            7,
+        ];
+        let mut records: Vec<Vec<u8>> = sizes.iter().map(|&n| payload(&mut rng, n)).collect();
+        for _ in 0..300 {
+            let n = match rng.gen_range(0..10) {
+                0 => rng.gen_range(0..4 * BLOCK_SIZE),
+                _ => rng.gen_range(0..300),
+            };
+            records.push(payload(&mut rng, n));
+        }
+        assert_round_trip(&records);
+        assert_round_trip(&[]);
+        assert_round_trip(&[Vec::new()]);
+    }
+
+    #[test]
+    fn a_record_that_fills_a_block_exactly_leaves_no_trailer() {
+        let fs = mem();
+        let fill = vec![7u8; BLOCK_SIZE - FRAGMENT_HEADER_LEN];
+        let ends = write_log(&fs, LOG, &[fill.clone(), b"next".to_vec()]);
+        assert_eq!(ends[0], (FILE_HEADER_LEN + BLOCK_SIZE) as u64);
+        let bytes = fs.read_all(Path::new(LOG)).unwrap();
+        assert_eq!(
+            &bytes[FILE_HEADER_LEN + BLOCK_SIZE..],
+            fragment(FULL, b"next")
+        );
+        assert_eq!(read_log(&fs, LOG).0, [fill, b"next".to_vec()]);
+    }
+
+    /// Writes a first record that leaves `left` bytes in block 0, then `second`.
+    fn log_leaving(left: usize, second: &[u8]) -> (MemFs, Vec<u8>) {
+        let fs = mem();
+        let first = vec![1u8; BLOCK_SIZE - FRAGMENT_HEADER_LEN - left];
+        write_log(&fs, LOG, &[first.clone(), second.to_vec()]);
+        assert_eq!(read_log(&fs, LOG).0, [first, second.to_vec()]);
+        (fs.clone(), fs.read_all(Path::new(LOG)).unwrap())
+    }
+
+    #[test]
+    fn six_bytes_left_in_a_block_are_zero_filled() {
+        let block1 = FILE_HEADER_LEN + BLOCK_SIZE;
+        let (_, bytes) = log_leaving(6, b"abc");
+        assert_eq!(&bytes[block1 - 6..block1], [0u8; 6]);
+        assert_eq!(&bytes[block1..], fragment(FULL, b"abc"));
+        let (_, bytes) = log_leaving(6, b"");
+        assert_eq!(&bytes[block1..], fragment(FULL, b""));
+    }
+
+    #[test]
+    fn seven_bytes_left_in_a_block_hold_a_fragment_header() {
+        let block1 = FILE_HEADER_LEN + BLOCK_SIZE;
+        let (_, bytes) = log_leaving(7, b"abc");
+        assert_eq!(&bytes[block1 - 7..block1], fragment(FIRST, b""));
+        assert_eq!(&bytes[block1..], fragment(LAST, b"abc"));
+        let (_, bytes) = log_leaving(7, b"");
+        assert_eq!(&bytes[block1 - 7..], fragment(FULL, b""));
+    }
+
+    /// Checks every truncation length of the log of `records` that `keep` selects.
+    fn check_truncations(records: &[Vec<u8>], keep: impl Fn(u64) -> bool) {
+        let fs = mem();
+        let ends = write_log(&fs, LOG, records);
+        let bytes = fs.read_all(Path::new(LOG)).unwrap();
+        let lens = (0..=bytes.len() as u64).filter(|&len| keep(len));
+        for len in lens {
+            let torn = mem();
+            put_file(&torn, LOG, &bytes[..len as usize]);
+            let (got, err, r) = read_log(&torn, LOG);
+            assert!(err.is_none(), "length {len}: {err:?}");
+            let whole = ends.iter().filter(|&&e| e <= len).count();
+            assert!(
+                got[..] == records[..whole],
+                "length {len}: {} records",
+                got.len()
+            );
+            let valid_end = match whole {
+                0 if len < FILE_HEADER_LEN as u64 => 0,
+                0 => FILE_HEADER_LEN as u64,
+                n => ends[n - 1],
+            };
+            assert_eq!(r.valid_end(), valid_end, "length {len}");
+            let expected = (len != valid_end || len < FILE_HEADER_LEN as u64).then_some(TornTail {
+                offset: valid_end,
+                dropped_bytes: len - valid_end,
+            });
+            assert_eq!(r.torn_tail(), expected, "length {len}");
+        }
+    }
+
+    #[test]
+    fn torn_tail_at_every_length_of_a_small_log() {
+        let records: Vec<Vec<u8>> = [3, 0, 50, 1, 200, 0, 9]
+            .iter()
+            .map(|&n| vec![n as u8; n])
+            .collect();
+        check_truncations(&records, |_| true);
+    }
+
+    #[test]
+    fn torn_tail_near_every_boundary_of_a_multi_block_log() {
+        let mut rng = StdRng::seed_from_u64(2);
+        let sizes = [
+            10,
+            BLOCK_SIZE - 40,
+            5,
+            2 * BLOCK_SIZE,
+            0,
+            30,
+            BLOCK_SIZE - 120,
+            300,
+        ];
+        let records: Vec<Vec<u8>> = sizes.iter().map(|&n| payload(&mut rng, n)).collect();
+        // Every length within 40 bytes of a block boundary, and a sample elsewhere.
+        check_truncations(&records, |len| {
+            let in_block = len.saturating_sub(FILE_HEADER_LEN as u64) % BLOCK_SIZE as u64;
+            !(40..BLOCK_SIZE as u64 - 40).contains(&in_block) || (len / 97) * 97 == len
+        });
+    }
+
+    #[test]
+    fn a_flipped_byte_is_corruption_or_a_torn_tail_never_a_wrong_record() {
+        let records: Vec<Vec<u8>> = [(100, 1u8), (0, 2), (BLOCK_SIZE - 150, 3), (300, 4), (10, 5)]
+            .iter()
+            .map(|&(n, b)| vec![b; n])
+            .collect();
+        let fs = mem();
+        let ends = write_log(&fs, LOG, &records);
+        let len = fs.file_size(Path::new(LOG)).unwrap();
+        let last_block = (FILE_HEADER_LEN + BLOCK_SIZE) as u64;
+        assert!(len > last_block, "the log spans two blocks");
+        let (mut corrupt, mut torn_tails) = (0, 0);
+        for pos in 0..len {
+            fs.corrupt_byte(Path::new(LOG), pos).unwrap();
+            let opened = LogReader::open(&fs, Path::new(LOG), WAL_MAGIC);
+            if pos < FILE_HEADER_LEN as u64 {
+                let err = opened.unwrap_err();
+                assert!(
+                    matches!(err, Error::Corruption { offset: 0, .. }),
+                    "{pos}: {err}"
+                );
+            } else {
+                let (got, err, r) = read_log(&fs, LOG);
+                assert!(records.starts_with(&got), "byte {pos}: wrong record");
+                let damaged = ends.iter().position(|&e| pos < e).unwrap();
+                assert!(got.len() <= damaged, "byte {pos}: damaged record returned");
+                match err {
+                    Some(Error::Corruption { offset, .. }) => {
+                        assert!(offset <= pos, "byte {pos}: reported at {offset}");
+                        corrupt += 1;
+                    }
+                    Some(e) => panic!("byte {pos}: {e}"),
+                    None => {
+                        // Damage in block 0 is followed by valid data at the
+                        // start of block 1; only damage in the last block can
+                        // pass for a torn tail.
+                        assert!(
+                            pos >= last_block,
+                            "byte {pos}: damage taken for a torn tail"
+                        );
+                        assert_eq!(got.len(), damaged, "byte {pos}");
+                        let torn = r.torn_tail().unwrap();
+                        assert_eq!(torn.offset, ends[damaged - 1], "byte {pos}");
+                        torn_tails += 1;
+                    }
+                }
+            }
+            fs.corrupt_byte(Path::new(LOG), pos).unwrap();
+        }
+        assert!(
+            corrupt > 0 && torn_tails > 0,
+            "{corrupt} corrupt, {torn_tails} torn"
+        );
+        assert_eq!(read_log(&fs, LOG).0, records, "flips undone");
+    }
+
+    #[test]
+    fn bad_file_headers_are_corruption_at_offset_zero() {
+        let fs = mem();
+        let mut w = LogWriter::create(&fs, Path::new(LOG), MANIFEST_MAGIC).unwrap();
+        w.add_record(b"edit");
+        w.sync().unwrap();
+        let reason = |path: &str| match LogReader::open(&fs, Path::new(path), WAL_MAGIC) {
+            Err(Error::Corruption {
+                offset: 0, reason, ..
+            }) => reason,
+            other => panic!("{other:?}"),
+        };
+        assert!(reason(LOG).contains("wrong magic"), "{}", reason(LOG));
+        let mut r = LogReader::open(&fs, Path::new(LOG), MANIFEST_MAGIC).unwrap();
+        assert_eq!(r.next_record().unwrap().unwrap(), b"edit");
+
+        let mut header = file_header(WAL_MAGIC);
+        header[8] = 2;
+        let crc = masked_crc(&header[..12]);
+        header[12..].copy_from_slice(&crc.to_le_bytes());
+        put_file(&fs, "/db/v2", &header);
+        assert!(reason("/db/v2").contains("unsupported format version 2"));
+
+        let mut header = file_header(WAL_MAGIC);
+        header[13] ^= 1;
+        put_file(&fs, "/db/crc", &header);
+        assert!(reason("/db/crc").contains("checksum"));
+
+        let full = file_header(WAL_MAGIC);
+        for len in 0..FILE_HEADER_LEN {
+            put_file(&fs, "/db/short", &full[..len]);
+            let (got, err, r) = read_log(&fs, "/db/short");
+            assert!(got.is_empty() && err.is_none());
+            assert_eq!(
+                r.torn_tail(),
+                Some(TornTail {
+                    offset: 0,
+                    dropped_bytes: len as u64
+                })
+            );
+            assert_eq!(r.valid_end(), 0);
+        }
+    }
+
+    #[test]
+    fn fragments_out_of_order_are_corruption() {
+        let fs = mem();
+        let header = file_header(WAL_MAGIC).to_vec();
+        let first = fragment(FIRST, &vec![9u8; BLOCK_SIZE - FRAGMENT_HEADER_LEN]);
+        let file = [header.clone(), first, fragment(FULL, b"x")].concat();
+        put_file(&fs, LOG, &file);
+        match read_log(&fs, LOG).1 {
+            Some(Error::Corruption {
+                offset: 16, reason, ..
+            }) => assert!(reason.contains("FIRST")),
+            other => panic!("{other:?}"),
+        }
+        for ty in [MIDDLE, LAST] {
+            let file = [
+                header.clone(),
+                fragment(FULL, b"ok"),
+                fragment(ty, b"stray"),
+            ]
+            .concat();
+            put_file(&fs, LOG, &file);
+            let (got, err, _) = read_log(&fs, LOG);
+            assert_eq!(got, [b"ok".to_vec()]);
+            assert!(
+                matches!(err, Some(Error::Corruption { offset: 25, .. })),
+                "{err:?}"
+            );
+        }
+        let file = [header, fragment(9, b"??"), fragment(FULL, b"ok")].concat();
+        put_file(&fs, LOG, &file);
+        match read_log(&fs, LOG).1 {
+            Some(Error::Corruption {
+                offset: 16, reason, ..
+            }) => assert!(reason.contains("type 9")),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn zero_filled_tails_are_torn() {
+        for zeros in [1, 6, 7, 100, 3 * BLOCK_SIZE] {
+            let fs = mem();
+            let ends = write_log(&fs, LOG, &[b"a".to_vec(), vec![2; 40_000]]);
+            let mut f = fs.create(Path::new("/db/tmp")).unwrap();
+            f.append(&fs.read_all(Path::new(LOG)).unwrap()).unwrap();
+            f.append(&vec![0; zeros]).unwrap();
+            let (got, err, r) = read_log(&fs, "/db/tmp");
+            assert!(err.is_none() && got.len() == 2, "{zeros}: {err:?}");
+            let expected = TornTail {
+                offset: ends[1],
+                dropped_bytes: zeros as u64,
+            };
+            assert_eq!(r.torn_tail(), Some(expected));
+        }
+    }
+
+    #[test]
+    fn errors_stay_errors() {
+        let fs = mem();
+        write_log(&fs, LOG, &[b"one".to_vec(), b"two".to_vec()]);
+        fs.corrupt_byte(Path::new(LOG), 23).unwrap();
+        let mut r = LogReader::open(&fs, Path::new(LOG), WAL_MAGIC).unwrap();
+        let first = r.next_record().unwrap_err();
+        assert!(first.is_corruption());
+        assert_eq!(r.next_record().unwrap_err().to_string(), first.to_string());
+    }
+
+    #[test]
+    fn writer_buffers_until_flush_and_survives_crash_only_after_sync() {
+        let fs = mem();
+        let mut w = LogWriter::create(&fs, Path::new(LOG), WAL_MAGIC).unwrap();
+        fs.sync_dir(Path::new("/db")).unwrap();
+        assert_eq!((w.buffered_len(), w.len()), (16, 16));
+        w.add_record(b"hello");
+        assert_eq!((w.buffered_len(), w.len()), (28, 28));
+        assert_eq!(fs.file_size(Path::new(LOG)).unwrap(), 0);
+        w.flush().unwrap();
+        assert_eq!((w.buffered_len(), w.len()), (0, 28));
+        assert_eq!(read_log(&fs, LOG).0, [b"hello".to_vec()]);
+        assert_eq!(read_log(&fs.crash_clone(), LOG).0.len(), 0);
+        w.add_record(b"world");
+        w.sync().unwrap();
+        let (got, _, r) = read_log(&fs.crash_clone(), LOG);
+        assert_eq!(got, [b"hello".to_vec(), b"world".to_vec()]);
+        assert_eq!(r.torn_tail(), None);
+        assert_eq!(w.path(), Path::new(LOG));
+    }
+
+    #[test]
+    fn a_crash_with_partial_writeback_leaves_a_prefix_of_records() {
+        let mut rng = StdRng::seed_from_u64(3);
+        let fs = mem();
+        let mut w = LogWriter::create(&fs, Path::new(LOG), WAL_MAGIC).unwrap();
+        fs.sync_dir(Path::new("/db")).unwrap();
+        let records: Vec<Vec<u8>> = (0..40)
+            .map(|_| {
+                let n = rng.gen_range(0..3000);
+                payload(&mut rng, n)
+            })
+            .collect();
+        for r in &records[..20] {
+            w.add_record(r);
+        }
+        w.sync().unwrap();
+        for r in &records[20..] {
+            w.add_record(r);
+        }
+        w.flush().unwrap();
+        for seed in 0..100 {
+            let (got, err, _) = read_log(&fs.crash_clone_with(seed), LOG);
+            assert!(err.is_none(), "seed {seed}: {err:?}");
+            assert!(got.len() >= 20 && records.starts_with(&got), "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn write_failures_name_the_file() {
+        let fs = FaultFs::new(Arc::new(mem()));
+        let mut w = LogWriter::create(&fs, Path::new(LOG), WAL_MAGIC).unwrap();
+        fs.faults().fail_after(FaultKind::Write, 0);
+        w.add_record(b"x");
+        match w.sync() {
+            Err(Error::Io {
+                path: Some(p),
+                source,
+            }) => {
+                assert_eq!(p, Path::new(LOG));
+                assert_eq!(source.raw_os_error(), Some(28));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(LogWriter::create(&fs, Path::new("/nowhere/x"), WAL_MAGIC).is_err());
+    }
+
+    #[test]
+    fn round_trip_on_the_real_file_system() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("000001.wal");
+        let records = vec![b"a".to_vec(), vec![5; 100_000], Vec::new()];
+        let mut w = LogWriter::create(&RealFs, &path, WAL_MAGIC).unwrap();
+        for r in &records {
+            w.add_record(r);
+        }
+        w.sync().unwrap();
+        let mut r = LogReader::open(&RealFs, &path, WAL_MAGIC).unwrap();
+        for expected in &records {
+            assert_eq!(&r.next_record().unwrap().unwrap(), expected);
+        }
+        assert_eq!(r.next_record().unwrap(), None);
+        assert_eq!(r.torn_tail(), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(
+            valid_header: bool,
+            body in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..4000),
+        ) {
+            let fs = mem();
+            let mut file = if valid_header { file_header(WAL_MAGIC).to_vec() } else { Vec::new() };
+            file.extend_from_slice(&body);
+            put_file(&fs, LOG, &file);
+            if let Ok(mut r) = LogReader::open(&fs, Path::new(LOG), WAL_MAGIC) {
+                for _ in 0..file.len() + 2 {
+                    match r.next_record() {
+                        Ok(Some(_)) => {}
+                        Ok(None) | Err(_) => break,
+                    }
+                }
+                proptest::prop_assert!(r.valid_end() <= file.len() as u64);
+            }
+        }
+
+        #[test]
+        fn mutated_logs_never_panic(
+            sizes in proptest::collection::vec(0usize..40_000, 0..6),
+            flips in proptest::collection::vec((0usize..200_000, 1u8..=255), 0..4),
+            cut in 0usize..200_000,
+        ) {
+            let fs = mem();
+            let records: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![n as u8; n]).collect();
+            write_log(&fs, LOG, &records);
+            let mut file = fs.read_all(Path::new(LOG)).unwrap();
+            for (pos, x) in flips {
+                let len = file.len();
+                file[pos % len] ^= x;
+            }
+            file.truncate(cut.max(FILE_HEADER_LEN));
+            put_file(&fs, LOG, &file);
+            if let Ok(mut r) = LogReader::open(&fs, Path::new(LOG), WAL_MAGIC) {
+                let mut n = 0;
+                while let Ok(Some(rec)) = r.next_record() {
+                    proptest::prop_assert!(n < records.len());
+                    proptest::prop_assert_eq!(&rec, &records[n]);
+                    n += 1;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! Appends records to a log file.
+
+use super::{file_header, BLOCK_SIZE, FIRST, FRAGMENT_HEADER_LEN, FULL, LAST, MIDDLE};
+use crate::coding::masked_crc2;
+use crate::fs::{FileSystem, WritableFile};
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// Writes records to a new log file in the framing of
+/// docs/format.md#record-framing.
+///
+/// [`LogWriter::add_record`] only frames into a memory buffer;
+/// [`LogWriter::flush`] hands the buffer to the operating system (it then
+/// survives a killed process) and [`LogWriter::sync`] also makes it durable
+/// (it then survives a power loss). A commit group adds several records and
+/// syncs once.
+///
+/// After any error the file's contents are unknown (part of a flush may
+/// have reached it): the caller must stop using the writer and start a new
+/// file, as lamina does by refusing writes until reopened.
+pub struct LogWriter {
+    file: Box<dyn WritableFile>,
+    path: PathBuf,
+    /// Framed bytes not yet handed to the file.
+    buf: Vec<u8>,
+    /// Bytes already handed to the file.
+    flushed: u64,
+    /// Position inside the current block of the next fragment.
+    block_offset: usize,
+}
+
+// A log is never empty (it holds at least its file header), so no `is_empty`.
+#[allow(clippy::len_without_is_empty)]
+impl LogWriter {
+    /// Creates (or truncates) the file at `path` and starts it with the file
+    /// header for `magic` ([`super::WAL_MAGIC`] or [`super::MANIFEST_MAGIC`]).
+    /// The header is buffered: nothing but the empty file exists until the
+    /// first flush, and neither the file nor its name is durable until the
+    /// caller syncs it and its directory.
+    pub fn create(fs: &dyn FileSystem, path: &Path, magic: &[u8; 8]) -> Result<LogWriter> {
+        let file = fs.create(path).map_err(|e| Error::io(path, e))?;
+        Ok(LogWriter {
+            file,
+            path: path.to_path_buf(),
+            buf: file_header(magic).to_vec(),
+            flushed: 0,
+            block_offset: 0,
+        })
+    }
+
+    /// Frames `payload` as one record at the end of the buffer. Does no I/O
+    /// and cannot fail; any length is accepted, the empty payload included.
+    pub fn add_record(&mut self, payload: &[u8]) {
+        let mut rest = payload;
+        let mut first = true;
+        loop {
+            let room = BLOCK_SIZE.saturating_sub(self.block_offset);
+            if room < FRAGMENT_HEADER_LEN {
+                // Too small for a fragment header: zero-fill, go to the next block.
+                self.buf.resize(self.buf.len().saturating_add(room), 0);
+                self.block_offset = 0;
+                continue;
+            }
+            let fits = room - FRAGMENT_HEADER_LEN;
+            let n = rest.len().min(fits);
+            let (chunk, tail) = rest.split_at(n);
+            let last = tail.is_empty();
+            let ty = match (first, last) {
+                (true, true) => FULL,
+                (true, false) => FIRST,
+                (false, false) => MIDDLE,
+                (false, true) => LAST,
+            };
+            self.emit(ty, chunk);
+            rest = tail;
+            first = false;
+            if last {
+                return;
+            }
+        }
+    }
+
+    /// Appends one fragment; `chunk` fits in the current block.
+    fn emit(&mut self, ty: u8, chunk: &[u8]) {
+        // A fragment never exceeds BLOCK_SIZE - FRAGMENT_HEADER_LEN < u16::MAX bytes.
+        let len = u16::try_from(chunk.len()).unwrap_or(u16::MAX);
+        self.buf
+            .extend_from_slice(&masked_crc2(&[ty], chunk).to_le_bytes());
+        self.buf.extend_from_slice(&len.to_le_bytes());
+        self.buf.push(ty);
+        self.buf.extend_from_slice(chunk);
+        self.block_offset = self
+            .block_offset
+            .saturating_add(FRAGMENT_HEADER_LEN + chunk.len());
+    }
+
+    /// Hands every buffered byte to the file with one `append`. When it
+    /// returns `Ok` the bytes survive the process being killed, not a power
+    /// loss. Does nothing if the buffer is empty.
+    pub fn flush(&mut self) -> Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        self.file
+            .append(&self.buf)
+            .map_err(|e| Error::io(&self.path, e))?;
+        self.flushed = self.flushed.saturating_add(self.buf.len() as u64);
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Flushes, then syncs the file's data. When it returns `Ok` every record
+    /// added so far survives a power loss (provided the file's creation was
+    /// made durable by a sync of its directory).
+    pub fn sync(&mut self) -> Result<()> {
+        self.flush()?;
+        self.file.sync_data().map_err(|e| Error::io(&self.path, e))
+    }
+
+    /// Bytes framed but not yet flushed.
+    pub fn buffered_len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Logical length of the file: bytes flushed plus bytes buffered.
+    pub fn len(&self) -> u64 {
+        self.flushed.saturating_add(self.buf.len() as u64)
+    }
+
+    /// The path of the file being written.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl std::fmt::Debug for LogWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogWriter")
+            .field("path", &self.path)
+            .field("flushed", &self.flushed)
+            .field("buffered", &self.buf.len())
+            .finish()
+    }
+}

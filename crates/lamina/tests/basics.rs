@@ -1,0 +1,174 @@
+//! The basic contract of the public API, one behaviour per test.
+
+use lamina::{Batch, Db, Durability, Error, Options};
+
+fn open(dir: &std::path::Path) -> Db {
+    Db::open(dir.join("db"), Options::default()).expect("open")
+}
+
+#[test]
+fn put_get_delete_round_trip_and_survive_reopen() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = open(dir.path());
+    db.put(b"k1", b"v1").expect("put");
+    db.put(b"k2", b"v2").expect("put");
+    db.delete(b"k1").expect("delete");
+    assert_eq!(db.get(b"k1").expect("get"), None);
+    assert_eq!(db.get(b"k2").expect("get"), Some(b"v2".to_vec()));
+    db.close().expect("close");
+    let db = open(dir.path());
+    assert_eq!(db.get(b"k1").expect("get"), None);
+    assert_eq!(db.get(b"k2").expect("get"), Some(b"v2".to_vec()));
+}
+
+#[test]
+fn data_survives_flush_compaction_and_reopen() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let opts = Options {
+        memtable_size: 64 << 10,
+        block_size: 512,
+        ..Options::default()
+    };
+    let db = Db::open(dir.path().join("db"), opts.clone()).expect("open");
+    for i in 0..20_000u32 {
+        db.put(
+            format!("key{i:08}").as_bytes(),
+            format!("value{i}").as_bytes(),
+        )
+        .expect("put");
+    }
+    for i in (0..20_000u32).step_by(3) {
+        db.delete(format!("key{i:08}").as_bytes()).expect("delete");
+    }
+    db.flush().expect("flush");
+    db.compact().expect("compact");
+    let check = |db: &Db| {
+        for i in (0..20_000u32).step_by(7) {
+            let want = (i % 3 != 0).then(|| format!("value{i}").into_bytes());
+            assert_eq!(
+                db.get(format!("key{i:08}").as_bytes()).expect("get"),
+                want,
+                "key {i}"
+            );
+        }
+        let n = db.iter().count();
+        assert_eq!(n, 20_000 - 20_000usize.div_ceil(3));
+    };
+    check(&db);
+    db.close().expect("close");
+    let db = Db::open(dir.path().join("db"), opts).expect("reopen");
+    check(&db);
+    let report = db.check().expect("check");
+    assert!(report.is_ok(), "{:?}", report.problems);
+    assert!(report.tables > 0);
+}
+
+fn keys(it: impl Iterator<Item = lamina::Result<(Vec<u8>, Vec<u8>)>>) -> Vec<String> {
+    it.map(|e| String::from_utf8(e.expect("entry").0).expect("utf8"))
+        .collect()
+}
+
+#[test]
+fn ranges_prefixes_and_reverse_iteration() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = open(dir.path());
+    for k in ["a", "ab", "abc", "b", "ba", "c"] {
+        db.put(k.as_bytes(), k.as_bytes()).expect("put");
+    }
+    assert_eq!(keys(db.prefix(b"ab")), ["ab", "abc"]);
+    assert_eq!(keys(db.range(&b"ab"[..]..&b"ba"[..])), ["ab", "abc", "b"]);
+    assert_eq!(
+        keys(db.range(&b"ab"[..]..=&b"ba"[..]).rev()),
+        ["ba", "b", "abc", "ab"]
+    );
+    assert_eq!(keys(db.iter().rev()), ["c", "ba", "b", "abc", "ab", "a"]);
+    let mut both = db.iter();
+    assert_eq!(both.next().expect("first").expect("ok").0, b"a");
+    assert_eq!(both.next_back().expect("last").expect("ok").0, b"c");
+    assert_eq!(both.count(), 4);
+}
+
+#[test]
+fn snapshots_see_the_past() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = open(dir.path());
+    db.put(b"k", b"old").expect("put");
+    let snap = db.snapshot();
+    db.put(b"k", b"new").expect("put");
+    db.put(b"other", b"x").expect("put");
+    db.flush().expect("flush");
+    db.compact().expect("compact");
+    assert_eq!(snap.get(b"k").expect("get"), Some(b"old".to_vec()));
+    assert_eq!(snap.iter().count(), 1);
+    assert_eq!(db.get(b"k").expect("get"), Some(b"new".to_vec()));
+}
+
+#[test]
+fn merges_fold_through_flushes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = open(dir.path());
+    for i in 0..100u64 {
+        db.merge(b"counter", &1u64.to_le_bytes()).expect("merge");
+        if i % 30 == 0 {
+            db.flush().expect("flush");
+        }
+    }
+    assert_eq!(
+        db.get(b"counter").expect("get"),
+        Some(100u64.to_le_bytes().to_vec())
+    );
+    db.compact().expect("compact");
+    assert_eq!(
+        db.get(b"counter").expect("get"),
+        Some(100u64.to_le_bytes().to_vec())
+    );
+    assert!(matches!(
+        db.merge(b"counter", b"abc"),
+        Err(Error::InvalidArgument(_))
+    ));
+}
+
+#[test]
+fn keyspaces_are_separate_and_batches_span_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = open(dir.path());
+    let idx = db.keyspace("index").expect("keyspace");
+    let mut b = Batch::new();
+    b.put(b"row1", b"alice");
+    b.put_in(&idx, b"alice", b"row1");
+    db.write_with(b, Durability::Sync).expect("write");
+    assert_eq!(db.get(b"alice").expect("get"), None);
+    assert_eq!(idx.get(b"alice").expect("get"), Some(b"row1".to_vec()));
+    assert_eq!(db.keyspaces(), ["index"]);
+    db.drop_keyspace("index").expect("drop");
+    assert!(matches!(idx.get(b"alice"), Err(Error::NoSuchKeyspace(_))));
+    assert!(matches!(
+        db.open_keyspace("index"),
+        Err(Error::NoSuchKeyspace(_))
+    ));
+    let again = db.keyspace("index").expect("recreate");
+    assert_eq!(again.get(b"alice").expect("get"), None);
+}
+
+#[test]
+fn second_writer_is_locked_out() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = open(dir.path());
+    match Db::open(dir.path().join("db"), Options::default()) {
+        Err(Error::Locked(p)) => assert_eq!(p, dir.path().join("db")),
+        other => panic!("expected Locked, got {other:?}"),
+    }
+    db.close().expect("close");
+    Db::open(dir.path().join("db"), Options::default()).expect("reopen after close");
+}
+
+#[test]
+fn closed_handles_refuse_work() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = open(dir.path());
+    let other = db.clone();
+    db.close().expect("close");
+    db.close().expect("second close is fine");
+    assert!(matches!(other.put(b"k", b"v"), Err(Error::Closed)));
+    assert!(matches!(other.get(b"k"), Err(Error::Closed)));
+}
