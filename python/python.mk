@@ -15,6 +15,9 @@ PY_STAMP     := $(PY_VENV)/.lamina-built
 
 .PHONY: venv py-build py-test
 
+# `make test` runs the Python suites too.
+EXTRA_TESTS += py-test
+
 venv: $(PY_VENV)/.tools
 
 $(PY_PYTHON):

@@ -32,18 +32,32 @@ pub struct Batch {
 }
 
 impl Batch {
-    pub fn new(shared: Arc<Shared>, default: lamina::Keyspace, durability: Option<lamina::Durability>) -> Batch {
-        Batch { shared, default, durability, ops: Mutex::new(Some(lamina::Batch::new())) }
+    pub fn new(
+        shared: Arc<Shared>,
+        default: lamina::Keyspace,
+        durability: Option<lamina::Durability>,
+    ) -> Batch {
+        Batch {
+            shared,
+            default,
+            durability,
+            ops: Mutex::new(Some(lamina::Batch::new())),
+        }
     }
 
     /// Runs `f` on the open batch, or fails once it has ended.
     fn with_ops<T>(&self, f: impl FnOnce(&mut lamina::Batch) -> T) -> PyResult<T> {
         let mut guard = self.ops.lock();
-        let ops = guard.as_mut().ok_or_else(|| plain("the batch has already been committed or discarded"))?;
+        let ops = guard
+            .as_mut()
+            .ok_or_else(|| plain("the batch has already been committed or discarded"))?;
         Ok(f(ops))
     }
 
-    fn target<'a>(&'a self, keyspace: Option<&'a Bound<'_, Keyspace>>) -> PyResult<&'a lamina::Keyspace> {
+    fn target<'a>(
+        &'a self,
+        keyspace: Option<&'a Bound<'_, Keyspace>>,
+    ) -> PyResult<&'a lamina::Keyspace> {
         match keyspace {
             Some(ks) => same_db(&self.shared, ks),
             None => Ok(&self.default),
@@ -54,7 +68,9 @@ impl Batch {
     fn write_out(&self, py: Python<'_>, keep_open: bool) -> PyResult<()> {
         let ops = {
             let mut guard = self.ops.lock();
-            let ops = guard.take().ok_or_else(|| plain("the batch has already been committed or discarded"))?;
+            let ops = guard
+                .take()
+                .ok_or_else(|| plain("the batch has already been committed or discarded"))?;
             if keep_open {
                 *guard = Some(lamina::Batch::new());
             }
@@ -90,7 +106,12 @@ impl Batch {
 
     /// Stores `value` under `key` (in `keyspace`, default: the database's own).
     #[pyo3(signature = (key, value, *, keyspace=None))]
-    fn put(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>, keyspace: Option<&Bound<'_, Keyspace>>) -> PyResult<()> {
+    fn put(
+        &self,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        keyspace: Option<&Bound<'_, Keyspace>>,
+    ) -> PyResult<()> {
         let (k, v) = (convert::key(key)?, convert::value(value)?);
         let ks = self.target(keyspace)?;
         self.with_ops(|ops| ops.put_in(ks, k, v))
@@ -98,7 +119,11 @@ impl Batch {
 
     /// Deletes `key` (blind: no error when it is missing).
     #[pyo3(signature = (key, *, keyspace=None))]
-    fn delete(&self, key: &Bound<'_, PyAny>, keyspace: Option<&Bound<'_, Keyspace>>) -> PyResult<()> {
+    fn delete(
+        &self,
+        key: &Bound<'_, PyAny>,
+        keyspace: Option<&Bound<'_, Keyspace>>,
+    ) -> PyResult<()> {
         let k = convert::key(key)?;
         let ks = self.target(keyspace)?;
         self.with_ops(|ops| ops.delete_in(ks, k))
@@ -206,7 +231,9 @@ pub fn pairs(other: &Bound<'_, PyAny>) -> PyResult<Vec<(Vec<u8>, Vec<u8>)>> {
     } else {
         for item in other.try_iter()? {
             let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract().map_err(|_| {
-                pyo3::exceptions::PyTypeError::new_err("update() needs a mapping or an iterable of (key, value) pairs")
+                pyo3::exceptions::PyTypeError::new_err(
+                    "update() needs a mapping or an iterable of (key, value) pairs",
+                )
             })?;
             push(&k, &v)?;
         }

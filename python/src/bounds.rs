@@ -13,12 +13,18 @@ pub struct Bounds {
 impl Bounds {
     /// Every key.
     pub fn all() -> Bounds {
-        Bounds { lo: Bound::Unbounded, hi: Bound::Unbounded }
+        Bounds {
+            lo: Bound::Unbounded,
+            hi: Bound::Unbounded,
+        }
     }
 
     /// Keys strictly after `key`.
     pub fn after(key: &[u8]) -> Bounds {
-        Bounds { lo: Bound::Excluded(key.to_vec()), hi: Bound::Unbounded }
+        Bounds {
+            lo: Bound::Excluded(key.to_vec()),
+            hi: Bound::Unbounded,
+        }
     }
 
     /// Keys `k` with `start <= k < stop` that begin with `prefix`; `None` leaves

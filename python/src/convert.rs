@@ -16,8 +16,14 @@ pub fn bytes_arg<'a>(obj: &'a Bound<'_, PyAny>, what: &str) -> PyResult<&'a [u8]
     if let Ok(s) = obj.cast::<PyString>() {
         return Ok(s.to_str()?.as_bytes());
     }
-    let type_name = obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".to_owned());
-    Err(PyTypeError::new_err(format!("lamina {what} must be bytes or str, not {type_name}")))
+    let type_name = obj
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".to_owned());
+    Err(PyTypeError::new_err(format!(
+        "lamina {what} must be bytes or str, not {type_name}"
+    )))
 }
 
 /// A key argument.
@@ -53,8 +59,14 @@ pub fn counter_operand(n: &Bound<'_, PyAny>) -> PyResult<[u8; 8]> {
             "increment must fit in 64 bits (-2**63 <= n < 2**64)",
         ));
     }
-    let type_name = n.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".to_owned());
-    Err(PyTypeError::new_err(format!("increment must be an int, not {type_name}")))
+    let type_name = n
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".to_owned());
+    Err(PyTypeError::new_err(format!(
+        "increment must be an int, not {type_name}"
+    )))
 }
 
 /// The signed value of a counter written by `increment`, or `None` when the

@@ -30,7 +30,11 @@ pub struct Db {
 impl Db {
     #[new]
     #[pyo3(signature = (path, **options))]
-    fn new(py: Python<'_>, path: PathBuf, options: Option<&Bound<'_, PyDict>>) -> PyResult<PyClassInitializer<Self>> {
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyClassInitializer<Self>> {
         let opts = options::from_kwargs(options)?;
         if !opts.create_if_missing && !path.exists() {
             return Err(with_errno(libc::ENOENT, &strerror(libc::ENOENT), &path));
@@ -39,7 +43,10 @@ impl Db {
         let db = py.detach(|| lamina::Db::open(&path, opts)).map_err(to_py)?;
         let default = db.default_keyspace();
         let shared = Arc::new(Shared::new(db, path, read_only));
-        Ok(PyClassInitializer::from(Keyspace::new(shared.clone(), default.clone())).add_subclass(Db { shared, default }))
+        Ok(
+            PyClassInitializer::from(Keyspace::new(shared.clone(), default.clone()))
+                .add_subclass(Db { shared, default }),
+        )
     }
 
     /// The database directory, as given when opening it.
@@ -100,18 +107,28 @@ impl Db {
 
     /// Compacts the keys in `[start, stop]` (`None`: open end), or everything.
     #[pyo3(signature = (start=None, stop=None))]
-    fn compact(&self, py: Python<'_>, start: Option<&Bound<'_, PyAny>>, stop: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    fn compact(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        stop: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
         let start = crate::convert::opt_key(start)?;
         let stop = crate::convert::opt_key(stop)?;
         let db = self.shared.writable()?;
-        py.detach(|| db.compact_range(start.as_deref(), stop.as_deref())).map_err(to_py)
+        py.detach(|| db.compact_range(start.as_deref(), stop.as_deref()))
+            .map_err(to_py)
     }
 
     /// A read-only view of the whole database as of now (a context manager).
     fn snapshot(&self, py: Python<'_>) -> PyResult<Snapshot> {
         let db = self.shared.db()?;
         let snap = py.detach(|| db.snapshot());
-        Ok(Snapshot::new(self.shared.clone(), self.default.clone(), snap))
+        Ok(Snapshot::new(
+            self.shared.clone(),
+            self.default.clone(),
+            snap,
+        ))
     }
 
     /// A batch of writes that commits atomically (a context manager: commits
@@ -120,7 +137,10 @@ impl Db {
     #[pyo3(signature = (durability=None))]
     fn batch(&self, durability: Option<&Bound<'_, PyAny>>) -> PyResult<Batch> {
         self.shared.writable()?;
-        let d = durability.filter(|d| !d.is_none()).map(options::durability).transpose()?;
+        let d = durability
+            .filter(|d| !d.is_none())
+            .map(options::durability)
+            .transpose()?;
         Ok(Batch::new(self.shared.clone(), self.default.clone(), d))
     }
 
@@ -131,7 +151,13 @@ impl Db {
         let db = self.shared.db()?;
         let create = create && !self.shared.read_only();
         let ks = py
-            .detach(|| if create { db.keyspace(name) } else { db.open_keyspace(name) })
+            .detach(|| {
+                if create {
+                    db.keyspace(name)
+                } else {
+                    db.open_keyspace(name)
+                }
+            })
             .map_err(to_py)?;
         Ok(Keyspace::new(self.shared.clone(), ks))
     }
@@ -185,5 +211,6 @@ impl Db {
 /// `path` is not a lamina database (nothing else is ever deleted).
 #[pyfunction]
 pub fn destroy(py: Python<'_>, path: PathBuf) -> PyResult<()> {
-    py.detach(|| lamina::Db::destroy(&path, &lamina::Options::default())).map_err(to_py)
+    py.detach(|| lamina::Db::destroy(&path, &lamina::Options::default()))
+        .map_err(to_py)
 }

@@ -79,9 +79,11 @@ fn convert(py: Python<'_>, err: Error) -> PyErr {
             (None, Some(path)) => with_filename(py, format!("I/O error: {source}"), &path),
             (None, None) => plain(format!("I/O error: {source}")),
         },
-        Error::Locked(ref path) => {
-            with_errno(libc::EAGAIN, "database is locked by another process or handle", path)
-        }
+        Error::Locked(ref path) => with_errno(
+            libc::EAGAIN,
+            "database is locked by another process or handle",
+            path,
+        ),
         Error::AlreadyExists(ref path) => with_errno(libc::EEXIST, "database already exists", path),
         Error::NotADatabase { ref path, .. } => with_filename(py, err.to_string(), &path.clone()),
         Error::Corruption { ref file, .. } => with_filename(py, err.to_string(), &file.clone()),

@@ -28,9 +28,9 @@ impl Yield {
             (true, true) => Ok(Yield::Items),
             (true, false) => Ok(Yield::Keys),
             (false, true) => Ok(Yield::Values),
-            (false, false) => {
-                Err(pyo3::exceptions::PyValueError::new_err("iterator() needs keys=True or values=True"))
-            }
+            (false, false) => Err(pyo3::exceptions::PyValueError::new_err(
+                "iterator() needs keys=True or values=True",
+            )),
         }
     }
 
@@ -59,10 +59,16 @@ struct Cursor {
 impl Cursor {
     /// Fetches the next batch. Runs without the GIL.
     fn fill(&mut self) {
-        let Some(iter) = self.iter.as_mut() else { return };
+        let Some(iter) = self.iter.as_mut() else {
+            return;
+        };
         let mut bytes = 0usize;
         while self.buf.len() < BATCH_ENTRIES && bytes < BATCH_BYTES {
-            let next = if self.reverse { iter.next_back() } else { iter.next() };
+            let next = if self.reverse {
+                iter.next_back()
+            } else {
+                iter.next()
+            };
             match next {
                 Some(Ok((k, v))) => {
                     bytes += k.len() + v.len();
@@ -96,11 +102,21 @@ pub struct RangeIter {
 
 impl RangeIter {
     /// Wraps an engine iterator. REQUIRES: `iter` was made from `shared`'s database.
-    pub fn new(shared: Arc<Shared>, iter: Option<lamina::Iter>, reverse: bool, what: Yield) -> RangeIter {
+    pub fn new(
+        shared: Arc<Shared>,
+        iter: Option<lamina::Iter>,
+        reverse: bool,
+        what: Yield,
+    ) -> RangeIter {
         RangeIter {
             shared,
             what,
-            cursor: Mutex::new(Cursor { iter, reverse, buf: VecDeque::new(), failed: None }),
+            cursor: Mutex::new(Cursor {
+                iter,
+                reverse,
+                buf: VecDeque::new(),
+                failed: None,
+            }),
         }
     }
 }

@@ -32,7 +32,11 @@ pub struct Keyspace {
 
 impl Keyspace {
     pub fn new(shared: Arc<Shared>, ks: lamina::Keyspace) -> Keyspace {
-        Keyspace { shared, ks, len_cache: Mutex::new(None) }
+        Keyspace {
+            shared,
+            ks,
+            len_cache: Mutex::new(None),
+        }
     }
 
     /// The engine keyspace for a read, or `lamina.error` once closed.
@@ -42,7 +46,11 @@ impl Keyspace {
     }
 
     /// Runs a write without the GIL, then records it.
-    fn write<T>(&self, py: Python<'_>, f: impl FnOnce(&lamina::Keyspace) -> lamina::Result<T> + Send) -> PyResult<T>
+    fn write<T>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&lamina::Keyspace) -> lamina::Result<T> + Send,
+    ) -> PyResult<T>
     where
         T: Send,
     {
@@ -52,9 +60,19 @@ impl Keyspace {
         result.map_err(to_py)
     }
 
-    fn iter_over(&self, py: Python<'_>, bounds: Bounds, reverse: bool, what: Yield) -> PyResult<RangeIter> {
+    fn iter_over(
+        &self,
+        py: Python<'_>,
+        bounds: Bounds,
+        reverse: bool,
+        what: Yield,
+    ) -> PyResult<RangeIter> {
         self.shared.db()?;
-        let iter = if bounds.is_empty() { None } else { Some(py.detach(|| Reader::range(&self.ks, &bounds))) };
+        let iter = if bounds.is_empty() {
+            None
+        } else {
+            Some(py.detach(|| Reader::range(&self.ks, &bounds)))
+        };
         Ok(RangeIter::new(self.shared.clone(), iter, reverse, what))
     }
 }
@@ -67,11 +85,20 @@ impl Keyspace {
         self.ks.name()
     }
 
-    fn __getitem__<'py>(&self, py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+    fn __getitem__<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         reader::get_item(py, self.reader()?, key)
     }
 
-    fn __setitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn __setitem__(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         let k = convert::key(key)?;
         let v = convert::value(value)?;
         self.write(py, |ks| ks.put(k, v))
@@ -151,7 +178,12 @@ impl Keyspace {
     }
 
     /// Stores `value` under `key` (same as `db[key] = value`).
-    fn put(&self, py: Python<'_>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn put(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         self.__setitem__(py, key, value)
     }
 
@@ -166,7 +198,12 @@ impl Keyspace {
     /// (the engine's blind merge); a missing key counts as 0. Read the counter
     /// back with `counter(key)`.
     #[pyo3(signature = (key, n=None))]
-    fn increment(&self, py: Python<'_>, key: &Bound<'_, PyAny>, n: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    fn increment(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        n: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
         let k = convert::key(key)?;
         let operand = match n {
             Some(n) => convert::counter_operand(n)?,
@@ -182,13 +219,18 @@ impl Keyspace {
         let r = self.reader()?;
         match py.detach(|| r.get(k)).map_err(to_py)? {
             None => Ok(0),
-            Some(v) => convert::counter_value(&v)
-                .ok_or_else(|| PyValueError::new_err(format!("value is {} bytes, not an 8-byte counter", v.len()))),
+            Some(v) => convert::counter_value(&v).ok_or_else(|| {
+                PyValueError::new_err(format!("value is {} bytes, not an 8-byte counter", v.len()))
+            }),
         }
     }
 
     /// The values of `keys` (an iterable), `None` where missing, in one call.
-    fn get_many<'py>(&self, py: Python<'py>, keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    fn get_many<'py>(
+        &self,
+        py: Python<'py>,
+        keys: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
         reader::get_many(py, self.reader()?, keys)
     }
 
@@ -246,7 +288,11 @@ impl Keyspace {
 
     /// The smallest key greater than `key` (which need not exist), or `None`
     /// at the end (dbm.gnu's `nextkey`).
-    fn nextkey<'py>(&self, py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    fn nextkey<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let k = convert::key(key)?;
         let next = reader::first_key(py, self.reader()?, &Bounds::after(k), false)?;
         Ok(next.map(|k| PyBytes::new(py, &k)))
@@ -263,7 +309,11 @@ impl Keyspace {
         prefix: Option<&Bound<'py, PyAny>>,
         reverse: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let b = Bounds::new(convert::opt_key(start)?, convert::opt_key(stop)?, convert::opt_key(prefix)?);
+        let b = Bounds::new(
+            convert::opt_key(start)?,
+            convert::opt_key(stop)?,
+            convert::opt_key(prefix)?,
+        );
         reader::list(py, self.reader()?, &b, reverse, Yield::Keys)
     }
 
@@ -277,7 +327,11 @@ impl Keyspace {
         prefix: Option<&Bound<'py, PyAny>>,
         reverse: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let b = Bounds::new(convert::opt_key(start)?, convert::opt_key(stop)?, convert::opt_key(prefix)?);
+        let b = Bounds::new(
+            convert::opt_key(start)?,
+            convert::opt_key(stop)?,
+            convert::opt_key(prefix)?,
+        );
         reader::list(py, self.reader()?, &b, reverse, Yield::Values)
     }
 
@@ -291,7 +345,11 @@ impl Keyspace {
         prefix: Option<&Bound<'py, PyAny>>,
         reverse: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let b = Bounds::new(convert::opt_key(start)?, convert::opt_key(stop)?, convert::opt_key(prefix)?);
+        let b = Bounds::new(
+            convert::opt_key(start)?,
+            convert::opt_key(stop)?,
+            convert::opt_key(prefix)?,
+        );
         reader::list(py, self.reader()?, &b, reverse, Yield::Items)
     }
 
@@ -311,7 +369,11 @@ impl Keyspace {
         values: bool,
     ) -> PyResult<RangeIter> {
         let what = Yield::from_flags(keys, values)?;
-        let b = Bounds::new(convert::opt_key(start)?, convert::opt_key(stop)?, convert::opt_key(prefix)?);
+        let b = Bounds::new(
+            convert::opt_key(start)?,
+            convert::opt_key(stop)?,
+            convert::opt_key(prefix)?,
+        );
         self.iter_over(py, b, reverse, what)
     }
 
@@ -324,18 +386,33 @@ impl Keyspace {
         stop: Option<&Bound<'_, PyAny>>,
         prefix: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<usize> {
-        let b = Bounds::new(convert::opt_key(start)?, convert::opt_key(stop)?, convert::opt_key(prefix)?);
+        let b = Bounds::new(
+            convert::opt_key(start)?,
+            convert::opt_key(stop)?,
+            convert::opt_key(prefix)?,
+        );
         reader::count(py, self.reader()?, &b)
     }
 
     fn __repr__(&self) -> String {
-        let state = if self.shared.is_closed() { "closed" } else { "open" };
-        format!("<lamina.Keyspace {:?} of {:?} ({state})>", self.ks.name(), self.shared.path())
+        let state = if self.shared.is_closed() {
+            "closed"
+        } else {
+            "open"
+        };
+        format!(
+            "<lamina.Keyspace {:?} of {:?} ({state})>",
+            self.ks.name(),
+            self.shared.path()
+        )
     }
 }
 
 /// The engine keyspace of a `Keyspace` argument, checked to belong to `shared`'s database.
-pub fn same_db<'a>(shared: &Arc<Shared>, ks: &'a Bound<'_, Keyspace>) -> PyResult<&'a lamina::Keyspace> {
+pub fn same_db<'a>(
+    shared: &Arc<Shared>,
+    ks: &'a Bound<'_, Keyspace>,
+) -> PyResult<&'a lamina::Keyspace> {
     let k = ks.get();
     if !Arc::ptr_eq(&k.shared, shared) {
         return Err(plain("the keyspace belongs to another database handle"));

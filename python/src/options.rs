@@ -35,7 +35,9 @@ pub fn durability(v: &Bound<'_, PyAny>) -> PyResult<Durability> {
         "sync" => Ok(Durability::Sync),
         "os" => Ok(Durability::Os),
         "none" => Ok(Durability::None),
-        _ => Err(PyValueError::new_err(format!("durability must be 'sync', 'os' or 'none', not {s:?}"))),
+        _ => Err(PyValueError::new_err(format!(
+            "durability must be 'sync', 'os' or 'none', not {s:?}"
+        ))),
     }
 }
 
@@ -48,13 +50,17 @@ fn compression(v: &Bound<'_, PyAny>) -> PyResult<Compression> {
         "none" => Ok(Compression::None),
         "lz4" => Ok(Compression::Lz4),
         "zstd" => Ok(Compression::Zstd),
-        _ => Err(PyValueError::new_err(format!("compression must be 'none', 'lz4' or 'zstd', not {s:?}"))),
+        _ => Err(PyValueError::new_err(format!(
+            "compression must be 'none', 'lz4' or 'zstd', not {s:?}"
+        ))),
     }
 }
 
 /// A size or count: an int greater than zero (or equal, when `zero_ok`).
 fn count<T: TryFrom<u64>>(name: &str, v: &Bound<'_, PyAny>, zero_ok: bool) -> PyResult<T> {
-    let n: u64 = v.extract().map_err(|_| PyTypeError::new_err(format!("{name} must be a non-negative int")))?;
+    let n: u64 = v
+        .extract()
+        .map_err(|_| PyTypeError::new_err(format!("{name} must be a non-negative int")))?;
     if n == 0 && !zero_ok {
         return Err(PyValueError::new_err(format!("{name} must be positive")));
     }

@@ -58,7 +58,11 @@ impl Reader for SnapshotIn {
 }
 
 /// `r[key]`: the value as bytes, `KeyError(key)` when missing.
-pub fn get_item<'py>(py: Python<'py>, r: &dyn Reader, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+pub fn get_item<'py>(
+    py: Python<'py>,
+    r: &dyn Reader,
+    key: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyBytes>> {
     let k = convert::key(key)?;
     match py.detach(|| r.get(k)).map_err(to_py)? {
         Some(v) => Ok(PyBytes::new(py, &v)),
@@ -87,11 +91,20 @@ pub fn contains(py: Python<'_>, r: &dyn Reader, key: &Bound<'_, PyAny>) -> PyRes
 }
 
 /// The values of `keys`, `None` where missing, in one engine round without the GIL.
-pub fn get_many<'py>(py: Python<'py>, r: &dyn Reader, keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+pub fn get_many<'py>(
+    py: Python<'py>,
+    r: &dyn Reader,
+    keys: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyList>> {
     let objs: Vec<Bound<'py, PyAny>> = keys.try_iter()?.collect::<PyResult<_>>()?;
     let slices: Vec<&[u8]> = objs.iter().map(convert::key).collect::<PyResult<_>>()?;
     let values = py
-        .detach(|| slices.iter().map(|k| r.get(k)).collect::<lamina::Result<Vec<_>>>())
+        .detach(|| {
+            slices
+                .iter()
+                .map(|k| r.get(k))
+                .collect::<lamina::Result<Vec<_>>>()
+        })
         .map_err(to_py)?;
     let out = PyList::empty(py);
     for v in values {
@@ -120,7 +133,12 @@ pub fn count(py: Python<'_>, r: &dyn Reader, bounds: &Bounds) -> PyResult<usize>
 }
 
 /// The first key in `bounds` (the last when `reverse`).
-pub fn first_key(py: Python<'_>, r: &dyn Reader, bounds: &Bounds, reverse: bool) -> PyResult<Option<Vec<u8>>> {
+pub fn first_key(
+    py: Python<'_>,
+    r: &dyn Reader,
+    bounds: &Bounds,
+    reverse: bool,
+) -> PyResult<Option<Vec<u8>>> {
     if bounds.is_empty() {
         return Ok(None);
     }

@@ -27,7 +27,11 @@ pub struct Snapshot {
 
 impl Snapshot {
     pub fn new(shared: Arc<Shared>, default: lamina::Keyspace, snap: lamina::Snapshot) -> Snapshot {
-        Snapshot { shared, default, snap: RwLock::new(Some(snap)) }
+        Snapshot {
+            shared,
+            default,
+            snap: RwLock::new(Some(snap)),
+        }
     }
 
     /// A reader of `keyspace` (default: the database's own) in this snapshot.
@@ -47,10 +51,19 @@ impl Snapshot {
     /// The sequence number the snapshot reads at.
     #[getter]
     fn seqno(&self) -> PyResult<u64> {
-        Ok(self.snap.read().as_ref().ok_or_else(|| closed("snapshot"))?.seqno())
+        Ok(self
+            .snap
+            .read()
+            .as_ref()
+            .ok_or_else(|| closed("snapshot"))?
+            .seqno())
     }
 
-    fn __getitem__<'py>(&self, py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+    fn __getitem__<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         reader::get_item(py, &self.reader(None)?, key)
     }
 
@@ -66,7 +79,12 @@ impl Snapshot {
     fn __iter__(&self, py: Python<'_>) -> PyResult<RangeIter> {
         let r = self.reader(None)?;
         let iter = py.detach(|| r.range(&Bounds::all()));
-        Ok(RangeIter::new(self.shared.clone(), Some(iter), false, Yield::Keys))
+        Ok(RangeIter::new(
+            self.shared.clone(),
+            Some(iter),
+            false,
+            Yield::Keys,
+        ))
     }
 
     /// The value of `key` as bytes, or `default`.
@@ -103,7 +121,11 @@ impl Snapshot {
         reverse: bool,
         keyspace: Option<&Bound<'py, Keyspace>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let b = Bounds::new(convert::opt_key(start)?, convert::opt_key(stop)?, convert::opt_key(prefix)?);
+        let b = Bounds::new(
+            convert::opt_key(start)?,
+            convert::opt_key(stop)?,
+            convert::opt_key(prefix)?,
+        );
         reader::list(py, &self.reader(keyspace)?, &b, reverse, Yield::Keys)
     }
 
@@ -118,7 +140,11 @@ impl Snapshot {
         reverse: bool,
         keyspace: Option<&Bound<'py, Keyspace>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let b = Bounds::new(convert::opt_key(start)?, convert::opt_key(stop)?, convert::opt_key(prefix)?);
+        let b = Bounds::new(
+            convert::opt_key(start)?,
+            convert::opt_key(stop)?,
+            convert::opt_key(prefix)?,
+        );
         reader::list(py, &self.reader(keyspace)?, &b, reverse, Yield::Values)
     }
 
@@ -133,7 +159,11 @@ impl Snapshot {
         reverse: bool,
         keyspace: Option<&Bound<'py, Keyspace>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let b = Bounds::new(convert::opt_key(start)?, convert::opt_key(stop)?, convert::opt_key(prefix)?);
+        let b = Bounds::new(
+            convert::opt_key(start)?,
+            convert::opt_key(stop)?,
+            convert::opt_key(prefix)?,
+        );
         reader::list(py, &self.reader(keyspace)?, &b, reverse, Yield::Items)
     }
 
@@ -152,9 +182,17 @@ impl Snapshot {
         keyspace: Option<&Bound<'_, Keyspace>>,
     ) -> PyResult<RangeIter> {
         let what = Yield::from_flags(keys, values)?;
-        let b = Bounds::new(convert::opt_key(start)?, convert::opt_key(stop)?, convert::opt_key(prefix)?);
+        let b = Bounds::new(
+            convert::opt_key(start)?,
+            convert::opt_key(stop)?,
+            convert::opt_key(prefix)?,
+        );
         let r = self.reader(keyspace)?;
-        let iter = if b.is_empty() { None } else { Some(py.detach(|| r.range(&b))) };
+        let iter = if b.is_empty() {
+            None
+        } else {
+            Some(py.detach(|| r.range(&b)))
+        };
         Ok(RangeIter::new(self.shared.clone(), iter, reverse, what))
     }
 
@@ -175,7 +213,11 @@ impl Snapshot {
 
     fn __repr__(&self) -> String {
         match self.snap.read().as_ref() {
-            Some(s) => format!("<lamina.Snapshot of {:?} at seqno {}>", self.shared.path(), s.seqno()),
+            Some(s) => format!(
+                "<lamina.Snapshot of {:?} at seqno {}>",
+                self.shared.path(),
+                s.seqno()
+            ),
             None => format!("<lamina.Snapshot of {:?} (closed)>", self.shared.path()),
         }
     }

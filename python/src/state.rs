@@ -18,7 +18,13 @@ pub struct Shared {
 
 impl Shared {
     pub fn new(db: lamina::Db, path: PathBuf, read_only: bool) -> Shared {
-        Shared { db, path, read_only, closed: AtomicBool::new(false), writes: AtomicU64::new(0) }
+        Shared {
+            db,
+            path,
+            read_only,
+            closed: AtomicBool::new(false),
+            writes: AtomicU64::new(0),
+        }
     }
 
     /// The engine handle, or `lamina.error` once closed.
