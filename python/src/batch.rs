@@ -130,18 +130,15 @@ impl Batch {
     }
 
     /// Adds `n` to the counter under `key` (see `Db.increment`).
-    #[pyo3(signature = (key, n=None, *, keyspace=None))]
+    #[pyo3(signature = (key, n=1, *, keyspace=None))]
     fn increment(
         &self,
         key: &Bound<'_, PyAny>,
-        n: Option<&Bound<'_, PyAny>>,
+        n: i128,
         keyspace: Option<&Bound<'_, Keyspace>>,
     ) -> PyResult<()> {
         let k = convert::key(key)?;
-        let operand = match n {
-            Some(n) => convert::counter_operand(n)?,
-            None => 1i64.to_le_bytes(),
-        };
+        let operand = convert::counter_operand(n)?;
         let ks = self.target(keyspace)?;
         self.with_ops(|ops| ops.merge_in(ks, k, &operand))
     }
@@ -186,14 +183,15 @@ impl Batch {
 
     /// Commits on a normal exit, discards when the block raised; never
     /// swallows the block's exception.
-    #[pyo3(signature = (exc_type=None, _exc=None, _tb=None))]
+    #[pyo3(signature = (exc_type=None, exc_value=None, traceback=None))]
     fn __exit__(
         &self,
         py: Python<'_>,
         exc_type: Option<&Bound<'_, PyAny>>,
-        _exc: Option<&Bound<'_, PyAny>>,
-        _tb: Option<&Bound<'_, PyAny>>,
+        exc_value: Option<&Bound<'_, PyAny>>,
+        traceback: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
+        let _ = (exc_value, traceback);
         if exc_type.is_some_and(|t| !t.is_none()) {
             *self.ops.lock() = None;
             return Ok(false);

@@ -46,27 +46,15 @@ pub fn opt_key(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<u8>>> {
 
 /// The 8-byte little-endian operand of the engine's `add` merge operator for
 /// `n`, which may be negative (two's complement: the counter wraps like a
-/// signed 64-bit integer).
-pub fn counter_operand(n: &Bound<'_, PyAny>) -> PyResult<[u8; 8]> {
-    if let Ok(v) = n.extract::<i64>() {
-        return Ok(v.to_le_bytes());
-    }
-    if let Ok(v) = n.extract::<u64>() {
-        return Ok(v.to_le_bytes());
-    }
-    if n.is_instance_of::<pyo3::types::PyInt>() {
+/// signed 64-bit integer). `OverflowError` outside `-2**63 <= n < 2**64`.
+pub fn counter_operand(n: i128) -> PyResult<[u8; 8]> {
+    if n < i128::from(i64::MIN) || n > i128::from(u64::MAX) {
         return Err(pyo3::exceptions::PyOverflowError::new_err(
             "increment must fit in 64 bits (-2**63 <= n < 2**64)",
         ));
     }
-    let type_name = n
-        .get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "?".to_owned());
-    Err(PyTypeError::new_err(format!(
-        "increment must be an int, not {type_name}"
-    )))
+    // The low 64 bits: n modulo 2**64.
+    Ok((n as u64).to_le_bytes())
 }
 
 /// The signed value of a counter written by `increment`, or `None` when the
@@ -78,6 +66,17 @@ pub fn counter_value(bytes: &[u8]) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn operands_wrap_modulo_2_pow_64() {
+        assert_eq!(counter_operand(-1).ok(), Some(u64::MAX.to_le_bytes()));
+        assert_eq!(
+            counter_operand(i128::from(u64::MAX)).ok(),
+            Some(u64::MAX.to_le_bytes())
+        );
+        assert!(counter_operand(i128::from(u64::MAX) + 1).is_err());
+        assert!(counter_operand(i128::from(i64::MIN) - 1).is_err());
+    }
 
     #[test]
     fn counters_are_signed_little_endian() {

@@ -197,18 +197,10 @@ impl Keyspace {
     /// Adds `n` to the 64-bit counter stored under `key` without reading it
     /// (the engine's blind merge); a missing key counts as 0. Read the counter
     /// back with `counter(key)`.
-    #[pyo3(signature = (key, n=None))]
-    fn increment(
-        &self,
-        py: Python<'_>,
-        key: &Bound<'_, PyAny>,
-        n: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
+    #[pyo3(signature = (key, n=1))]
+    fn increment(&self, py: Python<'_>, key: &Bound<'_, PyAny>, n: i128) -> PyResult<()> {
         let k = convert::key(key)?;
-        let operand = match n {
-            Some(n) => convert::counter_operand(n)?,
-            None => 1i64.to_le_bytes(),
-        };
+        let operand = convert::counter_operand(n)?;
         self.write(py, |ks| ks.merge(k, &operand))
     }
 
