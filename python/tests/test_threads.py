@@ -98,3 +98,25 @@ def test_concurrent_batches_are_each_atomic(path):
                         assert s.get(b"a%d" % t) == s.get(b"b%d" % t)
 
         _run([(batcher, t) for t in range(4)] + [(checker,)])
+
+
+def test_the_gil_is_released_during_engine_work(path):
+    """While one thread is inside a long engine call, another keeps running
+    Python code (with the GIL held throughout, it would not run at all)."""
+    with lamina.open(path, "c") as db:
+        keys = [b"%08d" % i for i in range(100_000)]
+        db.update((k, b"v" * 50) for k in keys)
+        done = threading.Event()
+        spins = 0
+
+        def reader():
+            for _ in range(5):
+                db.get_many(keys)
+            done.set()
+
+        t = threading.Thread(target=reader)
+        t.start()
+        while not done.is_set():
+            spins += 1
+        t.join()
+        assert spins > 1000
