@@ -138,3 +138,43 @@ def test_errors_inside_iteration_do_not_crash(db):
     db.close()
     with pytest.raises(lamina.error):
         list(it)
+
+
+def _files(path, suffix):
+    return sorted(os.path.join(path, f) for f in os.listdir(path) if f.endswith(suffix) or f.startswith(suffix))
+
+
+def test_damaged_manifest_is_an_error_not_a_crash(path):
+    with lamina.open(path, "c") as db:
+        db.update((b"%04d" % i, b"v" * 100) for i in range(1000))
+        db.flush()
+    for name in _files(path, "MANIFEST"):
+        with open(name, "r+b") as f:
+            f.seek(0)
+            f.write(b"\x00garbage" * 8)
+    with pytest.raises(lamina.error) as e:
+        with lamina.open(path, "r") as db:
+            db.keys()
+    assert e.value.filename is not None
+
+
+def test_damaged_table_is_reported_not_a_crash(path):
+    with lamina.open(path, "c") as db:
+        db.update((b"%05d" % i, os.urandom(100)) for i in range(5000))
+        db.flush()
+    tables = _files(path, ".sst")
+    assert tables
+    for name in tables:
+        size = os.path.getsize(name)
+        with open(name, "r+b") as f:
+            f.seek(size // 3)
+            f.write(os.urandom(512))
+    try:
+        db = lamina.open(path, "r")
+    except lamina.error:
+        return  # refused at open: fine
+    with db:
+        with pytest.raises(lamina.error):
+            for _ in db.iterator():
+                pass
+        assert db.check()["ok"] is False
