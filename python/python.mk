@@ -4,6 +4,8 @@
 #   make venv      .venv with maturin, pytest, hypothesis (installed only where missing)
 #   make py-build  release build of the extension into .venv
 #   make py-test   py-build, then the pytest suites in python/tests
+#   make py-bench  seed 001 from Python: lamina beside dbm.gnu and semidbm
+#                  (PY_BENCH_ARGS, default -n 1000000; semidbm installed if missing)
 
 PY_VENV      ?= .venv
 PY_PYTHON    := $(PY_VENV)/bin/python
@@ -13,7 +15,7 @@ PY_SOURCES   := $(wildcard python/src/*.rs) python/Cargo.toml python/pyproject.t
                 $(wildcard crates/lamina/src/*.rs crates/lamina/src/*/*.rs) crates/lamina/Cargo.toml
 PY_STAMP     := $(PY_VENV)/.lamina-built
 
-.PHONY: venv py-build py-test
+.PHONY: venv py-build py-test py-bench
 
 # `make test` runs the Python suites too.
 EXTRA_TESTS += py-test
@@ -39,3 +41,9 @@ py-build: $(PY_STAMP)
 
 py-test: py-build
 	$(PY_PYTHON) -m pytest python/tests -q
+
+PY_BENCH_ARGS ?= -n 1000000
+
+py-bench: py-build
+	@$(PY_PIP) show semidbm >/dev/null 2>&1 || $(PY_PIP) install semidbm
+	$(PY_PYTHON) python/bench_dbm.py $(PY_BENCH_ARGS) -d lamina -d dbm.gnu -d semidbm
