@@ -19,9 +19,15 @@ fn value(i: u64) -> Vec<u8> {
 /// The child: writes keys from `start` on, one Sync write each, and prints
 /// each index once the write has returned.
 fn child(path: &str) {
-    let opts = Options { memtable_size: 256 << 10, ..Options::default() };
+    let opts = Options {
+        memtable_size: 256 << 10,
+        ..Options::default()
+    };
     let db = Db::open(path, opts).expect("child open");
-    let start: u64 = std::env::var("LAMINA_KILL_START").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let start: u64 = std::env::var("LAMINA_KILL_START")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
     let mut out = std::io::stdout().lock();
     for i in start.. {
         let mut b = Batch::new();
@@ -49,7 +55,12 @@ fn sigkill_loses_no_acknowledged_write() {
     for round in 0..6 {
         let start = acked.map_or(0, |a| a + 1);
         let mut proc = Command::new(&exe)
-            .args(["--exact", "sigkill_loses_no_acknowledged_write", "--nocapture", "--test-threads=1"])
+            .args([
+                "--exact",
+                "sigkill_loses_no_acknowledged_write",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env(CHILD_ENV, &path)
             .env("LAMINA_KILL_START", start.to_string())
             .stdout(Stdio::piped())
@@ -83,21 +94,36 @@ fn sigkill_loses_no_acknowledged_write() {
         if let Some(a) = acked {
             for i in (0..=a).rev().take(2000) {
                 let got = db.get(format!("key{i:010}").as_bytes()).expect("get");
-                assert_eq!(got, Some(value(i)), "round {round}: acknowledged key {i} of {a} is missing or wrong");
+                assert_eq!(
+                    got,
+                    Some(value(i)),
+                    "round {round}: acknowledged key {i} of {a} is missing or wrong"
+                );
             }
-            let counter = db.get(b"counter").expect("get counter").expect("counter exists");
+            let counter = db
+                .get(b"counter")
+                .expect("get counter")
+                .expect("counter exists");
             let n = u64::from_le_bytes(counter.as_slice().try_into().expect("8 bytes"));
-            assert!(n > a / 7, "round {round}: counter {n} lost acknowledged merges (acked {a})");
+            assert!(
+                n > a / 7,
+                "round {round}: counter {n} lost acknowledged merges (acked {a})"
+            );
         }
         let report = db.check().expect("check");
         assert!(report.is_ok(), "round {round}: {:?}", report.problems);
         // Keys written after the last acknowledgement may or may not be there;
         // continue writing after whatever survived.
         if let Some(Ok((k, _))) = db.range(&b"key"[..]..&b"kez"[..]).next_back() {
-            let n: u64 = String::from_utf8_lossy(&k[3..]).parse().expect("key number");
+            let n: u64 = String::from_utf8_lossy(&k[3..])
+                .parse()
+                .expect("key number");
             acked = Some(acked.map_or(n, |a| a.max(n)));
         }
         db.close().expect("close");
     }
-    assert!(acked.is_some_and(|a| a > 0), "the child never acknowledged a write");
+    assert!(
+        acked.is_some_and(|a| a > 0),
+        "the child never acknowledged a write"
+    );
 }

@@ -278,7 +278,10 @@ impl Run {
                 self.durable_now();
             }
             92..=94 => {
-                self.log.push("reopen".into());
+                self.log.push(format!(
+                    "reopen; files before: {:?}",
+                    self.fs.file_names(Path::new(PATH))
+                ));
                 self.snapshots.clear();
                 self.db().close().expect("close");
                 self.db = None;
@@ -304,10 +307,31 @@ impl Run {
                     .collect::<Result<_, _>>()
                     .expect("iter after crash");
                 let Some(i) = self.since_sync.iter().position(|m| *m == got) else {
+                    let first = self.since_sync.first().expect("a durable state");
+                    let missing: Vec<_> = first
+                        .keys()
+                        .filter(|k| !got.contains_key(*k))
+                        .take(5)
+                        .map(|k| String::from_utf8_lossy(k).into_owned())
+                        .collect();
+                    let extra: Vec<_> = got
+                        .keys()
+                        .filter(|k| !first.contains_key(*k))
+                        .take(5)
+                        .map(|k| String::from_utf8_lossy(k).into_owned())
+                        .collect();
+                    let wrong: Vec<_> = got
+                        .iter()
+                        .filter(|(k, v)| first.get(*k).is_some_and(|m| m != *v))
+                        .take(5)
+                        .map(|(k, _)| String::from_utf8_lossy(k).into_owned())
+                        .collect();
                     panic!(
-                        "after a crash the database matches no state since the last sync ({} candidates, {} keys)",
+                        "after a crash the database matches no state since the last sync ({} candidates, {} keys); \
+                         against the synced state: missing {missing:?}, extra {extra:?}, wrong {wrong:?}; files {:?}",
                         self.since_sync.len(),
-                        got.len()
+                        got.len(),
+                        self.fs.file_names(Path::new(PATH))
                     );
                 };
                 self.model = self.since_sync.swap_remove(i);
@@ -320,7 +344,31 @@ impl Run {
 
     fn check_all(&self, when: &str) {
         let got: Model = self.db().iter().collect::<Result<_, _>>().expect("iter");
-        assert!(got == self.model, "contents differ {when}");
+        if got != self.model {
+            let missing: Vec<_> = self
+                .model
+                .keys()
+                .filter(|k| !got.contains_key(*k))
+                .take(5)
+                .map(|k| String::from_utf8_lossy(k).into_owned())
+                .collect();
+            let extra: Vec<_> = got
+                .keys()
+                .filter(|k| !self.model.contains_key(*k))
+                .take(5)
+                .map(|k| String::from_utf8_lossy(k).into_owned())
+                .collect();
+            let wrong: Vec<_> = got
+                .iter()
+                .filter(|(k, v)| self.model.get(*k).is_some_and(|m| m != *v))
+                .take(5)
+                .map(|(k, _)| String::from_utf8_lossy(k).into_owned())
+                .collect();
+            panic!(
+                "contents differ {when}: missing {missing:?}, extra {extra:?}, wrong {wrong:?}; files {:?}",
+                self.fs.file_names(Path::new(PATH))
+            );
+        }
         let back: Vec<_> = self
             .db()
             .iter()

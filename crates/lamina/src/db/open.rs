@@ -83,7 +83,7 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
             Err(e) => return Err(Error::io(path.join("LOCK"), e)),
         }
     };
-    let mut vs = match found {
+    let vs = match found {
         Found::Database if opts.error_if_exists => {
             return Err(Error::AlreadyExists(path.to_path_buf()))
         }
@@ -93,9 +93,6 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         }
         Found::Empty => VersionSet::new(Arc::clone(&fs), path),
     };
-    if !opts.read_only {
-        vs.start_manifest()?;
-    }
     let keyspaces: BTreeMap<String, u32> = vs
         .keyspaces()
         .iter()
@@ -163,7 +160,19 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         })
         .collect();
     wals.sort_unstable();
+    {
+        // Files numbered past the manifest's counter exist when a crash came
+        // before the next edit recorded it; never hand their numbers out again.
+        let mut vs = inner.versions.lock();
+        for n in &names {
+            if let Some((_, num)) = parse_file_name(n) {
+                vs.mark_file_number_used(num);
+            }
+        }
+    }
     let mut last_seqno = inner.visible_seqno.load(Ordering::Acquire);
+    let manifest_seqno = last_seqno;
+    let mut wal_first_seqno = u64::MAX;
     let mut mem = Arc::new(Memtable::new(wals.first().copied().unwrap_or(0)));
     let mut edit = VersionEdit::default();
     let mut sealed: Vec<Arc<Memtable>> = Vec::new();
@@ -175,6 +184,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
             let at = reader.valid_end();
             let d = decode_record(&rec).map_err(|r| Error::corruption(&path, at, r))?;
             let mut seq = d.first_seqno;
+            wal_first_seqno = wal_first_seqno.min(seq);
             for op in d.batch.ops() {
                 let op = op.map_err(|r| Error::corruption(&path, at, r))?;
                 mem.insert(&key::tree_key(op.keyspace, op.key), seq, op.kind, op.value);
@@ -197,6 +207,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         }
     }
     sealed.push(mem);
+    check_orphans(inner, &names, manifest_seqno, wal_first_seqno)?;
     inner.visible_seqno.store(last_seqno, Ordering::Release);
     inner.commit.lock().last_seqno = last_seqno;
     if inner.opts.read_only {
@@ -233,6 +244,49 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         let _ = inner
             .fs
             .remove_file(&inner.path.join(file_name(FileKind::Wal, num)));
+    }
+    Ok(())
+}
+
+/// Tables the manifest does not list are normally leftovers of a crash (a
+/// flush or compaction whose edit never reached the manifest, or inputs not
+/// yet removed); their writes are also in a WAL segment or in listed tables.
+/// One holding writes newer than anything recovered means manifest records
+/// were lost: that is corruption, and the table is left in place.
+fn check_orphans(
+    inner: &Inner,
+    names: &[String],
+    manifest_seqno: u64,
+    wal_first_seqno: u64,
+) -> Result<()> {
+    let version: Arc<Version> = Arc::clone(&inner.state.lock().version);
+    let live: std::collections::HashSet<u64> = version.all_files().map(|(_, f)| f.number).collect();
+    for name in names {
+        let Some((FileKind::Table, n)) = parse_file_name(name) else {
+            continue;
+        };
+        if live.contains(&n) {
+            continue;
+        }
+        let Ok(table) = inner.tables.get(n) else {
+            continue;
+        };
+        let (oldest, newest) = (
+            table.properties().smallest_seqno,
+            table.properties().largest_seqno,
+        );
+        inner.tables.evict(n);
+        if newest > manifest_seqno && oldest < wal_first_seqno {
+            let manifest = inner.versions.lock().manifest_number();
+            return Err(Error::corruption(
+                inner.path.join(file_name(FileKind::Manifest, manifest)),
+                0,
+                format!(
+                    "the manifest ends before recording table {name}, whose writes (up to seqno {newest}) \
+                     are in no WAL segment; the manifest was truncated or damaged"
+                ),
+            ));
+        }
     }
     Ok(())
 }

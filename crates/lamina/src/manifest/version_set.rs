@@ -186,6 +186,10 @@ impl VersionSet {
         snap.next_keyspace_id = Some(self.next_keyspace_id);
         w.add_record(&snap.encode());
         w.sync()?;
+        // The manifest's name must be durable before CURRENT can name it.
+        self.fs
+            .sync_dir(&self.dir)
+            .map_err(|e| Error::io(&self.dir, e))?;
         self.set_current(number)?;
         let old = self.manifest_number;
         self.manifest = Some(w);
@@ -243,6 +247,12 @@ impl VersionSet {
             m.sync()?;
         }
         Ok(Arc::clone(&self.current))
+    }
+
+    /// Records that file number `n` is taken (found on disk), so it is never
+    /// allocated again.
+    pub fn mark_file_number_used(&mut self, n: u64) {
+        self.next_file_number = self.next_file_number.max(n.saturating_add(1));
     }
 
     /// Allocates a file number.

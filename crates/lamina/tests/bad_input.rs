@@ -1,0 +1,137 @@
+//! Bad input gets a clear error, never a panic.
+
+use lamina::key::{MAX_KEY_LEN, MAX_VALUE_LEN};
+use lamina::{Db, Error, Options};
+
+fn db() -> (tempfile::TempDir, Db) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = Db::open(dir.path().join("db"), Options::default()).expect("open");
+    (dir, db)
+}
+
+#[test]
+fn empty_keys_are_refused() {
+    let (_d, db) = db();
+    for r in [
+        db.put(b"", b"v"),
+        db.delete(b""),
+        db.merge(b"", &1u64.to_le_bytes()),
+    ] {
+        assert!(
+            matches!(&r, Err(Error::InvalidArgument(m)) if m.contains("empty")),
+            "{r:?}"
+        );
+    }
+    assert!(matches!(db.get(b""), Err(Error::InvalidArgument(_))));
+}
+
+#[test]
+fn keys_at_and_past_the_limit() {
+    let (_d, db) = db();
+    let at = vec![b'k'; MAX_KEY_LEN];
+    db.put(&at, b"v").expect("a key at the limit is accepted");
+    assert_eq!(db.get(&at).expect("get"), Some(b"v".to_vec()));
+    let past = vec![b'k'; MAX_KEY_LEN + 1];
+    let err = db.put(&past, b"v").expect_err("past the limit");
+    assert!(err.to_string().contains("limit"), "{err}");
+    assert!(matches!(db.get(&past), Err(Error::InvalidArgument(_))));
+}
+
+#[test]
+fn values_past_the_limit() {
+    let (_d, db) = db();
+    let big = vec![0u8; MAX_VALUE_LEN + 1];
+    let err = db.put(b"k", &big).expect_err("past the limit");
+    assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+    drop(big);
+    let at = vec![7u8; 1 << 20];
+    db.put(b"k", &at).expect("a 1 MiB value");
+    db.flush().expect("flush");
+    assert_eq!(db.get(b"k").expect("get").map(|v| v.len()), Some(1 << 20));
+}
+
+#[test]
+fn opening_something_that_is_not_a_database() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, b"hello").expect("write");
+    match Db::open(&file, Options::default()) {
+        Err(Error::NotADatabase { path, reason }) => {
+            assert_eq!(path, file);
+            assert!(reason.contains("file"), "{reason}");
+        }
+        other => panic!("expected NotADatabase, got {other:?}"),
+    }
+    let foreign = dir.path().join("foreign");
+    std::fs::create_dir(&foreign).expect("mkdir");
+    std::fs::write(foreign.join("notes.txt"), b"x").expect("write");
+    let err = Db::open(&foreign, Options::default()).expect_err("foreign directory");
+    assert!(matches!(err, Error::NotADatabase { .. }), "{err}");
+    assert!(err.to_string().contains("notes.txt"), "{err}");
+    let missing = dir.path().join("missing");
+    let opts = Options {
+        create_if_missing: false,
+        ..Options::default()
+    };
+    assert!(matches!(
+        Db::open(&missing, opts),
+        Err(Error::NotADatabase { .. })
+    ));
+    let nested = dir.path().join("no/such/parent");
+    let opts = Options {
+        create_if_missing: false,
+        ..Options::default()
+    };
+    assert!(Db::open(&nested, opts).is_err());
+}
+
+#[test]
+fn error_if_exists_and_read_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("db");
+    let db = Db::open(&path, Options::default()).expect("open");
+    db.put(b"k", b"v").expect("put");
+    db.close().expect("close");
+    let opts = Options {
+        error_if_exists: true,
+        ..Options::default()
+    };
+    assert!(matches!(
+        Db::open(&path, opts),
+        Err(Error::AlreadyExists(_))
+    ));
+    let ro = Db::open(
+        &path,
+        Options {
+            read_only: true,
+            ..Options::default()
+        },
+    )
+    .expect("read-only open");
+    assert_eq!(ro.get(b"k").expect("get"), Some(b"v".to_vec()));
+    assert!(matches!(ro.put(b"k", b"w"), Err(Error::ReadOnly)));
+    assert!(matches!(ro.delete(b"k"), Err(Error::ReadOnly)));
+    // A read-only handle takes no lock, so a writer can open beside it.
+    let rw = Db::open(&path, Options::default()).expect("writer beside a reader");
+    rw.close().expect("close");
+}
+
+#[test]
+fn destroy_removes_only_databases() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("db");
+    let db = Db::open(&path, Options::default()).expect("open");
+    db.put(b"k", b"v").expect("put");
+    assert!(matches!(
+        Db::destroy(&path, &Options::default()),
+        Err(Error::Locked(_))
+    ));
+    db.close().expect("close");
+    Db::destroy(&path, &Options::default()).expect("destroy");
+    assert!(!path.exists());
+    let foreign = dir.path().join("foreign");
+    std::fs::create_dir(&foreign).expect("mkdir");
+    std::fs::write(foreign.join("keep.txt"), b"x").expect("write");
+    assert!(Db::destroy(&foreign, &Options::default()).is_err());
+    assert!(foreign.join("keep.txt").exists());
+}
