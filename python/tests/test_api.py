@@ -121,3 +121,23 @@ def test_destroy_removes_only_lamina_databases(path, tmp_path):
     with pytest.raises(lamina.error):
         lamina.destroy(str(other))
     assert (other / "precious.txt").read_text() == "keep me"
+
+
+def _dir_bytes(path):
+    return sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(path))
+
+
+def test_reorganize_reclaims_the_space_of_deleted_data(path):
+    with lamina.open(path, "c") as db:
+        db.update((b"%06d" % i, os.urandom(200)) for i in range(20_000))
+        db.flush()
+        for i in range(0, 20_000):
+            if i % 10:
+                db.delete(b"%06d" % i)
+        db.flush()
+        before = db.stats()["total_table_bytes"]
+        db.reorganize()
+        after = db.stats()["total_table_bytes"]
+        assert len(db) == 2_000
+        assert after < before / 2, (before, after)
+    assert _dir_bytes(path) < before
