@@ -3,6 +3,7 @@
 //! opening, closing and the database-wide operations.
 
 use crate::batch::Batch;
+use crate::empty_key::{self, RESERVED};
 use crate::errors::{strerror, to_py, with_errno};
 use crate::keyspace::Keyspace;
 use crate::options;
@@ -40,9 +41,13 @@ impl Db {
             return Err(with_errno(libc::ENOENT, &strerror(libc::ENOENT), &path));
         }
         let read_only = opts.read_only;
-        let db = py.detach(|| lamina::Db::open(&path, opts)).map_err(to_py)?;
-        let default = db.default_keyspace();
-        let shared = Arc::new(Shared::new(db, path, read_only));
+        let shared = py
+            .detach(|| {
+                lamina::Db::open(&path, opts).map(|db| Shared::new(db, path.clone(), read_only))
+            })
+            .map_err(to_py)?;
+        let default = shared.engine().default_keyspace();
+        let shared = Arc::new(shared);
         Ok(
             PyClassInitializer::from(Keyspace::new(shared.clone(), default.clone()))
                 .add_subclass(Db { shared, default }),
@@ -149,6 +154,7 @@ impl Db {
     #[pyo3(signature = (name, create=true))]
     fn keyspace(&self, py: Python<'_>, name: &str, create: bool) -> PyResult<Keyspace> {
         let db = self.shared.db()?;
+        reserved_name(name)?;
         let create = create && !self.shared.read_only();
         let ks = py
             .detach(|| {
@@ -165,13 +171,20 @@ impl Db {
     /// The names of the named keyspaces (the default one is not listed).
     fn keyspaces<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let db = self.shared.db()?;
-        PyList::new(py, db.keyspaces())
+        PyList::new(py, db.keyspaces().into_iter().filter(|n| n != RESERVED))
     }
 
     /// Deletes the keyspace `name` and everything in it.
     fn drop_keyspace(&self, py: Python<'_>, name: &str) -> PyResult<()> {
         let db = self.shared.writable()?;
-        let result = py.detach(|| db.drop_keyspace(name));
+        reserved_name(name)?;
+        let result = py.detach(|| {
+            // The dropped keyspace's empty key goes with it.
+            if let Some(reserved) = self.shared.empty_ks() {
+                reserved.delete(&empty_key::slot(name))?;
+            }
+            db.drop_keyspace(name)
+        });
         self.shared.wrote();
         result.map_err(to_py)
     }
@@ -205,6 +218,16 @@ impl Db {
         };
         format!("<lamina.Db {:?} ({state})>", self.shared.path())
     }
+}
+
+/// `ValueError` for the name of the keyspace that holds empty keys.
+fn reserved_name(name: &str) -> PyResult<()> {
+    if name == RESERVED {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "the keyspace name {RESERVED:?} is reserved by lamina's Python module"
+        )));
+    }
+    Ok(())
 }
 
 /// Removes the database at `path` and its directory; `lamina.error` when

@@ -6,8 +6,8 @@
 //!   an errno, the exception carries `errno`, `strerror` and `filename`, so it
 //!   prints as `[Errno 2] No such file or directory: 'path'`; otherwise it
 //!   carries the message and, when a file is concerned, `filename`.
-//! - `ValueError` for an argument lamina cannot accept (an empty or too long
-//!   key, a value over the size limit, a bad option), `KeyError` for a missing
+//! - `ValueError` for an argument lamina cannot accept (a key over 64 KiB, a
+//!   value over the size limit, a bad option), `KeyError` for a missing
 //!   keyspace.
 
 use lamina::Error;

@@ -4,6 +4,7 @@
 //! the data as of its creation and never blocks writers. Entries are fetched
 //! in small batches with the GIL released, then handed out one by one.
 
+use crate::empty_key::Walk;
 use crate::errors::{closed, to_py};
 use crate::reader::pair;
 use crate::state::Shared;
@@ -50,7 +51,7 @@ const BATCH_BYTES: usize = 1 << 20;
 
 struct Cursor {
     /// `None` once the walk has ended or failed (the pinned version is released).
-    iter: Option<lamina::Iter>,
+    iter: Option<Walk>,
     reverse: bool,
     buf: VecDeque<(Vec<u8>, Vec<u8>)>,
     failed: Option<lamina::Error>,
@@ -102,12 +103,7 @@ pub struct RangeIter {
 
 impl RangeIter {
     /// Wraps an engine iterator. REQUIRES: `iter` was made from `shared`'s database.
-    pub fn new(
-        shared: Arc<Shared>,
-        iter: Option<lamina::Iter>,
-        reverse: bool,
-        what: Yield,
-    ) -> RangeIter {
+    pub fn new(shared: Arc<Shared>, iter: Option<Walk>, reverse: bool, what: Yield) -> RangeIter {
         RangeIter {
             shared,
             what,

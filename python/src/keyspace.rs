@@ -4,14 +4,16 @@
 
 use crate::bounds::Bounds;
 use crate::convert;
+use crate::empty_key;
 use crate::errors::{plain, to_py};
 use crate::iter::{RangeIter, Yield};
-use crate::reader::{self, Reader};
+use crate::reader::{self, Live, Reader};
 use crate::state::Shared;
 use parking_lot::Mutex;
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// Keys deleted per engine batch by `clear()`.
@@ -39,23 +41,40 @@ impl Keyspace {
         }
     }
 
-    /// The engine keyspace for a read, or `lamina.error` once closed.
-    fn reader(&self) -> PyResult<&dyn Reader> {
+    /// A reader of the live keyspace, or `lamina.error` once closed.
+    fn reader(&self) -> PyResult<Live<'_>> {
         self.shared.db()?;
-        Ok(&self.ks)
+        Ok(Live {
+            ks: &self.ks,
+            shared: &self.shared,
+        })
     }
 
-    /// Runs a write without the GIL, then records it.
-    fn write<T>(
+    /// Where a write of `key` goes: this keyspace, or for the empty key its
+    /// slot in the reserved keyspace (created on first use; see empty_key.rs).
+    fn target<'a>(
+        &'a self,
+        py: Python<'_>,
+        key: &'a [u8],
+    ) -> PyResult<(&'a lamina::Keyspace, Cow<'a, [u8]>)> {
+        if !key.is_empty() {
+            return Ok((&self.ks, Cow::Borrowed(key)));
+        }
+        self.shared.writable()?;
+        let reserved = py.detach(|| self.shared.empty_ks_create()).map_err(to_py)?;
+        Ok((reserved, Cow::Owned(empty_key::slot(self.ks.name()))))
+    }
+
+    /// Runs a write of `key` without the GIL, then records it.
+    fn write<T: Send>(
         &self,
         py: Python<'_>,
-        f: impl FnOnce(&lamina::Keyspace) -> lamina::Result<T> + Send,
-    ) -> PyResult<T>
-    where
-        T: Send,
-    {
+        key: &[u8],
+        f: impl FnOnce(&lamina::Keyspace, &[u8]) -> lamina::Result<T> + Send,
+    ) -> PyResult<T> {
         self.shared.writable()?;
-        let result = py.detach(|| f(&self.ks));
+        let (ks, k) = self.target(py, key)?;
+        let result = py.detach(|| f(ks, &k));
         self.shared.wrote();
         result.map_err(to_py)
     }
@@ -67,11 +86,11 @@ impl Keyspace {
         reverse: bool,
         what: Yield,
     ) -> PyResult<RangeIter> {
-        self.shared.db()?;
+        let r = self.reader()?;
         let iter = if bounds.is_empty() {
             None
         } else {
-            Some(py.detach(|| Reader::range(&self.ks, &bounds)))
+            Some(py.detach(|| r.range(&bounds)))
         };
         Ok(RangeIter::new(self.shared.clone(), iter, reverse, what))
     }
@@ -90,7 +109,7 @@ impl Keyspace {
         py: Python<'py>,
         key: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        reader::get_item(py, self.reader()?, key)
+        reader::get_item(py, &self.reader()?, key)
     }
 
     fn __setitem__(
@@ -101,20 +120,21 @@ impl Keyspace {
     ) -> PyResult<()> {
         let k = convert::key(key)?;
         let v = convert::value(value)?;
-        self.write(py, |ks| ks.put(k, v))
+        self.write(py, k, |ks, k| ks.put(k, v))
     }
 
     fn __delitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
         let k = convert::key(key)?;
         self.shared.writable()?;
-        if !py.detach(|| self.ks.contains_key(k)).map_err(to_py)? {
+        let r = self.reader()?;
+        if !py.detach(|| r.contains(k)).map_err(to_py)? {
             return Err(PyKeyError::new_err(key.clone().unbind()));
         }
-        self.write(py, |ks| ks.delete(k))
+        self.write(py, k, |ks, k| ks.delete(k))
     }
 
     fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-        reader::contains(py, self.reader()?, key)
+        reader::contains(py, &self.reader()?, key)
     }
 
     /// The exact number of keys. Counted by a scan (O(n)) and cached until the
@@ -127,7 +147,7 @@ impl Keyspace {
                 return Ok(n);
             }
         }
-        let n = reader::count(py, r, &Bounds::all())?;
+        let n = reader::count(py, &r, &Bounds::all())?;
         if self.shared.write_count() == before {
             *self.len_cache.lock() = Some((before, n));
         }
@@ -136,7 +156,7 @@ impl Keyspace {
 
     /// True when the keyspace holds a key (O(1), unlike `len()`).
     fn __bool__(&self, py: Python<'_>) -> PyResult<bool> {
-        Ok(reader::first_key(py, self.reader()?, &Bounds::all(), false)?.is_some())
+        Ok(reader::first_key(py, &self.reader()?, &Bounds::all(), false)?.is_some())
     }
 
     /// Iterates over the keys in ascending order, as of the call.
@@ -152,7 +172,7 @@ impl Keyspace {
         key: &Bound<'py, PyAny>,
         default: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        reader::get(py, self.reader()?, key, default)
+        reader::get(py, &self.reader()?, key, default)
     }
 
     /// `setdefault(key, default=None)`: the value of `key`; when missing, stores
@@ -173,7 +193,7 @@ impl Keyspace {
         self.shared.writable()?;
         let default = default.unwrap_or_else(|| py.None().into_bound(py));
         let v = convert::value(&default)?;
-        self.write(py, |ks| ks.put(k, v))?;
+        self.write(py, k, |ks, k| ks.put(k, v))?;
         Ok(default)
     }
 
@@ -191,7 +211,7 @@ impl Keyspace {
     /// missing (cheaper than `del db[key]`).
     fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
         let k = convert::key(key)?;
-        self.write(py, |ks| ks.delete(k))
+        self.write(py, k, |ks, k| ks.delete(k))
     }
 
     /// Adds `n` to the 64-bit counter stored under `key` without reading it
@@ -201,7 +221,7 @@ impl Keyspace {
     fn increment(&self, py: Python<'_>, key: &Bound<'_, PyAny>, n: i128) -> PyResult<()> {
         let k = convert::key(key)?;
         let operand = convert::counter_operand(n)?;
-        self.write(py, |ks| ks.merge(k, &operand))
+        self.write(py, k, |ks, k| ks.merge(k, &operand))
     }
 
     /// The counter under `key` as a signed 64-bit int (0 when missing);
@@ -223,7 +243,7 @@ impl Keyspace {
         py: Python<'py>,
         keys: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        reader::get_many(py, self.reader()?, keys)
+        reader::get_many(py, &self.reader()?, keys)
     }
 
     /// `update(other=(), **kw)`: stores every pair of a mapping or an iterable
@@ -239,7 +259,8 @@ impl Keyspace {
         let mut batch = lamina::Batch::new();
         for source in [other, kwargs.map(|kw| kw.as_any())].into_iter().flatten() {
             for (k, v) in crate::batch::pairs(source)? {
-                batch.put_in(&self.ks, &k, &v);
+                let (ks, k) = self.target(py, &k)?;
+                batch.put_in(ks, &k, &v);
             }
         }
         if batch.is_empty() {
@@ -263,6 +284,9 @@ impl Keyspace {
                     db.write(std::mem::take(&mut batch))?;
                 }
             }
+            if let Some(reserved) = self.shared.empty_ks() {
+                batch.delete_in(reserved, &empty_key::slot(self.ks.name()));
+            }
             if !batch.is_empty() {
                 db.write(batch)?;
             }
@@ -274,7 +298,7 @@ impl Keyspace {
 
     /// The smallest key, or `None` when empty (dbm.gnu's `firstkey`).
     fn firstkey<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        let k = reader::first_key(py, self.reader()?, &Bounds::all(), false)?;
+        let k = reader::first_key(py, &self.reader()?, &Bounds::all(), false)?;
         Ok(k.map(|k| PyBytes::new(py, &k)))
     }
 
@@ -286,7 +310,7 @@ impl Keyspace {
         key: &Bound<'py, PyAny>,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let k = convert::key(key)?;
-        let next = reader::first_key(py, self.reader()?, &Bounds::after(k), false)?;
+        let next = reader::first_key(py, &self.reader()?, &Bounds::after(k), false)?;
         Ok(next.map(|k| PyBytes::new(py, &k)))
     }
 
@@ -306,7 +330,7 @@ impl Keyspace {
             convert::opt_key(stop)?,
             convert::opt_key(prefix)?,
         );
-        reader::list(py, self.reader()?, &b, reverse, Yield::Keys)
+        reader::list(py, &self.reader()?, &b, reverse, Yield::Keys)
     }
 
     /// Like `keys()`, the values in key order.
@@ -324,7 +348,7 @@ impl Keyspace {
             convert::opt_key(stop)?,
             convert::opt_key(prefix)?,
         );
-        reader::list(py, self.reader()?, &b, reverse, Yield::Values)
+        reader::list(py, &self.reader()?, &b, reverse, Yield::Values)
     }
 
     /// Like `keys()`, the `(key, value)` pairs in key order.
@@ -342,7 +366,7 @@ impl Keyspace {
             convert::opt_key(stop)?,
             convert::opt_key(prefix)?,
         );
-        reader::list(py, self.reader()?, &b, reverse, Yield::Items)
+        reader::list(py, &self.reader()?, &b, reverse, Yield::Items)
     }
 
     /// A lazy iterator over the same range as `items()`: `(key, value)` pairs,
@@ -383,7 +407,7 @@ impl Keyspace {
             convert::opt_key(stop)?,
             convert::opt_key(prefix)?,
         );
-        reader::count(py, self.reader()?, &b)
+        reader::count(py, &self.reader()?, &b)
     }
 
     fn __repr__(&self) -> String {

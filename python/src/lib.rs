@@ -11,6 +11,7 @@ mod batch;
 mod bounds;
 mod convert;
 mod db;
+mod empty_key;
 mod errors;
 mod iter;
 mod keyspace;

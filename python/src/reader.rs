@@ -4,8 +4,10 @@
 
 use crate::bounds::Bounds;
 use crate::convert;
+use crate::empty_key::{self, Walk};
 use crate::errors::to_py;
 use crate::iter::Yield;
+use crate::state::Shared;
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
@@ -18,22 +20,61 @@ pub trait Reader: Send + Sync {
     fn contains(&self, key: &[u8]) -> lamina::Result<bool> {
         Ok(self.get(key)?.is_some())
     }
-    /// An ascending iterator over `bounds` (reverse it with `next_back`).
-    fn range(&self, bounds: &Bounds) -> lamina::Iter;
+    /// An ascending walk over `bounds` (reverse it with `next_back`).
+    fn range(&self, bounds: &Bounds) -> Walk;
 }
 
-impl Reader for lamina::Keyspace {
+fn engine_range(ks: &lamina::Keyspace, bounds: &Bounds) -> lamina::Iter {
+    if *bounds == Bounds::all() {
+        ks.iter()
+    } else {
+        ks.range::<&[u8], _>(bounds.as_range())
+    }
+}
+
+fn snapshot_range(snap: &lamina::Snapshot, ks: &lamina::Keyspace, bounds: &Bounds) -> lamina::Iter {
+    if *bounds == Bounds::all() {
+        snap.iter_in(ks)
+    } else {
+        snap.range_in::<&[u8], _>(ks, bounds.as_range())
+    }
+}
+
+/// The live data of one keyspace.
+pub struct Live<'a> {
+    pub ks: &'a lamina::Keyspace,
+    pub shared: &'a Shared,
+}
+
+impl Reader for Live<'_> {
     fn get(&self, key: &[u8]) -> lamina::Result<Option<Vec<u8>>> {
-        lamina::Keyspace::get(self, key)
+        if key.is_empty() {
+            return match self.shared.empty_ks() {
+                Some(e) => e.get(&empty_key::slot(self.ks.name())),
+                None => Ok(None),
+            };
+        }
+        self.ks.get(key)
     }
     fn contains(&self, key: &[u8]) -> lamina::Result<bool> {
-        self.contains_key(key)
+        if key.is_empty() {
+            return Ok(self.get(key)?.is_some());
+        }
+        self.ks.contains_key(key)
     }
-    fn range(&self, bounds: &Bounds) -> lamina::Iter {
-        if *bounds == Bounds::all() {
-            self.iter()
-        } else {
-            lamina::Keyspace::range::<&[u8], _>(self, bounds.as_range())
+    fn range(&self, bounds: &Bounds) -> Walk {
+        match self
+            .shared
+            .empty_ks()
+            .filter(|_| empty_key::in_bounds(bounds))
+        {
+            None => Walk::plain(engine_range(self.ks, bounds)),
+            Some(e) => {
+                // One snapshot for both, so the walk is consistent.
+                let snap = self.shared.engine().snapshot();
+                let head = snap.get_in(e, &empty_key::slot(self.ks.name()));
+                Walk::with_head(head, snapshot_range(&snap, self.ks, bounds))
+            }
         }
     }
 }
@@ -42,17 +83,25 @@ impl Reader for lamina::Keyspace {
 pub struct SnapshotIn {
     pub snap: lamina::Snapshot,
     pub ks: lamina::Keyspace,
+    /// The keyspace of empty keys, if it existed when the reader was made.
+    pub empty: Option<lamina::Keyspace>,
 }
 
 impl Reader for SnapshotIn {
     fn get(&self, key: &[u8]) -> lamina::Result<Option<Vec<u8>>> {
+        if key.is_empty() {
+            return match &self.empty {
+                Some(e) => self.snap.get_in(e, &empty_key::slot(self.ks.name())),
+                None => Ok(None),
+            };
+        }
         self.snap.get_in(&self.ks, key)
     }
-    fn range(&self, bounds: &Bounds) -> lamina::Iter {
-        if *bounds == Bounds::all() {
-            self.snap.iter_in(&self.ks)
-        } else {
-            self.snap.range_in::<&[u8], _>(&self.ks, bounds.as_range())
+    fn range(&self, bounds: &Bounds) -> Walk {
+        let iter = snapshot_range(&self.snap, &self.ks, bounds);
+        match self.empty.as_ref().filter(|_| empty_key::in_bounds(bounds)) {
+            None => Walk::plain(iter),
+            Some(e) => Walk::with_head(self.snap.get_in(e, &empty_key::slot(self.ks.name())), iter),
         }
     }
 }

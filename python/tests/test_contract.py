@@ -59,6 +59,23 @@ def test_binary_keys_and_values_round_trip(peer: Peer, path):
             assert db[k] == v
 
 
+def test_the_empty_key_is_a_key_like_any_other(peer: Peer, path):
+    with peer.mod.open(path, "c") as db:
+        db[b""] = b"empty"
+        db["a"] = "1"
+        assert db[""] == b"empty"
+        assert b"" in db
+        assert sorted(db.keys()) == [b"", b"a"]
+        assert len(db) == 2
+    with peer.mod.open(path, "w") as db:
+        assert db[b""] == b"empty"
+        del db[""]
+        assert b"" not in db
+        with pytest.raises(KeyError):
+            db[b""]
+        assert len(db) == 1
+
+
 @pytest.mark.parametrize("bad", [1, 1.5, None, ("a",), object()])
 def test_storing_a_non_bytes_key_is_a_type_error(peer: Peer, path, bad):
     with peer.mod.open(path, "c") as db:

@@ -19,7 +19,7 @@ OTHERS = [p for p in PEERS if p.name != "lamina"]
 
 def _ops(seed: int, n: int = 300):
     rng = random.Random(seed)
-    keys = [b"k%d" % i for i in range(20)] + ["s%d" % i for i in range(5)]
+    keys = [b"k%d" % i for i in range(20)] + ["s%d" % i for i in range(5)] + [b"", ""]
     for _ in range(n):
         kind = rng.choice(["set", "set", "get", "getdef", "del", "in", "len", "setdefault", "keys", "reopen"])
         key = rng.choice(keys)

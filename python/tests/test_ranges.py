@@ -89,3 +89,39 @@ def test_bad_range_arguments_are_type_errors(full):
         full.keys(start=5)
     with pytest.raises(TypeError):
         full.items(prefix=3.5)
+
+
+def test_the_empty_key_comes_first(db):
+    db.update({b"": b"e", b"a": b"1", b"b": b"2"})
+    assert db.keys() == [b"", b"a", b"b"]
+    assert db.keys(reverse=True) == [b"b", b"a", b""]
+    assert db.keys(start=b"") == [b"", b"a", b"b"]
+    assert db.keys(stop=b"") == []
+    assert db.keys(stop=b"a") == [b""]
+    assert db.keys(prefix=b"") == [b"", b"a", b"b"]
+    assert db.keys(prefix=b"a") == [b"a"]
+    assert db.firstkey() == b"" and db.nextkey(b"") == b"a"
+    assert list(db.iterator(reverse=True, values=False)) == [b"b", b"a", b""]
+    assert db.count() == 3 == len(db)
+
+
+def test_empty_keys_are_per_keyspace_and_hidden_machinery(db):
+    ks = db.keyspace("other")
+    db[b""] = b"default"
+    ks[b""] = b"other"
+    db.increment(b"", 0)  # not a counter: read fails below
+    assert ks[b""] == b"other"
+    assert db.keyspaces() == ["other"]
+    assert db.stats()["keyspaces"] == ["other"]
+    with pytest.raises(ValueError):
+        db.keyspace("lamina.python.empty-key")
+    db.drop_keyspace("other")
+    ks2 = db.keyspace("other")
+    assert b"" not in ks2
+    with pytest.raises(ValueError):
+        db[b""]
+    with db.batch() as b:
+        b[b""] = b"batched"
+    assert db[b""] == b"batched"
+    db.clear()
+    assert len(db) == 0 and b"" not in db

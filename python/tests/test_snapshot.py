@@ -51,3 +51,14 @@ def test_snapshot_has_no_writes(db):
     snap = db.snapshot()
     with pytest.raises(TypeError):
         snap["a"] = "1"  # type: ignore[index]
+
+
+def test_snapshot_sees_the_empty_key_as_of_its_creation(db):
+    db[b""] = b"old"
+    db["a"] = "1"
+    with db.snapshot() as snap:
+        db[b""] = b"new"
+        assert snap[b""] == b"old"
+        assert snap.items() == [(b"", b"old"), (b"a", b"1")]
+        assert snap.keys(reverse=True) == [b"a", b""]
+    assert db[b""] == b"new"
