@@ -44,7 +44,7 @@ impl Inner {
             merge_operator: self.opts.merge_operator.as_ref(),
             new_file_number: &mut alloc,
         };
-        let mut it = mem.iter();
+        let mut it = mem.scan();
         let out = write_tables(&mut it, &mut spec)?;
         self.fs
             .sync_dir(&self.path)

@@ -58,9 +58,7 @@ impl Inner {
         let done =
             |entries: &Vec<(Kind, Vec<u8>)>| entries.last().is_some_and(|(k, _)| *k != Kind::Merge);
         for mem in &view.mems {
-            let mut it = mem.iter();
-            collect(&mut it, &tk, &target, &mut entries)?;
-            if done(&entries) {
+            if mem.collect_entries(&tk, &target, &mut entries) {
                 return self.finish_get(user_key, &entries);
             }
         }

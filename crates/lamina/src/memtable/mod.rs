@@ -75,6 +75,42 @@ impl Memtable {
             .map(|e| (e.key().0.clone(), e.value().clone()))
     }
 
+    /// Appends the entries of `tree_key` at or after seek target `target`
+    /// (newest first), stopping after a Put or Delete. Returns true if it
+    /// stopped on one (older sources need not be consulted).
+    pub fn collect_entries(
+        &self,
+        tree_key: &[u8],
+        target: &[u8],
+        out: &mut Vec<(Kind, Vec<u8>)>,
+    ) -> bool {
+        let t = InternalKey(target.to_vec());
+        let mut e = self.map.lower_bound(Bound::Included(&t));
+        while let Some(entry) = e {
+            let Some(p) = key::parse(&entry.key().0) else {
+                return false;
+            };
+            if p.tree_key != tree_key {
+                return false;
+            }
+            out.push((p.kind, entry.value().clone()));
+            if p.kind != Kind::Merge {
+                return true;
+            }
+            e = entry.next();
+        }
+        false
+    }
+
+    /// A cursor borrowing the memtable that moves from entry to entry without
+    /// searching or copying; for flushes.
+    pub fn scan(&self) -> MemtableScan<'_> {
+        MemtableScan {
+            map: &self.map,
+            cur: None,
+        }
+    }
+
     /// An iterator over the memtable; it keeps the memtable alive.
     pub fn iter(self: &Arc<Self>) -> MemtableIter {
         MemtableIter {
@@ -150,6 +186,57 @@ impl InternalIterator for MemtableIter {
         self.cur.as_ref().map(|(_, v)| v.as_slice()).unwrap_or(&[])
     }
 
+    fn status(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+type Entry<'a> = crossbeam_skiplist::map::Entry<'a, InternalKey, Vec<u8>>;
+
+/// Cursor over a borrowed memtable (see [`Memtable::scan`]).
+pub struct MemtableScan<'a> {
+    map: &'a SkipMap<InternalKey, Vec<u8>>,
+    cur: Option<Entry<'a>>,
+}
+
+impl InternalIterator for MemtableScan<'_> {
+    fn valid(&self) -> bool {
+        self.cur.is_some()
+    }
+    fn seek_to_first(&mut self) {
+        self.cur = self.map.front();
+    }
+    fn seek_to_last(&mut self) {
+        self.cur = self.map.back();
+    }
+    fn seek(&mut self, target: &[u8]) {
+        self.cur = self
+            .map
+            .lower_bound(Bound::Included(&InternalKey(target.to_vec())));
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.cur = self
+            .map
+            .upper_bound(Bound::Included(&InternalKey(target.to_vec())));
+    }
+    fn next(&mut self) {
+        self.cur = self.cur.take().and_then(|e| e.next());
+    }
+    fn prev(&mut self) {
+        self.cur = self.cur.take().and_then(|e| e.prev());
+    }
+    fn key(&self) -> &[u8] {
+        self.cur
+            .as_ref()
+            .map(|e| e.key().0.as_slice())
+            .unwrap_or(&[])
+    }
+    fn value(&self) -> &[u8] {
+        self.cur
+            .as_ref()
+            .map(|e| e.value().as_slice())
+            .unwrap_or(&[])
+    }
     fn status(&self) -> Result<()> {
         Ok(())
     }

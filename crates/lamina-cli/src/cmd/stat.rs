@@ -1,0 +1,300 @@
+//! `lamina stat DB`: what the database's tables look like — levels, tables,
+//! sizes, key and value sizes, compression, filters, space and write
+//! amplification — and what, if anything, would be worth changing.
+//!
+//! It is the answer to Berkeley DB's `db_tuner` (seed 003): instead of
+//! trying page sizes by hand, read the numbers and the advice. The report is
+//! a pure function of [`Stats`], tested as text.
+
+use crate::cmd::Ctx;
+use crate::engine::{self, LevelStats, Mode, Stats};
+use crate::error::{CliResult, Exit};
+use crate::progress::{bytes, thousands};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// Arguments of `lamina stat`.
+#[derive(Debug, clap::Args)]
+pub struct StatArgs {
+    /// The database directory.
+    pub db: PathBuf,
+}
+
+/// Runs `lamina stat`.
+pub fn run(args: StatArgs, _ctx: &Ctx) -> CliResult<Exit> {
+    let db = engine::open(&args.db, Mode::ReadOnly)?;
+    let stats = db.stats();
+    print!("{}", render(&args.db.display().to_string(), &stats));
+    Ok(Exit::Ok)
+}
+
+fn ratio(a: u64, b: u64) -> Option<f64> {
+    (b > 0).then(|| a as f64 / b as f64)
+}
+
+fn avg(total: u64, n: u64) -> String {
+    ratio(total, n).map_or("-".into(), |v| format!("{v:.1} B"))
+}
+
+fn times(r: Option<f64>) -> String {
+    r.map_or("-".into(), |v| format!("{v:.2}x"))
+}
+
+/// Totals over the levels.
+fn sum(levels: &[LevelStats]) -> LevelStats {
+    let mut t = LevelStats::default();
+    for l in levels {
+        t.tables += l.tables;
+        t.bytes += l.bytes;
+        t.entries += l.entries;
+        t.deletes += l.deletes;
+        t.merges += l.merges;
+        t.key_bytes += l.key_bytes;
+        t.value_bytes += l.value_bytes;
+        t.data_raw_bytes += l.data_raw_bytes;
+        t.data_stored_bytes += l.data_stored_bytes;
+        t.filter_bytes += l.filter_bytes;
+        t.index_bytes += l.index_bytes;
+    }
+    t
+}
+
+/// Bytes on disk per byte of the last (oldest, fully compacted) level: the
+/// extra copies that newer levels hold.
+pub fn space_amplification(stats: &Stats) -> Option<f64> {
+    let last = stats.levels.iter().rev().find(|l| l.tables > 0)?;
+    let total: u64 = stats.levels.iter().map(|l| l.bytes).sum();
+    ratio(total, last.bytes)
+}
+
+/// The report.
+pub fn render(path: &str, stats: &Stats) -> String {
+    let mut s = String::new();
+    let t = sum(&stats.levels);
+    let _ = writeln!(s, "database {path}");
+    let _ = writeln!(
+        s,
+        "  {} tables, {} in tables, {} entries ({} live, estimated)",
+        thousands(t.tables as u64),
+        bytes(stats.total_table_bytes),
+        thousands(t.entries),
+        thousands(stats.live_entries_estimate)
+    );
+    let _ = writeln!(s);
+    let _ = writeln!(
+        s,
+        "level  tables        size     entries   deletes  avg key  avg value  compression  filters"
+    );
+    for l in stats.levels.iter().filter(|l| l.tables > 0) {
+        let _ = writeln!(s, "{}", level_row(&format!("L{}", l.level), l));
+    }
+    let _ = writeln!(s, "{}", level_row("total", &t));
+    let _ = writeln!(s);
+    let _ = writeln!(
+        s,
+        "keys and values  average key {}, average value {}",
+        avg(t.key_bytes, t.entries),
+        avg(t.value_bytes, t.entries)
+    );
+    let _ = writeln!(
+        s,
+        "compression      {} of data blocks stored in {} ({})",
+        bytes(t.data_raw_bytes),
+        bytes(t.data_stored_bytes),
+        times(ratio(t.data_raw_bytes, t.data_stored_bytes))
+    );
+    let bits = ratio(t.filter_bytes * 8, t.entries).map_or("-".into(), |b| format!("{b:.1}"));
+    let _ = writeln!(
+        s,
+        "filters          {} ({bits} bits per entry); index blocks {}",
+        bytes(t.filter_bytes),
+        bytes(t.index_bytes)
+    );
+    let _ = writeln!(
+        s,
+        "space amp.       {} (bytes in all levels per byte in the last)",
+        times(space_amplification(stats))
+    );
+    if stats.user_bytes_written > 0 {
+        let _ = writeln!(
+            s,
+            "write amp.       {}",
+            crate::engine::write_summary(stats)
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "write amp.       counted while a database is open: loads (shell --progress, load, gen --into) print it"
+        );
+    }
+    let _ = writeln!(
+        s,
+        "block size       {}; cache {} of {}",
+        bytes(stats.block_size as u64),
+        bytes(stats.cache_bytes),
+        bytes(stats.cache_capacity)
+    );
+    if !stats.keyspaces.is_empty() {
+        let _ = writeln!(s, "keyspaces        {}", stats.keyspaces.join(", "));
+    }
+    let _ = writeln!(s);
+    let advice = advice(stats);
+    if advice.is_empty() {
+        let _ = writeln!(
+            s,
+            "advice: nothing to change; the defaults fit this database."
+        );
+    } else {
+        let _ = writeln!(s, "advice:");
+        for a in advice {
+            let _ = writeln!(s, "  - {a}");
+        }
+    }
+    s
+}
+
+fn level_row(name: &str, l: &LevelStats) -> String {
+    let filters = if l.entries > 0 {
+        format!(
+            "{:.1} b/key",
+            (l.filter_bytes * 8) as f64 / l.entries as f64
+        )
+    } else {
+        "-".into()
+    };
+    format!(
+        "{name:<5} {:>7} {:>11} {:>11} {:>9} {:>8} {:>10} {:>12} {:>8}",
+        thousands(l.tables as u64),
+        bytes(l.bytes),
+        thousands(l.entries),
+        thousands(l.deletes),
+        avg(l.key_bytes, l.entries),
+        avg(l.value_bytes, l.entries),
+        times(ratio(l.data_raw_bytes, l.data_stored_bytes)),
+        filters
+    )
+}
+
+/// Settings that are clearly wrong for this database, and what to do.
+pub fn advice(stats: &Stats) -> Vec<String> {
+    let t = sum(&stats.levels);
+    let mut out = Vec::new();
+    if t.entries == 0 {
+        return out;
+    }
+    if let Some(l) = stats
+        .levels
+        .iter()
+        .find(|l| l.entries > 0 && l.filter_bytes == 0)
+    {
+        out.push(format!(
+            "tables in level {} have no filters: every lookup of a missing key reads a block; \
+             set bloom_bits_per_key to 10 (the default)",
+            l.level
+        ));
+    }
+    let avg_record = (t.key_bytes + t.value_bytes) / t.entries.max(1);
+    if stats.block_size < 4096 {
+        out.push(format!(
+            "block size {} is below 4 KiB: index blocks grow and compression suffers; \
+             16 KiB (the default) is right for records of {avg_record} bytes",
+            bytes(stats.block_size as u64)
+        ));
+    } else if stats.block_size > 256 << 10 {
+        out.push(format!(
+            "block size {} is above 256 KiB: every point read decompresses that much; \
+             16 KiB (the default) is right for records of {avg_record} bytes",
+            bytes(stats.block_size as u64)
+        ));
+    }
+    if let Some(c) = ratio(t.data_raw_bytes, t.data_stored_bytes) {
+        if c < 1.05 && t.data_raw_bytes > 64 << 20 {
+            out.push(format!(
+                "data blocks compress {c:.2}x only: Compression::None would save CPU for nothing lost"
+            ));
+        }
+    }
+    if let Some(a) = space_amplification(stats) {
+        if a > 2.0 && stats.total_table_bytes > 64 << 20 {
+            out.push(format!(
+                "space amplification {a:.2}x: newer levels hold many copies; `lamina compact` reclaims them"
+            ));
+        }
+    }
+    if t.deletes * 4 > t.entries && t.entries > 10_000 {
+        out.push(format!(
+            "{}% of entries are deletions: `lamina compact` reclaims their space",
+            t.deletes * 100 / t.entries
+        ));
+    }
+    let l0 = stats
+        .levels
+        .iter()
+        .find(|l| l.level == 0)
+        .map_or(0, |l| l.tables);
+    if l0 >= 20 {
+        out.push(format!(
+            "{l0} tables in level 0: compaction is behind the writers (reads check each of them)"
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn level(level: usize, tables: usize, bytes: u64, entries: u64) -> LevelStats {
+        LevelStats {
+            level,
+            tables,
+            bytes,
+            entries,
+            key_bytes: entries * 8,
+            value_bytes: entries * 62,
+            data_raw_bytes: entries * 75,
+            data_stored_bytes: bytes * 9 / 10,
+            filter_bytes: entries * 10 / 8,
+            index_bytes: bytes / 200,
+            ..LevelStats::default()
+        }
+    }
+
+    #[test]
+    fn healthy_database_needs_nothing() {
+        let mut stats = Stats::default();
+        stats.levels = vec![
+            level(0, 2, 60 << 20, 2_000_000),
+            level(1, 20, 700 << 20, 14_777_217),
+        ];
+        stats.total_table_bytes = 760 << 20;
+        stats.live_entries_estimate = 16_777_217;
+        stats.block_size = 16 << 10;
+        stats.user_bytes_written = 1 << 30;
+        stats.wal_bytes_written = 1 << 30;
+        stats.flush_bytes_written = 800 << 20;
+        assert!(advice(&stats).is_empty());
+        let text = render("numbers.lamina", &stats);
+        assert!(text.contains("advice: nothing to change"), "{text}");
+        assert!(
+            text.contains("L1         20   700.0 MiB  14,777,217"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn clear_mistakes_are_named() {
+        let mut l = level(1, 40, 900 << 20, 10_000_000);
+        l.filter_bytes = 0;
+        l.deletes = 4_000_000;
+        let mut stats = Stats::default();
+        stats.levels = vec![level(0, 25, 500 << 20, 1_000_000), l];
+        stats.total_table_bytes = 1400 << 20;
+        stats.block_size = 1024;
+        let a = advice(&stats).join("\n");
+        assert!(a.contains("level 1 have no filters"), "{a}");
+        assert!(a.contains("below 4 KiB"), "{a}");
+        assert!(a.contains("tables in level 0"), "{a}");
+        assert!(a.contains("deletions"), "{a}");
+    }
+}

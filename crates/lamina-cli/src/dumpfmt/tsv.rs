@@ -1,0 +1,191 @@
+//! Tab-separated text: one record per line, `key<TAB>value<LF>`.
+//!
+//! In both fields a backslash is written `\\`, a tab `\t`, a newline `\n`, a
+//! carriage return `\r`, and every other control byte (below 0x20, and 0x7f)
+//! `\xHH`. Bytes from 0x80 up are written as they are, so UTF-8 text stays
+//! readable. A key starting with `#` or `VERSION=` has that first byte
+//! written `\xHH`, so that the file is never mistaken for a gdbm or Berkeley
+//! DB dump. The last line may lack its newline.
+
+use super::{DumpError, Lines, ReadError, RecordReader, RecordWriter};
+use std::io::{self, BufRead, Write};
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Appends `d` escaped.
+pub fn escape(d: &[u8], out: &mut Vec<u8>) {
+    for &b in d {
+        match b {
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            0..=0x1f | 0x7f => push_hex_escape(b, out),
+            _ => out.push(b),
+        }
+    }
+}
+
+fn push_hex_escape(b: u8, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"\\x");
+    out.push(HEX.get(usize::from(b >> 4)).copied().unwrap_or(b'0'));
+    out.push(HEX.get(usize::from(b & 15)).copied().unwrap_or(b'0'));
+}
+
+/// Decodes an escaped field into `out`.
+pub fn unescape(field: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+    out.clear();
+    let mut i = 0;
+    while let Some(&b) = field.get(i) {
+        if b != b'\\' {
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        let (byte, len) = match field.get(i + 1) {
+            Some(b'\\') => (b'\\', 2),
+            Some(b't') => (b'\t', 2),
+            Some(b'n') => (b'\n', 2),
+            Some(b'r') => (b'\r', 2),
+            Some(b'x') => {
+                let hex = field
+                    .get(i + 2..i + 4)
+                    .and_then(|h| std::str::from_utf8(h).ok());
+                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                    Some(v) => (v, 4),
+                    None => return Err("bad \\x escape (expected two hex digits)".into()),
+                }
+            }
+            Some(&c) => {
+                return Err(format!(
+                    "unknown escape '\\{}'",
+                    char::from(c).escape_default()
+                ))
+            }
+            None => return Err("a backslash at the end of a field".into()),
+        };
+        out.push(byte);
+        i += len;
+    }
+    Ok(())
+}
+
+/// Writes tab-separated records.
+pub struct Writer<W: Write> {
+    out: W,
+    line: Vec<u8>,
+}
+
+impl<W: Write> Writer<W> {
+    /// A writer over `out`.
+    pub fn new(out: W) -> Writer<W> {
+        Writer {
+            out,
+            line: Vec::new(),
+        }
+    }
+}
+
+impl<W: Write> RecordWriter for Writer<W> {
+    fn record(&mut self, key: &[u8], value: &[u8]) -> io::Result<()> {
+        self.line.clear();
+        match key.split_first() {
+            Some((&first, rest)) if first == b'#' || key.starts_with(b"VERSION=") => {
+                push_hex_escape(first, &mut self.line);
+                escape(rest, &mut self.line);
+            }
+            _ => escape(key, &mut self.line),
+        }
+        self.line.push(b'\t');
+        escape(value, &mut self.line);
+        self.line.push(b'\n');
+        self.out.write_all(&self.line)
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// Reads tab-separated records.
+pub struct Reader<R> {
+    lines: Lines<R>,
+    line: Vec<u8>,
+}
+
+impl<R: BufRead> Reader<R> {
+    /// A reader over `input`.
+    pub fn new(input: R) -> Reader<R> {
+        Reader {
+            lines: Lines::new(input),
+            line: Vec::new(),
+        }
+    }
+}
+
+impl<R: BufRead> RecordReader for Reader<R> {
+    fn next_record(&mut self, key: &mut Vec<u8>, value: &mut Vec<u8>) -> Result<bool, ReadError> {
+        if self.lines.next_into(&mut self.line)?.is_none() {
+            return Ok(false);
+        }
+        let line_no = self.lines.line;
+        let err = |m: String| ReadError::Format(DumpError::new(line_no, m));
+        let mut fields = self.line.split(|&b| b == b'\t');
+        let (Some(k), Some(v), None) = (fields.next(), fields.next(), fields.next()) else {
+            return Err(err("expected one tab between key and value".into()));
+        };
+        unescape(k, key).map_err(|m| err(format!("key: {m}")))?;
+        unescape(v, value).map_err(|m| err(format!("value: {m}")))?;
+        Ok(true)
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.lines.bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::super::Format;
+
+    #[test]
+    fn round_trips_arbitrary_bytes() {
+        let recs = nasty_records();
+        assert_eq!(round_trip(Format::Tsv, &recs), recs);
+        let tricky = vec![(b"#not a comment".to_vec(), b"x".to_vec())];
+        assert_eq!(round_trip(Format::Tsv, &tricky), tricky);
+        let tricky = vec![(b"VERSION=3".to_vec(), b"x".to_vec())];
+        assert_eq!(round_trip(Format::Tsv, &tricky), tricky);
+    }
+
+    #[test]
+    fn plain_text_and_missing_final_newline() {
+        let got = read_all(Format::Tsv, "1\tone\n2\ttwo".as_bytes()).unwrap();
+        assert_eq!(
+            got,
+            [
+                (b"1".to_vec(), b"one".to_vec()),
+                (b"2".to_vec(), b"two".to_vec())
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_lines() {
+        let e = |s: &str| read_all(Format::Tsv, s.as_bytes()).unwrap_err().to_string();
+        assert_eq!(
+            e("a\tb\nno tab\n"),
+            "line 2: expected one tab between key and value"
+        );
+        assert_eq!(
+            e("a\tb\tc\n"),
+            "line 1: expected one tab between key and value"
+        );
+        assert_eq!(e("a\\q\tb\n"), "line 1: key: unknown escape '\\q'");
+        assert_eq!(
+            e("a\tb\\x4\n"),
+            "line 1: value: bad \\x escape (expected two hex digits)"
+        );
+    }
+}

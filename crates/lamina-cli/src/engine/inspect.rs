@@ -1,0 +1,117 @@
+//! Debug dumps of single files — a WAL segment, a table, the manifest — one
+//! record or entry per line, read with the engine's own readers (layouts in
+//! `docs/format.md`). They read the file only; the database is not opened.
+
+use crate::dumpfmt::tsv::escape;
+use lamina::cache::BlockCache;
+use lamina::fs::FileSystem;
+use lamina::iter::InternalIterator;
+use lamina::manifest::VersionEdit;
+use lamina::table::Table;
+use lamina::wal::{LogReader, MANIFEST_MAGIC, WAL_MAGIC};
+use lamina::{Error, Result};
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+fn out_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |e| Error::io(path, e)
+}
+
+fn torn_tail(reader: &LogReader, out: &mut dyn Write) -> std::io::Result<()> {
+    match reader.torn_tail() {
+        Some(t) => writeln!(out, "torn tail after offset {}: {t:?}", reader.valid_end()),
+        None => writeln!(out, "end at offset {}", reader.valid_end()),
+    }
+}
+
+/// Prints one WAL segment: per record, its length, first seqno and number of
+/// operations (the [batch](docs/format.md#batch) header).
+pub fn dump_wal(fs: &dyn FileSystem, path: &Path, out: &mut dyn Write) -> Result<()> {
+    let mut reader = LogReader::open(fs, path, WAL_MAGIC)?;
+    let mut n = 0u64;
+    while let Some(record) = reader.next_record()? {
+        let u64_at = |r: std::ops::Range<usize>| record.get(r).and_then(|b| b.try_into().ok());
+        let seqno = u64_at(0..8).map(u64::from_le_bytes);
+        let count = record
+            .get(8..12)
+            .and_then(|b| b.try_into().ok())
+            .map(u32::from_le_bytes);
+        match (seqno, count) {
+            (Some(s), Some(c)) => writeln!(
+                out,
+                "record {n}: {} bytes, seqnos {s}..{}, {c} operations",
+                record.len(),
+                s + u64::from(c)
+            ),
+            _ => writeln!(
+                out,
+                "record {n}: {} bytes, too short for a batch header",
+                record.len()
+            ),
+        }
+        .map_err(out_err(path))?;
+        n += 1;
+    }
+    torn_tail(&reader, out).map_err(out_err(path))
+}
+
+/// Prints the manifest: one version edit per line.
+pub fn dump_manifest(fs: &dyn FileSystem, path: &Path, out: &mut dyn Write) -> Result<()> {
+    let mut reader = LogReader::open(fs, path, MANIFEST_MAGIC)?;
+    let mut n = 0u64;
+    while let Some(record) = reader.next_record()? {
+        let line = match VersionEdit::decode(&record) {
+            Ok(edit) => format!("edit {n}: {edit:?}"),
+            Err(why) => format!("edit {n}: undecodable ({why})"),
+        };
+        writeln!(out, "{line}").map_err(out_err(path))?;
+        n += 1;
+    }
+    torn_tail(&reader, out).map_err(out_err(path))
+}
+
+/// Prints one table: its properties, then every entry as keyspace, user key
+/// (escaped as in TSV), seqno, kind and value.
+pub fn dump_table(fs: &dyn FileSystem, path: &Path, out: &mut dyn Write) -> Result<()> {
+    let file = fs.open(path).map_err(|e| Error::io(path, e))?;
+    let table = Arc::new(Table::open(
+        file,
+        path.to_path_buf(),
+        0,
+        Arc::new(BlockCache::new(8 << 20)),
+    )?);
+    let props = table.properties();
+    writeln!(
+        out,
+        "table {}: {} bytes, filter {} bytes, index {} bytes, {props:?}",
+        path.display(),
+        table.file_size(),
+        table.filter_bytes(),
+        table.index_bytes()
+    )
+    .map_err(out_err(path))?;
+    let mut it = table.iter();
+    it.seek_to_first();
+    let mut line = Vec::new();
+    while it.valid() {
+        line.clear();
+        match lamina::key::parse(it.key()) {
+            Some(p) => {
+                line.extend_from_slice(format!("ks {} ", p.keyspace()).as_bytes());
+                escape(p.user_key(), &mut line);
+                line.extend_from_slice(format!(" @{} {:?}\t", p.seqno, p.kind).as_bytes());
+            }
+            None => {
+                line.extend_from_slice(b"(unparsable key) ");
+                escape(it.key(), &mut line);
+                line.push(b'\t');
+            }
+        }
+        escape(it.value(), &mut line);
+        line.push(b'\n');
+        out.write_all(&line).map_err(out_err(path))?;
+        it.next();
+    }
+    it.status()
+}

@@ -1,0 +1,226 @@
+//! The engine as the CLI uses it: how each command opens a database, and the
+//! batched writer behind every bulk load. Every call into the storage engine
+//! goes through the types re-exported here.
+
+pub mod inspect;
+
+pub use lamina::{Batch, Db, Durability, LevelStats, Options, Stats};
+
+use crate::error::{CliError, CliResult, Exit};
+use lamina::fs::{FaultFs, FaultKind};
+use lamina::key::{MAX_KEY_LEN, MAX_VALUE_LEN};
+use std::path::Path;
+use std::sync::Arc;
+
+/// How a command opens its database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Read only; the database must exist. Takes no lock.
+    ReadOnly,
+    /// Read-write; the database must exist.
+    Existing,
+    /// Read-write; created if missing (gdbmtool's default).
+    Create,
+    /// Read-write; an existing database is removed first (`--newdb`).
+    New,
+}
+
+/// Environment variable that makes the CLI run on a fault-injecting file
+/// system, for tests of how it fails: `KIND:N` lets the first `N` operations
+/// of `KIND` (`write`, `sync`, `read`, `metadata`) succeed and fails every
+/// later one (`write` with ENOSPC, a full disk; the others with EIO).
+pub const FAULT_ENV: &str = "LAMINA_INJECT_FAULT";
+
+/// Options for every open: the defaults (lamina needs no tuning), on the
+/// file system `LAMINA_INJECT_FAULT` asks for.
+pub fn options() -> CliResult<Options> {
+    let mut opts = Options::default();
+    if let Some(spec) = std::env::var_os(FAULT_ENV) {
+        let spec = spec.to_string_lossy().into_owned();
+        let bad = || CliError::new(Exit::Usage, format!("{FAULT_ENV}={spec}: expected KIND:N"));
+        let (kind, n) = spec.split_once(':').ok_or_else(bad)?;
+        let kind = match kind {
+            "write" => FaultKind::Write,
+            "sync" => FaultKind::Sync,
+            "read" => FaultKind::Read,
+            "metadata" => FaultKind::Metadata,
+            _ => return Err(bad()),
+        };
+        let n: u64 = n.parse().map_err(|_| bad())?;
+        let fs = FaultFs::new(opts.fs.clone());
+        fs.faults().fail_after(kind, n);
+        opts.fs = Arc::new(fs);
+    }
+    Ok(opts)
+}
+
+/// Opens the database at `path`.
+///
+/// `Mode::New` removes an existing lamina database there first, but refuses
+/// to touch a path that holds anything else.
+pub fn open(path: &Path, mode: Mode) -> CliResult<Db> {
+    let mut opts = options()?;
+    match mode {
+        Mode::ReadOnly => {
+            opts.read_only = true;
+            opts.create_if_missing = false;
+        }
+        Mode::Existing => opts.create_if_missing = false,
+        Mode::Create => {}
+        Mode::New => {
+            if path.exists() {
+                match Db::destroy(path, &opts) {
+                    Ok(()) => {}
+                    Err(lamina::Error::NotADatabase { .. }) if is_empty_dir(path) => {}
+                    Err(e) => {
+                        return Err(CliError::new(
+                            Exit::CannotOpen,
+                            format!("cannot replace {} with a new database: {e}", path.display()),
+                        ))
+                    }
+                }
+            }
+            opts.error_if_exists = true;
+        }
+    }
+    Db::open(path, opts).map_err(|e| CliError::open(path, e))
+}
+
+fn is_empty_dir(path: &Path) -> bool {
+    std::fs::read_dir(path)
+        .map(|mut d| d.next().is_none())
+        .unwrap_or(false)
+}
+
+/// Why a record cannot be stored, in gdbmtool's words after "Item not
+/// inserted: " (checked before batching, so one bad record never fails a
+/// whole batch).
+pub fn check_record(key: &[u8], value: &[u8]) -> Result<(), String> {
+    if key.is_empty() {
+        return Err("lamina keys cannot be empty".into());
+    }
+    if key.len() > MAX_KEY_LEN {
+        return Err(format!(
+            "key of {} bytes is longer than {MAX_KEY_LEN}",
+            key.len()
+        ));
+    }
+    if value.len() > MAX_VALUE_LEN {
+        return Err(format!(
+            "value of {} bytes is longer than {MAX_VALUE_LEN}",
+            value.len()
+        ));
+    }
+    Ok(())
+}
+
+/// What a run wrote: user bytes, file bytes, write amplification.
+pub fn write_summary(stats: &Stats) -> String {
+    use crate::progress::bytes;
+    let files =
+        stats.wal_bytes_written + stats.flush_bytes_written + stats.compaction_bytes_written;
+    format!(
+        "write amplification {:.2}x: {} written by the user, {} to files \
+         (wal {}, flushes {}, compactions {}; {} trivial moves)",
+        stats.write_amplification(),
+        bytes(stats.user_bytes_written),
+        bytes(files),
+        bytes(stats.wal_bytes_written),
+        bytes(stats.flush_bytes_written),
+        bytes(stats.compaction_bytes_written),
+        stats.trivial_moves
+    )
+}
+
+/// Records per batch handed to the engine by bulk loads.
+pub const BATCH_RECORDS: usize = 4096;
+/// Bytes per batch handed to the engine by bulk loads.
+pub const BATCH_BYTES: usize = 4 << 20;
+
+/// Writes a stream of records in batches.
+///
+/// Nothing written through a `Loader` is durable, or even acknowledged,
+/// until [`Loader::finish`] (or [`Loader::sync`]) returns: batches go to the
+/// engine with `Durability::None`, as gdbm leaves writes in its cache until
+/// `gdbm_sync` or `gdbm_close`.
+pub struct Loader<'d> {
+    db: &'d Db,
+    batch: Batch,
+    batch_bytes: usize,
+    durability: Durability,
+    /// Records handed to the engine so far (not yet durable).
+    pub written: u64,
+}
+
+impl<'d> Loader<'d> {
+    /// A loader writing into `db`.
+    pub fn new(db: &'d Db) -> Loader<'d> {
+        Loader {
+            db,
+            batch: Batch::new(),
+            batch_bytes: 0,
+            durability: Durability::None,
+            written: 0,
+        }
+    }
+
+    /// A loader that makes every record durable before the next is read
+    /// (gdbmtool's `--synchronize`); no batching.
+    pub fn synchronous(db: &'d Db) -> Loader<'d> {
+        Loader {
+            durability: Durability::Sync,
+            ..Loader::new(db)
+        }
+    }
+
+    /// The database.
+    pub fn db(&self) -> &'d Db {
+        self.db
+    }
+
+    /// Adds a put. REQUIRES: `check_record(key, value)` passed.
+    pub fn put(&mut self, key: &[u8], value: &[u8]) -> lamina::Result<()> {
+        self.batch.put(key, value);
+        self.batch_bytes += key.len() + value.len();
+        self.maybe_write()
+    }
+
+    fn maybe_write(&mut self) -> lamina::Result<()> {
+        if self.durability == Durability::Sync
+            || self.batch.len() >= BATCH_RECORDS
+            || self.batch_bytes >= BATCH_BYTES
+        {
+            self.write_pending()?;
+        }
+        Ok(())
+    }
+
+    /// Hands the pending batch to the engine, so that reads see it.
+    pub fn write_pending(&mut self) -> lamina::Result<()> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let n = self.batch.len() as u64;
+        let batch = std::mem::take(&mut self.batch);
+        self.batch_bytes = 0;
+        self.db.write_with(batch, self.durability)?;
+        self.written += n;
+        Ok(())
+    }
+
+    /// Makes every record so far durable.
+    pub fn sync(&mut self) -> lamina::Result<()> {
+        self.write_pending()?;
+        self.db.sync()
+    }
+
+    /// Writes what is pending and, if anything was written, makes
+    /// everything durable.
+    pub fn finish(mut self) -> lamina::Result<u64> {
+        self.write_pending()?;
+        if self.written > 0 {
+            self.db.flush()?;
+        }
+        Ok(self.written)
+    }
+}

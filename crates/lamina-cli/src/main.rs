@@ -1,0 +1,109 @@
+//! `lamina`: the command-line tool of the lamina key-value store.
+//! Parsing and dispatch only; each subcommand lives in `cmd/`.
+
+mod bench;
+mod cmd;
+mod dumpfmt;
+mod engine;
+mod error;
+mod gdbm_lang;
+mod numbers;
+mod progress;
+
+use clap::{Parser, Subcommand};
+use cmd::Ctx;
+use error::{CliError, Exit, EXIT_CODES_HELP};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// lamina: an embedded, ordered, crash-safe key-value store.
+#[derive(Debug, Parser)]
+#[command(name = "lamina", version, after_help = EXIT_CODES_HELP)]
+struct Cli {
+    /// Show no progress.
+    #[arg(short, long, global = true)]
+    quiet: bool,
+    /// Seconds between progress lines when stderr is not a terminal.
+    #[arg(long, global = true, value_name = "SECONDS", default_value_t = 5.0)]
+    progress_interval: f64,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run gdbmtool commands (store, fetch, list, ...) from stdin or a file.
+    Shell(cmd::shell::ShellArgs),
+    /// Generate a data set (numbers: the seed-000 records).
+    Gen(cmd::gen::GenArgs),
+    /// Load a gdbm, Berkeley DB or tab-separated dump (format detected).
+    Load(cmd::load::LoadArgs),
+    /// Write every record as a gdbm, Berkeley DB or tab-separated dump.
+    Dump(cmd::dump::DumpArgs),
+    /// Print the value of a key.
+    Get(cmd::get::GetArgs),
+    /// Store a value under a key.
+    Put(cmd::put::PutArgs),
+    /// Remove keys.
+    Delete(cmd::delete::DeleteArgs),
+    /// Print records in key order (range, prefix, reverse, limit).
+    Scan(cmd::scan::ScanArgs),
+    /// Count records.
+    Count(cmd::count::CountArgs),
+    /// Compact the whole database, reclaiming space.
+    Compact(cmd::compact::CompactArgs),
+    /// Copy a database (closed, or open in no other process) to a new directory.
+    Backup(cmd::backup::BackupArgs),
+    /// Verify every checksum and invariant.
+    Check(cmd::check::CheckArgs),
+    /// Show levels, tables, sizes, amplification, and advice.
+    Stat(cmd::stat::StatArgs),
+    /// Print one WAL segment, table or manifest (debugging).
+    Inspect(cmd::inspect::InspectArgs),
+    /// Run a benchmark workload.
+    Bench(bench::BenchArgs),
+}
+
+fn dispatch(command: Command, ctx: &Ctx) -> Result<Exit, CliError> {
+    match command {
+        Command::Shell(a) => cmd::shell::run(a, ctx),
+        Command::Gen(a) => cmd::gen::run(a, ctx),
+        Command::Load(a) => cmd::load::run(a, ctx),
+        Command::Dump(a) => cmd::dump::run(a, ctx),
+        Command::Get(a) => cmd::get::run(a, ctx),
+        Command::Put(a) => cmd::put::run(a, ctx),
+        Command::Delete(a) => cmd::delete::run(a, ctx),
+        Command::Scan(a) => cmd::scan::run(a, ctx),
+        Command::Count(a) => cmd::count::run(a, ctx),
+        Command::Compact(a) => cmd::compact::run(a, ctx),
+        Command::Backup(a) => cmd::backup::run(a, ctx),
+        Command::Check(a) => cmd::check::run(a, ctx),
+        Command::Stat(a) => cmd::stat::run(a, ctx),
+        Command::Inspect(a) => cmd::inspect::run(a, ctx),
+        Command::Bench(a) => bench::run(a)
+            .map(|()| Exit::Ok)
+            .map_err(|m| CliError::new(Exit::Failed, m)),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let interval =
+        Duration::try_from_secs_f64(cli.progress_interval).unwrap_or(Duration::from_secs(5));
+    let ctx = Ctx {
+        progress: progress::Settings {
+            quiet: cli.quiet,
+            interval,
+        },
+    };
+    let exit = match dispatch(cli.command, &ctx) {
+        Ok(exit) => exit,
+        Err(e) => {
+            if !e.message.is_empty() {
+                eprintln!("lamina: {}", e.message);
+            }
+            e.exit
+        }
+    };
+    ExitCode::from(exit as u8)
+}

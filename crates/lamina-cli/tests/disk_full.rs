@@ -1,0 +1,67 @@
+//! A full disk in the middle of a load (simulated with the engine's
+//! fault-injecting file system through `LAMINA_INJECT_FAULT`): the shell
+//! stops with exit code 5 and a clear message, and the database opens
+//! afterwards and holds every record acknowledged before the failure (the
+//! stores before a `sync` that returned).
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+mod common;
+use common::*;
+
+#[test]
+fn full_disk_keeps_every_acknowledged_record() {
+    // Part one (1,001 records) then `sync`, then `count` to show that the
+    // sync returned; part two is large enough to need many more writes.
+    let mut input = ok(lamina_run(&["gen", "numbers", "1000"]));
+    input.extend_from_slice(b"sync\ncount\n");
+    input.extend_from_slice(&ok(lamina_run(&[
+        "gen", "numbers", "20000", "--from", "1001",
+    ])));
+    input.extend_from_slice(b"sync\ncount\n");
+    let mut failures_seen = 0;
+    for n in [0u64, 3, 5, 6, 8, 16] {
+        let tmp = tempdir();
+        let db = path(tmp.path(), "db");
+        ok(lamina_run(&["put", &db, "before", "1"]));
+        let mut cmd = lamina();
+        cmd.args(["shell", &db])
+            .env("LAMINA_INJECT_FAULT", format!("write:{n}"));
+        let out = run_with_input(cmd, &input);
+        let printed = stdout(&out);
+        match code(&out) {
+            0 => assert!(
+                printed.contains("There are 20002 items"),
+                "write:{n}: {printed}"
+            ),
+            5 => {
+                failures_seen += 1;
+                let err = stderr(&out);
+                assert!(err.contains("No space left on device"), "write:{n}: {err}");
+                let stopped = err.contains("; stopped")
+                    || err.contains("cannot open database")
+                    || err.contains("at the end of input");
+                assert!(stopped, "write:{n}: {err}");
+            }
+            other => panic!("write:{n}: exit {other}: {}", stderr(&out)),
+        }
+        // The database opens (without faults) and holds what was acknowledged.
+        let count: u64 = String::from_utf8(ok(lamina_run(&["count", &db])))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(
+            count >= 1,
+            "write:{n}: the record from before the shell is lost"
+        );
+        assert_eq!(ok(lamina_run(&["get", &db, "before"])), b"1\n");
+        if printed.contains("There are 1002 items") {
+            assert!(
+                count >= 1002,
+                "write:{n}: acknowledged records lost ({count} left)"
+            );
+            assert_eq!(ok(lamina_run(&["get", &db, "1000"])), b"one thousand\n");
+        }
+    }
+    assert!(failures_seen > 0, "no fault was ever hit");
+}

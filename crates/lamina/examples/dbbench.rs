@@ -1,0 +1,172 @@
+//! A db_bench-style driver: `fillrandom`, `fillseq`, `readrandom`, `overwrite`
+//! with RocksDB's key and value sizes, printing RocksDB's report format
+//! (micros/op, ops/sec, MB/s) so the two can be compared line by line.
+//!
+//! cargo run --release --example dbbench -- --num 10000000 --benchmarks fillrandom,readrandom --db /tmp/x
+
+use lamina::{Batch, Db, Durability, Options};
+use std::time::Instant;
+
+struct Args {
+    num: u64,
+    reads: u64,
+    key_size: usize,
+    value_size: usize,
+    benchmarks: Vec<String>,
+    db: String,
+    sync: bool,
+}
+
+fn parse() -> Result<Args, String> {
+    let mut a = Args {
+        num: 1_000_000,
+        reads: 0,
+        key_size: 16,
+        value_size: 100,
+        benchmarks: vec!["fillrandom".into(), "readrandom".into()],
+        db: "/tmp/lamina-dbbench".into(),
+        sync: false,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let (name, inline) = match flag.split_once('=') {
+            Some((n, v)) => (n.to_string(), Some(v.to_string())),
+            None => (flag.clone(), None),
+        };
+        let mut val = || {
+            inline
+                .clone()
+                .or_else(|| it.next())
+                .ok_or(format!("{name} needs a value"))
+        };
+        let num = |s: String| s.parse::<u64>().map_err(|e| format!("{name}: {e}"));
+        match name.trim_start_matches('-') {
+            "num" => a.num = num(val()?)?,
+            "reads" => a.reads = num(val()?)?,
+            "key_size" => a.key_size = num(val()?)? as usize,
+            "value_size" => a.value_size = num(val()?)? as usize,
+            "benchmarks" => a.benchmarks = val()?.split(',').map(str::to_string).collect(),
+            "db" => a.db = val()?,
+            "sync" => a.sync = val()? == "1",
+            other => return Err(format!("unknown option --{other}")),
+        }
+    }
+    if a.reads == 0 {
+        a.reads = a.num;
+    }
+    Ok(a)
+}
+
+/// xorshift64*: fast and deterministic, like db_bench's Random64.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
+fn key(buf: &mut Vec<u8>, k: u64, size: usize) {
+    buf.clear();
+    let s = format!("{k:016}");
+    buf.extend_from_slice(s.as_bytes().get(s.len().saturating_sub(size)..).unwrap_or_default());
+    buf.resize(size, b'0');
+}
+
+fn report(name: &str, ops: u64, bytes: u64, t: Instant) {
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "{name:<12} : {:>10.3} micros/op {:>9.0} ops/sec; {:>7.1} MB/s",
+        secs * 1e6 / ops as f64,
+        ops as f64 / secs,
+        bytes as f64 / secs / 1e6
+    );
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let a = parse()?;
+    let _ = Db::destroy(&a.db, &Options::default());
+    let db = Db::open(&a.db, Options::default())?;
+    let value: Vec<u8> = (0..a.value_size).map(|i| (i * 7 + 13) as u8).collect();
+    let d = if a.sync {
+        Durability::Sync
+    } else {
+        Durability::None
+    };
+    let mut k = Vec::new();
+    for bench in &a.benchmarks {
+        let t = Instant::now();
+        let seed = if bench.starts_with("read") {
+            0x0fed_cba9_8765_4321
+        } else {
+            0x1234_5678_9abc_def1
+        };
+        let mut rng = Rng(seed);
+        match bench.as_str() {
+            "fillseq" | "fillrandom" | "overwrite" => {
+                let mut batch = Batch::new();
+                for i in 0..a.num {
+                    let n = if bench == "fillseq" {
+                        i
+                    } else {
+                        rng.next() % a.num
+                    };
+                    key(&mut k, n, a.key_size);
+                    batch.put(&k, &value);
+                    if batch.len() == 1 {
+                        db.write_with(std::mem::take(&mut batch), d)?;
+                        batch = Batch::new();
+                    }
+                }
+                report(bench, a.num, a.num * (a.key_size + a.value_size) as u64, t);
+            }
+            "readrandom" => {
+                let mut found = 0u64;
+                for _ in 0..a.reads {
+                    key(&mut k, rng.next() % a.num, a.key_size);
+                    if db.get(&k)?.is_some() {
+                        found += 1;
+                    }
+                }
+                report(
+                    bench,
+                    a.reads,
+                    found * (a.key_size + a.value_size) as u64,
+                    t,
+                );
+                println!("             ({found} of {} found)", a.reads);
+            }
+            "readseq" => {
+                let mut n = 0u64;
+                let mut bytes = 0u64;
+                for e in db.iter() {
+                    let (k, v) = e?;
+                    bytes += (k.len() + v.len()) as u64;
+                    n += 1;
+                }
+                report(bench, n, bytes, t);
+            }
+            "flush" => {
+                db.flush()?;
+                report(bench, 1, 0, t);
+            }
+            "compact" => {
+                db.compact()?;
+                report(bench, 1, 0, t);
+            }
+            other => return Err(format!("unknown benchmark {other}").into()),
+        }
+    }
+    let s = db.stats();
+    println!(
+        "tables by level: {:?}; write amplification {:.2}; stalls {} ({} ms)",
+        s.levels.iter().map(|l| l.tables).collect::<Vec<_>>(),
+        s.write_amplification(),
+        s.write_stops,
+        s.write_delay_micros / 1000
+    );
+    db.close()?;
+    Ok(())
+}
