@@ -1,0 +1,49 @@
+# The Python module: included by the root Makefile (`include python/python.mk`).
+# Paths are relative to the repository root, where make runs.
+#
+#   make venv      .venv with maturin, pytest, hypothesis (installed only where missing)
+#   make py-build  release build of the extension into .venv
+#   make py-test   py-build, then the pytest suites in python/tests
+#   make py-bench  seed 001 from Python: lamina beside dbm.gnu and semidbm
+#                  (PY_BENCH_ARGS, default -n 1000000; semidbm installed if missing)
+
+PY_VENV      ?= .venv
+PY_PYTHON    := $(PY_VENV)/bin/python
+PY_PIP       := $(PY_PYTHON) -m pip --disable-pip-version-check -q
+PY_TOOLS     := maturin pytest hypothesis
+PY_SOURCES   := $(wildcard python/src/*.rs) python/Cargo.toml python/pyproject.toml \
+                $(wildcard crates/lamina/src/*.rs crates/lamina/src/*/*.rs) crates/lamina/Cargo.toml
+PY_STAMP     := $(PY_VENV)/.lamina-built
+
+.PHONY: venv py-build py-test py-bench
+
+# `make test` runs the Python suites too.
+EXTRA_TESTS += py-test
+
+venv: $(PY_VENV)/.tools
+
+$(PY_PYTHON):
+	python3 -m venv $(PY_VENV)
+
+# Installs each tool only when the venv lacks it, so a re-run costs nothing.
+$(PY_VENV)/.tools: $(PY_PYTHON)
+	@for tool in $(PY_TOOLS); do \
+	  $(PY_PIP) show $$tool >/dev/null 2>&1 || { echo "pip install $$tool"; $(PY_PIP) install $$tool || exit 1; }; \
+	done
+	@touch $@
+
+$(PY_STAMP): $(PY_VENV)/.tools $(PY_SOURCES) $(wildcard python/lamina/*)
+	cd python && VIRTUAL_ENV=$(abspath $(PY_VENV)) PATH=$(abspath $(PY_VENV))/bin:$$PATH \
+	  maturin develop --release --quiet
+	@touch $@
+
+py-build: $(PY_STAMP)
+
+py-test: py-build
+	$(PY_PYTHON) -m pytest python/tests -q
+
+PY_BENCH_ARGS ?= -n 1000000
+
+py-bench: py-build
+	@$(PY_PIP) show semidbm >/dev/null 2>&1 || $(PY_PIP) install semidbm
+	$(PY_PYTHON) python/bench_dbm.py $(PY_BENCH_ARGS) -d lamina -d dbm.gnu -d semidbm

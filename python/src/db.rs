@@ -1,0 +1,239 @@
+//! `lamina.Db`: an open database. The mapping methods come from its base
+//! class `Keyspace` (the database is its default keyspace); this file adds
+//! opening, closing and the database-wide operations.
+
+use crate::batch::Batch;
+use crate::empty_key::{self, RESERVED};
+use crate::errors::{strerror, to_py, with_errno};
+use crate::keyspace::Keyspace;
+use crate::options;
+use crate::snapshot::Snapshot;
+use crate::state::Shared;
+use crate::stats;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// An open lamina database: an ordered mapping of bytes to bytes, stored in
+/// a directory, that behaves like a `dbm.gnu` database.
+///
+/// Usually obtained from `lamina.open(path, flag)`; `Db(path, **options)`
+/// opens with engine options directly (see `lamina.open` for their names).
+/// Safe to share between threads; engine work runs with the GIL released.
+#[pyclass(module = "lamina", name = "Db", extends = Keyspace, subclass, frozen)]
+pub struct Db {
+    shared: Arc<Shared>,
+    default: lamina::Keyspace,
+}
+
+#[pymethods]
+impl Db {
+    #[new]
+    #[pyo3(signature = (path, **options))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyClassInitializer<Self>> {
+        let opts = options::from_kwargs(options)?;
+        if !opts.create_if_missing && !path.exists() {
+            return Err(with_errno(libc::ENOENT, &strerror(libc::ENOENT), &path));
+        }
+        let read_only = opts.read_only;
+        let shared = py
+            .detach(|| {
+                lamina::Db::open(&path, opts).map(|db| Shared::new(db, path.clone(), read_only))
+            })
+            .map_err(to_py)?;
+        let default = shared.engine().default_keyspace();
+        let shared = Arc::new(shared);
+        Ok(
+            PyClassInitializer::from(Keyspace::new(shared.clone(), default.clone()))
+                .add_subclass(Db { shared, default }),
+        )
+    }
+
+    /// The database directory, as given when opening it.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.shared.path().clone()
+    }
+
+    /// True when opened with flag `'r'`.
+    #[getter]
+    fn read_only(&self) -> bool {
+        self.shared.read_only()
+    }
+
+    /// True once `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.shared.is_closed()
+    }
+
+    /// Closes the database, making every write durable and releasing the
+    /// lock. Idempotent; every later use raises `lamina.error`.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        self.shared.close(py)
+    }
+
+    fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+
+    /// Makes every write so far durable (fsync). Does nothing on a read-only database.
+    fn sync(&self, py: Python<'_>) -> PyResult<()> {
+        let db = self.shared.db()?;
+        if self.shared.read_only() {
+            return Ok(());
+        }
+        py.detach(|| db.sync()).map_err(to_py)
+    }
+
+    /// Writes the memtable out to a table; everything so far becomes durable.
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        let db = self.shared.writable()?;
+        py.detach(|| db.flush()).map_err(to_py)
+    }
+
+    /// Full compaction: rewrites every table, dropping deleted and
+    /// overwritten entries, and so reclaims their space (dbm.gnu's `reorganize`).
+    fn reorganize(&self, py: Python<'_>) -> PyResult<()> {
+        let db = self.shared.writable()?;
+        py.detach(|| db.compact()).map_err(to_py)
+    }
+
+    /// Compacts the keys in `[start, stop]` (`None`: open end), or everything.
+    #[pyo3(signature = (start=None, stop=None))]
+    fn compact(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        stop: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let start = crate::convert::opt_key(start)?;
+        let stop = crate::convert::opt_key(stop)?;
+        let db = self.shared.writable()?;
+        py.detach(|| db.compact_range(start.as_deref(), stop.as_deref()))
+            .map_err(to_py)
+    }
+
+    /// A read-only view of the whole database as of now (a context manager).
+    fn snapshot(&self, py: Python<'_>) -> PyResult<Snapshot> {
+        let db = self.shared.db()?;
+        let snap = py.detach(|| db.snapshot());
+        Ok(Snapshot::new(
+            self.shared.clone(),
+            self.default.clone(),
+            snap,
+        ))
+    }
+
+    /// A batch of writes that commits atomically (a context manager: commits
+    /// on exit, discards if the block raises). `durability` (`'sync'`, `'os'`,
+    /// `'none'`) overrides the database's default for this commit.
+    #[pyo3(signature = (durability=None))]
+    fn batch(&self, durability: Option<&Bound<'_, PyAny>>) -> PyResult<Batch> {
+        self.shared.writable()?;
+        let d = durability
+            .filter(|d| !d.is_none())
+            .map(options::durability)
+            .transpose()?;
+        Ok(Batch::new(self.shared.clone(), self.default.clone(), d))
+    }
+
+    /// The keyspace `name`, created when missing (unless `create=False`,
+    /// which raises `KeyError` instead; a read-only database never creates).
+    #[pyo3(signature = (name, create=true))]
+    fn keyspace(&self, py: Python<'_>, name: &str, create: bool) -> PyResult<Keyspace> {
+        let db = self.shared.db()?;
+        reserved_name(name)?;
+        let create = create && !self.shared.read_only();
+        let ks = py
+            .detach(|| {
+                if create {
+                    db.keyspace(name)
+                } else {
+                    db.open_keyspace(name)
+                }
+            })
+            .map_err(to_py)?;
+        Ok(Keyspace::new(self.shared.clone(), ks))
+    }
+
+    /// The names of the named keyspaces (the default one is not listed).
+    fn keyspaces<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let db = self.shared.db()?;
+        PyList::new(py, db.keyspaces().into_iter().filter(|n| n != RESERVED))
+    }
+
+    /// Deletes the keyspace `name` and everything in it.
+    fn drop_keyspace(&self, py: Python<'_>, name: &str) -> PyResult<()> {
+        let db = self.shared.writable()?;
+        reserved_name(name)?;
+        let result = py.detach(|| {
+            // The dropped keyspace's empty key goes with it.
+            if let Some(reserved) = self.shared.empty_ks() {
+                reserved.delete(&empty_key::slot(name))?;
+            }
+            db.drop_keyspace(name)
+        });
+        self.shared.wrote();
+        result.map_err(to_py)
+    }
+
+    /// Engine statistics as a dict (levels, tables, bytes, cache, amplification).
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let db = self.shared.db()?;
+        let s = py.detach(|| db.stats());
+        stats::stats_dict(py, &s)
+    }
+
+    /// Verifies every checksum and invariant; a dict whose `problems` lists
+    /// any damage in words (`ok` is true when there is none).
+    fn check<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let db = self.shared.db()?;
+        let report = py.detach(|| db.check()).map_err(to_py)?;
+        stats::check_dict(py, &report)
+    }
+
+    /// Writes a consistent copy of the database into the new directory `dest`.
+    fn backup(&self, py: Python<'_>, dest: PathBuf) -> PyResult<()> {
+        let db = self.shared.db()?;
+        py.detach(|| db.backup(&dest)).map_err(to_py)
+    }
+
+    fn __repr__(&self) -> String {
+        let state = match (self.shared.is_closed(), self.shared.read_only()) {
+            (true, _) => "closed",
+            (false, true) => "read-only",
+            (false, false) => "open",
+        };
+        format!("<lamina.Db {:?} ({state})>", self.shared.path())
+    }
+}
+
+/// `ValueError` for the name of the keyspace that holds empty keys.
+fn reserved_name(name: &str) -> PyResult<()> {
+    if name == RESERVED {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "the keyspace name {RESERVED:?} is reserved by lamina's Python module"
+        )));
+    }
+    Ok(())
+}
+
+/// Removes the database at `path` and its directory; `lamina.error` when
+/// `path` is not a lamina database (nothing else is ever deleted).
+#[pyfunction]
+pub fn destroy(py: Python<'_>, path: PathBuf) -> PyResult<()> {
+    py.detach(|| lamina::Db::destroy(&path, &lamina::Options::default()))
+        .map_err(to_py)
+}

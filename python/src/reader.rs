@@ -1,0 +1,233 @@
+//! Reads shared by a keyspace (the live database) and a snapshot: point
+//! lookups, counts, ordered lists. Every engine call runs with the GIL
+//! released, since any of them may wait for disk.
+
+use crate::bounds::Bounds;
+use crate::convert;
+use crate::empty_key::{self, Walk};
+use crate::errors::to_py;
+use crate::iter::Yield;
+use crate::state::Shared;
+use pyo3::exceptions::PyKeyError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyTuple};
+
+/// Something keys can be read from.
+pub trait Reader: Send + Sync {
+    /// The value of `key`, if any.
+    fn get(&self, key: &[u8]) -> lamina::Result<Option<Vec<u8>>>;
+    /// True when `key` has a value.
+    fn contains(&self, key: &[u8]) -> lamina::Result<bool> {
+        Ok(self.get(key)?.is_some())
+    }
+    /// An ascending walk over `bounds` (reverse it with `next_back`).
+    fn range(&self, bounds: &Bounds) -> Walk;
+}
+
+fn engine_range(ks: &lamina::Keyspace, bounds: &Bounds) -> lamina::Iter {
+    if *bounds == Bounds::all() {
+        ks.iter()
+    } else {
+        ks.range::<&[u8], _>(bounds.as_range())
+    }
+}
+
+fn snapshot_range(snap: &lamina::Snapshot, ks: &lamina::Keyspace, bounds: &Bounds) -> lamina::Iter {
+    if *bounds == Bounds::all() {
+        snap.iter_in(ks)
+    } else {
+        snap.range_in::<&[u8], _>(ks, bounds.as_range())
+    }
+}
+
+/// The live data of one keyspace.
+pub struct Live<'a> {
+    pub ks: &'a lamina::Keyspace,
+    pub shared: &'a Shared,
+}
+
+impl Reader for Live<'_> {
+    fn get(&self, key: &[u8]) -> lamina::Result<Option<Vec<u8>>> {
+        if key.is_empty() {
+            return match self.shared.empty_ks() {
+                Some(e) => e.get(&empty_key::slot(self.ks.name())),
+                None => Ok(None),
+            };
+        }
+        self.ks.get(key)
+    }
+    fn contains(&self, key: &[u8]) -> lamina::Result<bool> {
+        if key.is_empty() {
+            return Ok(self.get(key)?.is_some());
+        }
+        self.ks.contains_key(key)
+    }
+    fn range(&self, bounds: &Bounds) -> Walk {
+        match self
+            .shared
+            .empty_ks()
+            .filter(|_| empty_key::in_bounds(bounds))
+        {
+            None => Walk::plain(engine_range(self.ks, bounds)),
+            Some(e) => {
+                // One snapshot for both, so the walk is consistent.
+                let snap = self.shared.engine().snapshot();
+                let head = snap.get_in(e, &empty_key::slot(self.ks.name()));
+                Walk::with_head(head, snapshot_range(&snap, self.ks, bounds))
+            }
+        }
+    }
+}
+
+/// A snapshot read of one keyspace.
+pub struct SnapshotIn {
+    pub snap: lamina::Snapshot,
+    pub ks: lamina::Keyspace,
+    /// The keyspace of empty keys, if it existed when the reader was made.
+    pub empty: Option<lamina::Keyspace>,
+}
+
+impl Reader for SnapshotIn {
+    fn get(&self, key: &[u8]) -> lamina::Result<Option<Vec<u8>>> {
+        if key.is_empty() {
+            return match &self.empty {
+                Some(e) => self.snap.get_in(e, &empty_key::slot(self.ks.name())),
+                None => Ok(None),
+            };
+        }
+        self.snap.get_in(&self.ks, key)
+    }
+    fn range(&self, bounds: &Bounds) -> Walk {
+        let iter = snapshot_range(&self.snap, &self.ks, bounds);
+        match self.empty.as_ref().filter(|_| empty_key::in_bounds(bounds)) {
+            None => Walk::plain(iter),
+            Some(e) => Walk::with_head(self.snap.get_in(e, &empty_key::slot(self.ks.name())), iter),
+        }
+    }
+}
+
+/// `r[key]`: the value as bytes, `KeyError(key)` when missing.
+pub fn get_item<'py>(
+    py: Python<'py>,
+    r: &dyn Reader,
+    key: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let k = convert::key(key)?;
+    match py.detach(|| r.get(k)).map_err(to_py)? {
+        Some(v) => Ok(PyBytes::new(py, &v)),
+        None => Err(PyKeyError::new_err(key.clone().unbind())),
+    }
+}
+
+/// `r.get(key, default)`.
+pub fn get<'py>(
+    py: Python<'py>,
+    r: &dyn Reader,
+    key: &Bound<'py, PyAny>,
+    default: Option<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let k = convert::key(key)?;
+    match py.detach(|| r.get(k)).map_err(to_py)? {
+        Some(v) => Ok(PyBytes::new(py, &v).into_any()),
+        None => Ok(default.unwrap_or_else(|| py.None().into_bound(py))),
+    }
+}
+
+/// `key in r`.
+pub fn contains(py: Python<'_>, r: &dyn Reader, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let k = convert::key(key)?;
+    py.detach(|| r.contains(k)).map_err(to_py)
+}
+
+/// The values of `keys`, `None` where missing, in one engine round without the GIL.
+pub fn get_many<'py>(
+    py: Python<'py>,
+    r: &dyn Reader,
+    keys: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyList>> {
+    let objs: Vec<Bound<'py, PyAny>> = keys.try_iter()?.collect::<PyResult<_>>()?;
+    let slices: Vec<&[u8]> = objs.iter().map(convert::key).collect::<PyResult<_>>()?;
+    let values = py
+        .detach(|| {
+            slices
+                .iter()
+                .map(|k| r.get(k))
+                .collect::<lamina::Result<Vec<_>>>()
+        })
+        .map_err(to_py)?;
+    let out = PyList::empty(py);
+    for v in values {
+        match v {
+            Some(v) => out.append(PyBytes::new(py, &v))?,
+            None => out.append(py.None())?,
+        }
+    }
+    Ok(out)
+}
+
+/// The number of keys in `bounds`, counted by a scan (O(n)).
+pub fn count(py: Python<'_>, r: &dyn Reader, bounds: &Bounds) -> PyResult<usize> {
+    if bounds.is_empty() {
+        return Ok(0);
+    }
+    py.detach(|| {
+        let mut n = 0usize;
+        for item in r.range(bounds) {
+            item?;
+            n += 1;
+        }
+        Ok(n)
+    })
+    .map_err(to_py)
+}
+
+/// The first key in `bounds` (the last when `reverse`).
+pub fn first_key(
+    py: Python<'_>,
+    r: &dyn Reader,
+    bounds: &Bounds,
+    reverse: bool,
+) -> PyResult<Option<Vec<u8>>> {
+    if bounds.is_empty() {
+        return Ok(None);
+    }
+    py.detach(|| {
+        let mut it = r.range(bounds);
+        let item = if reverse { it.next_back() } else { it.next() };
+        item.transpose().map(|kv| kv.map(|(k, _)| k))
+    })
+    .map_err(to_py)
+}
+
+/// Everything in `bounds` as a list of keys, values or `(key, value)` tuples.
+pub fn list<'py>(
+    py: Python<'py>,
+    r: &dyn Reader,
+    bounds: &Bounds,
+    reverse: bool,
+    what: Yield,
+) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    if bounds.is_empty() {
+        return Ok(out);
+    }
+    let items = py
+        .detach(|| {
+            let it = r.range(bounds);
+            if reverse {
+                it.rev().collect::<lamina::Result<Vec<_>>>()
+            } else {
+                it.collect::<lamina::Result<Vec<_>>>()
+            }
+        })
+        .map_err(to_py)?;
+    for (k, v) in items {
+        out.append(what.object(py, &k, &v)?)?;
+    }
+    Ok(out)
+}
+
+/// A `(key, value)` tuple of bytes.
+pub fn pair<'py>(py: Python<'py>, k: &[u8], v: &[u8]) -> PyResult<Bound<'py, PyTuple>> {
+    PyTuple::new(py, [PyBytes::new(py, k), PyBytes::new(py, v)])
+}

@@ -1,0 +1,67 @@
+//! Engine statistics and check reports as Python dicts.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+/// `Db.stats()`: every field of the engine's `Stats`, levels as a list of dicts.
+pub fn stats_dict<'py>(py: Python<'py>, s: &lamina::Stats) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let levels = PyList::empty(py);
+    for l in &s.levels {
+        let ld = PyDict::new(py);
+        ld.set_item("level", l.level)?;
+        ld.set_item("tables", l.tables)?;
+        ld.set_item("bytes", l.bytes)?;
+        ld.set_item("entries", l.entries)?;
+        ld.set_item("deletes", l.deletes)?;
+        ld.set_item("merges", l.merges)?;
+        ld.set_item("key_bytes", l.key_bytes)?;
+        ld.set_item("value_bytes", l.value_bytes)?;
+        ld.set_item("data_raw_bytes", l.data_raw_bytes)?;
+        ld.set_item("data_stored_bytes", l.data_stored_bytes)?;
+        ld.set_item("filter_bytes", l.filter_bytes)?;
+        ld.set_item("index_bytes", l.index_bytes)?;
+        levels.append(ld)?;
+    }
+    d.set_item("levels", levels)?;
+    d.set_item("memtable_bytes", s.memtable_bytes)?;
+    d.set_item("immutable_memtables", s.immutable_memtables)?;
+    d.set_item("last_seqno", s.last_seqno)?;
+    d.set_item("user_bytes_written", s.user_bytes_written)?;
+    d.set_item("wal_bytes_written", s.wal_bytes_written)?;
+    d.set_item("flush_bytes_written", s.flush_bytes_written)?;
+    d.set_item("compaction_bytes_read", s.compaction_bytes_read)?;
+    d.set_item("compaction_bytes_written", s.compaction_bytes_written)?;
+    d.set_item("flushes", s.flushes)?;
+    d.set_item("compactions", s.compactions)?;
+    d.set_item("trivial_moves", s.trivial_moves)?;
+    d.set_item("write_delay_micros", s.write_delay_micros)?;
+    d.set_item("write_stops", s.write_stops)?;
+    d.set_item("cache_hits", s.cache_hits)?;
+    d.set_item("cache_misses", s.cache_misses)?;
+    d.set_item("cache_bytes", s.cache_bytes)?;
+    d.set_item("cache_capacity", s.cache_capacity)?;
+    d.set_item("block_size", s.block_size)?;
+    d.set_item("total_table_bytes", s.total_table_bytes)?;
+    d.set_item("live_entries_estimate", s.live_entries_estimate)?;
+    let names: Vec<&String> = s
+        .keyspaces
+        .iter()
+        .filter(|n| *n != crate::empty_key::RESERVED)
+        .collect();
+    d.set_item("keyspaces", names)?;
+    d.set_item("write_amplification", s.write_amplification())?;
+    Ok(d)
+}
+
+/// `Db.check()`: the engine's `CheckReport` plus `ok`.
+pub fn check_dict<'py>(py: Python<'py>, r: &lamina::CheckReport) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("ok", r.is_ok())?;
+    d.set_item("tables", r.tables)?;
+    d.set_item("entries", r.entries)?;
+    d.set_item("bytes", r.bytes)?;
+    d.set_item("wal_records", r.wal_records)?;
+    d.set_item("problems", &r.problems)?;
+    Ok(d)
+}
