@@ -72,11 +72,17 @@ impl ValueSource {
         let mut buf = Vec::with_capacity((1 << 20) + size);
         while buf.len() < (1 << 20) + size {
             let piece = size.clamp(2, 100);
-            let random: Vec<u8> = (0..piece / 2).map(|_| (rng.next() % 95 + 32) as u8).collect();
+            let random: Vec<u8> = (0..piece / 2)
+                .map(|_| (rng.next() % 95 + 32) as u8)
+                .collect();
             buf.extend_from_slice(&random);
             buf.extend_from_slice(&random);
         }
-        ValueSource { buf, size, pos: std::cell::Cell::new(0) }
+        ValueSource {
+            buf,
+            size,
+            pos: std::cell::Cell::new(0),
+        }
     }
 
     fn next(&self) -> &[u8] {
