@@ -10,17 +10,34 @@ PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 
-.PHONY: all build release test test-rust lint demo clean
+.PHONY: all build release test test-deps test-rust lint demo clean
 
 all: build
+
+# Fragments add their own targets, and their test targets to EXTRA_TESTS.
+-include python/python.mk
+-include bench/bench.mk
+-include scripts/demo.mk
 
 build:
 	$(CARGO) build --workspace
 
 release:
-	$(CARGO) build --release --workspace --exclude lamina-python 2>/dev/null || $(CARGO) build --release --workspace
+	$(CARGO) build --release -p lamina -p lamina-cli
 
-test: test-rust lint $(EXTRA_TESTS)
+# The reference tools the differential tests compare against (gdbm, Berkeley
+# DB, perl), from Debian, installed only where missing and only when this
+# user can; tests that need a missing one say so and pass.
+TEST_TOOLS := gdbmtool:gdbmtool db5.3_load:db5.3-util perl:perl
+test-deps:
+	@missing=""; for t in $(TEST_TOOLS); do command -v $${t%%:*} >/dev/null || missing="$$missing $${t#*:}"; done; \
+	python3 -c 'import dbm.gnu' 2>/dev/null || [ -e /usr/lib/python3/dist-packages/_gdbm.cpython-311-x86_64-linux-gnu.so ] || missing="$$missing python3-gdbm"; \
+	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing$$missing"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null) || echo "could not install$$missing; those comparisons will be skipped"; \
+	fi
+
+test: test-deps test-rust lint $(EXTRA_TESTS)
 
 test-rust:
 	$(CARGO) test --workspace
@@ -33,6 +50,3 @@ clean:
 	$(CARGO) clean
 	rm -rf $(VENV)
 
--include python/python.mk
--include bench/bench.mk
--include scripts/demo.mk
