@@ -31,7 +31,7 @@ release:
 TEST_TOOLS := gdbmtool:gdbmtool db5.3_load:db5.3-util perl:perl
 test-deps:
 	@missing=""; for t in $(TEST_TOOLS); do command -v $${t%%:*} >/dev/null || missing="$$missing $${t#*:}"; done; \
-	python3 -c 'import dbm.gnu' 2>/dev/null || [ -e /usr/lib/python3/dist-packages/_gdbm.cpython-311-x86_64-linux-gnu.so ] || missing="$$missing python3-gdbm"; \
+	python3 -c 'import dbm.gnu' 2>/dev/null || ls /usr/lib/python3*/lib-dynload/_gdbm.*.so >/dev/null 2>&1 || missing="$$missing python3-gdbm"; \
 	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  echo "installing$$missing"; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null) || echo "could not install$$missing; those comparisons will be skipped"; \
