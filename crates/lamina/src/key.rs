@@ -157,9 +157,32 @@ pub fn compare(a: &[u8], b: &[u8]) -> Ordering {
         .then_with(|| trailer_of(b).cmp(&trailer_of(a)))
 }
 
+/// Internal keys up to this many bytes are stored inline, without a heap
+/// allocation (most keys: a 16-byte user key makes a 28-byte internal key).
+pub const INLINE_KEY_LEN: usize = 32;
+
 /// An owned internal key ordered by [`compare`]; the memtable's key type.
+/// Short keys live inline, so a skip-list node and its key share cache lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InternalKey(pub Vec<u8>);
+pub struct InternalKey(pub smallvec::SmallVec<[u8; INLINE_KEY_LEN]>);
+
+impl InternalKey {
+    /// Copies `bytes` into a key.
+    pub fn from_slice(bytes: &[u8]) -> InternalKey {
+        InternalKey(smallvec::SmallVec::from_slice(bytes))
+    }
+
+    /// The key's bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl From<Vec<u8>> for InternalKey {
+    fn from(v: Vec<u8>) -> InternalKey {
+        InternalKey::from_slice(&v)
+    }
+}
 
 impl Ord for InternalKey {
     fn cmp(&self, other: &Self) -> Ordering {

@@ -40,7 +40,9 @@ impl Memtable {
 
     /// Inserts one entry. Each `(tree_key, seqno)` is inserted at most once.
     pub fn insert(&self, tree_key: &[u8], seqno: SeqNo, kind: Kind, value: &[u8]) {
-        let ikey = key::internal_key(tree_key, seqno, kind as u8);
+        let mut ikey = InternalKey::from_slice(tree_key);
+        ikey.0
+            .extend_from_slice(&((seqno << 8) | u64::from(kind as u8)).to_le_bytes());
         self.insert_internal(ikey, value);
     }
 
@@ -53,17 +55,20 @@ impl Memtable {
         kind: Kind,
         value: &[u8],
     ) {
-        let mut ikey = Vec::with_capacity(key::KEYSPACE_ID_LEN + user_key.len() + key::TRAILER_LEN);
-        ikey.extend_from_slice(&ks.to_be_bytes());
-        ikey.extend_from_slice(user_key);
-        key::push_trailer(&mut ikey, seqno, kind as u8);
+        let mut ikey = InternalKey(smallvec::SmallVec::with_capacity(
+            key::KEYSPACE_ID_LEN + user_key.len() + key::TRAILER_LEN,
+        ));
+        ikey.0.extend_from_slice(&ks.to_be_bytes());
+        ikey.0.extend_from_slice(user_key);
+        ikey.0
+            .extend_from_slice(&((seqno << 8) | u64::from(kind as u8)).to_le_bytes());
         self.insert_internal(ikey, value);
     }
 
-    fn insert_internal(&self, ikey: Vec<u8>, value: &[u8]) {
-        let seqno = key::parse(&ikey).map_or(0, |p| p.seqno);
-        let bytes = ikey.len() + value.len() + ENTRY_OVERHEAD;
-        self.map.insert(InternalKey(ikey), value.to_vec());
+    fn insert_internal(&self, ikey: InternalKey, value: &[u8]) {
+        let seqno = key::parse(ikey.as_slice()).map_or(0, |p| p.seqno);
+        let bytes = ikey.0.len() + value.len() + ENTRY_OVERHEAD;
+        self.map.insert(ikey, value.to_vec());
         self.size.fetch_add(bytes as u64, Ordering::Relaxed);
         self.largest_seqno.fetch_max(seqno, Ordering::Relaxed);
     }
@@ -90,10 +95,10 @@ impl Memtable {
 
     /// The first entry at or after internal key `target`, as (internal key, value).
     pub fn seek(&self, target: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
-        let t = InternalKey(target.to_vec());
+        let t = InternalKey::from_slice(target);
         self.map
             .lower_bound(Bound::Included(&t))
-            .map(|e| (e.key().0.clone(), e.value().clone()))
+            .map(|e| (e.key().0.to_vec(), e.value().clone()))
     }
 
     /// Appends the entries of `tree_key` at or after seek target `target`
@@ -105,10 +110,10 @@ impl Memtable {
         target: &[u8],
         out: &mut Vec<(Kind, Vec<u8>)>,
     ) -> bool {
-        let t = InternalKey(target.to_vec());
+        let t = InternalKey::from_slice(target);
         let mut e = self.map.lower_bound(Bound::Included(&t));
         while let Some(entry) = e {
-            let Some(p) = key::parse(&entry.key().0) else {
+            let Some(p) = key::parse(entry.key().as_slice()) else {
                 return false;
             };
             if p.tree_key != tree_key {
@@ -150,7 +155,7 @@ pub struct MemtableIter {
 
 impl MemtableIter {
     fn set(&mut self, e: Option<crossbeam_skiplist::map::Entry<'_, InternalKey, Vec<u8>>>) {
-        self.cur = e.map(|e| (e.key().0.clone(), e.value().clone()));
+        self.cur = e.map(|e| (e.key().0.to_vec(), e.value().clone()));
     }
 }
 
@@ -171,20 +176,22 @@ impl InternalIterator for MemtableIter {
 
     fn seek(&mut self, target: &[u8]) {
         let mem = Arc::clone(&self.mem);
-        let t = InternalKey(target.to_vec());
+        let t = InternalKey::from_slice(target);
         self.set(mem.map.lower_bound(Bound::Included(&t)));
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
         let mem = Arc::clone(&self.mem);
-        let t = InternalKey(target.to_vec());
+        let t = InternalKey::from_slice(target);
         self.set(mem.map.upper_bound(Bound::Included(&t)));
     }
 
     fn next(&mut self) {
         let mem = Arc::clone(&self.mem);
         let e = match self.cur.take() {
-            Some((k, _)) => mem.map.lower_bound(Bound::Excluded(&InternalKey(k))),
+            Some((k, _)) => mem
+                .map
+                .lower_bound(Bound::Excluded(&InternalKey::from_slice(&k))),
             None => None,
         };
         self.set(e);
@@ -193,7 +200,9 @@ impl InternalIterator for MemtableIter {
     fn prev(&mut self) {
         let mem = Arc::clone(&self.mem);
         let e = match self.cur.take() {
-            Some((k, _)) => mem.map.upper_bound(Bound::Excluded(&InternalKey(k))),
+            Some((k, _)) => mem
+                .map
+                .upper_bound(Bound::Excluded(&InternalKey::from_slice(&k))),
             None => None,
         };
         self.set(e);
@@ -233,12 +242,12 @@ impl InternalIterator for MemtableScan<'_> {
     fn seek(&mut self, target: &[u8]) {
         self.cur = self
             .map
-            .lower_bound(Bound::Included(&InternalKey(target.to_vec())));
+            .lower_bound(Bound::Included(&InternalKey::from_slice(target)));
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
         self.cur = self
             .map
-            .upper_bound(Bound::Included(&InternalKey(target.to_vec())));
+            .upper_bound(Bound::Included(&InternalKey::from_slice(target)));
     }
     fn next(&mut self) {
         self.cur = self.cur.take().and_then(|e| e.next());
@@ -247,10 +256,7 @@ impl InternalIterator for MemtableScan<'_> {
         self.cur = self.cur.take().and_then(|e| e.prev());
     }
     fn key(&self) -> &[u8] {
-        self.cur
-            .as_ref()
-            .map(|e| e.key().0.as_slice())
-            .unwrap_or(&[])
+        self.cur.as_ref().map(|e| e.key().as_slice()).unwrap_or(&[])
     }
     fn value(&self) -> &[u8] {
         self.cur

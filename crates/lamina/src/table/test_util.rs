@@ -30,7 +30,10 @@ pub fn sample_entries(n: usize, seed: u64) -> Vec<(Vec<u8>, Vec<u8>)> {
                 rng.gen_range(0..24)
             };
             let value: Vec<u8> = (0..vlen).map(|_| rng.gen_range(b'a'..=b'z')).collect();
-            map.insert(InternalKey(key::internal_key(&tk, seqno, kind)), value);
+            map.insert(
+                InternalKey::from(key::internal_key(&tk, seqno, kind)),
+                value,
+            );
             if map.len() == n {
                 break;
             }
