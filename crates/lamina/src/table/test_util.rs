@@ -39,7 +39,7 @@ pub fn sample_entries(n: usize, seed: u64) -> Vec<(Vec<u8>, Vec<u8>)> {
             }
         }
     }
-    map.into_iter().map(|(k, v)| (k.0, v)).collect()
+    map.into_iter().map(|(k, v)| (k.0.to_vec(), v)).collect()
 }
 
 /// One step applied to both an iterator and the model.
