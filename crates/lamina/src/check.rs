@@ -3,7 +3,7 @@
 
 use crate::db::Inner;
 use crate::error::{Error, Result};
-use crate::manifest::{file_name, parse_file_name, FileKind, VersionEdit};
+use crate::manifest::{file_name, FileKind, VersionEdit};
 use crate::wal::{LogReader, LogWriter, MANIFEST_MAGIC, WAL_MAGIC};
 use std::path::Path;
 use std::sync::Arc;
@@ -89,14 +89,7 @@ pub(crate) fn check(inner: &Inner) -> Result<CheckReport> {
         .list_dir(&inner.path)
         .map_err(|e| Error::io(&inner.path, e))?;
     let log_number = inner.versions.lock().log_number();
-    let mut wals: Vec<u64> = names
-        .iter()
-        .filter_map(|n| match parse_file_name(n) {
-            Some((FileKind::Wal, num)) if num >= log_number => Some(num),
-            _ => None,
-        })
-        .collect();
-    wals.sort_unstable();
+    let wals = crate::manifest::wal_numbers(&names, log_number);
     let live_wal = inner.state.lock().mem.wal_number();
     for num in wals {
         let path = inner.path.join(file_name(FileKind::Wal, num));

@@ -82,6 +82,30 @@ fn add(model: &mut Model, k: &[u8], n: u64) {
     model.insert(k.to_vec(), old.wrapping_add(n).to_le_bytes().to_vec());
 }
 
+/// The first few keys missing from, added to and changed in `got` against `want`.
+fn diff(want: &Model, got: &Model) -> String {
+    let show = |k: &Vec<u8>| String::from_utf8_lossy(k).into_owned();
+    let missing: Vec<_> = want
+        .keys()
+        .filter(|k| !got.contains_key(*k))
+        .take(5)
+        .map(show)
+        .collect();
+    let extra: Vec<_> = got
+        .keys()
+        .filter(|k| !want.contains_key(*k))
+        .take(5)
+        .map(show)
+        .collect();
+    let wrong: Vec<_> = got
+        .iter()
+        .filter(|(k, v)| want.get(*k).is_some_and(|m| m != *v))
+        .take(5)
+        .map(|(k, _)| show(k))
+        .collect();
+    format!("missing {missing:?}, extra {extra:?}, wrong {wrong:?}")
+}
+
 fn random_bound(rng: &mut StdRng) -> Bound<Vec<u8>> {
     match rng.gen_range(0..3) {
         0 => Bound::Unbounded,
@@ -308,29 +332,12 @@ impl Run {
                     .expect("iter after crash");
                 let Some(i) = self.since_sync.iter().position(|m| *m == got) else {
                     let first = self.since_sync.first().expect("a durable state");
-                    let missing: Vec<_> = first
-                        .keys()
-                        .filter(|k| !got.contains_key(*k))
-                        .take(5)
-                        .map(|k| String::from_utf8_lossy(k).into_owned())
-                        .collect();
-                    let extra: Vec<_> = got
-                        .keys()
-                        .filter(|k| !first.contains_key(*k))
-                        .take(5)
-                        .map(|k| String::from_utf8_lossy(k).into_owned())
-                        .collect();
-                    let wrong: Vec<_> = got
-                        .iter()
-                        .filter(|(k, v)| first.get(*k).is_some_and(|m| m != *v))
-                        .take(5)
-                        .map(|(k, _)| String::from_utf8_lossy(k).into_owned())
-                        .collect();
                     panic!(
                         "after a crash the database matches no state since the last sync ({} candidates, {} keys); \
-                         against the synced state: missing {missing:?}, extra {extra:?}, wrong {wrong:?}; files {:?}",
+                         against the synced state: {}; files {:?}",
                         self.since_sync.len(),
                         got.len(),
+                        diff(first, &got),
                         self.fs.file_names(Path::new(PATH))
                     );
                 };
@@ -345,27 +352,9 @@ impl Run {
     fn check_all(&self, when: &str) {
         let got: Model = self.db().iter().collect::<Result<_, _>>().expect("iter");
         if got != self.model {
-            let missing: Vec<_> = self
-                .model
-                .keys()
-                .filter(|k| !got.contains_key(*k))
-                .take(5)
-                .map(|k| String::from_utf8_lossy(k).into_owned())
-                .collect();
-            let extra: Vec<_> = got
-                .keys()
-                .filter(|k| !self.model.contains_key(*k))
-                .take(5)
-                .map(|k| String::from_utf8_lossy(k).into_owned())
-                .collect();
-            let wrong: Vec<_> = got
-                .iter()
-                .filter(|(k, v)| self.model.get(*k).is_some_and(|m| m != *v))
-                .take(5)
-                .map(|(k, _)| String::from_utf8_lossy(k).into_owned())
-                .collect();
             panic!(
-                "contents differ {when}: missing {missing:?}, extra {extra:?}, wrong {wrong:?}; files {:?}",
+                "contents differ {when}: {}; files {:?}",
+                diff(&self.model, &got),
                 self.fs.file_names(Path::new(PATH))
             );
         }

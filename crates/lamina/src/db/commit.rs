@@ -206,29 +206,30 @@ impl Inner {
                 continue;
             }
             if l0 >= self.opts.l0_stop_trigger {
-                self.counters.write_stops.fetch_add(1, Ordering::Relaxed);
-                let t = Instant::now();
-                self.bg_cv.wait_for(&mut st, Duration::from_millis(100));
-                self.counters
-                    .write_delay_micros
-                    .fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
+                self.wait_for_background(&mut st);
                 continue;
             }
             if (st.mem.approximate_size() as usize) < self.opts.memtable_size {
                 return Ok(Arc::clone(&st.mem));
             }
             if st.imm.len() >= MAX_IMMUTABLE {
-                self.counters.write_stops.fetch_add(1, Ordering::Relaxed);
-                let t = Instant::now();
-                self.bg_cv.wait_for(&mut st, Duration::from_millis(100));
-                self.counters
-                    .write_delay_micros
-                    .fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
+                self.wait_for_background(&mut st);
                 continue;
             }
             drop(st);
             self.rotate_memtable()?;
         }
+    }
+
+    /// Stops the writer until a flush or compaction finishes (or 100 ms pass),
+    /// counting the stop and its time.
+    fn wait_for_background(&self, st: &mut parking_lot::MutexGuard<'_, super::State>) {
+        self.counters.write_stops.fetch_add(1, Ordering::Relaxed);
+        let t = Instant::now();
+        self.bg_cv.wait_for(st, Duration::from_millis(100));
+        self.counters
+            .write_delay_micros
+            .fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
     }
 
     /// Seals the active memtable (if it holds anything) and starts a new WAL

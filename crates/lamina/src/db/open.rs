@@ -151,14 +151,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         .fs
         .list_dir(&inner.path)
         .map_err(|e| Error::io(&inner.path, e))?;
-    let mut wals: Vec<u64> = names
-        .iter()
-        .filter_map(|n| match parse_file_name(n) {
-            Some((FileKind::Wal, num)) if num >= log_number => Some(num),
-            _ => None,
-        })
-        .collect();
-    wals.sort_unstable();
+    let wals = crate::manifest::wal_numbers(&names, log_number);
     {
         // Files numbered past the manifest's counter exist when a crash came
         // before the next edit recorded it; never hand their numbers out again.

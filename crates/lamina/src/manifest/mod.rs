@@ -7,4 +7,4 @@ mod version_set;
 
 pub use edit::{FileMeta, VersionEdit};
 pub use version::{Version, NUM_LEVELS};
-pub use version_set::{file_name, parse_file_name, FileKind, VersionSet};
+pub use version_set::{file_name, parse_file_name, wal_numbers, FileKind, VersionSet};

@@ -73,6 +73,20 @@ pub fn parse_file_name(name: &str) -> Option<(FileKind, u64)> {
     }
 }
 
+/// The numbers of the WAL segments among directory entries `names` that are
+/// numbered `from` or above, ascending.
+pub fn wal_numbers(names: &[String], from: u64) -> Vec<u64> {
+    let mut wals: Vec<u64> = names
+        .iter()
+        .filter_map(|n| match parse_file_name(n) {
+            Some((FileKind::Wal, num)) if num >= from => Some(num),
+            _ => None,
+        })
+        .collect();
+    wals.sort_unstable();
+    wals
+}
+
 /// The current version, counters and keyspaces, and the manifest writer.
 /// Callers serialise access (the database keeps it behind a mutex).
 pub struct VersionSet {
