@@ -119,7 +119,26 @@ impl Block {
     /// Decodes the entry at byte `pos`; `None` if it is malformed or runs
     /// into the restart array.
     fn entry(&self, pos: usize) -> Option<Entry<'_>> {
-        let mut d = Decoder::new(self.data.get(pos..self.restarts_offset)?);
+        let rest = self.data.get(pos..self.restarts_offset)?;
+        // Fast path: the three lengths fit in one byte each (nearly always).
+        if let [shared, unshared, value_len, ..] = *rest {
+            if (shared | unshared | value_len) < 0x80 {
+                let key_start = 3usize;
+                let value_start = key_start + usize::from(unshared);
+                let end = value_start + usize::from(value_len);
+                let suffix = rest.get(key_start..value_start)?;
+                if end > rest.len() {
+                    return None;
+                }
+                return Some(Entry {
+                    shared: usize::from(shared),
+                    suffix,
+                    value: (pos + value_start, pos + end),
+                    next: pos + end,
+                });
+            }
+        }
+        let mut d = Decoder::new(rest);
         let shared = d.varint32()? as usize;
         let unshared = d.varint32()? as usize;
         let value_len = d.varint32()? as usize;
