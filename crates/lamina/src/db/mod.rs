@@ -179,9 +179,14 @@ impl Inner {
             }
         }
         self.delete_obsolete_files();
-        *self.wal.lock() = None;
+        // A commit group racing with close may have appended after the sync
+        // above; make it durable too before the segment is let go.
+        let last = match self.wal.lock().take() {
+            Some(mut w) if self.poisoned.lock().is_none() => w.sync(),
+            _ => Ok(()),
+        };
         *self.lock.lock() = None;
-        synced
+        synced.and(last)
     }
 }
 
