@@ -79,13 +79,28 @@ def resolve(name):
 
 # ----------------------------------------------------------------------------- one module
 
+_BUFFER = None
+
+
+def value_buffer(rng):
+    """1 MiB of random bytes: semidbm's `chr(random.randint(0, 255))` after random.seed(100).
+
+    rng must be freshly seeded with 100; it is advanced past the buffer either way."""
+    global _BUFFER
+    if _BUFFER is None:
+        _BUFFER = (bytes(rng.randint(0, 255) for _ in range(1024 * 1024)), rng.getstate())
+    else:
+        rng.setstate(_BUFFER[1])
+    return _BUFFER[0]
+
+
 class Data:
     """The inputs, made the same way in every child process."""
 
     def __init__(self, n, k, s):
         self.n, self.k, self.s = n, k, s
         rng = random.Random(100)
-        self.buffer = bytes(rng.randint(0, 255) for _ in range(1024 * 1024))
+        self.buffer = value_buffer(rng)
         alphabet = string.printable.encode("ascii")
         raw = bytes(rng.choices(alphabet, k=n * k))
         self.random_keys = [raw[i * k:(i + 1) * k] for i in range(n)]
