@@ -79,6 +79,30 @@ STEPS = [
      "durable commit",
      "{py} {bench}/tokudb_bdb.py insert-multiple --rows 1000000 --csv {out}/db_insert_multiple.csv",
      None, 180, 0),
+    # lamina's engine-level workloads, run by `lamina bench` (crates/lamina-cli) with the same
+    # parameters and printed columns as the peers' drivers above. Skipped until that exists.
+    ("lamina-db-insert", "seed 002 db-insert on lamina, 4 batches, no cap",
+     "{lamina} bench db-insert -n 4 --dir {tmp}/lamina-insert --csv {out}/db_insert.csv",
+     "{lamina} bench db-insert -n 1 --dir {tmp}/lamina-insert --csv {out}/db_insert.csv",
+     240, 20),
+    ("lamina-db-insert-512M", "seed 002 db-insert on lamina, 12 batches, cache 256 MiB, memory "
+     "capped at 512 MiB",
+     "{memlimit} 512M {lamina} bench db-insert -n 12 --cache-size 268435456 "
+     "--dir {tmp}/lamina-insert --csv {out}/db_insert.csv",
+     None, 300, 0),
+    ("lamina-db-update-512M", "seed 002 db-update on lamina (blind merge), 100 ops per durable "
+     "commit, cache 256 MiB, memory capped at 512 MiB",
+     "{memlimit} 512M {lamina} bench db-update --ops 2000000 --cache-size 268435456 "
+     "--dir {tmp}/lamina-update --csv {out}/db_update.csv",
+     "{memlimit} 512M {lamina} bench db-update --ops 200000 --cache-size 268435456 "
+     "--dir {tmp}/lamina-update --csv {out}/db_update.csv",
+     240, 20),
+    ("lamina-commits", "seed 004 lamina commits: 256 B values, one Sync write per commit, "
+     "1..32 threads, against testfile",
+     "{lamina} bench commits --threads 1,2,4,8,16,32 --dir {tmp}/lamina-commits "
+     "--csv {out}/commits.csv",
+     "{lamina} bench commits --threads 1,16 --dir {tmp}/lamina-commits --csv {out}/commits.csv",
+     180, 20),
 ]
 
 
@@ -94,6 +118,16 @@ def find_lamina(arg):
         if os.access(cand, os.X_OK):
             return cand
     return shutil.which("lamina")
+
+
+def has_lamina_bench(lamina):
+    if not lamina:
+        return False
+    try:
+        return subprocess.run([lamina, "bench", "--help"], capture_output=True,
+                              timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
 
 
 def machine_info(py):
@@ -159,6 +193,7 @@ def main(argv=None):
     os.makedirs(tmp, exist_ok=True)
     fmt = dict(py=shlex.quote(py), bench=shlex.quote(HERE), out=shlex.quote(out),
                tmp=shlex.quote(tmp), memlimit=shlex.quote(MEMLIMIT),
+               lamina=shlex.quote(lamina or "lamina"),
                lamina_opt=f"--lamina {shlex.quote(lamina)}" if lamina else "")
     info = machine_info(py)
     print(f"results -> {out}")
@@ -173,6 +208,10 @@ def main(argv=None):
         cmd = quick if a.quick else full
         limit = t_quick if a.quick else t_full
         if cmd is None:
+            continue
+        if "{lamina}" in cmd and not has_lamina_bench(lamina):
+            done.append((name, desc, "skipped: no `lamina bench` yet", "", 0.0))
+            print(f"== {name}: skipped (no lamina binary with a `bench` subcommand)")
             continue
         if "{memlimit}" in cmd and (os.geteuid() != 0 or not os.path.exists(MEMLIMIT)):
             done.append((name, desc, "skipped: memlimit needs root and shared/tools/memlimit",
