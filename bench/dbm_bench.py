@@ -137,7 +137,7 @@ def run_module(module, data, dbdir, budget, progress):
             print(f"  {name:<22} {r['ops_per_s']:>12,.0f} ops/s  {seconds:8.3f} s{mark}",
                   file=sys.stderr, flush=True)
 
-    def fill(path, keys_of, name):
+    def fill(path, keys, name):
         db = module.open(path, "c")
         pos = 0
         done = True
@@ -145,7 +145,7 @@ def run_module(module, data, dbdir, budget, progress):
         start = time.perf_counter()
         for lo, hi in _chunks(n):
             for i in range(lo, hi):
-                db[keys_of(i)] = buf[pos:pos + s]
+                db[keys[i]] = buf[pos:pos + s]
                 pos += s
                 if pos + s > maxlen:
                     pos = 0
@@ -161,13 +161,12 @@ def run_module(module, data, dbdir, budget, progress):
 
     def read(path, keys, name, flag="r"):
         db = module.open(path, flag)
-        get = db.__getitem__
         done = True
         ops = 0
         start = time.perf_counter()
         for lo, hi in _chunks(len(keys)):
             for i in range(lo, hi):
-                get(keys[i])
+                db[keys[i]]
             ops = hi
             if time.perf_counter() - start > budget:
                 done = False
@@ -196,7 +195,7 @@ def run_module(module, data, dbdir, budget, progress):
     rdir = os.path.join(dbdir, "random")
     os.makedirs(rdir)
     rkeys = data.random_keys
-    ops, with_close, done = fill(os.path.join(rdir, "db"), rkeys.__getitem__, "fill_random")
+    ops, with_close, done = fill(os.path.join(rdir, "db"), rkeys, "fill_random")
     fill_random_close = (ops, with_close, done)
     shutil.rmtree(rdir)
 
@@ -204,7 +203,7 @@ def run_module(module, data, dbdir, budget, progress):
     os.makedirs(sdir)
     path = os.path.join(sdir, "db")
     keys = data.keys
-    ops, with_close, done = fill(path, keys.__getitem__, "fill_sequential")
+    ops, with_close, done = fill(path, keys, "fill_sequential")
     fill_seq_close = (ops, with_close, done)
     size = du(sdir)
     results[-1]["bytes_on_disk"] = size

@@ -10,8 +10,8 @@ timed; the generator's own rate is reported), then each engine loads it and is t
   bdb      db5.3_load -T -t btree -f stream.bdb DB   (the stream converted to db_load's text
            format, alternating key and value lines, backslashes escaped; conversion not timed)
   lamina   lamina shell --newdb DB < stream          (with --lamina PATH, or `lamina` on PATH)
-  lamina-gen  the built-in generator path, with --lamina-builtin TEMPLATE (it gets {lamina},
-           {n} and {db}); timed as a whole, generation included
+  lamina-gen  the built-in generator path, `lamina gen numbers N --into DB --newdb`
+           (--lamina-builtin changes it); timed as a whole, generation included
 
 With --pipe the generator runs in the timed pipeline instead (`GEN | gdbmtool --newdb DB`), as in
 the seed. Prints records/s and the file size per size and engine; --csv and --png write them.
@@ -110,8 +110,9 @@ def main(argv=None):
                    "found, else 'perl bench/numbers.pl {n}' (the seed's program)")
     p.add_argument("--lamina", help="lamina binary (default: `lamina` on PATH, if any)")
     p.add_argument("--lamina-builtin", metavar="TEMPLATE",
-                   help="command for lamina's built-in generator path, e.g. "
-                        "'{lamina} gen numbers {n} --into {db}'")
+                   default="{lamina} gen numbers {n} --into {db} --newdb",
+                   help="command for lamina's built-in generator path (default "
+                        "'{lamina} gen numbers {n} --into {db} --newdb')")
     p.add_argument("--engines", default="gdbm,bdb,lamina,lamina-gen",
                    help="comma-separated: gdbm,bdb,lamina,lamina-gen (default all available)")
     p.add_argument("--pipe", action="store_true",

@@ -209,7 +209,8 @@ def test_lamina_gen_numbers_matches_the_oracle(tmp_path):
          if os.access(p, os.X_OK)), None)
     if not lamina or not shutil.which("perl"):
         pytest.skip("needs a lamina binary and perl")
-    for n in ("0", "1", "999", "1000001"):
+    # (N = 0 is left out: numbers.pl treats 0 as "no argument" and prints 1,000,001 records)
+    for n in ("1", "999", "1000001"):
         want = subprocess.run(["perl", os.path.join(BENCH, "numbers.pl"), n],
                               capture_output=True, check=True).stdout
         got = subprocess.run([lamina, "gen", "numbers", n], capture_output=True).stdout
@@ -312,3 +313,29 @@ def test_run_lists_its_steps():
     r = run(os.path.join(BENCH, "run.py"), "--list")
     for step in ("testfile", "dbm", "numbers", "db_bench", "db-insert", "db-update-512M"):
         assert step in r.stdout
+
+
+def test_numbers_bench_drives_a_lamina_binary(tmp_path):
+    """The lamina rows' plumbing, with a stand-in binary: `gen numbers N [--into DB --newdb]`
+    and `shell --newdb DB` reading the stream."""
+    if not shutil.which("perl"):
+        pytest.skip("perl not installed")
+    fake = tmp_path / "lamina"
+    fake.write_text(f"""#!/bin/sh
+set -e
+case "$1" in
+  gen) if [ "$4" = --into ]; then mkdir -p "$5"; perl {os.path.join(BENCH, 'numbers.pl')} "$3" > "$5/data"
+       else perl {os.path.join(BENCH, 'numbers.pl')} "$3"; fi ;;
+  shell) mkdir -p "$3"; cat > "$3/data" ;;
+  *) exit 2 ;;
+esac
+""")
+    fake.chmod(0o755)
+    out_csv = tmp_path / "n.csv"
+    r = run(os.path.join(BENCH, "numbers_bench.py"), "--min", "8", "--max", "8", "--check",
+            "--lamina", str(fake), "--engines", "lamina,lamina-gen", "--tmpdir", str(tmp_path),
+            "--csv", str(out_csv))
+    rows = {x["engine"]: x for x in csv.DictReader(open(out_csv))}
+    assert "generator output == numbers.pl" in r.stdout
+    assert rows["lamina"]["ok"] == "1" and rows["lamina-gen"]["ok"] == "1"
+    assert int(rows["lamina"]["bytes"]) == int(rows["generator"]["bytes"])
