@@ -155,8 +155,9 @@ def main(argv=None):
         elif e == "lamina":
             if lamina:
                 engines.append(e)
-            elif args.engines != p.get_default("engines"):
-                print("skipped lamina: no lamina binary (--lamina PATH)", file=sys.stderr)
+            else:
+                print("skipped lamina: no lamina binary (--lamina PATH, or build it: "
+                      "cargo build --release -p lamina-cli)", file=sys.stderr)
         elif e == "lamina-gen":
             if lamina and args.lamina_builtin:
                 engines.append(e)

@@ -26,16 +26,19 @@ insert-multiple  primary key = row number (8 bytes big-endian), value = three ra
         primary key (empty values); all four written in one durable transaction per 1000 rows;
         default 10^8 rows; reports every 100,000 rows.
 
-The Python layer adds its own cost per operation (about a microsecond): these figures are a floor
-for Berkeley DB, not its C speed. Run under shared/tools/memlimit 512M to see the data outgrow
+The Python layer adds its own cost per operation (about a microsecond): those figures are a floor
+for Berkeley DB. `--impl c` runs insert and update as a C program instead (bench/tokudb_bdb.c,
+compiled here against Debian's libdb5.3-dev): Berkeley DB's own speed, the figure to compare with. Run under shared/tools/memlimit 512M to see the data outgrow
 memory (the seed's point); --csv appends the rows printed.
 """
 import argparse
 import csv
 import os
 import random
+import re
 import shutil
 import struct
+import subprocess
 import sys
 import tempfile
 import time
@@ -48,6 +51,9 @@ except ImportError:
 BATCH = 1 << 20
 SERIAL_SPACING = 1 << 6
 ITEMS_PER_TRANSACTION = 1 << 14
+INSERT_CSV = ["engine", "batch", "serial_s", "serial_per_s", "random_s", "random_per_s",
+              "cumulative_s", "cumulative_per_s", "memlimit"]
+UPDATE_CSV = ["engine", "ops", "interval_s", "interval_per_s", "overall_per_s", "memlimit"]
 
 
 def make_env(home, cachesize, txn):
@@ -93,13 +99,94 @@ class Csv:
             self.f.flush()
 
 
+# ----------------------------------------------------------------------------- the C program
+
+def build_c(build_dir):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tokudb_bdb.c")
+    if not cc:
+        return None, "no C compiler"
+    exe = os.path.join(build_dir, "tokudb_bdb")
+    if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src):
+        os.makedirs(build_dir, exist_ok=True)
+        r = subprocess.run([cc, "-O2", "-o", exe, src, "-ldb-5.3"], capture_output=True,
+                           text=True)
+        if r.returncode != 0:
+            return None, "tokudb_bdb.c did not compile (libdb5.3-dev?): " + r.stderr.strip()[-300:]
+    return exe, None
+
+
+def run_c(a, args, on_line):
+    exe, why = build_c(a.build_dir)
+    if not exe:
+        print(f"skipped the C program: {why}")
+        return 0
+    p = subprocess.Popen([exe] + [str(x) for x in args], stdout=subprocess.PIPE, text=True)
+    for line in p.stdout:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+        on_line(line.rstrip("\n"))
+    return p.wait()
+
+
+def insert_c(a):
+    home = fresh_dir(a.dir, "db-insert.bdb-c.")
+    out = Csv(a.csv, INSERT_CSV)
+    cum = re.compile(r"^serial\s+([\d.]+)s\s+(\d+)/s\s+random\s+([\d.]+)s\s+(\d+)/s\s+"
+                     r"cumulative\s+([\d.]+)s\s+(\d+)/s")
+    batch = [0]
+
+    def on_line(line):
+        m = cum.match(line)
+        if m:
+            out.row("bdb-c", batch[0], *m.groups(), a.memlimit_note or "")
+            batch[0] += 1
+        elif line.startswith("Shutdown"):
+            out.row("bdb-c", "shutdown", "", "", "", "", line.split()[1].rstrip("s"), "",
+                    a.memlimit_note or "")
+        elif line.startswith("Total time"):
+            f = line.split()
+            out.row("bdb-c", "total", "", "", "", "", f[2].rstrip("s"),
+                    f[-1].rstrip("/s"), a.memlimit_note or "")
+    rc = run_c(a, ["insert", home, a.n, a.batch, a.cachesize, int(a.x), int(a.bounded), a.seed],
+               on_line)
+    report_files(home)
+    if not a.dir:
+        shutil.rmtree(home, ignore_errors=True)
+    return rc
+
+
+def update_c(a):
+    home = fresh_dir(a.dir, "db-update.bdb-c.")
+    out = Csv(a.csv, UPDATE_CSV)
+
+    def on_line(line):
+        f = line.split()
+        if len(f) == 4 and f[0].isdigit():
+            out.row("bdb-c", f[0], f[1], f[2].rstrip("/s"), f[3].rstrip("/s"),
+                    a.memlimit_note or "")
+        elif line.startswith("total "):
+            out.row("bdb-c", f"total {f[1]}", f[2], "", f[3].rstrip("/s"), a.memlimit_note or "")
+    rc = run_c(a, ["update", home, a.ops, a.cachesize, a.rows_per_txn, a.report, a.seed],
+               on_line)
+    if not a.dir:
+        shutil.rmtree(home, ignore_errors=True)
+    return rc
+
+
+def report_files(home):
+    size = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(home) for f in fs)
+    print(f"files: {size / 1e6:,.1f} MB in {home}")
+
+
 # ----------------------------------------------------------------------------- db-insert
 
 def cmd_insert(a):
+    if a.impl == "c":
+        return insert_c(a)
     BATCH = a.batch
     home = fresh_dir(a.dir, "db-insert.bdb.")
-    out = Csv(a.csv, ["engine", "batch", "serial_s", "serial_per_s", "random_s", "random_per_s",
-                      "cumulative_s", "cumulative_per_s", "memlimit"])
+    out = Csv(a.csv, INSERT_CSV)
     rng = random.Random(a.seed)
     env = make_env(home, a.cachesize, a.x)
     tid = env.txn_begin() if a.x else None
@@ -172,8 +259,7 @@ def cmd_insert(a):
     out.row("bdb-python", "shutdown", "", "", "", "", f"{t3 - t2:.6f}", "", a.memlimit_note or "")
     out.row("bdb-python", "total", "", "", "", "", f"{elapsed:.6f}",
             f"{total / elapsed:.0f}", a.memlimit_note or "")
-    size = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(home) for f in fs)
-    print(f"files: {size / 1e6:,.1f} MB in {home}")
+    report_files(home)
     if not a.dir:
         shutil.rmtree(home, ignore_errors=True)
     return 0
@@ -211,9 +297,10 @@ def cmd_scan(a):
 # ----------------------------------------------------------------------------- db-update
 
 def cmd_update(a):
+    if a.impl == "c":
+        return update_c(a)
     home = fresh_dir(a.dir, "db-update.bdb.")
-    out = Csv(a.csv, ["engine", "ops", "interval_s", "interval_per_s", "overall_per_s",
-                      "memlimit"])
+    out = Csv(a.csv, UPDATE_CSV)
     env = make_env(home, a.cachesize, True)
     txn = env.txn_begin()
     d = open_db(env, "update.db", txn)
@@ -317,7 +404,12 @@ def main(argv=None):
                                 epilog=__doc__.split("\n\n", 1)[1])
     sub = p.add_subparsers(dest="cmd", required=True)
 
-    def common(sp, cache):
+    def common(sp, cache, impl=False):
+        if impl:
+            sp.add_argument("--impl", choices=["python", "c"], default="python",
+                            help="the Python binding (default) or the C program")
+            sp.add_argument("--build-dir", default=os.path.join(tempfile.gettempdir(),
+                                                                "lamina-bench"))
         sp.add_argument("--cachesize", type=int, default=cache, help=f"bytes (default {cache:,})")
         sp.add_argument("--dir", help="environment directory (default: a fresh one in /tmp, "
                         "removed afterwards; given, it is emptied first and kept)")
@@ -332,7 +424,7 @@ def main(argv=None):
                    help=argparse.SUPPRESS)  # inserts per phase; only the harness tests change it
     s.add_argument("--bounded", action="store_true",
                    help="random keys below the serial keys' bound, as the seed's C program")
-    common(s, 1 << 30)
+    common(s, 1 << 30, impl=True)
 
     s = sub.add_parser("scan", help="db-scan (of an insert --dir DIR)")
     s.add_argument("path")
@@ -343,7 +435,7 @@ def main(argv=None):
     s.add_argument("--ops", type=int, default=10 ** 9)
     s.add_argument("--rows-per-txn", type=int, default=100)
     s.add_argument("--report", type=int, default=100000)
-    common(s, 1 << 30)
+    common(s, 1 << 30, impl=True)
 
     s = sub.add_parser("insert-multiple", help="db-insert-multiple")
     s.add_argument("--rows", type=int, default=10 ** 8)
