@@ -339,3 +339,22 @@ esac
     assert "generator output == numbers.pl" in r.stdout
     assert rows["lamina"]["ok"] == "1" and rows["lamina-gen"]["ok"] == "1"
     assert int(rows["lamina"]["bytes"]) == int(rows["generator"]["bytes"])
+
+
+def test_tokudb_workloads_in_c(tmp_path):
+    script = os.path.join(BENCH, "tokudb_bdb.py")
+    if not has("berkeleydb"):
+        pytest.skip("berkeleydb not installed")
+    build = str(tmp_path / "build")
+    r = run(script, "insert", "--impl", "c", "-n", "2", "--batch", "2000", "--build-dir", build,
+            "--csv", str(tmp_path / "i.csv"))
+    if "skipped the C program" in r.stdout:
+        pytest.skip(r.stdout.strip())
+    assert "for 8000 insertions" in r.stdout
+    rows = list(csv.DictReader(open(tmp_path / "i.csv")))
+    assert [x["batch"] for x in rows] == ["0", "1", "shutdown", "total"]
+    assert all(x["engine"] == "bdb-c" for x in rows) and float(rows[-1]["cumulative_per_s"]) > 0
+    r = run(script, "update", "--impl", "c", "--ops", "2000", "--report", "1000",
+            "--build-dir", build, "--csv", str(tmp_path / "u.csv"))
+    rows = list(csv.DictReader(open(tmp_path / "u.csv")))
+    assert [x["ops"] for x in rows] == ["1000", "2000", "total 2000"]
