@@ -17,6 +17,7 @@ import os
 import platform
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -34,29 +35,29 @@ STEPS = [
      "{py} {bench}/testfile.py --dir {tmp} --csv {out}/testfile.csv",
      "{py} {bench}/testfile.py --dir {tmp} --csv {out}/testfile.csv",
      60, 30),
-    ("dbm", "seed 001 dbm workloads from Python, n=1,000,000, 16 B keys, 100 B values",
+    ("dbm", "seed 001 dbm workloads from Python, 16 B keys, 100 B values (n: see the table)",
      "{py} {bench}/dbm_bench.py -n 1000000 --budget 120 --tmpdir {tmp} "
      "--csv {out}/dbm.csv --png {out}/dbm_small.png",
-     "{py} {bench}/dbm_bench.py -n 20000 --budget 10 --tmpdir {tmp} "
+     "{py} {bench}/dbm_bench.py -n 100000 --budget 15 --tmpdir {tmp} "
      "--csv {out}/dbm.csv --png {out}/dbm_small.png",
      900, 70),
-    ("dbm-large", "seed 001 second configuration: n=1000, 16 B keys, 100,000 B values",
+    ("dbm-large", "seed 001 second configuration: 16 B keys, 100,000 B values (n=1000)",
      "{py} {bench}/dbm_bench.py --large -d dumb -d gdbm -d bdb_hash -d bdb_btree -d lmdb "
      "-d rocksdb -d leveldb -d sqlite -d semidbm -d lamina --budget 60 --tmpdir {tmp} "
      "--csv {out}/dbm.csv --png {out}/dbm_large.png",
-     "{py} {bench}/dbm_bench.py -n 200 -k 16 -s 100000 -d dumb -d gdbm -d bdb_hash -d bdb_btree "
+     "{py} {bench}/dbm_bench.py --large -d dumb -d gdbm -d bdb_hash -d bdb_btree "
      "-d lmdb -d rocksdb -d leveldb -d sqlite -d semidbm -d lamina --budget 10 --tmpdir {tmp} "
      "--csv {out}/dbm.csv --png {out}/dbm_large.png",
      300, 40),
     ("numbers", "seed 000 numbers in English, load rate at doubling sizes",
      "{py} {bench}/numbers_bench.py --min 17 --max 22 --budget 120 {lamina_opt} --tmpdir {tmp} "
      "--csv {out}/numbers.csv --png {out}/numbers.png",
-     "{py} {bench}/numbers_bench.py --min 15 --max 17 --check --budget 10 {lamina_opt} "
+     "{py} {bench}/numbers_bench.py --min 16 --max 18 --check --budget 10 {lamina_opt} "
      "--tmpdir {tmp} --csv {out}/numbers.csv --png {out}/numbers.png",
      480, 30),
     ("db_bench", "RocksDB db_bench: fillseq, fillrandom, readrandom, overwrite (16/100 and 8/8)",
      "{py} {bench}/rocksdb_bench.py --num 1000000 --tmpdir {tmp} --csv {out}/db_bench.csv",
-     "{py} {bench}/rocksdb_bench.py --num 50000 --tmpdir {tmp} --csv {out}/db_bench.csv",
+     "{py} {bench}/rocksdb_bench.py --num 200000 --tmpdir {tmp} --csv {out}/db_bench.csv",
      300, 30),
     ("db-insert", "seed 002 db-insert, Berkeley DB via Python, 4 batches, cache 1 GiB, no cap",
      "{py} {bench}/tokudb_bdb.py insert -n 4 --csv {out}/db_insert.csv",
@@ -135,6 +136,28 @@ def find_lamina(arg):
     return shutil.which("lamina")
 
 
+def run_step(line, limit):
+    """Runs one step in its own process group; at the time limit the whole group is ended
+    (the drivers' child processes too), TERM first so that memlimit can clean up."""
+    p = subprocess.Popen(["bash", "-c", line], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
+    try:
+        text, err = p.communicate(timeout=limit)
+        return ("ok" if p.returncode == 0 else f"failed (status {p.returncode})"), text, err
+    except subprocess.TimeoutExpired:
+        for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
+            try:
+                os.killpg(p.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                text, err = p.communicate(timeout=wait)
+                break
+            except subprocess.TimeoutExpired:
+                text, err = "", ""
+        return f"stopped at its time limit ({limit} s)", text or "", err or ""
+
+
 def has_lamina_bench(lamina):
     if not lamina:
         return False
@@ -155,11 +178,10 @@ def machine_info(py):
     mem = sh("free -g | awk '/^Mem:/{print $2\" GiB\"}'")
     pyv = sh(f"{shlex.quote(py)} -c 'import sys; print(sys.version.split()[0])'")
     peers = sh(f"{shlex.quote(py)} - <<'EOF'\n"
-               "import importlib\n"
+               "from importlib import metadata\n"
                "for m in ['berkeleydb','lmdb','rocksdict','plyvel','semidbm','lamina']:\n"
                "    try:\n"
-               "        x = importlib.import_module(m)\n"
-               "        print(m, getattr(x, '__version__', '?'))\n"
+               "        print(m, metadata.version(m))\n"
                "    except Exception as e:\n"
                "        print(m, 'missing')\n"
                "EOF")
@@ -238,24 +260,15 @@ def main(argv=None):
         line = cmd.format(**fmt)
         print(f"== {name}: {desc}\n$ {line}", flush=True)
         t0 = time.time()
-        try:
-            r = subprocess.run(["bash", "-c", line], stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, timeout=limit,
-                               start_new_session=True)
-            status = "ok" if r.returncode == 0 else f"failed (status {r.returncode})"
-            text = r.stdout
-        except subprocess.TimeoutExpired as e:
-            status = f"stopped at its time limit ({limit} s)"
-            text = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (
-                e.stdout or "")
+        status, text, err = run_step(line, limit)
         secs = time.time() - t0
-        # keep the progress lines out of the summary, and the tables in
-        shown = "\n".join(ln for ln in text.splitlines()
-                          if not ln.startswith("  ") or "|" in ln or ln.strip()[:1].isdigit())
-        print(text if len(text) < 20000 else text[-20000:])
+        print(text if len(text) < 20000 else text[-20000:], end="")
+        if status != "ok" and err:
+            print(err[-3000:], end="")
         print(f"-- {name}: {status} in {secs:.0f} s", flush=True)
         with open(os.path.join(out, f"{name}.log"), "w") as f:
-            f.write(f"$ {line}\n{text}")
+            f.write(f"$ {line}\n{text}\n--- stderr ---\n{err}")
+        shown = text if status == "ok" or not err else text + "\n" + err[-2000:]
         done.append((name, desc, status, shown, secs))
     shutil.rmtree(tmp, ignore_errors=True)
     write_summary(out, info, done, a.quick, time.time() - t_all, lamina)
