@@ -3,13 +3,14 @@
  * workloads through the Python binding, and prints the same columns.
  *
  *   tokudb_bdb insert DIR BATCHES BATCH_SIZE CACHESIZE TXN(0|1) BOUNDED(0|1) SEED
- *   tokudb_bdb update DIR OPS CACHESIZE OPS_PER_COMMIT REPORT_EVERY SEED
+ *   tokudb_bdb update DIR OPS CACHESIZE OPS_PER_COMMIT REPORT_EVERY SEED [MAX_SECONDS]
  *
  * insert: 8-byte big-endian keys, value = the key's bytes; per batch BATCH_SIZE serial keys
  * (i * 64, i continuing across batches) then BATCH_SIZE random 64-bit keys (BOUNDED: below the
  * serial keys' bound, (i + BATCH_SIZE) * 64); TXN: a durable commit every 16,384 puts.
  * update: key = two 4-byte big-endian ints, each random() % 1,000,000; value = 8-byte
- * little-endian counter; get + put adds 1; a durable commit every OPS_PER_COMMIT ops.
+ * little-endian counter; get + put adds 1; a durable commit every OPS_PER_COMMIT ops;
+ * with MAX_SECONDS, stops at the first report past that time.
  */
 #include <db.h>
 #include <errno.h>
@@ -141,9 +142,10 @@ static int cmd_insert(int argc, char **argv) {
 }
 
 static int cmd_update(int argc, char **argv) {
-    if (argc != 8) return 2;
+    if (argc != 8 && argc != 9) return 2;
     const char *dir = argv[2];
     long ops = atol(argv[3]);
+    double max_seconds = argc == 9 ? atof(argv[8]) : 0;
     uint64_t cachesize = strtoull(argv[4], NULL, 10);
     long per_commit = atol(argv[5]), report = atol(argv[6]);
     srandom((unsigned)atol(argv[7]));
@@ -192,6 +194,11 @@ static int cmd_update(int argc, char **argv) {
                    (double)(i + 1) / (n - start));
             fflush(stdout);
             last = n;
+            if (max_seconds > 0 && n - start > max_seconds) {
+                ops = i + 1;
+                printf("stopped after %.0f s (--max-seconds)\n", n - start);
+                break;
+            }
         }
     }
     check(t->commit(t, 0), "commit");
@@ -208,6 +215,6 @@ int main(int argc, char **argv) {
     else if (argc > 1 && strcmp(argv[1], "update") == 0) r = cmd_update(argc, argv);
     if (r == 2)
         fprintf(stderr, "usage: tokudb_bdb insert DIR BATCHES BATCH_SIZE CACHESIZE TXN BOUNDED SEED\n"
-                        "       tokudb_bdb update DIR OPS CACHESIZE OPS_PER_COMMIT REPORT_EVERY SEED\n");
+                        "       tokudb_bdb update DIR OPS CACHESIZE OPS_PER_COMMIT REPORT_EVERY SEED [MAX_SECONDS]\n");
     return r;
 }

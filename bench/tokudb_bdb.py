@@ -167,8 +167,8 @@ def update_c(a):
                     a.memlimit_note or "")
         elif line.startswith("total "):
             out.row("bdb-c", f"total {f[1]}", f[2], "", f[3].rstrip("/s"), a.memlimit_note or "")
-    rc = run_c(a, ["update", home, a.ops, a.cachesize, a.rows_per_txn, a.report, a.seed],
-               on_line)
+    rc = run_c(a, ["update", home, a.ops, a.cachesize, a.rows_per_txn, a.report, a.seed,
+                   a.max_seconds or 0], on_line)
     if not a.dir:
         shutil.rmtree(home, ignore_errors=True)
     return rc
@@ -316,6 +316,7 @@ def cmd_update(a):
     t_start = t_last = time.perf_counter()
     txn = env.txn_begin()
     in_txn = 0
+    done = a.ops
     for i in range(a.ops):
         key = pack(rnd(1000000), rnd(1000000))
         old = get(key, txn=txn)
@@ -333,11 +334,15 @@ def cmd_update(a):
             out.row("bdb-python", i + 1, f"{last:.3f}", f"{a.report / last:.0f}",
                     f"{(i + 1) / total:.0f}", a.memlimit_note or "")
             t_last = now
+            if a.max_seconds and total > a.max_seconds:
+                done = i + 1
+                print(f"stopped after {total:.0f} s (--max-seconds)")
+                break
     txn.commit()
     now = time.perf_counter()
-    print(f"total {a.ops} {now - t_start:.3f} {a.ops / (now - t_start):.0f}/s")
-    out.row("bdb-python", f"total {a.ops}", f"{now - t_start:.3f}", "",
-            f"{a.ops / (now - t_start):.0f}", a.memlimit_note or "")
+    print(f"total {done} {now - t_start:.3f} {done / (now - t_start):.0f}/s")
+    out.row("bdb-python", f"total {done}", f"{now - t_start:.3f}", "",
+            f"{done / (now - t_start):.0f}", a.memlimit_note or "")
     d.close()
     env.close()
     if not a.dir:
@@ -433,6 +438,8 @@ def main(argv=None):
 
     s = sub.add_parser("update", help="db-update")
     s.add_argument("--ops", type=int, default=10 ** 9)
+    s.add_argument("--max-seconds", type=float,
+                   help="stop at the first report past this many seconds")
     s.add_argument("--rows-per-txn", type=int, default=100)
     s.add_argument("--report", type=int, default=100000)
     common(s, 1 << 30, impl=True)

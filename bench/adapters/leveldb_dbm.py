@@ -2,6 +2,8 @@
 
 Default LevelDB options (4 MiB write buffer, 8 MiB cache, snappy) and default write options:
 every put goes to the log without fsync. LevelDB has no read-only mode; 'r' opens normally.
+`db[k] = v` and `del db[k]` call plyvel's put and delete directly (no Python frame between):
+each open gets a class whose __setitem__ and __delitem__ are those bound methods.
 """
 import os
 import shutil
@@ -40,4 +42,7 @@ class LevelDbm:
 
 
 def open(path, flag="r", mode=0o666):
-    return LevelDbm(path, flag)
+    db = LevelDbm(path, flag)
+    db.__class__ = type("LevelDbmFast", (LevelDbm,),
+                        {"__setitem__": db.db.put, "__delitem__": db.db.delete})
+    return db

@@ -3,6 +3,9 @@
 This is LMDB's fastest honest use for these workloads: every `db[k] = v` of a workload goes
 into one write transaction, committed by close(); the environment is opened with sync and
 metasync off, so a commit is not durable until the OS writes the pages back.
+
+`db[k] = v` calls the transaction's own put (no Python frame in between): each open gets a
+class whose __setitem__ is that bound method.
 """
 import os
 import shutil
@@ -53,4 +56,7 @@ class LmdbDbm:
 
 
 def open(path, flag="r", mode=0o666):
-    return LmdbDbm(path, flag)
+    db = LmdbDbm(path, flag)
+    if flag != "r":
+        db.__class__ = type("LmdbDbmWriter", (LmdbDbm,), {"__setitem__": db.txn.put})
+    return db
