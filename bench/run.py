@@ -95,6 +95,12 @@ STEPS = [
      "durable commit",
      "{py} {bench}/tokudb_bdb.py insert-multiple --rows 1000000 --csv {out}/db_insert_multiple.csv",
      None, 180, 0),
+    # The disk's fsync rate moves with what else the machine does; measured again at the end so
+    # that the durable-commit figures above can be read against it.
+    ("testfile-end", "seed 004 testfile again, at the end of the run",
+     "{py} {bench}/testfile.py --dir {tmp} --csv {out}/testfile.csv",
+     "{py} {bench}/testfile.py --dir {tmp} --csv {out}/testfile.csv",
+     60, 30),
     # lamina's engine-level workloads, run by `lamina bench` (crates/lamina-cli) with the same
     # parameters and printed columns as the peers' drivers above. Skipped until that exists.
     ("lamina-db-insert", "seed 002 db-insert on lamina, 4 batches, no cap",
