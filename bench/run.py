@@ -38,7 +38,7 @@ STEPS = [
     ("dbm", "seed 001 dbm workloads from Python, 16 B keys, 100 B values (n: see the table)",
      "{py} {bench}/dbm_bench.py -n 1000000 --budget 120 --tmpdir {tmp} "
      "--csv {out}/dbm.csv --png {out}/dbm_small.png",
-     "{py} {bench}/dbm_bench.py -n 100000 --budget 15 --tmpdir {tmp} "
+     "{py} {bench}/dbm_bench.py -n 50000 --budget 10 --tmpdir {tmp} "
      "--csv {out}/dbm.csv --png {out}/dbm_small.png",
      900, 70),
     ("dbm-large", "seed 001 second configuration: 16 B keys, 100,000 B values (n=1000)",
@@ -57,7 +57,7 @@ STEPS = [
      720, 30),
     ("db_bench", "RocksDB db_bench: fillseq, fillrandom, readrandom, overwrite (16/100 and 8/8)",
      "{py} {bench}/rocksdb_bench.py --num 1000000 --tmpdir {tmp} --csv {out}/db_bench.csv",
-     "{py} {bench}/rocksdb_bench.py --num 200000 --tmpdir {tmp} --csv {out}/db_bench.csv",
+     "{py} {bench}/rocksdb_bench.py --num 100000 --tmpdir {tmp} --csv {out}/db_bench.csv",
      300, 30),
     ("db-insert", "seed 002 db-insert, Berkeley DB via Python, 4 batches, cache 1 GiB, no cap",
      "{py} {bench}/tokudb_bdb.py insert -n 4 --csv {out}/db_insert.csv",
