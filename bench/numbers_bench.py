@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+"""seed 000: load the numbers-in-English data set at doubling sizes, as BENCHMARKS.md defines it.
+
+Record N is key N (decimal ASCII) and value N in English, exactly as the seed's Perl program
+writes it (bench/numbers.pl). The input stream is one line per record, `store N "words"`, for
+N = 0 .. size-1. For each size 2^min .. 2^max the stream is generated once into a file (not
+timed; the generator's own rate is reported), then each engine loads it and is timed:
+
+  gdbm     gdbmtool --newdb DB < stream
+  bdb      db5.3_load -T -t btree -f stream.bdb DB   (the stream converted to db_load's text
+           format, alternating key and value lines, backslashes escaped; conversion not timed)
+  lamina   lamina shell --newdb DB < stream          (with --lamina PATH, or `lamina` on PATH)
+  lamina-gen  the built-in generator path, `lamina gen numbers N --into DB --newdb`
+           (--lamina-builtin changes it); timed as a whole, generation included
+
+With --pipe the generator runs in the timed pipeline instead (`GEN | gdbmtool --newdb DB`), as in
+the seed. Prints records/s and the file size per size and engine; --csv and --png write them.
+An engine whose next size would take longer than --budget seconds (by doubling its last time) is
+not run at that size. Works under shared/tools/memlimit; --memlimit SIZE wraps each load in it.
+"""
+import argparse
+import csv
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ORACLE = os.path.join(HERE, "numbers.pl")
+MEMLIMIT = os.environ.get("LAMINA_MEMLIMIT",
+                          os.path.join(HERE, "..", "..", "shared", "tools", "memlimit"))
+if not os.path.exists(MEMLIMIT):
+    MEMLIMIT = "/work/shared/tools/memlimit"
+
+
+def du(path):
+    if os.path.isfile(path):
+        return os.lstat(path).st_size
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.lstat(os.path.join(root, f)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def to_db_load(src, dst):
+    """`store N "words"` lines -> db_load -T text: key line, value line, backslashes escaped.
+
+    gdbmtool's quoted strings may escape \\ and \"; both are undone before db_load's escaping.
+    """
+    with open(src, "rb") as fin, open(dst, "wb", buffering=1 << 20) as fout:
+        out = []
+        for line in fin:
+            if not line.startswith(b"store "):
+                continue
+            sp = line.index(b" ", 6)
+            key = line[6:sp]
+            val = line[sp + 1:].rstrip(b"\n")
+            if val[:1] == b'"' and val[-1:] == b'"':
+                val = val[1:-1]
+                if b"\\" in val:
+                    val = val.replace(b'\\"', b'"').replace(b"\\\\", b"\\")
+            if b"\\" in key or b"\\" in val:
+                key = key.replace(b"\\", b"\\\\")
+                val = val.replace(b"\\", b"\\\\")
+            out.append(key + b"\n" + val + b"\n")
+            if len(out) >= 65536:
+                fout.write(b"".join(out))
+                out.clear()
+        fout.write(b"".join(out))
+
+
+def count_lines(path):
+    n = 0
+    with open(path, "rb") as f:
+        while True:
+            b = f.read(1 << 22)
+            if not b:
+                return n
+            n += b.count(b"\n")
+
+
+def run_timed(cmd, stdin_path=None, shell=False):
+    stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+    try:
+        t0 = time.perf_counter()
+        if shell:  # a pipeline fails if any of its commands fails
+            cmd = ["bash", "-o", "pipefail", "-c", cmd]
+        p = subprocess.run(cmd, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        secs = time.perf_counter() - t0
+    finally:
+        if stdin_path:
+            stdin.close()
+    return p.returncode, secs, p.stderr.decode(errors="replace").strip()[-400:]
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--min", type=int, default=17, help="smallest size, as an exponent of 2 (17)")
+    p.add_argument("--max", type=int, default=20, help="largest size, as an exponent of 2 (20)")
+    p.add_argument("--gen", help="generator command; {n} is the largest N to print "
+                   "(size-1). Default: '{lamina} gen numbers {n}' when a lamina binary is "
+                   "found, else 'perl bench/numbers.pl {n}' (the seed's program)")
+    p.add_argument("--lamina", help="lamina binary (default: `lamina` on PATH, if any)")
+    p.add_argument("--lamina-builtin", metavar="TEMPLATE",
+                   default="{lamina} gen numbers {n} --into {db} --newdb",
+                   help="command for lamina's built-in generator path (default "
+                        "'{lamina} gen numbers {n} --into {db} --newdb')")
+    p.add_argument("--engines", default="gdbm,bdb,lamina,lamina-gen",
+                   help="comma-separated: gdbm,bdb,lamina,lamina-gen (default all available)")
+    p.add_argument("--pipe", action="store_true",
+                   help="time `GEN | ENGINE` as the seed did, instead of loading from a file")
+    p.add_argument("--check", action="store_true",
+                   help="compare the generator's output with bench/numbers.pl at every size")
+    p.add_argument("--budget", type=float, default=300.0,
+                   help="skip an engine at a size predicted (2x its last time) to take longer "
+                        "than this many seconds (default 300)")
+    p.add_argument("--memlimit", help="run each load under shared/tools/memlimit SIZE")
+    p.add_argument("--tmpdir", default=None, help="where streams and databases go (/tmp)")
+    p.add_argument("--keep", action="store_true", help="keep the databases")
+    p.add_argument("--csv", help="append results to this CSV file")
+    p.add_argument("--png", help="write a chart of records/s against size to this PNG")
+    args = p.parse_args(argv)
+
+    lamina = args.lamina or shutil.which("lamina")
+    if args.gen:
+        gen = args.gen
+    elif lamina:
+        gen = "{lamina} gen numbers {n}"
+    else:
+        gen = "perl " + shlex.quote(ORACLE) + " {n}"
+        print(f"generator: no lamina binary; using the seed's Perl program {ORACLE}",
+              file=sys.stderr)
+    wanted = [e.strip() for e in args.engines.split(",") if e.strip()]
+    engines = []
+    for e in wanted:
+        if e == "gdbm":
+            if shutil.which("gdbmtool"):
+                engines.append(e)
+            else:
+                print("skipped gdbm: gdbmtool not found (bench/setup installs it)", file=sys.stderr)
+        elif e == "bdb":
+            if shutil.which("db5.3_load"):
+                engines.append(e)
+            else:
+                print("skipped bdb: db5.3_load not found (bench/setup installs it)",
+                      file=sys.stderr)
+        elif e == "lamina":
+            if lamina:
+                engines.append(e)
+            else:
+                print("skipped lamina: no lamina binary (--lamina PATH, or build it: "
+                      "cargo build --release -p lamina-cli)", file=sys.stderr)
+        elif e == "lamina-gen":
+            if lamina and args.lamina_builtin:
+                engines.append(e)
+        else:
+            p.error(f"unknown engine {e}")
+    if not engines:
+        print("no engine to run", file=sys.stderr)
+        return 0
+    wrap = [MEMLIMIT, args.memlimit] if args.memlimit else []
+
+    work = tempfile.mkdtemp(prefix="numbers_bench.", dir=args.tmpdir)
+    results = []
+    last_secs = {}
+    print(f"seed 000 numbers: sizes 2^{args.min}..2^{args.max}, generator: {gen}"
+          + (", timed as a pipe" if args.pipe else "")
+          + (f", memory capped at {args.memlimit}" if args.memlimit else ""))
+    hdr = f"{'records':>12} {'engine':<11} {'seconds':>9} {'records/s':>11} {'MB':>9}"
+    print(hdr)
+    print("-" * len(hdr))
+    try:
+        for exp in range(args.min, args.max + 1):
+            size = 1 << exp
+            n = size - 1
+            fmt = dict(lamina=shlex.quote(lamina or "lamina"), n=n)
+            gen_cmd = gen.format(**fmt)
+            stream = os.path.join(work, f"numbers.{exp}.txt")
+            rc, gsecs, err = run_timed(f"{gen_cmd} > {shlex.quote(stream)}", shell=True)
+            if rc != 0:
+                print(f"generator failed (status {rc}): {err}", file=sys.stderr)
+                break
+            records = count_lines(stream)
+            if records != size:
+                print(f"  note: the generator printed {records} lines for size {size}",
+                      file=sys.stderr)
+            results.append(dict(exp=exp, records=records, engine="generator", seconds=gsecs,
+                                rate=records / gsecs, bytes=os.path.getsize(stream), ok=1))
+            print(f"{records:>12,} {'generator':<11} {gsecs:>9.2f} {records / gsecs:>11,.0f} "
+                  f"{os.path.getsize(stream) / 1e6:>9.1f}")
+            if args.check:
+                oracle = os.path.join(work, "oracle.txt")
+                subprocess.run(["perl", ORACLE, str(n)], stdout=open(oracle, "wb"), check=True)
+                same = subprocess.run(["cmp", "-s", oracle, stream]).returncode == 0
+                print(f"  check: generator output {'==' if same else 'DIFFERS FROM'} numbers.pl")
+                os.remove(oracle)
+                if not same:
+                    return 1
+            bdb_stream = None
+            for eng in engines:
+                prev = last_secs.get(eng)
+                if prev is not None and prev * 2.2 > args.budget:
+                    print(f"{records:>12,} {eng:<11} {'skipped':>9}  (2x {prev:.0f} s > budget "
+                          f"{args.budget:g} s)")
+                    continue
+                db = os.path.join(work, f"{eng}.{exp}.db")
+                q = shlex.quote
+                if eng == "gdbm":
+                    tool = wrap + ["gdbmtool", "--newdb", db]
+                elif eng == "bdb":
+                    if not args.pipe and bdb_stream is None:
+                        bdb_stream = stream + ".bdb"
+                        to_db_load(stream, bdb_stream)
+                    tool = wrap + ["db5.3_load", "-T", "-t", "btree"]
+                    tool += ["-f", bdb_stream, db] if not args.pipe else [db]
+                elif eng == "lamina":
+                    tool = wrap + [lamina, "shell", "--newdb", db]
+                else:  # lamina-gen
+                    tool = wrap + shlex.split(args.lamina_builtin.format(db=db, **fmt))
+                if eng == "lamina-gen":
+                    rc, secs, err = run_timed(tool)
+                elif args.pipe:
+                    conv = ""
+                    if eng == "bdb":
+                        code = (f"import sys; sys.path.insert(0, {HERE!r}); "
+                                "import numbers_bench as m; "
+                                "m.to_db_load('/dev/stdin', '/dev/stdout')")
+                        conv = f" | {q(sys.executable)} -c {q(code)}"
+                    rc, secs, err = run_timed(f"{gen_cmd}{conv} | "
+                                              + " ".join(q(a) for a in tool), shell=True)
+                elif eng == "bdb":
+                    rc, secs, err = run_timed(tool)
+                else:
+                    rc, secs, err = run_timed(tool, stdin_path=stream)
+                ok = rc == 0
+                size_b = du(db) if os.path.exists(db) else 0
+                results.append(dict(exp=exp, records=records, engine=eng, seconds=secs,
+                                    rate=records / secs, bytes=size_b, ok=int(ok)))
+                last_secs[eng] = secs
+                print(f"{records:>12,} {eng:<11} {secs:>9.2f} {records / secs:>11,.0f} "
+                      f"{size_b / 1e6:>9.1f}" + ("" if ok else f"  FAILED (status {rc}): {err}"),
+                      flush=True)
+                if not args.keep:
+                    shutil.rmtree(db, ignore_errors=True) if os.path.isdir(db) else (
+                        os.path.exists(db) and os.remove(db))
+            os.remove(stream)
+            if bdb_stream:
+                os.remove(bdb_stream)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+    if args.csv:
+        new = not os.path.exists(args.csv) or os.path.getsize(args.csv) == 0
+        with open(args.csv, "a", newline="") as f:
+            w = csv.writer(f)
+            if new:
+                w.writerow(["records", "engine", "seconds", "records_per_s", "bytes", "ok",
+                            "mode", "memlimit"])
+            for r in results:
+                w.writerow([r["records"], r["engine"], f"{r['seconds']:.3f}", f"{r['rate']:.0f}",
+                            r["bytes"], r["ok"], "pipe" if args.pipe else "file",
+                            args.memlimit or ""])
+    if args.png:
+        plot(args.png, results, args)
+    return 0
+
+
+def plot(path, results, args):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no chart (bench/setup installs it)", file=sys.stderr)
+        return
+    fig, ax = plt.subplots(figsize=(9, 5))
+    for eng in dict.fromkeys(r["engine"] for r in results):
+        pts = [(r["records"], r["rate"]) for r in results if r["engine"] == eng and r["ok"]]
+        if pts:
+            ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=eng,
+                    linestyle="--" if eng == "generator" else "-")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("records loaded")
+    ax.set_ylabel("records/s (higher is better)")
+    ax.set_title("seed 000: numbers in English, load rate against size"
+                 + (f" (memory {args.memlimit})" if args.memlimit else ""))
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,310 @@
+#!/usr/bin/env python3
+"""Run the whole benchmark suite and write bench/results/<date>/ (CSV, PNG, SUMMARY.md).
+
+  bench/run.py            the full suite, sized to finish in under 30 minutes on a 2-core machine
+  bench/run.py --quick    the same steps at small sizes, under 3 minutes
+  bench/run.py --only dbm,numbers      some steps only (see --list)
+
+Peers that are not installed are skipped with a message (bench/setup installs them). lamina
+takes part where it can be found: the Python module `lamina` (dbm workloads), and a `lamina`
+binary (--lamina PATH, else target/release/lamina, else `lamina` on PATH) for the numbers load.
+Each step runs with a time limit; a step that fails or runs out of time is reported in the
+summary and the run goes on.
+"""
+import argparse
+import datetime
+import os
+import platform
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+MEMLIMIT = os.path.join(ROOT, "..", "shared", "tools", "memlimit")
+if not os.path.exists(MEMLIMIT):
+    MEMLIMIT = "/work/shared/tools/memlimit"
+
+# name -> (description, full args, quick args, time limit full/quick in seconds).
+# {py} is the Python to use, {out} the results directory, {lamina_opt} '--lamina PATH' or ''.
+STEPS = [
+    ("testfile", "seed 004 testfile: write 256 B + lseek + fsync, 1000 ops",
+     "{py} {bench}/testfile.py --dir {tmp} --csv {out}/testfile.csv",
+     "{py} {bench}/testfile.py --dir {tmp} --csv {out}/testfile.csv",
+     60, 30),
+    ("dbm", "seed 001 dbm workloads from Python, 16 B keys, 100 B values (n: see the table)",
+     "{py} {bench}/dbm_bench.py -n 1000000 --budget 120 --tmpdir {tmp} "
+     "--csv {out}/dbm.csv --png {out}/dbm_small.png",
+     "{py} {bench}/dbm_bench.py -n 50000 --budget 10 --tmpdir {tmp} "
+     "--csv {out}/dbm.csv --png {out}/dbm_small.png",
+     900, 70),
+    ("dbm-large", "seed 001 second configuration: 16 B keys, 100,000 B values (n=1000)",
+     "{py} {bench}/dbm_bench.py --large -d dumb -d gdbm -d bdb_hash -d bdb_btree -d lmdb "
+     "-d rocksdb -d leveldb -d sqlite -d semidbm -d lamina --budget 60 --tmpdir {tmp} "
+     "--csv {out}/dbm.csv --png {out}/dbm_large.png",
+     "{py} {bench}/dbm_bench.py --large -d dumb -d gdbm -d bdb_hash -d bdb_btree "
+     "-d lmdb -d rocksdb -d leveldb -d sqlite -d semidbm -d lamina --budget 10 --tmpdir {tmp} "
+     "--csv {out}/dbm.csv --png {out}/dbm_large.png",
+     300, 40),
+    ("numbers", "seed 000 numbers in English, load rate at doubling sizes",
+     "{py} {bench}/numbers_bench.py --min 17 --max 23 --budget 300 {lamina_opt} --tmpdir {tmp} "
+     "--csv {out}/numbers.csv --png {out}/numbers.png",
+     "{py} {bench}/numbers_bench.py --min 16 --max 18 --check --budget 10 {lamina_opt} "
+     "--tmpdir {tmp} --csv {out}/numbers.csv --png {out}/numbers.png",
+     720, 30),
+    ("db_bench", "RocksDB db_bench: fillseq, fillrandom, readrandom, overwrite (16/100 and 8/8)",
+     "{py} {bench}/rocksdb_bench.py --num 1000000 --tmpdir {tmp} --csv {out}/db_bench.csv",
+     "{py} {bench}/rocksdb_bench.py --num 100000 --tmpdir {tmp} --csv {out}/db_bench.csv",
+     300, 30),
+    ("db-insert", "seed 002 db-insert, Berkeley DB via Python, 4 batches, cache 1 GiB, no cap",
+     "{py} {bench}/tokudb_bdb.py insert -n 4 --csv {out}/db_insert.csv",
+     None, 240, 0),
+    ("db-insert-c", "seed 002 db-insert, Berkeley DB in C, 4 batches, cache 1 GiB, no cap",
+     "{py} {bench}/tokudb_bdb.py insert --impl c -n 4 --csv {out}/db_insert.csv",
+     "{py} {bench}/tokudb_bdb.py insert --impl c -n 1 --csv {out}/db_insert.csv",
+     180, 20),
+    ("db-insert-512M-c", "seed 002 db-insert, Berkeley DB in C, 12 batches, cache 256 MiB, "
+     "memory capped at 512 MiB",
+     "{memlimit} 512M {py} {bench}/tokudb_bdb.py insert --impl c -n 12 --cachesize 268435456 "
+     "--memlimit-note 512M --csv {out}/db_insert.csv",
+     None, 420, 0),
+    ("db-insert-512M", "seed 002 db-insert, Berkeley DB via Python, cache 256 MiB, memory "
+     "capped at 512 MiB (1 batch: the binding's cost; the 12-batch curve is the C run's)",
+     None,
+     "{memlimit} 512M {py} {bench}/tokudb_bdb.py insert -n 1 --cachesize 268435456 "
+     "--memlimit-note 512M --csv {out}/db_insert.csv",
+     0, 25),
+    ("db-update-512M", "seed 002 db-update, Berkeley DB via Python, get + put, 100 ops per "
+     "durable commit, cache 256 MiB, memory capped at 512 MiB",
+     "{memlimit} 512M {py} {bench}/tokudb_bdb.py update --ops 2000000 --cachesize 268435456 "
+     "--memlimit-note 512M --csv {out}/db_update.csv",
+     "{memlimit} 512M {py} {bench}/tokudb_bdb.py update --ops 200000 --cachesize 268435456 "
+     "--memlimit-note 512M --csv {out}/db_update.csv",
+     240, 20),
+    ("db-update-512M-c", "seed 002 db-update, Berkeley DB in C, get + put, 100 ops per durable "
+     "commit, cache 256 MiB, memory capped at 512 MiB; the full run stops after 4 minutes",
+     "{memlimit} 512M {py} {bench}/tokudb_bdb.py update --impl c --ops 1000000000 "
+     "--max-seconds 240 --cachesize 268435456 --memlimit-note 512M --csv {out}/db_update.csv",
+     "{memlimit} 512M {py} {bench}/tokudb_bdb.py update --impl c --ops 200000 "
+     "--cachesize 268435456 --memlimit-note 512M --csv {out}/db_update.csv",
+     300, 20),
+    ("db-insert-multiple", "seed 002 db-insert-multiple, Berkeley DB via Python, 1000 rows per "
+     "durable commit",
+     "{py} {bench}/tokudb_bdb.py insert-multiple --rows 1000000 --csv {out}/db_insert_multiple.csv",
+     None, 180, 0),
+    # The disk's fsync rate moves with what else the machine does; measured again at the end so
+    # that the durable-commit figures above can be read against it.
+    ("testfile-end", "seed 004 testfile again, at the end of the run",
+     "{py} {bench}/testfile.py --dir {tmp} --csv {out}/testfile.csv",
+     "{py} {bench}/testfile.py --dir {tmp} --csv {out}/testfile.csv",
+     60, 30),
+    # lamina's engine-level workloads, run by `lamina bench` (crates/lamina-cli) with the same
+    # parameters and printed columns as the peers' drivers above. Skipped until that exists.
+    ("lamina-db-insert", "seed 002 db-insert on lamina, 4 batches, no cap",
+     "{lamina} bench db-insert -n 4 --dir {tmp}/lamina-insert --csv {out}/db_insert.csv",
+     "{lamina} bench db-insert -n 1 --dir {tmp}/lamina-insert --csv {out}/db_insert.csv",
+     240, 20),
+    ("lamina-db-insert-512M", "seed 002 db-insert on lamina, 12 batches, cache 256 MiB, memory "
+     "capped at 512 MiB",
+     "{memlimit} 512M {lamina} bench db-insert -n 12 --cache-size 268435456 "
+     "--dir {tmp}/lamina-insert --csv {out}/db_insert.csv",
+     None, 300, 0),
+    ("lamina-db-update-512M", "seed 002 db-update on lamina (blind merge), 100 ops per durable "
+     "commit, cache 256 MiB, memory capped at 512 MiB",
+     "{memlimit} 512M {lamina} bench db-update --ops 2000000 --cache-size 268435456 "
+     "--dir {tmp}/lamina-update --csv {out}/db_update.csv",
+     "{memlimit} 512M {lamina} bench db-update --ops 200000 --cache-size 268435456 "
+     "--dir {tmp}/lamina-update --csv {out}/db_update.csv",
+     240, 20),
+    ("lamina-commits", "seed 004 lamina commits: 256 B values, one Sync write per commit, "
+     "1..32 threads, against testfile",
+     "{lamina} bench commits --threads 1,2,4,8,16,32 --dir {tmp}/lamina-commits "
+     "--csv {out}/commits.csv",
+     "{lamina} bench commits --threads 1,16 --dir {tmp}/lamina-commits --csv {out}/commits.csv",
+     180, 20),
+]
+
+
+def find_python():
+    venv = os.path.join(ROOT, ".venv", "bin", "python")
+    return venv if os.path.exists(venv) else sys.executable
+
+
+def find_lamina(arg):
+    if arg:
+        return arg
+    for cand in (os.path.join(ROOT, "target", "release", "lamina"),):
+        if os.access(cand, os.X_OK):
+            return cand
+    return shutil.which("lamina")
+
+
+def run_step(line, limit):
+    """Runs one step in its own process group; at the time limit the whole group is ended
+    (the drivers' child processes too), TERM first so that memlimit can clean up."""
+    p = subprocess.Popen(["bash", "-c", line], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
+    try:
+        text, err = p.communicate(timeout=limit)
+        return ("ok" if p.returncode == 0 else f"failed (status {p.returncode})"), text, err
+    except subprocess.TimeoutExpired:
+        for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
+            try:
+                os.killpg(p.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                text, err = p.communicate(timeout=wait)
+                break
+            except subprocess.TimeoutExpired:
+                text, err = "", ""
+        return f"stopped at its time limit ({limit} s)", text or "", err or ""
+
+
+def has_lamina_bench(lamina):
+    if not lamina:
+        return False
+    try:
+        return subprocess.run([lamina, "bench", "--help"], capture_output=True,
+                              timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def machine_info(py):
+    def sh(cmd):
+        try:
+            return subprocess.run(cmd, shell=True, capture_output=True, text=True,
+                                  timeout=20).stdout.strip()
+        except Exception:
+            return ""
+    mem = sh("free -g | awk '/^Mem:/{print $2\" GiB\"}'")
+    pyv = sh(f"{shlex.quote(py)} -c 'import sys; print(sys.version.split()[0])'")
+    peers = sh(f"{shlex.quote(py)} - <<'EOF'\n"
+               "from importlib import metadata\n"
+               "for m in ['berkeleydb','lmdb','rocksdict','plyvel','semidbm','lamina']:\n"
+               "    try:\n"
+               "        print(m, metadata.version(m))\n"
+               "    except Exception as e:\n"
+               "        print(m, 'missing')\n"
+               "EOF")
+    tools = sh("for t in gdbmtool db5.3_load db_bench; do command -v $t >/dev/null && "
+               "dpkg -S $(command -v $t) 2>/dev/null | cut -d: -f1 | head -1 | "
+               "xargs -r dpkg-query -W 2>/dev/null | tr '\\t' ' ' || echo \"$t missing\"; done")
+    return {
+        "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S"),
+        "host": platform.node(), "kernel": platform.release(), "cores": os.cpu_count(),
+        "memory": mem, "load": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        "python": pyv, "peers": peers.replace("\n", ", "), "tools": tools.replace("\n", ", "),
+        "disk": sh(f"df -h {shlex.quote(ROOT)} | awk 'NR==2{{print $1\" \"$2}}'"),
+    }
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="small sizes, under 3 minutes")
+    p.add_argument("--only", help="comma-separated step names (see --list)")
+    p.add_argument("--skip", help="comma-separated step names to leave out")
+    p.add_argument("--list", action="store_true", help="list the steps and exit")
+    p.add_argument("--out", help="results directory (default bench/results/<date>[-quick])")
+    p.add_argument("--lamina", help="lamina binary (default target/release/lamina or PATH)")
+    p.add_argument("--tmp", default=os.environ.get("TMPDIR", "/tmp"),
+                   help="scratch directory for databases (default $TMPDIR or /tmp)")
+    a = p.parse_args(argv)
+
+    if a.list:
+        for name, desc, full, quick, tf, tq in STEPS:
+            only_in = "" if (full and quick) else ("  (full run only)" if full else
+                                                     "  (quick run only)")
+            print(f"{name:<22} {desc}{only_in}")
+        return 0
+    only = set(a.only.split(",")) if a.only else None
+    skip = set(a.skip.split(",")) if a.skip else set()
+    known = {s[0] for s in STEPS}
+    for n in (only or set()) | skip:
+        if n not in known:
+            p.error(f"unknown step {n}; --list shows them")
+
+    py = find_python()
+    lamina = find_lamina(a.lamina)
+    date = datetime.date.today().isoformat()
+    out = a.out or os.path.join(HERE, "results", date + ("-quick" if a.quick else ""))
+    os.makedirs(out, exist_ok=True)
+    tmp = os.path.join(a.tmp, f"lamina-bench.{os.getpid()}")
+    os.makedirs(tmp, exist_ok=True)
+    fmt = dict(py=shlex.quote(py), bench=shlex.quote(HERE), out=shlex.quote(out),
+               tmp=shlex.quote(tmp), memlimit=shlex.quote(MEMLIMIT),
+               lamina=shlex.quote(lamina or "lamina"),
+               lamina_opt=f"--lamina {shlex.quote(lamina)}" if lamina else "")
+    info = machine_info(py)
+    print(f"results -> {out}")
+    if not lamina:
+        print("no lamina binary found: lamina's CLI rows are left out (cargo build --release)")
+
+    done = []
+    t_all = time.time()
+    for name, desc, full, quick, t_full, t_quick in STEPS:
+        if (only and name not in only) or name in skip:
+            continue
+        cmd = quick if a.quick else full
+        limit = t_quick if a.quick else t_full
+        if cmd is None:
+            continue
+        if "{lamina}" in cmd and not has_lamina_bench(lamina):
+            done.append((name, desc, "skipped: no `lamina bench` yet", "", 0.0))
+            print(f"== {name}: skipped (no lamina binary with a `bench` subcommand)")
+            continue
+        if "{memlimit}" in cmd and (os.geteuid() != 0 or not os.path.exists(MEMLIMIT)):
+            done.append((name, desc, "skipped: memlimit needs root and shared/tools/memlimit",
+                         "", 0.0))
+            print(f"== {name}: skipped (memlimit needs root)")
+            continue
+        line = cmd.format(**fmt)
+        print(f"== {name}: {desc}\n$ {line}", flush=True)
+        t0 = time.time()
+        status, text, err = run_step(line, limit)
+        secs = time.time() - t0
+        print(text if len(text) < 20000 else text[-20000:], end="")
+        if status != "ok" and err:
+            print(err[-3000:], end="")
+        print(f"-- {name}: {status} in {secs:.0f} s", flush=True)
+        with open(os.path.join(out, f"{name}.log"), "w") as f:
+            f.write(f"$ {line}\n{text}\n--- stderr ---\n{err}")
+        shown = text if status == "ok" or not err else text + "\n" + err[-2000:]
+        done.append((name, desc, status, shown, secs))
+    shutil.rmtree(tmp, ignore_errors=True)
+    write_summary(out, info, done, a.quick, time.time() - t_all, lamina)
+    print(f"summary: {os.path.join(out, 'SUMMARY.md')} ({time.time() - t_all:.0f} s in all)")
+    return 0
+
+
+def write_summary(out, info, done, quick, total, lamina):
+    pngs = sorted(f for f in os.listdir(out) if f.endswith(".png"))
+    csvs = sorted(f for f in os.listdir(out) if f.endswith(".csv"))
+    with open(os.path.join(out, "SUMMARY.md"), "w") as f:
+        f.write(f"# lamina benchmarks — {info['date']}{' (quick)' if quick else ''}\n\n")
+        f.write("Workloads as defined in BENCHMARKS.md; peers and lamina side by side in one "
+                "run. Absolute figures drift between runs on a shared machine; ratios measured "
+                "in one run hold.\n\n")
+        f.write("| | |\n|---|---|\n")
+        for k in ("host", "kernel", "cores", "memory", "disk", "load", "python", "peers", "tools"):
+            f.write(f"| {k} | {info[k]} |\n")
+        f.write(f"| lamina binary | {lamina or 'not found'} |\n")
+        f.write(f"| time in all | {total:.0f} s |\n\n")
+        for name, desc, status, shown, secs in done:
+            f.write(f"## {name}\n\n{desc}. Status: {status} ({secs:.0f} s).\n\n")
+            if shown.strip():
+                f.write("```\n" + shown.strip() + "\n```\n\n")
+        if pngs:
+            f.write("## Charts\n\n")
+            for png in pngs:
+                f.write(f"![{png}]({png})\n\n")
+        f.write("Data: " + ", ".join(f"[{c}]({c})" for c in csvs) + "; logs: `*.log`.\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
