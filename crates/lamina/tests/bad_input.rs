@@ -135,3 +135,61 @@ fn destroy_removes_only_databases() {
     assert!(Db::destroy(&foreign, &Options::default()).is_err());
     assert!(foreign.join("keep.txt").exists());
 }
+
+/// The child half of `a_database_locked_by_another_process`: holds the
+/// database open until its standard input closes.
+fn hold_open(path: &str) {
+    let db = Db::open(path, Options::default()).expect("child open");
+    println!("open");
+    let mut line = String::new();
+    let _ = std::io::stdin().read_line(&mut line);
+    db.close().expect("child close");
+}
+
+#[test]
+fn a_database_locked_by_another_process() {
+    use std::io::{BufRead, BufReader};
+    if let Ok(path) = std::env::var("LAMINA_HOLD_OPEN") {
+        hold_open(&path);
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("db");
+    let mut child = std::process::Command::new(std::env::current_exe().expect("exe"))
+        .args([
+            "--exact",
+            "a_database_locked_by_another_process",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("LAMINA_HOLD_OPEN", &path)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    while !line.contains("open") {
+        line.clear();
+        assert!(
+            out.read_line(&mut line).expect("read") > 0,
+            "child exited before opening"
+        );
+    }
+    match Db::open(&path, Options::default()) {
+        Err(Error::Locked(p)) => assert_eq!(p, path),
+        other => panic!("expected Locked while another process holds it, got {other:?}"),
+    }
+    let ro = Db::open(
+        &path,
+        Options {
+            read_only: true,
+            ..Options::default()
+        },
+    )
+    .expect("read-only open beside it");
+    drop(ro);
+    drop(child.stdin.take());
+    assert!(child.wait().expect("wait").success());
+    Db::open(&path, Options::default()).expect("open after the other process closed");
+}
