@@ -27,6 +27,20 @@ impl Bounds {
         }
     }
 
+    /// `Bounds::new` from the Python arguments `start`, `stop` and `prefix`
+    /// (`None` or absent leaves that side open; keys are `bytes` or `str`).
+    pub fn from_py(
+        start: Option<&pyo3::Bound<'_, pyo3::PyAny>>,
+        stop: Option<&pyo3::Bound<'_, pyo3::PyAny>>,
+        prefix: Option<&pyo3::Bound<'_, pyo3::PyAny>>,
+    ) -> pyo3::PyResult<Bounds> {
+        Ok(Bounds::new(
+            crate::convert::opt_key(start)?,
+            crate::convert::opt_key(stop)?,
+            crate::convert::opt_key(prefix)?,
+        ))
+    }
+
     /// Keys `k` with `start <= k < stop` that begin with `prefix`; `None` leaves
     /// that side open.
     pub fn new(start: Option<Vec<u8>>, stop: Option<Vec<u8>>, prefix: Option<Vec<u8>>) -> Bounds {

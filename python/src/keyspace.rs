@@ -325,11 +325,7 @@ impl Keyspace {
         prefix: Option<&Bound<'py, PyAny>>,
         reverse: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let b = Bounds::new(
-            convert::opt_key(start)?,
-            convert::opt_key(stop)?,
-            convert::opt_key(prefix)?,
-        );
+        let b = Bounds::from_py(start, stop, prefix)?;
         reader::list(py, &self.reader()?, &b, reverse, Yield::Keys)
     }
 
@@ -343,11 +339,7 @@ impl Keyspace {
         prefix: Option<&Bound<'py, PyAny>>,
         reverse: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let b = Bounds::new(
-            convert::opt_key(start)?,
-            convert::opt_key(stop)?,
-            convert::opt_key(prefix)?,
-        );
+        let b = Bounds::from_py(start, stop, prefix)?;
         reader::list(py, &self.reader()?, &b, reverse, Yield::Values)
     }
 
@@ -361,11 +353,7 @@ impl Keyspace {
         prefix: Option<&Bound<'py, PyAny>>,
         reverse: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let b = Bounds::new(
-            convert::opt_key(start)?,
-            convert::opt_key(stop)?,
-            convert::opt_key(prefix)?,
-        );
+        let b = Bounds::from_py(start, stop, prefix)?;
         reader::list(py, &self.reader()?, &b, reverse, Yield::Items)
     }
 
@@ -385,11 +373,7 @@ impl Keyspace {
         values: bool,
     ) -> PyResult<RangeIter> {
         let what = Yield::from_flags(keys, values)?;
-        let b = Bounds::new(
-            convert::opt_key(start)?,
-            convert::opt_key(stop)?,
-            convert::opt_key(prefix)?,
-        );
+        let b = Bounds::from_py(start, stop, prefix)?;
         self.iter_over(py, b, reverse, what)
     }
 
@@ -402,11 +386,7 @@ impl Keyspace {
         stop: Option<&Bound<'_, PyAny>>,
         prefix: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<usize> {
-        let b = Bounds::new(
-            convert::opt_key(start)?,
-            convert::opt_key(stop)?,
-            convert::opt_key(prefix)?,
-        );
+        let b = Bounds::from_py(start, stop, prefix)?;
         reader::count(py, &self.reader()?, &b)
     }
 

@@ -1,7 +1,6 @@
 //! `lamina.Snapshot`: a read-only view of the database as of one moment.
 
 use crate::bounds::Bounds;
-use crate::convert;
 use crate::errors::closed;
 use crate::iter::{RangeIter, Yield};
 use crate::keyspace::{same_db, Keyspace};
@@ -129,11 +128,7 @@ impl Snapshot {
         reverse: bool,
         keyspace: Option<&Bound<'py, Keyspace>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let b = Bounds::new(
-            convert::opt_key(start)?,
-            convert::opt_key(stop)?,
-            convert::opt_key(prefix)?,
-        );
+        let b = Bounds::from_py(start, stop, prefix)?;
         reader::list(py, &self.reader(keyspace)?, &b, reverse, Yield::Keys)
     }
 
@@ -148,11 +143,7 @@ impl Snapshot {
         reverse: bool,
         keyspace: Option<&Bound<'py, Keyspace>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let b = Bounds::new(
-            convert::opt_key(start)?,
-            convert::opt_key(stop)?,
-            convert::opt_key(prefix)?,
-        );
+        let b = Bounds::from_py(start, stop, prefix)?;
         reader::list(py, &self.reader(keyspace)?, &b, reverse, Yield::Values)
     }
 
@@ -167,11 +158,7 @@ impl Snapshot {
         reverse: bool,
         keyspace: Option<&Bound<'py, Keyspace>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let b = Bounds::new(
-            convert::opt_key(start)?,
-            convert::opt_key(stop)?,
-            convert::opt_key(prefix)?,
-        );
+        let b = Bounds::from_py(start, stop, prefix)?;
         reader::list(py, &self.reader(keyspace)?, &b, reverse, Yield::Items)
     }
 
@@ -190,11 +177,7 @@ impl Snapshot {
         keyspace: Option<&Bound<'_, Keyspace>>,
     ) -> PyResult<RangeIter> {
         let what = Yield::from_flags(keys, values)?;
-        let b = Bounds::new(
-            convert::opt_key(start)?,
-            convert::opt_key(stop)?,
-            convert::opt_key(prefix)?,
-        );
+        let b = Bounds::from_py(start, stop, prefix)?;
         let r = self.reader(keyspace)?;
         let iter = if b.is_empty() {
             None
