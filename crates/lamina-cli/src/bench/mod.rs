@@ -8,6 +8,7 @@
 mod blocksize;
 mod commit;
 mod insert;
+mod meter;
 mod multi;
 mod numbers;
 mod scan;

@@ -8,11 +8,11 @@
 //! CSV row each); a line is printed every 2,000,000 ops (`--every`): ops done,
 //! seconds and rate since the previous line, overall rate.
 
-use super::{files_line, fresh_db, options, parse_size, rate, Common, Csv, GlibcRandom, Workdir};
+use super::meter::Meter;
+use super::{files_line, fresh_db, options, parse_size, Common, Csv, GlibcRandom, Workdir};
 use crate::cmd::Ctx;
 use crate::engine::{Batch, Durability};
 use crate::progress::{Progress, Total};
-use std::time::Instant;
 
 /// The columns of the CSV (those of `bench/tokudb_bdb.py update`).
 pub const CSV_HEADER: [&str; 6] = [
@@ -63,8 +63,6 @@ pub fn run(args: UpdateArgs, ctx: &Ctx) -> Result<(), String> {
         dir.path(),
         options(Some(args.cache_size), args.memtable_size)?,
     )?;
-    let report = args.report.max(1);
-    let every = args.every.max(1);
     let per_commit = args.ops_per_commit.max(1);
     println!(
         "db-update: lamina {} in Rust, blind merge (add), {per_commit} ops per durable commit, \
@@ -82,8 +80,7 @@ pub fn run(args: UpdateArgs, ctx: &Ctx) -> Result<(), String> {
     let one = 1u64.to_le_bytes();
     let mut rng = GlibcRandom::new(args.seed);
     let mut batch = Batch::new();
-    let start = Instant::now();
-    let (mut last_report, mut last_line) = (start, start);
+    let mut meter = Meter::new(args.report, args.every, args.max_seconds, note);
     let mut done = args.ops;
     for i in 0..args.ops {
         let a = rng.next_u31() % 1_000_000;
@@ -97,52 +94,17 @@ pub fn run(args: UpdateArgs, ctx: &Ctx) -> Result<(), String> {
         }
         progress.add(1, 16);
         let n = i + 1;
-        if n % report == 0 {
-            let now = Instant::now();
-            let secs = now.duration_since(last_report).as_secs_f64();
-            let total = now.duration_since(start).as_secs_f64();
-            csv.row(&[
-                "lamina".into(),
-                n.to_string(),
-                format!("{secs:.3}"),
-                format!("{:.0}", rate(report, secs)),
-                format!("{:.0}", rate(n, total)),
-                note.clone(),
-            ])?;
-            last_report = now;
-            if n % every == 0 {
-                let window = now.duration_since(last_line).as_secs_f64();
-                progress.suspend(|| {
-                    println!(
-                        "{n} {window:.3} {:.0}/s {:.0}/s",
-                        rate(every, window),
-                        rate(n, total)
-                    )
-                });
-                last_line = now;
-            }
-            if args.max_seconds.is_some_and(|m| total > m) {
-                done = n;
-                progress.suspend(|| println!("stopped after {total:.0} s (--max-seconds)"));
-                break;
-            }
+        if meter.tick(n, &mut csv, &progress)? {
+            done = n;
+            break;
         }
     }
     if !batch.is_empty() {
         db.write_with(batch, Durability::Sync)
             .map_err(|e| format!("commit: {e}"))?;
     }
-    let secs = start.elapsed().as_secs_f64();
     progress.finish();
-    println!("total {done} {secs:.3} {:.0}/s", rate(done, secs));
-    csv.row(&[
-        "lamina".into(),
-        format!("total {done}"),
-        format!("{secs:.3}"),
-        String::new(),
-        format!("{:.0}", rate(done, secs)),
-        note.clone(),
-    ])?;
+    meter.finish(done, &mut csv)?;
     db.close().map_err(|e| format!("close: {e}"))?;
     println!("{}", files_line(dir.path()));
     Ok(())
