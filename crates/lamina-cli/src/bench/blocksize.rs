@@ -78,7 +78,7 @@ pub fn run(args: BlocksizeArgs, ctx: &Ctx) -> Result<(), String> {
         thousands(reads)
     );
     println!(
-        "{:>6} {:>9} {:>11} {:>20} {:>9} {:>11}",
+        "{:>6} {:>9} {:>11} {:>24} {:>9} {:>11}",
         "block", "load s", "records/s", "size on disk", "read s", "reads/s"
     );
     let mut rows = Vec::new();
@@ -98,7 +98,7 @@ pub fn run(args: BlocksizeArgs, ctx: &Ctx) -> Result<(), String> {
             read_rate: rate(reads, read_s),
         };
         println!(
-            "{:>5}K {load_s:>9.3} {:>11} {:>20} {read_s:>9.3} {:>11}",
+            "{:>5}K {load_s:>9.3} {:>11} {:>24} {read_s:>9.3} {:>11}",
             block >> 10,
             thousands(row.load_rate as u64),
             format!("{} ({size} B)", bytes(size)),

@@ -68,7 +68,12 @@ pub struct Common {
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
     /// The memory cap in force (e.g. 512M), recorded in the CSV's memlimit column.
-    #[arg(long, value_name = "NOTE", default_value = "")]
+    #[arg(
+        long,
+        value_name = "NOTE",
+        default_value = "",
+        hide_default_value = true
+    )]
     pub memlimit_note: String,
 }
 

@@ -64,7 +64,7 @@ pub fn run(args: NumbersArgs, ctx: &Ctx) -> Result<(), String> {
         super::VERSION
     );
     println!(
-        "{:>21} {:>5} {:>10} {:>11} {:>20}",
+        "{:>21} {:>5} {:>10} {:>11} {:>24}",
         "records", "path", "seconds", "records/s", "size on disk"
     );
     // (exp, path index, rate)
@@ -83,7 +83,7 @@ pub fn run(args: NumbersArgs, ctx: &Ctx) -> Result<(), String> {
             let r = rate(n, secs);
             rates.push((exp, pi, r));
             println!(
-                "{:>21} {which:>5} {secs:>10.3} {:>11} {:>20}",
+                "{:>21} {which:>5} {secs:>10.3} {:>11} {:>24}",
                 format!("{} (2^{exp})", thousands(n)),
                 thousands(r as u64),
                 format!("{} ({size} B)", bytes(size))
