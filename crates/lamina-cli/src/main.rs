@@ -65,7 +65,7 @@ enum Command {
     Stat(cmd::stat::StatArgs),
     /// Print one WAL segment, table or manifest (debugging).
     Inspect(cmd::inspect::InspectArgs),
-    /// Run a benchmark workload.
+    /// Run a benchmark workload (BENCHMARKS.md): numbers, insert, scan, update, multi, commit, blocksize.
     Bench(bench::BenchArgs),
 }
 
@@ -85,7 +85,7 @@ fn dispatch(command: Command, ctx: &Ctx) -> Result<Exit, CliError> {
         Command::Check(a) => cmd::check::run(a, ctx),
         Command::Stat(a) => cmd::stat::run(a, ctx),
         Command::Inspect(a) => cmd::inspect::run(a, ctx),
-        Command::Bench(a) => bench::run(a)
+        Command::Bench(a) => bench::run(a, ctx)
             .map(|()| Exit::Ok)
             .map_err(|m| CliError::new(Exit::Failed, m)),
     }

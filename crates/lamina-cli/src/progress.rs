@@ -264,6 +264,17 @@ impl Progress {
         }
     }
 
+    /// Runs `f` (which prints on standard output) with the bar hidden, then
+    /// flushes standard output, so that table rows and the bar do not mix.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        let r = match &self.bar {
+            Some(bar) => bar.suspend(f),
+            None => f(),
+        };
+        let _ = std::io::stdout().flush();
+        r
+    }
+
     /// Ends the task and prints its summary line (unless off or nothing was counted).
     pub fn finish(mut self) {
         let elapsed = self.start.elapsed();

@@ -176,13 +176,6 @@ fn ok_keep(out: std::process::Output) -> std::process::Output {
 }
 
 #[test]
-fn bench_is_reserved() {
-    let out = lamina_run(&["bench", "nothing"]);
-    assert_eq!(code(&out), 1);
-    assert_eq!(stderr(&out), "lamina: unknown workload: nothing\n");
-}
-
-#[test]
 fn inspect_wal_table_and_manifest() {
     let tmp = tempdir();
     let db = numbers_db(&tmp, 300);

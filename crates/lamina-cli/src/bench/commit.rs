@@ -1,0 +1,216 @@
+//! `lamina bench commit`: durable commits against the disk's limit (seed 004).
+//!
+//! First testfile, the hardware's limit: per op `write(fd, 256 zero bytes)`,
+//! `lseek(fd, 0)`, `fsync(fd)`, 1000 ops, in a file beside the database
+//! directory (same disk). Then, for each thread count (1, 2, 4, 8, 16, 32),
+//! every thread writes one 256-byte value per `Durability::Sync` commit under
+//! its own keys, for a fixed time (`--seconds`) or number of commits
+//! (`--ops`). Printed: commits/s, WAL fsyncs issued (`Stats::wal_syncs`),
+//! commits per fsync, and commits/s as a multiple of testfile's ops/s.
+
+use super::{fresh_db, options, rate, Common, Csv, Workdir};
+use crate::cmd::Ctx;
+use crate::engine::{Batch, Db, Durability};
+use crate::progress::{thousands, Progress, Total};
+use std::fs::OpenOptions;
+use std::io::{Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Bytes per commit (testfile's `-b256`).
+const VALUE_BYTES: usize = 256;
+
+/// Arguments of `lamina bench commit`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CommitArgs {
+    /// Thread counts, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [1, 2, 4, 8, 16, 32])]
+    pub threads: Vec<usize>,
+    /// Seconds per thread count.
+    #[arg(long, default_value_t = 3.0)]
+    pub seconds: f64,
+    /// Commits per thread count (shared among its threads) instead of --seconds.
+    #[arg(long)]
+    pub ops: Option<u64>,
+    /// testfile's operations.
+    #[arg(long, value_name = "OPS", default_value_t = 1000)]
+    pub testfile_ops: u64,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// Runs `lamina bench commit`.
+pub fn run(args: CommitArgs, ctx: &Ctx) -> Result<(), String> {
+    let dir = Workdir::new(&args.common, "commit");
+    let mut csv = Csv::open(
+        args.common.csv.as_deref(),
+        &[
+            "engine",
+            "threads",
+            "commits",
+            "seconds",
+            "commits_per_s",
+            "fsyncs",
+            "commits_per_fsync",
+            "testfile_ops_per_s",
+            "ratio_to_testfile",
+            "memlimit",
+        ],
+    )?;
+    let tf_path = testfile_path(dir.path());
+    let tf_secs = testfile(&tf_path, args.testfile_ops.max(1));
+    let _ = std::fs::remove_file(&tf_path);
+    let tf_secs = tf_secs.map_err(|e| format!("testfile {}: {e}", tf_path.display()))?;
+    let tf_rate = rate(args.testfile_ops.max(1), tf_secs);
+    println!(
+        "testfile: {} ops of write({VALUE_BYTES} B) + lseek + fsync in {tf_secs:.6}s = {tf_rate:.0} ops/s \
+         [{}]",
+        args.testfile_ops.max(1),
+        tf_path.display()
+    );
+    let db = fresh_db(dir.path(), options(None, None)?)?;
+    println!(
+        "lamina {} Sync commits of one {VALUE_BYTES}-byte value each, {}",
+        super::VERSION,
+        match args.ops {
+            Some(n) => format!("{n} commits per thread count"),
+            None => format!("{} s per thread count", args.seconds),
+        }
+    );
+    println!(
+        "{:>7} {:>10} {:>9} {:>11} {:>10} {:>13} {:>10}",
+        "threads", "commits", "seconds", "commits/s", "fsyncs", "commits/fsync", "x testfile"
+    );
+    for (round, &threads) in args.threads.iter().enumerate() {
+        let threads = threads.max(1);
+        let syncs_before = db.stats().wal_syncs;
+        let (commits, secs) = commits(&db, round as u32, threads, &args, ctx)?;
+        let fsyncs = db.stats().wal_syncs.saturating_sub(syncs_before);
+        let per_s = rate(commits, secs);
+        let per_fsync = if fsyncs > 0 {
+            commits as f64 / fsyncs as f64
+        } else {
+            0.0
+        };
+        let ratio = if tf_rate > 0.0 { per_s / tf_rate } else { 0.0 };
+        println!(
+            "{threads:>7} {:>10} {secs:>9.3} {:>11} {:>10} {per_fsync:>13.2} {ratio:>10.2}",
+            thousands(commits),
+            thousands(per_s as u64),
+            thousands(fsyncs)
+        );
+        csv.row(&[
+            "lamina".into(),
+            threads.to_string(),
+            commits.to_string(),
+            format!("{secs:.6}"),
+            format!("{per_s:.0}"),
+            fsyncs.to_string(),
+            format!("{per_fsync:.3}"),
+            format!("{tf_rate:.0}"),
+            format!("{ratio:.3}"),
+            args.common.memlimit_note.clone(),
+        ])?;
+    }
+    db.close().map_err(|e| format!("close: {e}"))?;
+    Ok(())
+}
+
+/// `DIR.testfile` beside the database directory: on its disk, outside it.
+fn testfile_path(db: &Path) -> PathBuf {
+    let mut name = db.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(".testfile");
+    db.with_file_name(name)
+}
+
+/// testfile: `ops` times write 256 zero bytes, seek to 0, fsync. Seconds taken.
+fn testfile(path: &Path, ops: u64) -> std::io::Result<f64> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)?;
+    let buf = [0u8; VALUE_BYTES];
+    let t0 = Instant::now();
+    for _ in 0..ops {
+        f.write_all(&buf)?;
+        f.seek(SeekFrom::Start(0))?;
+        f.sync_all()?;
+    }
+    Ok(t0.elapsed().as_secs_f64())
+}
+
+/// Runs `threads` committers; returns the commits made and the seconds taken.
+fn commits(
+    db: &Db,
+    round: u32,
+    threads: usize,
+    args: &CommitArgs,
+    ctx: &Ctx,
+) -> Result<(u64, f64), String> {
+    let done = AtomicU64::new(0);
+    let per_thread = args.ops.map(|n| n.div_ceil(threads as u64));
+    let limit = Duration::try_from_secs_f64(args.seconds.max(0.0)).unwrap_or(Duration::ZERO);
+    let total = match args.ops {
+        Some(n) => Total::Records(n),
+        None => Total::Unknown,
+    };
+    let progress = Progress::new(
+        format!("bench commit {threads} threads"),
+        total,
+        ctx.progress.mode(true),
+        &ctx.progress,
+    );
+    let start = Instant::now();
+    let (results, secs): (Vec<Result<(), String>>, f64) = crate::progress::while_running(
+        progress,
+        || {
+            let n = done.load(Ordering::Relaxed);
+            (n, n * VALUE_BYTES as u64)
+        },
+        || {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = (0..threads)
+                    .map(|t| {
+                        let done = &done;
+                        s.spawn(move || -> Result<(), String> {
+                            let value = [t as u8; VALUE_BYTES];
+                            let mut i = 0u64;
+                            loop {
+                                match per_thread {
+                                    Some(n) if i >= n => break,
+                                    None if start.elapsed() >= limit => break,
+                                    _ => {}
+                                }
+                                let key =
+                                    (u128::from(round) << 96 | (t as u128) << 64 | u128::from(i))
+                                        .to_be_bytes();
+                                let mut b = Batch::new();
+                                b.put(&key, &value);
+                                db.write_with(b, Durability::Sync)
+                                    .map_err(|e| format!("commit: {e}"))?;
+                                done.fetch_add(1, Ordering::Relaxed);
+                                i += 1;
+                            }
+                            Ok(())
+                        })
+                    })
+                    .collect();
+                let results = handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|_| Err("a thread panicked".into())))
+                    .collect();
+                (results, start.elapsed().as_secs_f64())
+            })
+        },
+    );
+    for r in results {
+        r?;
+    }
+    Ok((done.load(Ordering::Relaxed), secs))
+}
