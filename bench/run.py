@@ -125,6 +125,19 @@ STEPS = [
      "--csv {out}/commits.csv",
      "{lamina} bench commits --threads 1,16 --dir {tmp}/lamina-commits --csv {out}/commits.csv",
      180, 20),
+    ("lamina-db-scan", "seed 002 db-scan on lamina: every row in key order, twice, in one snapshot",
+     "{lamina} bench db-scan -n 4 --csv {out}/db_scan.csv",
+     "{lamina} bench db-scan -n 1 --csv {out}/db_scan.csv",
+     240, 30),
+    ("lamina-db-insert-multiple", "seed 002 db-insert-multiple on lamina: primary + three "
+     "secondary keyspaces in one atomic durable batch per 1000 rows",
+     "{lamina} bench db-insert-multiple --rows 1000000 --csv {out}/db_insert_multiple.csv",
+     "{lamina} bench db-insert-multiple --rows 100000 --csv {out}/db_insert_multiple.csv",
+     180, 30),
+    ("lamina-blocksize", "seed 003 block sizes 4K..64K: the numbers load and point reads",
+     "{lamina} bench blocksize --records 1048576 --csv {out}/blocksize.csv",
+     "{lamina} bench blocksize --records 65536 --csv {out}/blocksize.csv",
+     240, 30),
 ]
 
 
