@@ -107,16 +107,16 @@ STEPS = [
      "{lamina} bench db-insert -n 4 --dir {tmp}/lamina-insert --csv {out}/db_insert.csv",
      "{lamina} bench db-insert -n 1 --dir {tmp}/lamina-insert --csv {out}/db_insert.csv",
      240, 20),
-    ("lamina-db-insert-512M", "seed 002 db-insert on lamina, 12 batches, cache 256 MiB, memory "
-     "capped at 512 MiB",
-     "{memlimit} 512M {lamina} bench db-insert -n 12 --cache-size 268435456 "
+    ("lamina-db-insert-512M", "seed 002 db-insert on lamina, 12 batches, memory capped at 512 MiB; lamina's budget "
+     "is the peers' 256 MiB cache, split into a 128 MiB block cache and 32 MiB memtables",
+     "{memlimit} 512M {lamina} bench db-insert -n 12 --cache-size 134217728 --memtable-size 33554432 "
      "--dir {tmp}/lamina-insert --csv {out}/db_insert.csv",
      None, 300, 0),
     ("lamina-db-update-512M", "seed 002 db-update on lamina (blind merge), 100 ops per durable "
-     "commit, cache 256 MiB, memory capped at 512 MiB",
-     "{memlimit} 512M {lamina} bench db-update --ops 2000000 --cache-size 268435456 "
+     "commit, memory capped at 512 MiB; 128 MiB block cache and 32 MiB memtables",
+     "{memlimit} 512M {lamina} bench db-update --ops 2000000 --cache-size 134217728 --memtable-size 33554432 "
      "--dir {tmp}/lamina-update --csv {out}/db_update.csv",
-     "{memlimit} 512M {lamina} bench db-update --ops 200000 --cache-size 268435456 "
+     "{memlimit} 512M {lamina} bench db-update --ops 200000 --cache-size 134217728 --memtable-size 33554432 "
      "--dir {tmp}/lamina-update --csv {out}/db_update.csv",
      240, 20),
     ("lamina-commits", "seed 004 lamina commits: 256 B values, one Sync write per commit, "

@@ -32,6 +32,9 @@ pub struct OutputSpec<'a> {
     pub merge_operator: &'a dyn MergeOperator,
     /// Allocates file numbers for new tables.
     pub new_file_number: &'a mut dyn FnMut() -> u64,
+    /// Polled now and then; when it returns true the run stops with
+    /// `Error::Closed` and removes what it wrote (the database is closing).
+    pub cancelled: &'a dyn Fn() -> bool,
 }
 
 /// What a run wrote.
@@ -82,6 +85,7 @@ fn run(
     let mut entries: Vec<Entry> = Vec::new();
     let mut tree_key: Vec<u8> = Vec::new();
     let mut ikey = Vec::new();
+    let mut steps = 0u64;
     loop {
         let next_key = if input.valid() {
             let k = input.key();
@@ -154,6 +158,10 @@ fn run(
             });
         }
         input.next();
+        steps += 1;
+        if steps.is_multiple_of(4096) && (spec.cancelled)() {
+            return Err(Error::Closed);
+        }
     }
     if cur.is_some() {
         finish(cur, spec, out)?;

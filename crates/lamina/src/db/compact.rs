@@ -74,6 +74,8 @@ impl Inner {
             keyspace_live: &live,
             merge_operator: self.opts.merge_operator.as_ref(),
             new_file_number: &mut alloc,
+            // Closing does not wait for a long compaction: its inputs stay live.
+            cancelled: &|| self.closed.load(Ordering::Acquire),
         };
         let out = write_tables(&mut input, &mut spec)?;
         drop(input);
@@ -148,8 +150,9 @@ impl Inner {
             };
             let result = self.run_task(&task);
             drop(guard);
-            if let Err(e) = result {
-                self.poison(&e);
+            match result {
+                Ok(()) | Err(Error::Closed) => {}
+                Err(e) => self.poison(&e),
             }
         }
     }

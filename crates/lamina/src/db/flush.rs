@@ -43,6 +43,7 @@ impl Inner {
             keyspace_live: &live,
             merge_operator: self.opts.merge_operator.as_ref(),
             new_file_number: &mut alloc,
+            cancelled: &|| false,
         };
         let mut it = mem.scan();
         let out = write_tables(&mut it, &mut spec)?;

@@ -8,8 +8,10 @@ use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// Approximate per-entry overhead of the skip list, counted in `approximate_size`.
-const ENTRY_OVERHEAD: usize = 64;
+/// Bytes a skip-list node takes besides the value's own allocation (the
+/// node with its tower, the inline key, the value's header), counted in
+/// `approximate_size`.
+const ENTRY_OVERHEAD: usize = 96;
 
 /// Sorted, concurrent buffer of recent writes. Readers never block writers.
 ///
@@ -67,7 +69,8 @@ impl Memtable {
 
     fn insert_internal(&self, ikey: InternalKey, value: &[u8]) {
         let seqno = key::parse(ikey.as_slice()).map_or(0, |p| p.seqno);
-        let bytes = ikey.0.len() + value.len() + ENTRY_OVERHEAD;
+        let spilled_key = if ikey.0.spilled() { ikey.0.len() } else { 0 };
+        let bytes = spilled_key + value.len() + ENTRY_OVERHEAD;
         self.map.insert(ikey, value.to_vec());
         self.size.fetch_add(bytes as u64, Ordering::Relaxed);
         self.largest_seqno.fetch_max(seqno, Ordering::Relaxed);
