@@ -290,6 +290,10 @@ def main(argv=None):
         shown = text if status == "ok" or not err else text + "\n" + err[-2000:]
         done.append((name, desc, status, shown, secs))
     shutil.rmtree(tmp, ignore_errors=True)
+    commits = os.path.join(out, "commits.csv")
+    if os.path.exists(commits):
+        subprocess.run([py, os.path.join(HERE, "plot_commits.py"), commits,
+                        os.path.join(out, "commits.png")], check=False)
     write_summary(out, info, done, a.quick, time.time() - t_all, lamina)
     print(f"summary: {os.path.join(out, 'SUMMARY.md')} ({time.time() - t_all:.0f} s in all)")
     return 0
