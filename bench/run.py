@@ -107,16 +107,16 @@ STEPS = [
      "{lamina} bench db-insert -n 4 --dir {tmp}/lamina-insert --csv {out}/db_insert.csv",
      "{lamina} bench db-insert -n 1 --dir {tmp}/lamina-insert --csv {out}/db_insert.csv",
      240, 20),
-    ("lamina-db-insert-512M", "seed 002 db-insert on lamina, 12 batches, memory capped at 512 MiB; lamina's budget "
-     "is the peers' 256 MiB cache, split into a 128 MiB block cache and 32 MiB memtables",
-     "{memlimit} 512M {lamina} bench db-insert -n 12 --cache-size 134217728 --memtable-size 33554432 "
+    ("lamina-db-insert-512M", "seed 002 db-insert on lamina, 12 batches, cache 256 MiB, memory "
+     "capped at 512 MiB",
+     "{memlimit} 512M {lamina} bench db-insert -n 12 --cache-size 268435456 "
      "--dir {tmp}/lamina-insert --csv {out}/db_insert.csv",
      None, 300, 0),
     ("lamina-db-update-512M", "seed 002 db-update on lamina (blind merge), 100 ops per durable "
-     "commit, memory capped at 512 MiB; 128 MiB block cache and 32 MiB memtables",
-     "{memlimit} 512M {lamina} bench db-update --ops 2000000 --cache-size 134217728 --memtable-size 33554432 "
+     "commit, cache 256 MiB, memory capped at 512 MiB",
+     "{memlimit} 512M {lamina} bench db-update --ops 2000000 --cache-size 268435456 "
      "--dir {tmp}/lamina-update --csv {out}/db_update.csv",
-     "{memlimit} 512M {lamina} bench db-update --ops 200000 --cache-size 134217728 --memtable-size 33554432 "
+     "{memlimit} 512M {lamina} bench db-update --ops 200000 --cache-size 268435456 "
      "--dir {tmp}/lamina-update --csv {out}/db_update.csv",
      240, 20),
     ("lamina-commits", "seed 004 lamina commits: 256 B values, one Sync write per commit, "
@@ -125,6 +125,11 @@ STEPS = [
      "--csv {out}/commits.csv",
      "{lamina} bench commits --threads 1,16 --dir {tmp}/lamina-commits --csv {out}/commits.csv",
      180, 20),
+    ("lamina-numbers-512M", "seed 000 numbers on lamina, doubling sizes to 2^23, memory capped at "
+     "512 MiB",
+     "{memlimit} 512M {lamina} bench numbers --max 23 --memlimit-note 512M "
+     "--csv {out}/numbers_lamina.csv",
+     None, 300, 0),
     ("lamina-db-scan", "seed 002 db-scan on lamina: every row in key order, twice, in one snapshot",
      "{lamina} bench db-scan -n 4 --csv {out}/db_scan.csv",
      "{lamina} bench db-scan -n 1 --csv {out}/db_scan.csv",

@@ -48,15 +48,15 @@ impl Inner {
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
         if task.level == 0 {
             for f in &task.inputs {
-                children.push(Box::new(self.tables.get(f.number)?.iter()));
+                children.push(Box::new(self.tables.get(f.number)?.iter_uncached()));
             }
         } else {
-            children.push(Box::new(LevelIter::new(
+            children.push(Box::new(LevelIter::uncached(
                 task.inputs.clone(),
                 Arc::clone(&self.tables),
             )));
         }
-        children.push(Box::new(LevelIter::new(
+        children.push(Box::new(LevelIter::uncached(
             task.next_inputs.clone(),
             Arc::clone(&self.tables),
         )));

@@ -17,6 +17,7 @@ pub struct LevelIter {
     index: usize,
     cur: Option<TableIter>,
     err: Option<Error>,
+    fill_cache: bool,
 }
 
 impl LevelIter {
@@ -28,6 +29,16 @@ impl LevelIter {
             index: 0,
             cur: None,
             err: None,
+            fill_cache: true,
+        }
+    }
+
+    /// Like [`LevelIter::new`], but blocks read from the files are not added
+    /// to the block cache (for compactions).
+    pub fn uncached(files: Vec<Arc<FileMeta>>, tables: Arc<TableCache>) -> LevelIter {
+        LevelIter {
+            fill_cache: false,
+            ..LevelIter::new(files, tables)
         }
     }
 
@@ -39,7 +50,11 @@ impl LevelIter {
         };
         match self.tables.get(f.number) {
             Ok(t) => {
-                self.cur = Some(t.iter());
+                self.cur = Some(if self.fill_cache {
+                    t.iter()
+                } else {
+                    t.iter_uncached()
+                });
                 true
             }
             Err(e) => {

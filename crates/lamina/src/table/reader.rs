@@ -126,7 +126,14 @@ impl Table {
     /// An iterator over the table, positioned nowhere. It holds the table
     /// alive and may outlive this borrow; it is `Send + 'static`.
     pub fn iter(self: &Arc<Table>) -> TableIter {
-        TableIter::new(Arc::clone(self), self.index.iter())
+        TableIter::new(Arc::clone(self), self.index.iter(), true)
+    }
+
+    /// Like [`Table::iter`], but blocks read from the file are not added to
+    /// the block cache (for compactions, which read each block once and would
+    /// otherwise push out what readers use).
+    pub fn iter_uncached(self: &Arc<Table>) -> TableIter {
+        TableIter::new(Arc::clone(self), self.index.iter(), false)
     }
 
     /// The first entry whose internal key is `>= target`, as `(key, value)`;
@@ -196,12 +203,20 @@ impl Table {
 
     /// The data block at `handle`, from the cache or the file.
     pub(super) fn data_block(&self, handle: BlockHandle) -> Result<Arc<Block>> {
+        self.data_block_filling(handle, true)
+    }
+
+    /// The data block at `handle`, from the cache or the file; a block read
+    /// from the file is added to the cache only if `fill`.
+    pub(super) fn data_block_filling(&self, handle: BlockHandle, fill: bool) -> Result<Arc<Block>> {
         if let Some(block) = self.cache.get(self.file_number, handle.offset) {
             return Ok(block);
         }
         let block = Arc::new(self.read_data_block(handle)?);
-        self.cache
-            .insert(self.file_number, handle.offset, Arc::clone(&block));
+        if fill {
+            self.cache
+                .insert(self.file_number, handle.offset, Arc::clone(&block));
+        }
         Ok(block)
     }
 

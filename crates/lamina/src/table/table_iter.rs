@@ -17,6 +17,8 @@ pub struct TableIter {
     /// The data block of the index entry `index` is on, if loaded.
     data: Option<BlockIter>,
     err: Option<Error>,
+    /// Whether blocks read from the file go into the block cache.
+    fill_cache: bool,
 }
 
 impl std::fmt::Debug for TableIter {
@@ -32,12 +34,13 @@ impl std::fmt::Debug for TableIter {
 impl TableIter {
     /// An iterator over `table` through `index`, an iterator over its
     /// index block; positioned nowhere.
-    pub(super) fn new(table: Arc<Table>, index: BlockIter) -> TableIter {
+    pub(super) fn new(table: Arc<Table>, index: BlockIter, fill_cache: bool) -> TableIter {
         TableIter {
             table,
             index,
             data: None,
             err: None,
+            fill_cache,
         }
     }
 
@@ -68,7 +71,7 @@ impl TableIter {
             .handle_of(self.index.value())
             .and_then(|h| match &self.data {
                 Some(d) if d.block().offset() == h.offset => Ok(None),
-                _ => self.table.data_block(h).map(Some),
+                _ => self.table.data_block_filling(h, self.fill_cache).map(Some),
             });
         match loaded {
             Ok(Some(block)) => self.data = Some(BlockIter::new(block)),
