@@ -172,3 +172,28 @@ fn closed_handles_refuse_work() {
     assert!(matches!(other.put(b"k", b"v"), Err(Error::Closed)));
     assert!(matches!(other.get(b"k"), Err(Error::Closed)));
 }
+
+#[test]
+fn compactions_leave_the_block_cache_to_readers() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let opts = Options {
+        memtable_size: 64 << 10,
+        block_size: 1024,
+        ..Options::default()
+    };
+    let db = Db::open(dir.path().join("db"), opts).expect("open");
+    for i in 0..20_000u32 {
+        db.put(format!("key{i:08}").as_bytes(), &[b'v'; 50])
+            .expect("put");
+    }
+    db.flush().expect("flush");
+    db.compact().expect("compact");
+    let stats = db.stats();
+    assert!(stats.compactions > 0, "{stats:?}");
+    assert_eq!(
+        stats.cache_bytes, 0,
+        "compaction inputs went through the block cache"
+    );
+    assert_eq!(db.get(b"key00000042").expect("get"), Some(vec![b'v'; 50]));
+    assert!(db.stats().cache_bytes > 0, "reads do fill the cache");
+}
