@@ -2,7 +2,7 @@
 """seed 000: load the numbers-in-English data set at doubling sizes, as BENCHMARKS.md defines it.
 
 Record N is key N (decimal ASCII) and value N in English, exactly as the seed's Perl program
-writes it (bench/numbers.pl). The input stream is one line per record, `store N "words"`, for
+writes it (crates/lamina-cli/tests/fixtures/numbers.pl). The input stream is one line per record, `store N "words"`, for
 N = 0 .. size-1. For each size 2^min .. 2^max the stream is generated once into a file (not
 timed; the generator's own rate is reported), then each engine loads it and is timed:
 
@@ -29,7 +29,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ORACLE = os.path.join(HERE, "numbers.pl")
+# The seed's Perl program, kept once, beside the CLI's tests that check against it.
+ORACLE = os.path.join(HERE, "..", "crates", "lamina-cli", "tests", "fixtures", "numbers.pl")
 MEMLIMIT = os.environ.get("LAMINA_MEMLIMIT",
                           os.path.join(HERE, "..", "..", "shared", "tools", "memlimit"))
 if not os.path.exists(MEMLIMIT):
@@ -107,7 +108,7 @@ def main(argv=None):
     p.add_argument("--max", type=int, default=20, help="largest size, as an exponent of 2 (20)")
     p.add_argument("--gen", help="generator command; {n} is the largest N to print "
                    "(size-1). Default: '{lamina} gen numbers {n}' when a lamina binary is "
-                   "found, else 'perl bench/numbers.pl {n}' (the seed's program)")
+                   "found, else 'perl crates/lamina-cli/tests/fixtures/numbers.pl {n}' (the seed's program)")
     p.add_argument("--lamina", help="lamina binary (default: `lamina` on PATH, if any)")
     p.add_argument("--lamina-builtin", metavar="TEMPLATE",
                    default="{lamina} gen numbers {n} --into {db} --newdb",
@@ -118,7 +119,7 @@ def main(argv=None):
     p.add_argument("--pipe", action="store_true",
                    help="time `GEN | ENGINE` as the seed did, instead of loading from a file")
     p.add_argument("--check", action="store_true",
-                   help="compare the generator's output with bench/numbers.pl at every size")
+                   help="compare the generator's output with crates/lamina-cli/tests/fixtures/numbers.pl at every size")
     p.add_argument("--budget", type=float, default=300.0,
                    help="skip an engine at a size predicted (2x its last time) to take longer "
                         "than this many seconds (default 300)")

@@ -12,6 +12,7 @@ import sys
 import pytest
 
 BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ORACLE = os.path.join(BENCH, "..", "crates", "lamina-cli", "tests", "fixtures", "numbers.pl")
 sys.path.insert(0, BENCH)
 sys.path.insert(0, os.path.join(BENCH, "adapters"))
 
@@ -192,7 +193,7 @@ def test_each_peer_adapter_runs_or_is_skipped(tmp_path, label):
 def test_numbers_oracle_matches_the_definition():
     if not shutil.which("perl"):
         pytest.skip("perl not installed")
-    out = subprocess.run(["perl", os.path.join(BENCH, "numbers.pl"), "1000001"],
+    out = subprocess.run(["perl", ORACLE, "1000001"],
                          capture_output=True, text=True, check=True).stdout.splitlines()
     assert len(out) == 1000002
     assert out[0] == 'store 0 "zero"'
@@ -211,7 +212,7 @@ def test_lamina_gen_numbers_matches_the_oracle(tmp_path):
         pytest.skip("needs a lamina binary and perl")
     # (N = 0 is left out: numbers.pl treats 0 as "no argument" and prints 1,000,001 records)
     for n in ("1", "999", "1000001"):
-        want = subprocess.run(["perl", os.path.join(BENCH, "numbers.pl"), n],
+        want = subprocess.run(["perl", ORACLE, n],
                               capture_output=True, check=True).stdout
         got = subprocess.run([lamina, "gen", "numbers", n], capture_output=True).stdout
         assert got == want, f"lamina gen numbers {n} differs from numbers.pl"
@@ -231,7 +232,7 @@ def test_numbers_bench_small(tmp_path):
         pytest.skip("perl not installed")
     out_csv = tmp_path / "n.csv"
     r = run(os.path.join(BENCH, "numbers_bench.py"), "--min", "8", "--max", "9", "--check",
-            "--gen", "perl " + os.path.join(BENCH, "numbers.pl") + " {n}",
+            "--gen", "perl " + ORACLE + " {n}",
             "--tmpdir", str(tmp_path), "--csv", str(out_csv))
     assert "generator output == numbers.pl" in r.stdout
     rows = list(csv.DictReader(open(out_csv)))
@@ -324,8 +325,8 @@ def test_numbers_bench_drives_a_lamina_binary(tmp_path):
     fake.write_text(f"""#!/bin/sh
 set -e
 case "$1" in
-  gen) if [ "$4" = --into ]; then mkdir -p "$5"; perl {os.path.join(BENCH, 'numbers.pl')} "$3" > "$5/data"
-       else perl {os.path.join(BENCH, 'numbers.pl')} "$3"; fi ;;
+  gen) if [ "$4" = --into ]; then mkdir -p "$5"; perl {ORACLE} "$3" > "$5/data"
+       else perl {ORACLE} "$3"; fi ;;
   shell) mkdir -p "$3"; cat > "$3/data" ;;
   *) exit 2 ;;
 esac
