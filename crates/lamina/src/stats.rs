@@ -101,6 +101,11 @@ pub struct Stats {
     pub live_entries_estimate: u64,
     /// Named keyspaces.
     pub keyspaces: Vec<String>,
+    /// Bytes of keys and values written by callers since the database was created.
+    pub lifetime_user_bytes: u64,
+    /// Bytes written to the WAL and to tables (by flushes and compactions)
+    /// since the database was created.
+    pub lifetime_disk_bytes: u64,
 }
 
 impl Stats {
@@ -112,6 +117,17 @@ impl Stats {
         }
         (self.wal_bytes_written + self.flush_bytes_written + self.compaction_bytes_written) as f64
             / self.user_bytes_written as f64
+    }
+}
+
+impl Stats {
+    /// Write amplification over the database's whole life (recorded in the
+    /// manifest at each flush and compaction); 0 when nothing was written.
+    pub fn lifetime_write_amplification(&self) -> f64 {
+        if self.lifetime_user_bytes == 0 {
+            return 0.0;
+        }
+        self.lifetime_disk_bytes as f64 / self.lifetime_user_bytes as f64
     }
 }
 
@@ -153,6 +169,7 @@ pub(crate) fn collect(inner: &Inner) -> Stats {
         levels.push(ls);
     }
     let cache = inner.tables.block_cache();
+    let lifetime = inner.lifetime_now();
     Stats {
         total_table_bytes: levels.iter().map(|l| l.bytes).sum(),
         live_entries_estimate: levels.iter().map(|l| l.entries).sum::<u64>() + mem_entries,
@@ -177,5 +194,9 @@ pub(crate) fn collect(inner: &Inner) -> Stats {
         cache_capacity: inner.opts.cache_size as u64,
         block_size: inner.opts.block_size,
         keyspaces: inner.keyspaces.read().keys().cloned().collect(),
+        lifetime_user_bytes: lifetime.user_bytes,
+        lifetime_disk_bytes: lifetime.wal_bytes
+            + lifetime.flush_bytes
+            + lifetime.compaction_written_bytes,
     }
 }

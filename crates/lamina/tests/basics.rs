@@ -197,3 +197,30 @@ fn compactions_leave_the_block_cache_to_readers() {
     assert_eq!(db.get(b"key00000042").expect("get"), Some(vec![b'v'; 50]));
     assert!(db.stats().cache_bytes > 0, "reads do fill the cache");
 }
+
+#[test]
+fn write_amplification_is_kept_over_the_database_life() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let opts = Options {
+        memtable_size: 64 << 10,
+        ..Options::default()
+    };
+    let db = Db::open(dir.path().join("db"), opts.clone()).expect("open");
+    for i in 0..5000u32 {
+        db.put(format!("key{i:08}").as_bytes(), &[b'v'; 40])
+            .expect("put");
+    }
+    db.flush().expect("flush");
+    let before = db.stats();
+    assert!(before.lifetime_user_bytes >= 5000 * 51, "{before:?}");
+    assert!(before.lifetime_write_amplification() > 1.0);
+    db.close().expect("close");
+    let db = Db::open(dir.path().join("db"), opts).expect("reopen");
+    let after = db.stats();
+    assert_eq!(
+        after.user_bytes_written, 0,
+        "counters since open start at zero"
+    );
+    assert_eq!(after.lifetime_user_bytes, before.lifetime_user_bytes);
+    assert!(after.lifetime_disk_bytes >= before.lifetime_disk_bytes);
+}

@@ -121,11 +121,16 @@ pub fn render(path: &str, stats: &Stats) -> String {
             "write amp.       {}",
             crate::engine::write_summary(stats)
         );
-    } else {
+    } else if stats.lifetime_user_bytes > 0 {
         let _ = writeln!(
             s,
-            "write amp.       counted while a database is open: loads (shell --progress, load, gen --into) print it"
+            "write amp.       {} over the database's life: {} written by callers, {} to the WAL and tables",
+            times(Some(stats.lifetime_write_amplification())),
+            bytes(stats.lifetime_user_bytes),
+            bytes(stats.lifetime_disk_bytes)
         );
+    } else {
+        let _ = writeln!(s, "write amp.       nothing written yet");
     }
     let _ = writeln!(
         s,

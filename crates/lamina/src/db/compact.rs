@@ -103,9 +103,10 @@ impl Inner {
 
     fn install(
         &self,
-        edit: VersionEdit,
+        mut edit: VersionEdit,
         obsolete: Vec<Arc<crate::manifest::FileMeta>>,
     ) -> Result<()> {
+        edit.lifetime = Some(self.lifetime_now());
         let mut vs = self.versions.lock();
         let version = vs.log_and_apply(edit)?;
         let mut st = self.state.lock();

@@ -97,6 +97,7 @@ impl Inner {
         let mut edit = VersionEdit {
             log_number: Some(log_number),
             last_seqno: Some(self.visible_seqno.load(Ordering::Acquire)),
+            lifetime: Some(self.lifetime_now()),
             ..Default::default()
         };
         for t in tables {

@@ -97,6 +97,8 @@ pub(crate) struct Inner {
     pub closed: AtomicBool,
     pub poisoned: Mutex<Option<String>>,
     pub counters: Counters,
+    /// Lifetime byte counters as of open; `counters` add to them.
+    pub lifetime_base: crate::manifest::Lifetime,
     pub threads: Mutex<Vec<JoinHandle<()>>>,
     pub lock: Mutex<Option<Box<dyn FileLock>>>,
 }
@@ -130,6 +132,20 @@ impl Inner {
         }
         drop(p);
         self.bg_cv.notify_all();
+    }
+
+    /// Lifetime byte counters now: those recorded at open plus this handle's.
+    pub fn lifetime_now(&self) -> crate::manifest::Lifetime {
+        let c = &self.counters;
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let b = self.lifetime_base;
+        crate::manifest::Lifetime {
+            user_bytes: b.user_bytes + get(&c.user_bytes_written),
+            wal_bytes: b.wal_bytes + get(&c.wal_bytes_written),
+            flush_bytes: b.flush_bytes + get(&c.flush_bytes_written),
+            compaction_read_bytes: b.compaction_read_bytes + get(&c.compaction_bytes_read),
+            compaction_written_bytes: b.compaction_written_bytes + get(&c.compaction_bytes_written),
+        }
     }
 
     /// Live snapshot seqnos, ascending.

@@ -107,6 +107,7 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
     let version = vs.current();
     let log_number = vs.log_number();
     let last_seqno = vs.last_seqno();
+    let lifetime_base = vs.lifetime();
     let inner = Arc::new(Inner {
         path: path.to_path_buf(),
         fs: Arc::clone(&fs),
@@ -132,6 +133,7 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         closed: AtomicBool::new(false),
         poisoned: Mutex::new(None),
         counters: Counters::default(),
+        lifetime_base,
         threads: Mutex::new(Vec::new()),
         lock: Mutex::new(lock),
         opts,
@@ -225,6 +227,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         .map_err(|e| Error::io(&inner.path, e))?;
     edit.log_number = Some(wal_number);
     edit.last_seqno = Some(last_seqno);
+    edit.lifetime = Some(inner.lifetime_now());
     let version = inner.versions.lock().log_and_apply(edit)?;
     {
         let mut st = inner.state.lock();

@@ -15,6 +15,23 @@ const TAG_DELETED_TABLE: u32 = 5;
 const TAG_KEYSPACE_CREATED: u32 = 6;
 const TAG_KEYSPACE_DROPPED: u32 = 7;
 const TAG_NEXT_KEYSPACE_ID: u32 = 8;
+const TAG_LIFETIME: u32 = 9;
+
+/// Bytes counted since the database was created, kept in the manifest so
+/// that write amplification can be reported over the database's whole life.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Lifetime {
+    /// Bytes of keys and values written by callers.
+    pub user_bytes: u64,
+    /// Bytes written to the WAL.
+    pub wal_bytes: u64,
+    /// Bytes of tables written by flushes.
+    pub flush_bytes: u64,
+    /// Bytes read by compactions.
+    pub compaction_read_bytes: u64,
+    /// Bytes of tables written by compactions.
+    pub compaction_written_bytes: u64,
+}
 
 /// What the manifest knows of one table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,6 +90,8 @@ pub struct VersionEdit {
     pub keyspaces_dropped: Vec<KeyspaceId>,
     /// The next unused keyspace id.
     pub next_keyspace_id: Option<KeyspaceId>,
+    /// Lifetime byte counters as of this edit.
+    pub lifetime: Option<Lifetime>,
 }
 
 impl VersionEdit {
@@ -119,6 +138,18 @@ impl VersionEdit {
         if let Some(v) = self.next_keyspace_id {
             put_varint(&mut b, u64::from(TAG_NEXT_KEYSPACE_ID));
             put_varint(&mut b, u64::from(v));
+        }
+        if let Some(l) = self.lifetime {
+            put_varint(&mut b, u64::from(TAG_LIFETIME));
+            for v in [
+                l.user_bytes,
+                l.wal_bytes,
+                l.flush_bytes,
+                l.compaction_read_bytes,
+                l.compaction_written_bytes,
+            ] {
+                put_varint(&mut b, v);
+            }
         }
         b
     }
@@ -181,6 +212,19 @@ impl VersionEdit {
                 TAG_NEXT_KEYSPACE_ID => {
                     e.next_keyspace_id = Some(d.varint32().ok_or_else(|| bad("next keyspace id"))?)
                 }
+                TAG_LIFETIME => {
+                    let l = (|| {
+                        Some(Lifetime {
+                            user_bytes: d.varint()?,
+                            wal_bytes: d.varint()?,
+                            flush_bytes: d.varint()?,
+                            compaction_read_bytes: d.varint()?,
+                            compaction_written_bytes: d.varint()?,
+                        })
+                    })()
+                    .ok_or_else(|| bad("lifetime counters"))?;
+                    e.lifetime = Some(l);
+                }
                 other => {
                     return Err(format!(
                         "unknown tag {other} at byte {at} of a version edit"
@@ -219,6 +263,13 @@ mod tests {
             keyspaces_created: vec![(1, "index".into())],
             keyspaces_dropped: vec![2],
             next_keyspace_id: Some(3),
+            lifetime: Some(Lifetime {
+                user_bytes: 1,
+                wal_bytes: 2,
+                flush_bytes: 3,
+                compaction_read_bytes: 4,
+                compaction_written_bytes: 5,
+            }),
         }
     }
 

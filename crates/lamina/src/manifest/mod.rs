@@ -5,6 +5,6 @@ mod edit;
 mod version;
 mod version_set;
 
-pub use edit::{FileMeta, VersionEdit};
+pub use edit::{FileMeta, Lifetime, VersionEdit};
 pub use version::{Version, NUM_LEVELS};
 pub use version_set::{file_name, parse_file_name, wal_numbers, FileKind, VersionSet};

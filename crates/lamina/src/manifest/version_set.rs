@@ -99,6 +99,7 @@ pub struct VersionSet {
     last_seqno: SeqNo,
     keyspaces: BTreeMap<KeyspaceId, String>,
     next_keyspace_id: KeyspaceId,
+    lifetime: super::edit::Lifetime,
     current: Arc<Version>,
 }
 
@@ -115,6 +116,7 @@ impl VersionSet {
             last_seqno: 0,
             keyspaces: BTreeMap::new(),
             next_keyspace_id: 1,
+            lifetime: super::edit::Lifetime::default(),
             current: Arc::new(Version::default()),
         }
     }
@@ -180,6 +182,9 @@ impl VersionSet {
         if let Some(n) = edit.next_keyspace_id {
             self.next_keyspace_id = self.next_keyspace_id.max(n);
         }
+        if let Some(l) = edit.lifetime {
+            self.lifetime = l;
+        }
     }
 
     /// Starts a new manifest holding a snapshot of the current state, points
@@ -198,6 +203,7 @@ impl VersionSet {
             .map(|(id, n)| (*id, n.clone()))
             .collect();
         snap.next_keyspace_id = Some(self.next_keyspace_id);
+        snap.lifetime = Some(self.lifetime);
         w.add_record(&snap.encode());
         w.sync()?;
         // The manifest's name must be durable before CURRENT can name it.
@@ -311,6 +317,11 @@ impl VersionSet {
         let id = self.next_keyspace_id;
         self.next_keyspace_id = self.next_keyspace_id.saturating_add(1);
         id
+    }
+
+    /// Lifetime byte counters as of the last edit.
+    pub fn lifetime(&self) -> super::edit::Lifetime {
+        self.lifetime
     }
 
     /// The next keyspace id that would be allocated.
