@@ -117,13 +117,17 @@ impl Batch {
         self.rep.len().max(HEADER_LEN)
     }
 
-    /// Checks every key and value against the limits and the merge operator.
+    /// Checks every key and value against the limits, every merge operand
+    /// with `check_operand`, and every keyspace with `check_keyspace`, in one
+    /// pass over the batch.
     pub(crate) fn validate(
         &self,
         check_operand: &dyn Fn(&[u8]) -> std::result::Result<(), String>,
+        check_keyspace: &dyn Fn(KeyspaceId) -> Result<()>,
     ) -> Result<()> {
         for op in self.ops() {
             let op = op.map_err(Error::InvalidArgument)?;
+            check_keyspace(op.keyspace)?;
             if op.key.is_empty() {
                 return Err(Error::InvalidArgument("key is empty".into()));
             }
@@ -302,12 +306,14 @@ mod tests {
         let ok = |_: &[u8]| Ok(());
         let mut b = Batch::new();
         b.put(b"", b"v");
-        assert!(matches!(b.validate(&ok), Err(Error::InvalidArgument(m)) if m.contains("empty")));
+        assert!(
+            matches!(b.validate(&ok, &|_| Ok(())), Err(Error::InvalidArgument(m)) if m.contains("empty"))
+        );
         let mut b = Batch::new();
         b.put(&vec![1u8; MAX_KEY_LEN + 1], b"v");
-        assert!(b.validate(&ok).is_err());
+        assert!(b.validate(&ok, &|_| Ok(())).is_err());
         let mut b = Batch::new();
         b.put(&vec![1u8; MAX_KEY_LEN], b"v");
-        assert!(b.validate(&ok).is_ok());
+        assert!(b.validate(&ok, &|_| Ok(())).is_ok());
     }
 }

@@ -10,7 +10,6 @@ use crate::manifest::{file_name, FileKind, FileMeta};
 use crate::merge::MergeOperator;
 use crate::table::{TableBuilder, TableOptions};
 use std::path::PathBuf;
-use std::sync::Arc;
 
 /// Everything the writer needs besides the input stream.
 pub struct OutputSpec<'a> {
@@ -124,7 +123,7 @@ fn run(
                     .as_ref()
                     .is_some_and(|c| c.builder.estimated_size() >= spec.target_size)
                 {
-                    finish(cur, spec, out)?;
+                    finish(cur, out)?;
                 }
                 if cur.is_none() {
                     let number = (spec.new_file_number)();
@@ -164,12 +163,12 @@ fn run(
         }
     }
     if cur.is_some() {
-        finish(cur, spec, out)?;
+        finish(cur, out)?;
     }
     Ok(())
 }
 
-fn finish(cur: &mut Option<Current>, _spec: &mut OutputSpec<'_>, out: &mut Output) -> Result<()> {
+fn finish(cur: &mut Option<Current>, out: &mut Output) -> Result<()> {
     let Some(c) = cur.take() else { return Ok(()) };
     let s = c.builder.finish()?;
     out.bytes_written += s.file_size;
@@ -184,6 +183,3 @@ fn finish(cur: &mut Option<Current>, _spec: &mut OutputSpec<'_>, out: &mut Outpu
     });
     Ok(())
 }
-
-/// Shared handle to a merge operator, as the runner's callers hold it.
-pub type SharedMergeOperator = Arc<dyn MergeOperator>;

@@ -61,13 +61,13 @@ impl Inner {
     pub fn write(&self, batch: Batch, durability: Durability) -> Result<()> {
         self.check_writable()?;
         let op = Arc::clone(&self.opts.merge_operator);
-        batch.validate(&|operand| op.validate_operand(operand))?;
-        for o in batch.ops() {
-            let o = o.map_err(Error::InvalidArgument)?;
-            if !self.keyspace_live(o.keyspace) {
-                return Err(Error::NoSuchKeyspace(format!("id {}", o.keyspace)));
+        batch.validate(&|operand| op.validate_operand(operand), &|ks| {
+            if self.keyspace_live(ks) {
+                Ok(())
+            } else {
+                Err(Error::NoSuchKeyspace(format!("id {ks}")))
             }
-        }
+        })?;
         if batch.is_empty() {
             return Ok(());
         }

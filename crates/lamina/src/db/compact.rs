@@ -2,7 +2,6 @@
 
 use super::Inner;
 use crate::compaction::picker::{self, pick_manual, PickerOptions, Task};
-use crate::compaction::runner::{write_tables, OutputSpec};
 use crate::error::{Error, Result};
 use crate::iter::{InternalIterator, LevelIter, MergingIter};
 use crate::manifest::{Version, VersionEdit, NUM_LEVELS};
@@ -61,27 +60,16 @@ impl Inner {
             Arc::clone(&self.tables),
         )));
         let mut input = MergingIter::new(children);
-        let snapshots = self.snapshot_list();
-        let live = self.keyspace_filter();
-        let mut alloc = || self.versions.lock().new_file_number();
-        let mut spec = OutputSpec {
-            fs: self.fs.as_ref(),
-            dir: self.path.clone(),
-            table: self.table_options(out_level >= deepest && bottommost),
-            target_size: self.opts.target_table_size,
-            snapshots,
+        // Closing does not wait for a long compaction: it stops, and its inputs stay live.
+        let table = self.table_options(out_level >= deepest && bottommost);
+        let out = self.write_surviving(
+            &mut input,
+            table,
+            self.opts.target_table_size,
             bottommost,
-            keyspace_live: &live,
-            merge_operator: self.opts.merge_operator.as_ref(),
-            new_file_number: &mut alloc,
-            // Closing does not wait for a long compaction: its inputs stay live.
-            cancelled: &|| self.closed.load(Ordering::Acquire),
-        };
-        let out = write_tables(&mut input, &mut spec)?;
+            true,
+        )?;
         drop(input);
-        self.fs
-            .sync_dir(&self.path)
-            .map_err(|e| Error::io(&self.path, e))?;
         self.counters
             .compaction_bytes_read
             .fetch_add(out.bytes_read, Ordering::Relaxed);

@@ -30,31 +30,51 @@ impl Inner {
         if mem.is_empty() {
             return Ok(Vec::new());
         }
-        let snapshots = self.snapshot_list();
-        let live = self.keyspace_filter();
-        let mut alloc = || self.versions.lock().new_file_number();
-        let mut spec = OutputSpec {
-            fs: self.fs.as_ref(),
-            dir: self.path.clone(),
-            table: self.table_options(false),
-            target_size: u64::MAX,
-            snapshots,
-            bottommost: false,
-            keyspace_live: &live,
-            merge_operator: self.opts.merge_operator.as_ref(),
-            new_file_number: &mut alloc,
-            cancelled: &|| false,
-        };
-        let mut it = mem.scan();
-        let out = write_tables(&mut it, &mut spec)?;
-        self.fs
-            .sync_dir(&self.path)
-            .map_err(|e| Error::io(&self.path, e))?;
+        let out = self.write_surviving(
+            &mut mem.scan(),
+            self.table_options(false),
+            u64::MAX,
+            false,
+            false,
+        )?;
         self.counters
             .flush_bytes_written
             .fetch_add(out.bytes_written, Ordering::Relaxed);
         self.counters.flushes.fetch_add(1, Ordering::Relaxed);
         Ok(out.tables)
+    }
+
+    /// Writes what survives of `input` (see `compaction::collapse`) into new
+    /// tables and syncs the directory: the shared tail of flushes and
+    /// compactions. With `cancellable`, closing the database stops the run.
+    pub fn write_surviving(
+        &self,
+        input: &mut dyn crate::iter::InternalIterator,
+        table: TableOptions,
+        target_size: u64,
+        bottommost: bool,
+        cancellable: bool,
+    ) -> Result<crate::compaction::runner::Output> {
+        let live = self.keyspace_filter();
+        let mut alloc = || self.versions.lock().new_file_number();
+        let cancelled = || cancellable && self.closed.load(Ordering::Acquire);
+        let mut spec = OutputSpec {
+            fs: self.fs.as_ref(),
+            dir: self.path.clone(),
+            table,
+            target_size,
+            snapshots: self.snapshot_list(),
+            bottommost,
+            keyspace_live: &live,
+            merge_operator: self.opts.merge_operator.as_ref(),
+            new_file_number: &mut alloc,
+            cancelled: &cancelled,
+        };
+        let out = write_tables(input, &mut spec)?;
+        self.fs
+            .sync_dir(&self.path)
+            .map_err(|e| Error::io(&self.path, e))?;
+        Ok(out)
     }
 
     /// A predicate telling which keyspaces' entries are still wanted; ids

@@ -12,7 +12,7 @@ pub use mem::MemFs;
 pub use real::RealFs;
 
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 /// A file opened for writing at its end.
@@ -95,9 +95,4 @@ pub trait FileSystem: Send + Sync + 'static {
 /// The default file system: the operating system's.
 pub fn default_fs() -> Arc<dyn FileSystem> {
     Arc::new(RealFs)
-}
-
-/// `dir/name` as a path.
-pub fn join(dir: &Path, name: &str) -> PathBuf {
-    dir.join(name)
 }
