@@ -41,9 +41,6 @@ impl Inner {
         seqno: Option<SeqNo>,
     ) -> Result<Option<Vec<u8>>> {
         self.check_open()?;
-        if user_key.is_empty() {
-            return Err(Error::InvalidArgument("key is empty".into()));
-        }
         if user_key.len() > key::MAX_KEY_LEN {
             return Err(Error::InvalidArgument(format!(
                 "key is {} bytes; the limit is {}",
