@@ -69,6 +69,7 @@ fn inspect_dir(fs: &dyn FileSystem, path: &Path, create: bool) -> Result<Found> 
 }
 
 pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
+    opts.validate()?;
     let fs = Arc::clone(&opts.fs);
     let found = inspect_dir(fs.as_ref(), path, opts.create_if_missing && !opts.read_only)?;
     let lock = if opts.read_only {
