@@ -21,10 +21,13 @@ pub struct CheckReport {
     pub wal_records: u64,
     /// Every problem found, in words (file, offset, what is wrong).
     pub problems: Vec<String>,
+    /// What is normal after a crash and repaired by the next read-write
+    /// open (a torn tail of the last WAL segment), in words. Not problems.
+    pub notes: Vec<String>,
 }
 
 impl CheckReport {
-    /// True when no problem was found.
+    /// True when no problem was found (notes may still be there).
     pub fn is_ok(&self) -> bool {
         self.problems.is_empty()
     }
@@ -51,7 +54,7 @@ pub(crate) fn check(inner: &Inner) -> Result<CheckReport> {
                 continue;
             }
         }
-        let table = match inner.tables.get(f.number) {
+        let table = match inner.tables.get_listed(f) {
             Ok(t) => t,
             Err(e) => {
                 report.problems.push(e.to_string());
@@ -88,12 +91,26 @@ pub(crate) fn check(inner: &Inner) -> Result<CheckReport> {
         .fs
         .list_dir(&inner.path)
         .map_err(|e| Error::io(&inner.path, e))?;
-    let log_number = inner.versions.lock().log_number();
+    let (log_number, identity, required) = {
+        let vs = inner.versions.lock();
+        (vs.log_number(), vs.identity(), vs.wals_required())
+    };
     let wals = crate::manifest::wal_numbers(&names, log_number);
-    let live_wal = inner.state.lock().mem.wal_number();
+    for missing in required.iter().filter(|n| !wals.contains(n)) {
+        report.problems.push(format!(
+            "{}: WAL segment the manifest records is missing; writes acknowledged in it are lost",
+            inner
+                .path
+                .join(file_name(FileKind::Wal, *missing))
+                .display()
+        ));
+    }
+    let last_wal = wals.last().copied();
     for num in wals {
         let path = inner.path.join(file_name(FileKind::Wal, num));
-        match LogReader::open(inner.fs.as_ref(), &path, WAL_MAGIC) {
+        let opened = LogReader::open(inner.fs.as_ref(), &path, WAL_MAGIC)
+            .and_then(|r| r.check_origin(identity, num).map(|()| r));
+        match opened {
             Ok(mut r) => loop {
                 match r.next_record() {
                     Ok(Some(rec)) => {
@@ -107,13 +124,8 @@ pub(crate) fn check(inner: &Inner) -> Result<CheckReport> {
                         }
                     }
                     Ok(None) => {
-                        if let (Some(t), true) = (r.torn_tail(), num != live_wal) {
-                            report.problems.push(format!(
-                                "{}: ends early at offset {} ({} bytes unreadable)",
-                                path.display(),
-                                t.offset,
-                                t.dropped_bytes
-                            ));
+                        if let Some(t) = r.torn_tail() {
+                            torn_tail(&mut report, &path, t, Some(num) == last_wal);
                         }
                         break;
                     }
@@ -193,6 +205,7 @@ pub(crate) fn backup(inner: &Inner, dest: &Path) -> Result<()> {
             .map(|(id, n)| (*id, n.clone()))
             .collect();
         e.next_keyspace_id = Some(vs.next_keyspace_id());
+        e.identity = vs.identity();
         (v, e)
     };
     for (_, f) in version.all_files() {
@@ -223,6 +236,28 @@ pub(crate) fn backup(inner: &Inner, dest: &Path) -> Result<()> {
     fs.sync_dir(dest).map_err(|e| Error::io(dest, e))?;
     drop(version);
     Ok(())
+}
+
+/// Reports a WAL segment that ends in a torn write. In the last segment it
+/// is what a crash leaves (the write was never acknowledged) and recovery
+/// drops it: a note. In an earlier segment recovery refuses it: a problem.
+fn torn_tail(report: &mut CheckReport, path: &Path, t: crate::wal::TornTail, last: bool) {
+    if last {
+        report.notes.push(format!(
+            "{}: a write torn by a crash ends it at offset {} ({} bytes); \
+             they will be dropped at the next open",
+            path.display(),
+            t.offset,
+            t.dropped_bytes
+        ));
+    } else {
+        report.problems.push(format!(
+            "{}: ends early at offset {} ({} bytes unreadable) but a later segment exists",
+            path.display(),
+            t.offset,
+            t.dropped_bytes
+        ));
+    }
 }
 
 /// The first and last internal keys of a table, if it can be read.

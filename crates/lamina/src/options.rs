@@ -183,7 +183,11 @@ impl Options {
             u64::from(self.bloom_bits_per_key),
             (0, limits::BLOOM_BITS),
         )?;
-        in_range("max_open_tables", u(self.max_open_tables), limits::OPEN_TABLES)?;
+        in_range(
+            "max_open_tables",
+            u(self.max_open_tables),
+            limits::OPEN_TABLES,
+        )?;
         let (l0, slow, stop) = (
             u(self.l0_compaction_trigger),
             u(self.l0_slowdown_trigger),
@@ -199,7 +203,11 @@ impl Options {
         in_range("l0_stop_trigger", stop, (slow, limits::L0.1))
             .map_err(|e| with_reason(e, "at least l0_slowdown_trigger"))?;
         in_range("level_base_size", self.level_base_size, limits::LEVEL_BASE)?;
-        in_range("level_multiplier", self.level_multiplier, limits::MULTIPLIER)?;
+        in_range(
+            "level_multiplier",
+            self.level_multiplier,
+            limits::MULTIPLIER,
+        )?;
         in_range("target_table_size", self.target_table_size, limits::TABLE)?;
         Ok(())
     }

@@ -9,7 +9,7 @@ use crate::manifest::{file_name, parse_file_name, FileKind, Version, VersionEdit
 use crate::memtable::Memtable;
 use crate::options::Options;
 use crate::stats::Counters;
-use crate::wal::{LogReader, LogWriter, WAL_MAGIC};
+use crate::wal::{LogReader, LogWriter, Origin, WAL_MAGIC};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -83,7 +83,7 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
             Err(e) => return Err(Error::io(path.join("LOCK"), e)),
         }
     };
-    let vs = match found {
+    let mut vs = match found {
         Found::Database if opts.error_if_exists => {
             return Err(Error::AlreadyExists(path.to_path_buf()))
         }
@@ -93,18 +93,25 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         }
         Found::Empty => VersionSet::new(Arc::clone(&fs), path),
     };
+    if !opts.read_only {
+        // Before any file naming it is written (docs/format.md#database-identity).
+        vs.ensure_identity()?;
+    }
     let keyspaces: BTreeMap<String, u32> = vs
         .keyspaces()
         .iter()
         .map(|(id, n)| (n.clone(), *id))
         .collect();
     let block_cache = Arc::new(BlockCache::new(opts.cache_size));
-    let tables = Arc::new(TableCache::new(
-        Arc::clone(&fs),
-        path.to_path_buf(),
-        opts.max_open_tables,
-        block_cache,
-    ));
+    let tables = Arc::new(
+        TableCache::new(
+            Arc::clone(&fs),
+            path.to_path_buf(),
+            opts.max_open_tables,
+            block_cache,
+        )
+        .with_identity(vs.identity()),
+    );
     let version = vs.current();
     let log_number = vs.log_number();
     let last_seqno = vs.last_seqno();
@@ -155,6 +162,17 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         .list_dir(&inner.path)
         .map_err(|e| Error::io(&inner.path, e))?;
     let wals = crate::manifest::wal_numbers(&names, log_number);
+    let (identity, required) = {
+        let vs = inner.versions.lock();
+        (vs.identity(), vs.wals_required())
+    };
+    if let Some(missing) = required.iter().find(|n| !wals.contains(n)) {
+        return Err(Error::corruption(
+            inner.path.join(file_name(FileKind::Wal, *missing)),
+            0,
+            "WAL segment the manifest records is missing; writes acknowledged in it are lost",
+        ));
+    }
     {
         // Files numbered past the manifest's counter exist when a crash came
         // before the next edit recorded it; never hand their numbers out again.
@@ -175,6 +193,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         let path = inner.path.join(file_name(FileKind::Wal, num));
         let is_last = i + 1 == wals.len();
         let mut reader = LogReader::open(inner.fs.as_ref(), &path, WAL_MAGIC)?;
+        reader.check_origin(identity, num)?;
         while let Some(rec) = reader.next_record()? {
             let at = reader.valid_end();
             let d = decode_record(&rec).map_err(|r| Error::corruption(&path, at, r))?;
@@ -220,13 +239,18 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     }
     let wal_number = inner.versions.lock().new_file_number();
     let wal_path = inner.path.join(file_name(FileKind::Wal, wal_number));
-    let mut w = LogWriter::create(inner.fs.as_ref(), &wal_path, WAL_MAGIC)?;
+    let origin = Origin {
+        identity: identity.unwrap_or_default(),
+        number: wal_number,
+    };
+    let mut w = LogWriter::create_wal(inner.fs.as_ref(), &wal_path, origin)?;
     w.flush()?;
     inner
         .fs
         .sync_dir(&inner.path)
         .map_err(|e| Error::io(&inner.path, e))?;
     edit.log_number = Some(wal_number);
+    edit.wals_started.push(wal_number);
     edit.last_seqno = Some(last_seqno);
     edit.lifetime = Some(inner.lifetime_now());
     let version = inner.versions.lock().log_and_apply(edit)?;

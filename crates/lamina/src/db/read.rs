@@ -67,7 +67,7 @@ impl Inner {
             .filter(|f| f.overlaps(Some(&tk), Some(&tk)))
             .chain(deeper)
         {
-            let table = self.tables.get(f.number)?;
+            let table = self.tables.get_listed(&f)?;
             if !table.may_contain(&tk) {
                 continue;
             }
