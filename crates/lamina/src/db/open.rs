@@ -53,12 +53,15 @@ fn inspect_dir(fs: &dyn FileSystem, path: &Path, create: bool) -> Result<Found> 
             format!("the directory holds {f:?}, which is not a lamina file"),
         ));
     }
-    if names.iter().any(|n| {
-        matches!(
-            parse_file_name(n),
-            Some((FileKind::Table | FileKind::Manifest, _))
-        )
-    }) {
+    // A manifest alone (no table, no WAL segment) is a creation that a crash
+    // interrupted before CURRENT named it: it holds no data, and the
+    // database is created afresh over it.
+    let has = |kind: FileKind| {
+        names
+            .iter()
+            .any(|n| matches!(parse_file_name(n), Some((k, _)) if k == kind))
+    };
+    if has(FileKind::Table) || (has(FileKind::Manifest) && has(FileKind::Wal)) {
         return Err(Error::corruption(
             path.join("CURRENT"),
             0,
