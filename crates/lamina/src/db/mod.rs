@@ -101,6 +101,8 @@ pub(crate) struct Inner {
     pub lifetime_base: crate::manifest::Lifetime,
     pub threads: Mutex<Vec<JoinHandle<()>>>,
     pub lock: Mutex<Option<Box<dyn FileLock>>>,
+    /// The process generation the handle was opened in (`crate::process`).
+    pub process: u64,
 }
 
 impl Inner {
@@ -116,8 +118,12 @@ impl Inner {
         Ok(())
     }
 
-    /// Fails if the handle is closed.
+    /// Fails if the handle is closed, or used in a process forked after it
+    /// was opened.
     pub fn check_open(&self) -> Result<()> {
+        if !crate::process::is_current(self.process) {
+            return Err(Error::WrongProcess);
+        }
         if self.closed.load(Ordering::Acquire) {
             return Err(Error::Closed);
         }
@@ -172,7 +178,12 @@ impl Inner {
     }
 
     /// Stops the background threads and makes everything durable. Idempotent.
+    /// In a process forked after the open it does nothing (the threads are
+    /// not there, and the files are the parent's) and returns `WrongProcess`.
     pub fn close(&self) -> Result<()> {
+        if !crate::process::is_current(self.process) {
+            return Err(Error::WrongProcess);
+        }
         if self.closed.swap(true, Ordering::AcqRel) {
             return Ok(());
         }

@@ -73,6 +73,7 @@ fn inspect_dir(fs: &dyn FileSystem, path: &Path, create: bool) -> Result<Found> 
 
 pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
     opts.validate()?;
+    let process = crate::process::generation();
     let fs = Arc::clone(&opts.fs);
     let found = inspect_dir(fs.as_ref(), path, opts.create_if_missing && !opts.read_only)?;
     let lock = if opts.read_only {
@@ -147,6 +148,7 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         lifetime_base,
         threads: Mutex::new(Vec::new()),
         lock: Mutex::new(lock),
+        process,
         opts,
     });
     replay_wals(&inner, log_number)?;
