@@ -86,6 +86,7 @@ pub(crate) fn check(inner: &Inner) -> Result<CheckReport> {
         report.tables += 1;
         report.bytes += f.size;
     }
+    unfoldable_keys(inner, &mut report);
     // Every WAL segment still needed must read back without damage.
     let names = inner
         .fs
@@ -236,6 +237,41 @@ pub(crate) fn backup(inner: &Inner, dest: &Path) -> Result<()> {
     fs.sync_dir(dest).map_err(|e| Error::io(dest, e))?;
     drop(version);
     Ok(())
+}
+
+/// Reads every live key with its value, as a reader would, and reports each
+/// key whose merge operands the merge operator cannot fold (by name); other
+/// read errors were already reported by the table checks, so the walk stops
+/// at the first.
+fn unfoldable_keys(inner: &Inner, report: &mut CheckReport) {
+    use std::ops::Bound;
+    let view = inner.read_view(None);
+    let mut cursor = crate::iter::Cursor::new(
+        inner.merged(&view),
+        view.seqno,
+        Bound::Unbounded,
+        Bound::Unbounded,
+        Arc::clone(&inner.opts.merge_operator),
+    );
+    while let Some(item) = cursor.next_forward() {
+        match item {
+            Ok(_) => {}
+            Err(Error::Merge(m)) => {
+                let live = cursor
+                    .last_tree_key()
+                    .and_then(|tk| tk.get(..crate::key::KEYSPACE_ID_LEN))
+                    .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                    .is_none_or(|id| inner.keyspace_live(u32::from_be_bytes(id)));
+                if live {
+                    report.problems.push(format!(
+                        "merge operands that the {} operator cannot fold: {m}",
+                        inner.opts.merge_operator.name()
+                    ));
+                }
+            }
+            Err(_) => break,
+        }
+    }
 }
 
 /// Reports a WAL segment that ends in a torn write. In the last segment it

@@ -66,8 +66,10 @@ pub enum Error {
          from it; open the database in this process instead (after the parent closes it)"
     )]
     WrongProcess,
-    /// The merge operator could not fold the stored value and operands.
-    #[error("merge failed for key: {0}")]
+    /// The merge operator could not fold the stored value and operands of
+    /// one key; the message names the key and its keyspace. Other keys are
+    /// unaffected, and an iterator can go on past it.
+    #[error("merge failed for {0}")]
     Merge(String),
 }
 

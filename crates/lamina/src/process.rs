@@ -63,7 +63,11 @@ mod tests {
         // SAFETY: waits for the child just forked.
         unsafe { libc::waitpid(pid, &mut status, 0) };
         assert!(libc::WIFEXITED(status));
-        assert_eq!(libc::WEXITSTATUS(status), 0, "the child saw the parent's generation");
+        assert_eq!(
+            libc::WEXITSTATUS(status),
+            0,
+            "the child saw the parent's generation"
+        );
         assert!(is_current(g), "the parent keeps its generation");
     }
 }

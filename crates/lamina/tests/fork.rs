@@ -60,15 +60,19 @@ fn a_forked_child_cannot_use_its_parents_handle() {
     // SAFETY: waits for the child just forked.
     unsafe { libc::waitpid(pid, &mut status, 0) };
     assert!(libc::WIFEXITED(status), "the child did not exit");
-    assert_eq!(libc::WEXITSTATUS(status), 0, "the child's use was not refused");
+    assert_eq!(
+        libc::WEXITSTATUS(status),
+        0,
+        "the child's use was not refused"
+    );
     db.close().expect("close");
 
     let db = Db::open(&path, Options::default()).expect("reopen");
-    let keys: Vec<Vec<u8>> = db
-        .iter()
-        .map(|e| e.expect("entry").0)
-        .collect();
+    let keys: Vec<Vec<u8>> = db.iter().map(|e| e.expect("entry").0).collect();
     let expected: Vec<Vec<u8>> = (0..5000).map(|i| key("parent", i)).collect();
-    assert_eq!(keys, expected, "every write of the parent, none of the child");
+    assert_eq!(
+        keys, expected,
+        "every write of the parent, none of the child"
+    );
     assert!(db.check().expect("check").is_ok());
 }
