@@ -4,6 +4,8 @@
 //! a silent replay, a silent loss or a wrong answer. A database written
 //! before the identity existed still opens and reads.
 
+#![allow(clippy::indexing_slicing)]
+
 use lamina::cache::BlockCache;
 use lamina::fs::{FileSystem, MemFs};
 use lamina::manifest::VersionEdit;

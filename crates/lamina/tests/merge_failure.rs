@@ -3,6 +3,8 @@
 //! iteration goes on past it, listing keys never fails for it, it can be
 //! deleted, and `check` lists it.
 
+#![allow(clippy::indexing_slicing)]
+
 use lamina::fs::MemFs;
 use lamina::{Db, Error, Options};
 use std::path::Path;

@@ -1,6 +1,8 @@
 //! `check` tells a torn WAL tail — what a crash leaves, dropped by the next
 //! open — from damage.
 
+#![allow(clippy::indexing_slicing)]
+
 use lamina::coding::masked_crc;
 use lamina::fs::{FileSystem, MemFs};
 use lamina::{Db, Options};
