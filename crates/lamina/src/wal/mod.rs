@@ -452,6 +452,59 @@ mod tests {
     }
 
     #[test]
+    fn a_version_2_header_names_its_database_and_number() {
+        let fs = mem();
+        let origin = Origin {
+            identity: (7u128 << 64) | 9,
+            number: 42,
+        };
+        let mut w = LogWriter::create_wal(&fs, Path::new(LOG), origin).unwrap();
+        w.add_record(b"batch");
+        w.sync().unwrap();
+        let bytes = fs.read_all(Path::new(LOG)).unwrap();
+        assert_eq!(&bytes[..8], WAL_MAGIC);
+        assert_eq!(&bytes[8..12], &2u32.to_le_bytes());
+        assert_eq!(&bytes[12..20], &9u64.to_le_bytes());
+        assert_eq!(&bytes[20..28], &7u64.to_le_bytes());
+        assert_eq!(&bytes[28..36], &42u64.to_le_bytes());
+        assert_eq!(&bytes[36..40], &masked_crc(&bytes[..36]).to_le_bytes());
+        let (got, err, r) = read_log(&fs, LOG);
+        assert_eq!((got, err.is_none()), (vec![b"batch".to_vec()], true));
+        assert_eq!(r.origin(), Some(origin));
+        r.check_origin(Some(origin.identity), 42).unwrap();
+        let foreign = r.check_origin(Some(1), 42).unwrap_err().to_string();
+        assert!(foreign.contains("another database"), "{foreign}");
+        let renamed = r.check_origin(Some(origin.identity), 43).unwrap_err();
+        assert!(renamed.to_string().contains("written as number 42"));
+        assert!(r.check_origin(None, 42).is_err());
+        // A version-1 segment names nothing and passes.
+        let (_, _, old) = {
+            write_log(&fs, "/db/old", &[b"x".to_vec()]);
+            read_log(&fs, "/db/old")
+        };
+        assert_eq!(old.origin(), None);
+        old.check_origin(Some(5), 1).unwrap();
+        // A version-2 header cut short by a crash is a torn tail at offset 0.
+        for len in 16..WAL_HEADER_LEN {
+            put_file(&fs, "/db/short", &bytes[..len]);
+            let (got, err, r) = read_log(&fs, "/db/short");
+            assert!(got.is_empty() && err.is_none());
+            assert_eq!(r.torn_tail().map(|t| t.offset), Some(0));
+        }
+        // A flipped byte in it is corruption at offset 0.
+        let mut bad = bytes.clone();
+        bad[25] ^= 1;
+        put_file(&fs, "/db/bad", &bad);
+        let e = LogReader::open(&fs, Path::new("/db/bad"), WAL_MAGIC).unwrap_err();
+        assert!(e.to_string().contains("checksum"), "{e}");
+        // The manifest magic never takes a version-2 header.
+        let mut man = bytes[..40].to_vec();
+        man[..8].copy_from_slice(MANIFEST_MAGIC);
+        put_file(&fs, "/db/man", &man);
+        assert!(LogReader::open(&fs, Path::new("/db/man"), MANIFEST_MAGIC).is_err());
+    }
+
+    #[test]
     fn fragments_out_of_order_are_corruption() {
         let fs = mem();
         let header = file_header(WAL_MAGIC).to_vec();
