@@ -87,58 +87,7 @@ pub(crate) fn check(inner: &Inner) -> Result<CheckReport> {
         report.bytes += f.size;
     }
     unfoldable_keys(inner, &mut report);
-    // Every WAL segment still needed must read back without damage.
-    let names = inner
-        .fs
-        .list_dir(&inner.path)
-        .map_err(|e| Error::io(&inner.path, e))?;
-    let (log_number, identity, required) = {
-        let vs = inner.versions.lock();
-        (vs.log_number(), vs.identity(), vs.wals_required())
-    };
-    let wals = crate::manifest::wal_numbers(&names, log_number);
-    for missing in required.iter().filter(|n| !wals.contains(n)) {
-        report.problems.push(format!(
-            "{}: WAL segment the manifest records is missing; writes acknowledged in it are lost",
-            inner
-                .path
-                .join(file_name(FileKind::Wal, *missing))
-                .display()
-        ));
-    }
-    let last_wal = wals.last().copied();
-    for num in wals {
-        let path = inner.path.join(file_name(FileKind::Wal, num));
-        let opened = LogReader::open(inner.fs.as_ref(), &path, WAL_MAGIC)
-            .and_then(|r| r.check_origin(identity, num).map(|()| r));
-        match opened {
-            Ok(mut r) => loop {
-                match r.next_record() {
-                    Ok(Some(rec)) => {
-                        report.wal_records += 1;
-                        if let Err(why) = crate::batch::decode_record(&rec) {
-                            report.problems.push(format!(
-                                "{} at {}: {why}",
-                                path.display(),
-                                r.valid_end()
-                            ));
-                        }
-                    }
-                    Ok(None) => {
-                        if let Some(t) = r.torn_tail() {
-                            torn_tail(&mut report, &path, t, Some(num) == last_wal);
-                        }
-                        break;
-                    }
-                    Err(e) => {
-                        report.problems.push(e.to_string());
-                        break;
-                    }
-                }
-            },
-            Err(e) => report.problems.push(e.to_string()),
-        }
-    }
+    check_wals(inner, &mut report)?;
     // The live manifest must replay.
     let manifest = inner.versions.lock().manifest_number();
     if manifest != 0 {
@@ -274,26 +223,83 @@ fn unfoldable_keys(inner: &Inner, report: &mut CheckReport) {
     }
 }
 
-/// Reports a WAL segment that ends in a torn write. In the last segment it
-/// is what a crash leaves (the write was never acknowledged) and recovery
-/// drops it: a note. In an earlier segment recovery refuses it: a problem.
-fn torn_tail(report: &mut CheckReport, path: &Path, t: crate::wal::TornTail, last: bool) {
-    if last {
+/// Every WAL segment still needed must be there, belong to this database
+/// and read back without damage. A torn tail followed by no record (in the
+/// last segment, or before segments a crash left empty) is what a crash
+/// leaves and recovery drops: a note. A torn tail followed by records is a
+/// problem (recovery refuses it).
+fn check_wals(inner: &Inner, report: &mut CheckReport) -> Result<()> {
+    let names = inner
+        .fs
+        .list_dir(&inner.path)
+        .map_err(|e| Error::io(&inner.path, e))?;
+    let (log_number, identity, required) = {
+        let vs = inner.versions.lock();
+        (vs.log_number(), vs.identity(), vs.wals_required())
+    };
+    let wals = crate::manifest::wal_numbers(&names, log_number);
+    for missing in required.iter().filter(|n| !wals.contains(n)) {
+        let path = inner.path.join(file_name(FileKind::Wal, *missing));
+        report.problems.push(format!(
+            "{}: WAL segment the manifest records is missing; writes acknowledged in it are lost",
+            path.display()
+        ));
+    }
+    let mut torn: Option<(std::path::PathBuf, crate::wal::TornTail)> = None;
+    for num in wals {
+        let path = inner.path.join(file_name(FileKind::Wal, num));
+        let opened = LogReader::open(inner.fs.as_ref(), &path, WAL_MAGIC)
+            .and_then(|r| r.check_origin(identity, num).map(|()| r));
+        let mut r = match opened {
+            Ok(r) => r,
+            Err(e) => {
+                report.problems.push(e.to_string());
+                continue;
+            }
+        };
+        loop {
+            match r.next_record() {
+                Ok(Some(rec)) => {
+                    report.wal_records += 1;
+                    if let Some((p, t)) = torn.take() {
+                        report.problems.push(format!(
+                            "{}: ends early at offset {} ({} bytes unreadable) but a later \
+                             segment holds writes",
+                            p.display(),
+                            t.offset,
+                            t.dropped_bytes
+                        ));
+                    }
+                    if let Err(why) = crate::batch::decode_record(&rec) {
+                        let at = r.valid_end();
+                        report
+                            .problems
+                            .push(format!("{} at {at}: {why}", path.display()));
+                    }
+                }
+                Ok(None) => {
+                    if let (Some(t), None) = (r.torn_tail(), &torn) {
+                        torn = Some((path.clone(), t));
+                    }
+                    break;
+                }
+                Err(e) => {
+                    report.problems.push(e.to_string());
+                    break;
+                }
+            }
+        }
+    }
+    if let Some((p, t)) = torn {
         report.notes.push(format!(
             "{}: a write torn by a crash ends it at offset {} ({} bytes); \
              they will be dropped at the next open",
-            path.display(),
-            t.offset,
-            t.dropped_bytes
-        ));
-    } else {
-        report.problems.push(format!(
-            "{}: ends early at offset {} ({} bytes unreadable) but a later segment exists",
-            path.display(),
+            p.display(),
             t.offset,
             t.dropped_bytes
         ));
     }
+    Ok(())
 }
 
 /// The first and last internal keys of a table, if it can be read.

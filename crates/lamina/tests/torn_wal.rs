@@ -74,12 +74,12 @@ fn a_torn_tail_of_the_last_segment_is_a_note_not_a_problem() {
     assert_eq!(db.iter().count(), 10);
 }
 
-/// A torn tail followed by another segment is damage: recovery refuses it,
-/// and `check` calls it a problem.
+/// A torn tail followed by a segment holding writes is damage (writes after
+/// the tear survived, writes at it did not): recovery refuses it, naming the
+/// torn segment.
 #[test]
-fn a_torn_tail_before_a_later_segment_is_a_problem() {
+fn a_torn_tail_before_a_segment_holding_writes_is_corruption() {
     let (fs, later) = crashed_with_torn_tail();
-    // Tear the first segment too: it now ends early with a later one after it.
     let first = fs
         .file_names(Path::new("/db"))
         .into_iter()
@@ -87,9 +87,70 @@ fn a_torn_tail_before_a_later_segment_is_a_problem() {
         .map(|n| PathBuf::from("/db").join(n))
         .find(|p| *p != later)
         .expect("first segment");
-    let len = fs.file_size(&first).expect("size");
-    fs.truncate(&first, len - 3).expect("truncate");
+    // The later segment gets records: the first one's, under its own header.
+    let whole = fs.read_all(&first).expect("read");
+    let mut bytes = fs.read_all(&later).expect("read")[..40].to_vec();
+    bytes.extend_from_slice(&whole[40..]);
+    let mut f = fs.create(&later).expect("create");
+    f.append(&bytes).expect("append");
+    f.sync_data().expect("sync");
+    // And the first one is torn.
+    fs.truncate(&first, whole.len() as u64 - 3)
+        .expect("truncate");
     let e = Db::open(Path::new("/db"), opts(&fs, true)).expect_err("open");
     assert!(e.is_corruption(), "{e}");
     assert!(e.to_string().contains(&first.display().to_string()), "{e}");
+    assert!(e.to_string().contains("later segment holds writes"), "{e}");
+}
+
+/// Before the fix: a crash tore the WAL's last write; the next open, while
+/// recovering, created its new segment and then crashed too. The open after
+/// that found a torn segment followed by another and refused the database
+/// ("WAL segment ends early but a later segment exists"), although the later
+/// segment was empty and nothing acknowledged was missing.
+#[test]
+fn a_crash_while_recovering_a_torn_tail_still_recovers() {
+    use lamina::fs::{FaultFs, FaultKind};
+    let base = MemFs::new();
+    let db = Db::open(Path::new("/db"), opts(&base, false)).expect("open");
+    for i in 0..10u32 {
+        db.put(format!("k{i}").as_bytes(), b"v").expect("put");
+    }
+    db.sync().expect("sync");
+    let torn = base.crash_clone();
+    drop(db);
+    let wal = PathBuf::from("/db").join(
+        torn.file_names(Path::new("/db"))
+            .into_iter()
+            .find(|n| n.ends_with(".wal"))
+            .expect("a WAL segment"),
+    );
+    let len = torn.file_size(&wal).expect("size");
+    torn.truncate(&wal, len - 3).expect("tear the last write");
+    let mut interrupted = 0;
+    for k in 0..20 {
+        let mem = torn.crash_clone();
+        let faulty = FaultFs::new(Arc::new(mem.clone()));
+        faulty.faults().fail_after(FaultKind::Sync, k);
+        let o = Options {
+            fs: Arc::new(faulty),
+            ..Options::default()
+        };
+        if Db::open(Path::new("/db"), o).is_ok() {
+            continue;
+        }
+        interrupted += 1;
+        let db = Db::open(Path::new("/db"), opts(&mem.crash_clone(), false))
+            .unwrap_or_else(|e| panic!("sync point {k}: {e}"));
+        assert_eq!(
+            db.iter().count(),
+            9,
+            "sync point {k}: the nine whole writes"
+        );
+        assert!(db.check().expect("check").is_ok());
+    }
+    assert!(
+        interrupted >= 3,
+        "only {interrupted} recoveries were interrupted"
+    );
 }

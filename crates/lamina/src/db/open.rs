@@ -194,12 +194,18 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     let mut mem = Arc::new(Memtable::new(wals.first().copied().unwrap_or(0)));
     let mut edit = VersionEdit::default();
     let mut sealed: Vec<Arc<Memtable>> = Vec::new();
-    for (i, &num) in wals.iter().enumerate() {
+    // A torn tail ends the log only if no later segment holds a record (a
+    // crash may leave empty segments after it: one created by a rotation
+    // before the torn one was synced, or by a recovery the crash interrupted).
+    let mut torn: Option<Error> = None;
+    for &num in &wals {
         let path = inner.path.join(file_name(FileKind::Wal, num));
-        let is_last = i + 1 == wals.len();
         let mut reader = LogReader::open(inner.fs.as_ref(), &path, WAL_MAGIC)?;
         reader.check_origin(identity, num)?;
         while let Some(rec) = reader.next_record()? {
+            if let Some(e) = torn.take() {
+                return Err(e);
+            }
             let at = reader.valid_end();
             let d = decode_record(&rec).map_err(|r| Error::corruption(&path, at, r))?;
             let mut seq = d.first_seqno;
@@ -215,14 +221,12 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
                 sealed.push(std::mem::replace(&mut mem, next));
             }
         }
-        if let Some(t) = reader.torn_tail() {
-            if !is_last {
-                return Err(Error::corruption(
-                    &path,
-                    t.offset,
-                    "WAL segment ends early but a later segment exists",
-                ));
-            }
+        if let (Some(t), None) = (reader.torn_tail(), &torn) {
+            torn = Some(Error::corruption(
+                &path,
+                t.offset,
+                "WAL segment ends early but a later segment holds writes",
+            ));
         }
     }
     sealed.push(mem);
