@@ -25,7 +25,7 @@ pub fn describe_key(tree_key: &[u8]) -> String {
 
 /// The error of a merge operator that refused to fold the operands of
 /// `tree_key`, naming the key.
-pub fn merge_error(tree_key: &[u8], why: &str) -> Error {
+pub(crate) fn merge_error(tree_key: &[u8], why: &str) -> Error {
     Error::Merge(format!("{}: {why}", describe_key(tree_key)))
 }
 
