@@ -62,6 +62,25 @@ impl Walk {
     }
 }
 
+impl Walk {
+    /// The same walk folding no merge operand (keys with empty values), so
+    /// that a key whose operands cannot be folded never fails it; for what
+    /// needs keys only (`len`, `keys()`, iteration over keys).
+    pub fn keys_only(mut self) -> Walk {
+        self.iter = self.iter.map(lamina::Iter::keys_only);
+        self
+    }
+
+    /// Keys only when `what` yields keys only.
+    pub fn for_yield(self, what: crate::iter::Yield) -> Walk {
+        if what == crate::iter::Yield::Keys {
+            self.keys_only()
+        } else {
+            self
+        }
+    }
+}
+
 impl Iterator for Walk {
     type Item = Entry;
 

@@ -91,6 +91,7 @@ fn convert(py: Python<'_>, err: Error) -> PyErr {
         Error::NoSuchKeyspace(name) => PyKeyError::new_err(name),
         Error::Merge(msg) => PyValueError::new_err(format!("cannot fold merge operands: {msg}")),
         Error::Closed => closed("database"),
+        Error::WrongProcess => plain(Error::WrongProcess.to_string()),
         Error::ReadOnly => read_only(),
         other => plain(other.to_string()),
     }

@@ -90,7 +90,7 @@ impl Keyspace {
         let iter = if bounds.is_empty() {
             None
         } else {
-            Some(py.detach(|| r.range(&bounds)))
+            Some(py.detach(|| r.range(&bounds).for_yield(what)))
         };
         Ok(RangeIter::new(self.shared.clone(), iter, reverse, what))
     }

@@ -172,7 +172,7 @@ pub fn count(py: Python<'_>, r: &dyn Reader, bounds: &Bounds) -> PyResult<usize>
     }
     py.detach(|| {
         let mut n = 0usize;
-        for item in r.range(bounds) {
+        for item in r.range(bounds).keys_only() {
             item?;
             n += 1;
         }
@@ -192,7 +192,7 @@ pub fn first_key(
         return Ok(None);
     }
     py.detach(|| {
-        let mut it = r.range(bounds);
+        let mut it = r.range(bounds).keys_only();
         let item = if reverse { it.next_back() } else { it.next() };
         item.transpose().map(|kv| kv.map(|(k, _)| k))
     })
@@ -213,7 +213,7 @@ pub fn list<'py>(
     }
     let items = py
         .detach(|| {
-            let it = r.range(bounds);
+            let it = r.range(bounds).for_yield(what);
             if reverse {
                 it.rev().collect::<lamina::Result<Vec<_>>>()
             } else {

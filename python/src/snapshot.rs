@@ -85,7 +85,7 @@ impl Snapshot {
 
     fn __iter__(&self, py: Python<'_>) -> PyResult<RangeIter> {
         let r = self.reader(None)?;
-        let iter = py.detach(|| r.range(&Bounds::all()));
+        let iter = py.detach(|| r.range(&Bounds::all()).keys_only());
         Ok(RangeIter::new(
             self.shared.clone(),
             Some(iter),
@@ -182,7 +182,7 @@ impl Snapshot {
         let iter = if b.is_empty() {
             None
         } else {
-            Some(py.detach(|| r.range(&b)))
+            Some(py.detach(|| r.range(&b).for_yield(what)))
         };
         Ok(RangeIter::new(self.shared.clone(), iter, reverse, what))
     }

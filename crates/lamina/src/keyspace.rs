@@ -128,8 +128,9 @@ impl Keyspace {
     }
 
     /// Whether `key` has a value.
+    /// A key whose merge operands cannot be folded has one (unreadable): true.
     pub fn contains_key(&self, key: &[u8]) -> Result<bool> {
-        Ok(self.get(key)?.is_some())
+        crate::db::present(self.get(key))
     }
 
     /// Sets `key` to `value`.
@@ -147,7 +148,13 @@ impl Keyspace {
     }
 
     /// Adds a merge operand for `key`.
+    /// As [`crate::Db::merge`] says, an operand that certainly cannot be folded
+    /// is refused with [`crate::Error::Merge`] naming the key.
     pub fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()> {
+        self.live()?;
+        self.db
+            .inner()
+            .refuse_unfoldable_merge(self.id, key, operand)?;
         let mut b = Batch::new();
         b.merge_in(self, key, operand);
         self.db.write(b)

@@ -46,6 +46,7 @@ pub mod manifest;
 pub mod memtable;
 pub mod merge;
 mod options;
+mod process;
 mod snapshot;
 mod stats;
 pub mod table;

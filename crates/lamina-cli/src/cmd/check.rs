@@ -29,6 +29,9 @@ pub fn run(args: CheckArgs, ctx: &Ctx) -> CliResult<Exit> {
         bytes(report.bytes),
         thousands(report.wal_records)
     );
+    for n in &report.notes {
+        eprintln!("lamina: note: {n}");
+    }
     if report.is_ok() {
         println!("{}: OK ({summary})", args.db.display());
         return Ok(Exit::Ok);

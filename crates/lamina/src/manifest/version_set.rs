@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::key::{KeyspaceId, SeqNo};
 use crate::wal::{LogReader, LogWriter, MANIFEST_MAGIC};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -100,6 +100,11 @@ pub struct VersionSet {
     keyspaces: BTreeMap<KeyspaceId, String>,
     next_keyspace_id: KeyspaceId,
     lifetime: super::edit::Lifetime,
+    /// The database identity; `None` for a database created before format
+    /// version 2 until a read-write open assigns one.
+    identity: Option<u128>,
+    /// WAL segments recorded as started, at or above `log_number`.
+    wals: BTreeSet<u64>,
     current: Arc<Version>,
 }
 
@@ -117,6 +122,8 @@ impl VersionSet {
             keyspaces: BTreeMap::new(),
             next_keyspace_id: 1,
             lifetime: super::edit::Lifetime::default(),
+            identity: None,
+            wals: BTreeSet::new(),
             current: Arc::new(Version::default()),
         }
     }
@@ -185,6 +192,12 @@ impl VersionSet {
         if let Some(l) = edit.lifetime {
             self.lifetime = l;
         }
+        if let Some(id) = edit.identity {
+            self.identity = Some(id);
+        }
+        self.wals.extend(edit.wals_started.iter().copied());
+        let floor = self.log_number;
+        self.wals.retain(|&n| n >= floor);
     }
 
     /// Starts a new manifest holding a snapshot of the current state, points
@@ -204,6 +217,8 @@ impl VersionSet {
             .collect();
         snap.next_keyspace_id = Some(self.next_keyspace_id);
         snap.lifetime = Some(self.lifetime);
+        snap.identity = self.identity;
+        snap.wals_started = self.wals.iter().copied().collect();
         w.add_record(&snap.encode());
         w.sync()?;
         // The manifest's name must be durable before CURRENT can name it.
@@ -269,6 +284,50 @@ impl VersionSet {
         Ok(Arc::clone(&self.current))
     }
 
+    /// The database identity, drawing one and recording it in the manifest
+    /// (synced) if the database has none: a new database, or one created
+    /// before format version 2. REQUIRES: a read-write handle. Called before
+    /// any file naming the identity is written, so that every such file's
+    /// identity is durable in the manifest first.
+    pub fn ensure_identity(&mut self) -> Result<u128> {
+        if let Some(id) = self.identity {
+            return Ok(id);
+        }
+        let id = new_identity(&self.dir)?;
+        self.log_and_apply(VersionEdit {
+            identity: Some(id),
+            ..VersionEdit::default()
+        })?;
+        Ok(id)
+    }
+
+    /// The database identity; `None` until [`VersionSet::ensure_identity`]
+    /// gives an old database one.
+    pub fn identity(&self) -> Option<u128> {
+        self.identity
+    }
+
+    /// Records (synced) that WAL segment `number` was started. REQUIRES: the
+    /// segment's file and name are durable, and nothing in it is acknowledged
+    /// yet. Layout: docs/format.md#wal.
+    pub fn record_wal_started(&mut self, number: u64) -> Result<()> {
+        self.log_and_apply(VersionEdit {
+            wals_started: vec![number],
+            ..VersionEdit::default()
+        })
+        .map(drop)
+    }
+
+    /// The WAL segments that must be in the directory: every one recorded
+    /// as started at or above the log number, and the log number's own.
+    pub fn wals_required(&self) -> BTreeSet<u64> {
+        let mut w = self.wals.clone();
+        if self.log_number != 0 {
+            w.insert(self.log_number);
+        }
+        w
+    }
+
     /// Records that file number `n` is taken (found on disk), so it is never
     /// allocated again.
     pub fn mark_file_number_used(&mut self, n: u64) {
@@ -327,6 +386,24 @@ impl VersionSet {
     /// The next keyspace id that would be allocated.
     pub fn next_keyspace_id(&self) -> KeyspaceId {
         self.next_keyspace_id
+    }
+}
+
+/// A random, non-zero 128-bit database identity from the operating
+/// system's generator.
+fn new_identity(dir: &Path) -> Result<u128> {
+    loop {
+        let mut b = [0u8; 16];
+        getrandom::getrandom(&mut b).map_err(|e| {
+            Error::io(
+                dir,
+                std::io::Error::other(format!("no random identity: {e}")),
+            )
+        })?;
+        let id = u128::from_le_bytes(b);
+        if id != 0 {
+            return Ok(id);
+        }
     }
 }
 
