@@ -18,6 +18,7 @@ all: build
 -include python/python.mk
 -include bench/bench.mk
 -include scripts/demo.mk
+-include scripts/soak.mk
 
 build:
 	$(CARGO) build --workspace

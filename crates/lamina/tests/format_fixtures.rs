@@ -33,10 +33,12 @@ fn fixtures() -> Vec<PathBuf> {
 }
 
 fn unhex(s: &str) -> Vec<u8> {
-    assert!(s.len().is_multiple_of(2), "odd hex {s:?}");
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
+    s.as_bytes()
+        .chunks(2)
+        .map(|pair| {
+            assert_eq!(pair.len(), 2, "odd hex {s:?}");
+            u8::from_str_radix(std::str::from_utf8(pair).expect("ascii"), 16).expect("hex")
+        })
         .collect()
 }
 
