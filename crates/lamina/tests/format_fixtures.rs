@@ -2,6 +2,8 @@
 //! in this one with every key, value and keyspace they were written with.
 //! A fixture is never regenerated: see `tests/fixtures/README.md`.
 
+#![allow(clippy::indexing_slicing)]
+
 use lamina::fs::RealFs;
 use lamina::iter::InternalIterator;
 use lamina::manifest::{parse_file_name, FileKind, VersionEdit};
