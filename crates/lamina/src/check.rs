@@ -3,8 +3,8 @@
 
 use crate::db::Inner;
 use crate::error::{Error, Result};
-use crate::manifest::{file_name, FileKind, VersionEdit};
-use crate::wal::{LogReader, LogWriter, MANIFEST_MAGIC, WAL_MAGIC};
+use crate::manifest::{file_name, write_manifest, FileKind, VersionEdit};
+use crate::wal::{LogReader, MANIFEST_MAGIC, WAL_MAGIC};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -144,19 +144,13 @@ pub(crate) fn backup(inner: &Inner, dest: &Path) -> Result<()> {
     let _guard = inner.compaction_lock.lock();
     let (version, mut edit) = {
         let vs = inner.versions.lock();
-        let v = vs.current();
-        let mut e = v.snapshot_edit();
+        let mut e = vs.snapshot_edit();
+        // The backup holds no WAL: the memtable was flushed above, and its
+        // counters are the source's as of now, not as of its last edit.
         e.log_number = Some(0);
-        e.next_file_number = Some(vs.next_file_number());
-        e.last_seqno = Some(vs.last_seqno());
-        e.keyspaces_created = vs
-            .keyspaces()
-            .iter()
-            .map(|(id, n)| (*id, n.clone()))
-            .collect();
-        e.next_keyspace_id = Some(vs.next_keyspace_id());
-        e.identity = vs.identity();
-        (v, e)
+        e.wals_started.clear();
+        e.lifetime = Some(inner.lifetime_now());
+        (vs.current(), e)
     };
     for (_, f) in version.all_files() {
         let name = file_name(FileKind::Table, f.number);
@@ -171,19 +165,7 @@ pub(crate) fn backup(inner: &Inner, dest: &Path) -> Result<()> {
     }
     let manifest_number = edit.next_file_number.unwrap_or(1);
     edit.next_file_number = Some(manifest_number + 1);
-    let mpath = dest.join(file_name(FileKind::Manifest, manifest_number));
-    let mut w = LogWriter::create(fs, &mpath, MANIFEST_MAGIC)?;
-    w.add_record(&edit.encode());
-    w.sync()?;
-    let tmp = dest.join("CURRENT.tmp");
-    let mut c = fs.create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-    c.append(format!("{}\n", file_name(FileKind::Manifest, manifest_number)).as_bytes())
-        .and_then(|()| c.sync_data())
-        .map_err(|e| Error::io(&tmp, e))?;
-    drop(c);
-    fs.rename(&tmp, &dest.join("CURRENT"))
-        .map_err(|e| Error::io(dest.join("CURRENT"), e))?;
-    fs.sync_dir(dest).map_err(|e| Error::io(dest, e))?;
+    write_manifest(fs, dest, manifest_number, &edit)?;
     drop(version);
     Ok(())
 }

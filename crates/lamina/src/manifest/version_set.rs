@@ -87,6 +87,40 @@ pub fn wal_numbers(names: &[String], from: u64) -> Vec<u64> {
     wals
 }
 
+/// Writes `MANIFEST-<number>` in `dir` holding `snapshot` as its first
+/// record, makes it durable, and points `CURRENT` at it. Returns the writer,
+/// for later edits. Used by the version set and by backups.
+pub(crate) fn write_manifest(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    number: u64,
+    snapshot: &VersionEdit,
+) -> Result<LogWriter> {
+    let path = dir.join(file_name(FileKind::Manifest, number));
+    let mut w = LogWriter::create(fs, &path, MANIFEST_MAGIC)?;
+    w.add_record(&snapshot.encode());
+    w.sync()?;
+    // The manifest's name must be durable before CURRENT can name it.
+    fs.sync_dir(dir).map_err(|e| Error::io(dir, e))?;
+    set_current(fs, dir, number)?;
+    Ok(w)
+}
+
+/// Points `CURRENT` in `dir` at `MANIFEST-<number>`, atomically: written to
+/// `CURRENT.tmp`, synced, renamed, directory synced.
+/// Layout: docs/format.md#current.
+fn set_current(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<()> {
+    let tmp = dir.join("CURRENT.tmp");
+    let dst = dir.join(file_name(FileKind::Current, 0));
+    let mut f = fs.create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+    f.append(format!("{}\n", file_name(FileKind::Manifest, number)).as_bytes())
+        .and_then(|()| f.sync_data())
+        .map_err(|e| Error::io(&tmp, e))?;
+    drop(f);
+    fs.rename(&tmp, &dst).map_err(|e| Error::io(&dst, e))?;
+    fs.sync_dir(dir).map_err(|e| Error::io(dir, e))
+}
+
 /// The current version, counters and keyspaces, and the manifest writer.
 /// Callers serialise access (the database keeps it behind a mutex).
 pub struct VersionSet {
@@ -200,12 +234,9 @@ impl VersionSet {
         self.wals.retain(|&n| n >= floor);
     }
 
-    /// Starts a new manifest holding a snapshot of the current state, points
-    /// `CURRENT` at it and removes the previous manifest.
-    pub fn start_manifest(&mut self) -> Result<()> {
-        let number = self.new_file_number();
-        let path = self.dir.join(file_name(FileKind::Manifest, number));
-        let mut w = LogWriter::create(self.fs.as_ref(), &path, MANIFEST_MAGIC)?;
+    /// The whole state as one edit, the first record of every manifest: every
+    /// live table, every keyspace, and the counters.
+    pub fn snapshot_edit(&self) -> VersionEdit {
         let mut snap = self.current.snapshot_edit();
         snap.log_number = Some(self.log_number);
         snap.next_file_number = Some(self.next_file_number);
@@ -219,13 +250,14 @@ impl VersionSet {
         snap.lifetime = Some(self.lifetime);
         snap.identity = self.identity;
         snap.wals_started = self.wals.iter().copied().collect();
-        w.add_record(&snap.encode());
-        w.sync()?;
-        // The manifest's name must be durable before CURRENT can name it.
-        self.fs
-            .sync_dir(&self.dir)
-            .map_err(|e| Error::io(&self.dir, e))?;
-        self.set_current(number)?;
+        snap
+    }
+
+    /// Starts a new manifest holding a snapshot of the current state, points
+    /// `CURRENT` at it and removes the previous manifest.
+    pub fn start_manifest(&mut self) -> Result<()> {
+        let number = self.new_file_number();
+        let w = write_manifest(self.fs.as_ref(), &self.dir, number, &self.snapshot_edit())?;
         let old = self.manifest_number;
         self.manifest = Some(w);
         self.manifest_number = number;
@@ -234,20 +266,6 @@ impl VersionSet {
             let _ = self.fs.remove_file(&old_path);
         }
         Ok(())
-    }
-
-    fn set_current(&self, number: u64) -> Result<()> {
-        let tmp = self.dir.join("CURRENT.tmp");
-        let dst = self.dir.join(file_name(FileKind::Current, 0));
-        let mut f = self.fs.create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-        f.append(format!("{}\n", file_name(FileKind::Manifest, number)).as_bytes())
-            .and_then(|()| f.sync_data())
-            .map_err(|e| Error::io(&tmp, e))?;
-        drop(f);
-        self.fs.rename(&tmp, &dst).map_err(|e| Error::io(&dst, e))?;
-        self.fs
-            .sync_dir(&self.dir)
-            .map_err(|e| Error::io(&self.dir, e))
     }
 
     /// Writes `edit` to the manifest (synced), then installs the version it
