@@ -444,7 +444,9 @@ impl Parser {
     /// Parses the next command of `buf`, returning it and the number of
     /// bytes it consumed. REQUIRES: `buf` starts right after the bytes
     /// consumed by the previous call. With `Step::NeedMore` nothing was
-    /// consumed: call again with the same bytes and more.
+    /// consumed: call again with the same bytes and more. Every other step
+    /// but `Step::End` consumes at least one byte, so a caller that feeds
+    /// the parser until `End` always finishes.
     pub fn parse<'a>(&mut self, buf: &'a [u8], at_eof: bool) -> (Step<'a>, usize) {
         let mut cur = Cursor {
             buf,
@@ -456,14 +458,17 @@ impl Parser {
             let done = cur.skip_line();
             self.commit(&cur);
             self.skipping = !done && !at_eof;
-            return (
-                if at_eof && !done {
-                    Step::End
-                } else {
-                    Step::Blank
-                },
-                cur.pos,
-            );
+            let step = if done {
+                Step::Blank
+            } else if at_eof {
+                Step::End
+            } else if cur.pos == 0 {
+                // Nothing to skip yet: the rest of the line is still to come.
+                Step::NeedMore
+            } else {
+                Step::Blank
+            };
+            return (step, cur.pos);
         }
         let step = self.command(&mut cur, at_eof);
         match step {
@@ -956,6 +961,98 @@ mod tests {
         match p.parse(&line, true).0 {
             Step::Command(c) => assert_eq!(c.args.get(1), datum),
             other => panic!("{other:?}"),
+        }
+    }
+
+    /// Drives the parser as the shell does, feeding `input` in pieces cut at
+    /// `cuts`; returns how many calls it took to reach `Step::End`, or
+    /// `None` if it made no progress (a call neither consumed a byte nor
+    /// asked for more).
+    fn drive(input: &[u8], cuts: &[usize]) -> Option<usize> {
+        let mut p = Parser::new();
+        let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (input.len() + 1)).collect();
+        cuts.sort_unstable();
+        cuts.push(input.len());
+        let mut fed = 0;
+        let mut next_cut = cuts.into_iter();
+        let mut buf: Vec<u8> = Vec::new();
+        let mut eof = false;
+        let mut calls = 0;
+        loop {
+            calls += 1;
+            let (step, n) = p.parse(&buf, eof);
+            match step {
+                Step::End => return Some(calls),
+                Step::NeedMore => {
+                    assert_eq!(n, 0, "NeedMore consumed bytes");
+                    assert!(!eof, "NeedMore at the end of input");
+                    match next_cut.next() {
+                        Some(c) if c > fed => {
+                            buf.extend_from_slice(&input[fed..c]);
+                            fed = c;
+                        }
+                        Some(_) => {}
+                        None => eof = true,
+                    }
+                }
+                _ if n == 0 => return None,
+                _ => {
+                    buf.drain(..n);
+                }
+            }
+        }
+    }
+
+    /// Before the fix: a syntax error on a last line without a newline left
+    /// the parser skipping "the rest of the line" in an empty buffer,
+    /// returning `Blank` without consuming anything, and the shell looped
+    /// at 100% CPU forever (`printf '{' | lamina shell --newdb s.lamina`).
+    #[test]
+    fn syntax_error_on_an_unterminated_last_line_ends() {
+        for input in [&b"{"[..], b"}", b"=", b",", b"\"", b"store a {", b"store a\"b"] {
+            assert!(
+                drive(input, &[]).is_some(),
+                "{}",
+                String::from_utf8_lossy(input)
+            );
+            assert!(drive(input, &[1, 2, 3]).is_some());
+        }
+        assert_eq!(
+            parse_all(b"store a {"),
+            ["error 1.1-9: syntax error, unexpected '{'"]
+        );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// Any bytes, cut anywhere: the parser never panics and always
+        /// reaches the end, in a number of calls bounded by the input.
+        #[test]
+        fn any_bytes_terminate(
+            input in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200),
+            cuts in proptest::collection::vec(proptest::prelude::any::<usize>(), 0..8),
+        ) {
+            let calls = drive(&input, &cuts);
+            proptest::prop_assert!(calls.is_some(), "no progress");
+            proptest::prop_assert!(calls.unwrap_or(0) <= 2 * input.len() + cuts.len() + 4);
+        }
+
+        /// Text that looks like commands (verbs, quotes, separators).
+        #[test]
+        fn command_like_text_terminates(
+            words in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "store", "fetch", "c", "\"", "\\", "{", "}", "=", ",", ";", "#",
+                    " ", "\n", "a", "\"x\"", "[", "]", "\r",
+                ]),
+                0..40,
+            ),
+            cuts in proptest::collection::vec(proptest::prelude::any::<usize>(), 0..8),
+        ) {
+            let input = words.concat().into_bytes();
+            let calls = drive(&input, &cuts);
+            proptest::prop_assert!(calls.is_some(), "no progress");
         }
     }
 
