@@ -154,7 +154,7 @@ impl<'d, W: Write> Shell<'d, W> {
             },
             Verb::Delete => {
                 let key = args.get(0);
-                if !key.is_empty() && self.db().contains_key(key)? {
+                if self.db().contains_key(key)? {
                     self.db().delete(key)?;
                 } else {
                     self.report(cmd.locus, "No such item found");
@@ -345,20 +345,25 @@ impl<'d, W: Write> Shell<'d, W> {
             ProgressMode::Off,
             &Default::default(),
         );
-        let result = crate::cmd::load::copy_records(
+        let before = self.loader.acknowledged();
+        let (_, result) = crate::cmd::load::copy_records(
             reader.as_mut(),
             &mut self.loader,
             &mut progress,
             replace,
+            false,
         );
         self.loader.write_pending()?;
+        // Later stores go to the default keyspace again.
+        self.loader.set_keyspace(self.db().default_keyspace());
         match result {
             Ok(_) => Ok(()),
             Err(e) if e.exit == Exit::Io || e.exit == Exit::Damage => Err(Fatal::Stop(e)),
             Err(e) => {
+                let kept = crate::cmd::load::kept(self.loader.acknowledged() - before);
                 self.report(
                     cmd.locus,
-                    &format!("import: {}: {}", path.display(), e.message),
+                    &format!("import: {}: {}; {kept}", path.display(), e.message),
                 );
                 Ok(())
             }
@@ -521,7 +526,7 @@ pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
     let _ = shell.out.flush();
     let errors = shell.errors;
     let source = shell.source;
-    let loader = shell.loader;
+    let mut loader = shell.loader;
     drop(shell.out);
     if let Some((at, fatal)) = fatal {
         return match fatal {
@@ -536,25 +541,36 @@ pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
                 Err(CliError::io(format!("{at}: writing output"), e))
             }
             Fatal::Engine(e) => {
-                // What was acknowledged (by a `sync` command) is durable; try
-                // to keep the rest too, then stop.
+                // What the engine acknowledged is kept; try to make it
+                // durable, then stop.
                 let _ = db.close();
-                Err(CliError::new(exit_of(&e), format!("{at}: {e}; stopped")))
+                let kept = stores_kept(loader.acknowledged());
+                Err(CliError::new(
+                    exit_of(&e),
+                    format!("{at}: {e}; stopped: {kept}"),
+                ))
             }
             Fatal::Stop(e) => {
                 let _ = db.close();
-                Err(e.context(at))
+                let kept = stores_kept(loader.acknowledged());
+                Err(e.context(at).context_after(format!("stopped: {kept}")))
             }
         };
     }
     let summary_needed = progress.records() > 0;
-    let at_end =
-        |e: lamina::Error| CliError::from(e).context(format!("{source}: at the end of input"));
-    loader.finish().map_err(at_end)?;
+    let at_end = |e: lamina::Error, kept: u64| {
+        CliError::from(e)
+            .context(format!("{source}: at the end of input"))
+            .context_after(format!("stopped: {}", stores_kept(kept)))
+    };
+    if let Err(e) = loader.finish() {
+        let _ = db.close();
+        return Err(at_end(e, loader.acknowledged()));
+    }
     if summary_needed {
         progress.note(&engine::write_summary(&db.stats()));
     }
-    db.close().map_err(at_end)?;
+    db.close().map_err(|e| at_end(e, loader.acknowledged()))?;
     if summary_needed {
         progress.finish();
     }
@@ -562,6 +578,18 @@ pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
         eprintln!("lamina: stopped at the first error (--stop-on-error)");
     }
     Ok(if errors > 0 { Exit::Failed } else { Exit::Ok })
+}
+
+/// Words for how many stores a shell that stopped kept.
+fn stores_kept(n: u64) -> String {
+    match n {
+        0 => "no store was kept".to_string(),
+        1 => "the 1 store the engine acknowledged before it is kept".to_string(),
+        n => format!(
+            "the {} stores the engine acknowledged before it are kept",
+            crate::progress::thousands(n)
+        ),
+    }
 }
 
 /// The size of standard input when it is a regular file (for the ETA).
