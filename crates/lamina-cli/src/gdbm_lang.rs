@@ -388,7 +388,8 @@ fn memchr(byte: u8, hay: &[u8]) -> Option<usize> {
     hay.iter().position(|&b| b == byte)
 }
 
-fn is_word_byte(b: u8) -> bool {
+/// Whether `b` may appear in an unquoted argument.
+pub(crate) fn is_word_byte(b: u8) -> bool {
     !matches!(
         b,
         b' ' | b'\t' | b'\n' | b'"' | b';' | b'[' | b']' | b'{' | b'}' | b',' | b'='

@@ -52,6 +52,58 @@ pub struct ShellArgs {
     /// Number of records expected, for the ETA (like `pv -s`).
     #[arg(long, value_name = "RECORDS")]
     pub total: Option<u64>,
+    /// A command to run instead of reading commands, as with `gdbmtool DB
+    /// COMMAND [ARG...]`: each ARG is one argument, as if quoted; a `;`
+    /// word separates commands.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND",
+        conflicts_with = "file"
+    )]
+    pub command: Vec<std::ffi::OsString>,
+}
+
+/// The command text for the words of a one-shot command: verbs as they
+/// are, arguments as they are when they can be, else quoted with the
+/// language's escapes; `;` between commands.
+fn one_shot_text(words: &[std::ffi::OsString]) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut text = Vec::new();
+    let mut verb_next = true;
+    for word in words {
+        let w = word.as_bytes();
+        if w == b";" {
+            text.extend_from_slice(b";\n");
+            verb_next = true;
+            continue;
+        }
+        if !verb_next {
+            text.push(b' ');
+        }
+        if verb_next {
+            text.extend_from_slice(w);
+            verb_next = false;
+            continue;
+        }
+        if !w.is_empty() && w.iter().all(|&b| crate::gdbm_lang::is_word_byte(b)) {
+            text.extend_from_slice(w);
+            continue;
+        }
+        text.push(b'"');
+        for &b in w {
+            match b {
+                b'"' => text.extend_from_slice(b"\\\""),
+                b'\\' => text.extend_from_slice(b"\\\\"),
+                b'\n' => text.extend_from_slice(b"\\n"),
+                b'\r' => text.extend_from_slice(b"\\r"),
+                _ => text.push(b),
+            }
+        }
+        text.push(b'"');
+    }
+    text.push(b'\n');
+    text
 }
 
 /// What a command asks of the read loop.
@@ -380,6 +432,8 @@ fn os_path(bytes: &[u8]) -> PathBuf {
 enum Input {
     Stdin(io::Stdin),
     File(std::fs::File),
+    /// A one-shot command from the command line.
+    Bytes(io::Cursor<Vec<u8>>),
 }
 
 impl Input {
@@ -390,6 +444,7 @@ impl Input {
             Input::Stdin(s) if interactive => s.lock().read_until(b'\n', buf),
             Input::Stdin(s) => read_chunk(&mut s.lock(), buf, CHUNK),
             Input::File(f) => read_chunk(f, buf, CHUNK),
+            Input::Bytes(b) => read_chunk(b, buf, CHUNK),
         }
     }
 }
@@ -410,6 +465,10 @@ fn read_chunk(r: &mut impl Read, buf: &mut Vec<u8>, chunk: usize) -> io::Result<
 /// Runs `lamina shell`.
 pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
     let (mut input, source, size) = match &args.file {
+        _ if !args.command.is_empty() => {
+            let text = one_shot_text(&args.command);
+            (Input::Bytes(io::Cursor::new(text)), "argv".to_string(), None)
+        }
         Some(p) => {
             let f = std::fs::File::open(p).map_err(|e| CliError::io(p.display(), e))?;
             let size = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
