@@ -157,15 +157,32 @@ pub fn all_keyspaces(db: &Db) -> CliResult<Vec<Keyspace>> {
     Ok(all)
 }
 
+/// Fewest bytes written by the user for a write amplification to be shown:
+/// below it, the fixed costs of file headers, footers and the manifest
+/// dominate, and a 20-byte load reads as "123.50x".
+pub const MIN_BYTES_FOR_A_RATIO: u64 = 1 << 20;
+
+/// What is shown instead of a ratio computed on too little data.
+pub const TOO_SMALL_FOR_A_RATIO: &str =
+    "not shown (too little data for the ratio to mean anything)";
+
+/// Bytes written to files per byte written by the user, when the user wrote
+/// at least [`MIN_BYTES_FOR_A_RATIO`].
+pub fn amplification(user_bytes: u64, file_bytes: u64) -> Option<f64> {
+    (user_bytes >= MIN_BYTES_FOR_A_RATIO).then(|| file_bytes as f64 / user_bytes as f64)
+}
+
 /// What a run wrote: user bytes, file bytes, write amplification.
 pub fn write_summary(stats: &Stats) -> String {
     use crate::progress::bytes;
     let files =
         stats.wal_bytes_written + stats.flush_bytes_written + stats.compaction_bytes_written;
+    let ratio = amplification(stats.user_bytes_written, files)
+        .map_or_else(|| TOO_SMALL_FOR_A_RATIO.to_string(), |r| format!("{r:.2}x"));
     format!(
-        "write amplification {:.2}x: {} written by the user, {} to files \
+        "write amplification {}: {} written by the user, {} to files \
          (wal {}, flushes {}, compactions {}; {} trivial moves)",
-        stats.write_amplification(),
+        ratio,
         bytes(stats.user_bytes_written),
         bytes(files),
         bytes(stats.wal_bytes_written),
