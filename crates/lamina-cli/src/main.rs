@@ -11,7 +11,6 @@ mod cmd;
 mod dumpfmt;
 mod engine;
 mod error;
-mod gdbm_lang;
 mod numbers;
 mod progress;
 

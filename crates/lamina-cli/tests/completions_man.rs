@@ -36,7 +36,11 @@ fn completions_name_every_subcommand() {
     }
     let bad = lamina_run(&["completions", "tcsh"]);
     assert_eq!(code(&bad), 2);
-    assert!(stderr(&bad).contains("invalid value 'tcsh'"), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("invalid value 'tcsh'"),
+        "{}",
+        stderr(&bad)
+    );
 }
 
 #[test]
@@ -45,7 +49,10 @@ fn man_page_has_every_subcommand_and_the_exit_codes() {
     assert!(page.starts_with(".ie") || page.starts_with(".TH"), "{page}");
     assert!(page.contains(".TH lamina 1"));
     for name in subcommands() {
-        assert!(page.contains(&format!(".SS \"lamina {name}\"")), "no {name}");
+        assert!(
+            page.contains(&format!(".SS \"lamina {name}\"")),
+            "no {name}"
+        );
     }
     assert!(page.contains(".SH \"EXIT STATUS\""));
     assert!(page.contains("the database is damaged"));

@@ -106,7 +106,10 @@ fn count_counts_every_keyspace() {
     assert_eq!(per, want);
     assert_eq!(total, 2 * n + 3);
     let plain = ok(lamina_run(&["count", &src]));
-    assert_eq!(String::from_utf8(plain).unwrap(), format!("{}\n", 2 * n + 3));
+    assert_eq!(
+        String::from_utf8(plain).unwrap(),
+        format!("{}\n", 2 * n + 3)
+    );
     let one = ok(lamina_run(&["count", "--keyspace", "users", &src]));
     assert_eq!(String::from_utf8(one).unwrap(), format!("{n}\n"));
     let default = ok(lamina_run(&["count", "--keyspace", "", &src]));
@@ -127,7 +130,11 @@ fn every_format_round_trips_every_keyspace() {
     let src = source(tmp.path());
     let want = contents(&src);
     assert_eq!(want.len(), 4);
-    assert!(want[0].1.starts_with("\t010"), "the empty key: {}", want[0].1);
+    assert!(
+        want[0].1.starts_with("\t010"),
+        "the empty key: {}",
+        want[0].1
+    );
     for format in ["gdbm", "bdb", "bdb-print", "tsv"] {
         let file = path(tmp.path(), &format!("dump.{format}"));
         ok(lamina_run(&["dump", &src, &file, "--format", format]));
@@ -146,7 +153,13 @@ fn one_keyspace_dumps_and_loads_into_it() {
     for format in ["gdbm", "bdb", "tsv"] {
         let file = path(tmp.path(), &format!("users.{format}"));
         ok(lamina_run(&[
-            "dump", "--keyspace", "users", &src, &file, "--format", format,
+            "dump",
+            "--keyspace",
+            "users",
+            &src,
+            &file,
+            "--format",
+            format,
         ]));
         // The section header names the keyspace: a plain load restores it.
         let dst = path(tmp.path(), &format!("users-{format}"));
@@ -178,14 +191,31 @@ fn get_put_delete_scan_take_a_keyspace() {
     let db = path(tmp.path(), "db");
     ok(lamina_run(&["put", &db, "k", "default"]));
     ok(lamina_run(&["put", "--keyspace", "ks", &db, "k", "named"]));
-    ok(lamina_run(&["put", "--keyspace", "ks", &db, "", "empty key"]));
+    ok(lamina_run(&[
+        "put",
+        "--keyspace",
+        "ks",
+        &db,
+        "",
+        "empty key",
+    ]));
     assert_eq!(ok(lamina_run(&["get", &db, "k"])), b"default\n");
-    assert_eq!(ok(lamina_run(&["get", "--keyspace", "ks", &db, "k"])), b"named\n");
+    assert_eq!(
+        ok(lamina_run(&["get", "--keyspace", "ks", &db, "k"])),
+        b"named\n"
+    );
     assert_eq!(
         ok(lamina_run(&["scan", "--keyspace", "ks", &db])),
         b"\tempty key\nk\tnamed\n"
     );
-    ok(lamina_run(&["delete", "--keyspace", "ks", "--must-exist", &db, ""]));
+    ok(lamina_run(&[
+        "delete",
+        "--keyspace",
+        "ks",
+        "--must-exist",
+        &db,
+        "",
+    ]));
     assert_eq!(ok(lamina_run(&["count", &db])), b"2\n");
     let gone = lamina_run(&["get", "--keyspace", "ks", &db, ""]);
     assert_eq!(code(&gone), 1);

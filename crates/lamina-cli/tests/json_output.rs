@@ -9,7 +9,12 @@ use serde_json::Value;
 fn numbers_db(tmp: &tempfile::TempDir, last: u64) -> String {
     let db = path(tmp.path(), "numbers");
     ok(lamina_run(&[
-        "-q", "gen", "numbers", &last.to_string(), "--into", &db,
+        "-q",
+        "gen",
+        "numbers",
+        &last.to_string(),
+        "--into",
+        &db,
     ]));
     db
 }
@@ -34,14 +39,25 @@ fn stat_json() {
     let levels = v["levels"].as_array().unwrap();
     let entries: u64 = levels.iter().map(|l| l["entries"].as_u64().unwrap()).sum();
     assert_eq!(entries, 20_001);
-    for field in ["level", "tables", "bytes", "deletes", "key_bytes", "value_bytes", "filter_bytes"] {
+    for field in [
+        "level",
+        "tables",
+        "bytes",
+        "deletes",
+        "key_bytes",
+        "value_bytes",
+        "filter_bytes",
+    ] {
         assert!(levels[0][field].is_u64(), "{field}: {v}");
     }
     assert!(v["table_bytes"].as_u64().unwrap() > 0);
     assert_eq!(v["keyspaces"], serde_json::json!(["users"]));
     assert!(v["advice"].is_array());
     assert!(v["block_size"].as_u64().unwrap() >= 1024);
-    assert!(v["lifetime"]["user_bytes"].as_u64().unwrap() > 500_000, "{v}");
+    assert!(
+        v["lifetime"]["user_bytes"].as_u64().unwrap() > 500_000,
+        "{v}"
+    );
     assert!(v["space_amplification"].as_f64().unwrap() >= 1.0, "{v}");
 }
 

@@ -25,7 +25,9 @@ fn count(db: &str) -> u64 {
 /// The number in "the 1,234 records before it were loaded" (and the
 /// shell's "the 1,234 stores ... are kept").
 fn number_before(text: &str, marker: &str) -> u64 {
-    let at = text.find(marker).unwrap_or_else(|| panic!("{marker:?} in {text}"));
+    let at = text
+        .find(marker)
+        .unwrap_or_else(|| panic!("{marker:?} in {text}"));
     let digits: String = text[..at]
         .rsplit(' ')
         .nth(1)
@@ -61,7 +63,10 @@ fn load_reports_exactly_what_it_kept() {
         failures += 1;
         assert_eq!(code(&out), 5, "write:{n}: {err}");
         assert!(err.contains("No space left on device"), "write:{n}: {err}");
-        assert!(!err.contains("done"), "write:{n}: a failed load said done: {err}");
+        assert!(
+            !err.contains("done"),
+            "write:{n}: a failed load said done: {err}"
+        );
         let kept = number_before(&err, "records before it were loaded");
         assert!(kept <= 60_001, "write:{n}: {err}");
         assert_eq!(count(&db), kept, "write:{n}: {err}");
@@ -87,7 +92,10 @@ fn shell_reports_exactly_what_it_kept() {
         }
         failures += 1;
         assert_eq!(code(&out), 5, "write:{n}: {err}");
-        assert!(!err.contains("done"), "write:{n}: a failed shell said done: {err}");
+        assert!(
+            !err.contains("done"),
+            "write:{n}: a failed shell said done: {err}"
+        );
         let kept = number_before(&err, "stores the engine acknowledged before it are kept");
         assert_eq!(count(&db), kept, "write:{n}: {err}");
     }

@@ -28,7 +28,10 @@ fn one_shot_commands_run_and_exit() {
     assert_eq!(ok(lamina_run(&["shell", &db, "fetch", "-k"])), b"--v\n");
     let missing = lamina_run(&["shell", &db, "fetch", "nope"]);
     assert_eq!(code(&missing), 1);
-    assert_eq!(stderr(&missing), "lamina: argv:1.1-11: No such item found\n");
+    assert_eq!(
+        stderr(&missing),
+        "lamina: argv:1.1-11: No such item found\n"
+    );
     // Standard input is not read.
     let out = lamina_with_input(&["shell", &db, "count"], b"store x y\n");
     assert_eq!(stdout(&out), "There are 4 items in the database.\n");

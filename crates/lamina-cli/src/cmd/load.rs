@@ -164,7 +164,10 @@ pub fn run(args: LoadArgs, ctx: &Ctx) -> CliResult<Exit> {
         }
         Err(e) => {
             progress.abandon();
-            Err(CliError::new(e.exit, format!("{}; {}", e.message, kept(kept_now))))
+            Err(CliError::new(
+                e.exit,
+                format!("{}; {}", e.message, kept(kept_now)),
+            ))
         }
     }
 }

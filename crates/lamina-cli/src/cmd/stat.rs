@@ -180,7 +180,10 @@ pub fn render(path: &str, stats: &Stats) -> String {
         );
     } else if stats.lifetime_user_bytes > 0 {
         let ratio = engine::amplification(stats.lifetime_user_bytes, stats.lifetime_disk_bytes)
-            .map_or_else(|| engine::TOO_SMALL_FOR_A_RATIO.to_string(), |r| times(Some(r)));
+            .map_or_else(
+                || engine::TOO_SMALL_FOR_A_RATIO.to_string(),
+                |r| times(Some(r)),
+            );
         let _ = writeln!(
             s,
             "write amp.       {ratio} over the database's life: {} written by callers, {} to the WAL and tables",

@@ -358,7 +358,9 @@ mod tests {
         // An empty default keyspace writes no section: db_load accepts a
         // file of named databases only.
         let dump = write_sections(Format::Bdb, &[(None, vec![]), (Some("a"), empty_key)]);
-        assert!(String::from_utf8_lossy(&dump).starts_with("VERSION=3\nformat=bytevalue\ndatabase=a\n"));
+        assert!(
+            String::from_utf8_lossy(&dump).starts_with("VERSION=3\nformat=bytevalue\ndatabase=a\n")
+        );
     }
 
     #[test]

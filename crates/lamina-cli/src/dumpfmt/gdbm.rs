@@ -24,7 +24,9 @@
 //! records of every section. `gdbm_load` 1.23 ignores the line (it loads
 //! every section into one database).
 
-use super::{escape_name, unescape_name, DumpError, Item, Lines, ReadError, RecordReader, RecordWriter};
+use super::{
+    escape_name, unescape_name, DumpError, Item, Lines, ReadError, RecordReader, RecordWriter,
+};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use std::io::{self, BufRead, Write};

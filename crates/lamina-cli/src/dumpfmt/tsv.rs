@@ -12,7 +12,9 @@
 //! belong to the default keyspace. No record line starts with `#`, so the
 //! header cannot be mistaken for a record.
 
-use super::{escape_name, unescape_name, DumpError, Item, Lines, ReadError, RecordReader, RecordWriter};
+use super::{
+    escape_name, unescape_name, DumpError, Item, Lines, ReadError, RecordReader, RecordWriter,
+};
 use std::io::{self, BufRead, Write};
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -197,7 +199,10 @@ mod tests {
         ];
         let dump = write_sections(Format::Tsv, &sections);
         let text = String::from_utf8_lossy(&dump);
-        assert!(text.starts_with("\tempty key\n#:keyspace=users\n"), "{text}");
+        assert!(
+            text.starts_with("\tempty key\n#:keyspace=users\n"),
+            "{text}"
+        );
         assert!(text.contains("\n#:keyspace=tab\\there\\n#\n"), "{text}");
         let got = read_sections(Format::Tsv, &dump).unwrap();
         let want: Vec<_> = sections
