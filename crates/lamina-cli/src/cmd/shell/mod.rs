@@ -23,6 +23,7 @@
 
 mod commands;
 mod datum;
+mod input;
 mod lexer;
 mod parser;
 mod session;
@@ -32,9 +33,10 @@ use crate::engine::{self, Loader, Mode};
 use crate::error::{exit_of, CliError, CliResult, Exit};
 use crate::progress::{Progress, Total};
 use commands::Verb;
+use input::{stdin_file_size, Input};
 use parser::{Parser, Step};
 use session::{Fatal, Flow, Shell};
-use std::io::{self, BufRead, IsTerminal, Read, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 
 /// Arguments of `lamina shell` (gdbmtool's options where they apply).
@@ -117,40 +119,6 @@ fn one_shot_text(words: &[std::ffi::OsString]) -> Vec<u8> {
     text
 }
 
-/// Where commands come from.
-enum Input {
-    Stdin(io::Stdin),
-    File(std::fs::File),
-    /// A one-shot command from the command line.
-    Bytes(io::Cursor<Vec<u8>>),
-}
-
-impl Input {
-    /// Appends what can be read now to `buf`; 0 at the end of input.
-    fn read_more(&mut self, buf: &mut Vec<u8>, interactive: bool) -> io::Result<usize> {
-        const CHUNK: usize = 1 << 20;
-        match self {
-            Input::Stdin(s) if interactive => s.lock().read_until(b'\n', buf),
-            Input::Stdin(s) => read_chunk(&mut s.lock(), buf, CHUNK),
-            Input::File(f) => read_chunk(f, buf, CHUNK),
-            Input::Bytes(b) => read_chunk(b, buf, CHUNK),
-        }
-    }
-}
-
-fn read_chunk(r: &mut impl Read, buf: &mut Vec<u8>, chunk: usize) -> io::Result<usize> {
-    let len = buf.len();
-    buf.resize(len + chunk, 0);
-    let n = loop {
-        match r.read(buf.get_mut(len..).unwrap_or_default()) {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            other => break other,
-        }
-    };
-    buf.truncate(len + *n.as_ref().unwrap_or(&0));
-    n
-}
-
 /// Runs `lamina shell`.
 pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
     let (mut input, source, size) = match &args.file {
@@ -167,12 +135,13 @@ pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
             let size = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
             (Input::File(f), p.display().to_string(), size)
         }
+        None if io::stdin().is_terminal() => (Input::terminal(), "stdin".to_string(), None),
         None => {
             let size = stdin_file_size();
             (Input::Stdin(io::stdin()), "stdin".to_string(), size)
         }
     };
-    let interactive = matches!(input, Input::Stdin(_)) && io::stdin().is_terminal();
+    let interactive = input.is_interactive();
     let mode = if args.newdb {
         Mode::New
     } else if args.read_only {
@@ -262,9 +231,8 @@ pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
                         break;
                     }
                     let _ = shell.out.flush();
-                    eprint!("lamina> ");
                 }
-                match input.read_more(&mut buf, interactive) {
+                match input.read_more(&mut buf) {
                     Ok(0) => eof = true,
                     Ok(read) => progress.add(0, read as u64),
                     Err(e) => {
@@ -342,12 +310,4 @@ fn stores_kept(n: u64) -> String {
             crate::progress::thousands(n)
         ),
     }
-}
-
-/// The size of standard input when it is a regular file (for the ETA).
-fn stdin_file_size() -> Option<u64> {
-    use std::os::fd::AsFd;
-    let fd = io::stdin().as_fd().try_clone_to_owned().ok()?;
-    let meta = std::fs::File::from(fd).metadata().ok()?;
-    meta.is_file().then_some(meta.len())
 }
