@@ -30,7 +30,8 @@ fn cursor_keys_edit_and_recall_lines() {
     let pause = || std::thread::sleep(Duration::from_millis(400));
     pause();
     // "fech a", four times Left, "t": the line reads "fetch a".
-    keys.write_all(b"fech a\x1b[D\x1b[D\x1b[D\x1b[Dt\r").unwrap();
+    keys.write_all(b"fech a\x1b[D\x1b[D\x1b[D\x1b[Dt\r")
+        .unwrap();
     pause();
     // Up recalls "fetch a".
     keys.write_all(b"\x1b[A\r").unwrap();
