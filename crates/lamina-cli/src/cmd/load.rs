@@ -1,8 +1,9 @@
 //! `lamina load DB [FILE]`: loads a gdbm ASCII dump, a Berkeley DB `db_dump`
 //! text or tab-separated records (format detected unless given).
 //!
-//! Records go to the engine in batches with no durability of their own; the
-//! database is flushed and closed at the end. If the input is malformed the
+//! Records go to the engine in batches, each acknowledged once the engine
+//! has handed it to the operating system; the database is flushed and
+//! closed at the end. If the input is malformed the
 //! load stops there: the records before the bad one are kept (flushed), the
 //! message names the line and how many records were kept, and the exit
 //! code is 3. A failed write (a full disk) stops it too, exit code 5; the
