@@ -241,3 +241,46 @@ fn gdbm_load_accepts_keyspace_headers() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+/// db_load makes one sub-database per named keyspace of a Berkeley DB dump
+/// (the default keyspace is empty here, so the dump has no main database,
+/// which Berkeley DB could not hold beside named ones).
+#[test]
+fn db_load_makes_a_database_per_keyspace() {
+    if !have("db5.3_load", "db_load_makes_a_database_per_keyspace") {
+        return;
+    }
+    let tmp = tempdir();
+    let db = path(tmp.path(), "db");
+    ok(lamina_run(&["put", "--keyspace", "a b", &db, "k", "1"]));
+    ok(lamina_run(&[
+        "put",
+        "--keyspace",
+        "c",
+        &db,
+        "",
+        "empty key",
+    ]));
+    let file = path(tmp.path(), "dump");
+    ok(lamina_run(&["dump", "--format", "bdb-print", &db, &file]));
+    let bdb = path(tmp.path(), "x.bdb");
+    let load = std::process::Command::new("db5.3_load")
+        .args(["-f", &file, &bdb])
+        .output()
+        .unwrap();
+    assert!(load.status.success(), "{}", stderr(&load));
+    let list = std::process::Command::new("db5.3_dump")
+        .args(["-l", &bdb])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&list), "a b\nc\n");
+    let one = std::process::Command::new("db5.3_dump")
+        .args(["-p", "-s", "c", &bdb])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&one).contains("HEADER=END\n \n empty key\nDATA=END"),
+        "{}",
+        stdout(&one)
+    );
+}
