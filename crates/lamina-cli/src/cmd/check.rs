@@ -26,13 +26,6 @@ pub fn run(args: CheckArgs, ctx: &Ctx) -> CliResult<Exit> {
     let progress = Progress::new("check", total, ctx.progress.mode(true), &ctx.progress);
     let report = while_running(progress, || (0, 0), || db.check());
     let report = report?;
-    let summary = format!(
-        "{} tables, {} entries, {}, {} WAL records",
-        thousands(report.tables),
-        thousands(report.entries),
-        bytes(report.bytes),
-        thousands(report.wal_records)
-    );
     if args.json {
         let value = serde_json::json!({
             "path": args.db.display().to_string(),
@@ -49,6 +42,13 @@ pub fn run(args: CheckArgs, ctx: &Ctx) -> CliResult<Exit> {
         }
         return Ok(Exit::Ok);
     }
+    let summary = format!(
+        "{} tables, {} entries, {}, {} WAL records",
+        thousands(report.tables),
+        thousands(report.entries),
+        bytes(report.bytes),
+        thousands(report.wal_records)
+    );
     if report.is_ok() {
         println!("{}: OK ({summary})", args.db.display());
         return Ok(Exit::Ok);
