@@ -70,6 +70,11 @@ fn check_json_when_sound_and_when_damaged() {
     assert_eq!(v["ok"], true);
     assert_eq!(v["entries"].as_u64().unwrap(), 5001, "{v}");
     assert_eq!(v["problems"], serde_json::json!([]));
+    assert_eq!(
+        v["notes"],
+        serde_json::json!([]),
+        "a clean database has no notes"
+    );
     assert!(v["tables"].as_u64().unwrap() >= 1);
     let table = std::fs::read_dir(&db)
         .unwrap()

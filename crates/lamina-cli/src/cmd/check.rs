@@ -35,6 +35,7 @@ pub fn run(args: CheckArgs, ctx: &Ctx) -> CliResult<Exit> {
             "bytes": report.bytes,
             "wal_records": report.wal_records,
             "problems": report.problems,
+            "notes": report.notes,
         });
         println!("{value}");
         if !report.is_ok() {

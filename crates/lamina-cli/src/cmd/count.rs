@@ -42,10 +42,13 @@ pub fn run(args: CountArgs, _ctx: &Ctx) -> CliResult<Exit> {
     };
     let mut counts = Vec::new();
     for ks in &keyspaces {
+        // Keys only: counting folds no merge operand, so a key whose
+        // operands cannot be folded is counted like any other.
         let iter = match &prefix {
             Some(p) => ks.prefix(p),
             None => ks.iter(),
-        };
+        }
+        .keys_only();
         let mut n = 0u64;
         for item in iter {
             item?;
