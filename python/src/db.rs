@@ -3,8 +3,8 @@
 //! opening, closing and the database-wide operations.
 
 use crate::batch::Batch;
-use crate::empty_key::{self, RESERVED};
 use crate::errors::{strerror, to_py, with_errno};
+use crate::migration::{self, OLD_KEYSPACE};
 use crate::keyspace::Keyspace;
 use crate::options;
 use crate::snapshot::Snapshot;
@@ -41,11 +41,26 @@ impl Db {
             return Err(with_errno(libc::ENOENT, &strerror(libc::ENOENT), &path));
         }
         let read_only = opts.read_only;
-        let shared = py
-            .detach(|| {
-                lamina::Db::open(&path, opts).map(|db| Shared::new(db, path.clone(), read_only))
-            })
+        let db = py
+            .detach(|| lamina::Db::open(&path, opts))
             .map_err(to_py)?;
+        let moved = py.detach(|| match read_only {
+            false => migration::migrate(&db).map(|()| true),
+            true => migration::pending(&db).map(|p| !p),
+        });
+        match moved {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(crate::errors::plain(format!(
+                    "{} keeps its empty keys in the keyspace {OLD_KEYSPACE:?}, as older \
+                     versions of lamina's Python module did; open it once for writing \
+                     (flag 'w' or 'c') to move them to where lamina keeps them now",
+                    path.display()
+                )))
+            }
+            Err(e) => return Err(to_py(e)),
+        }
+        let shared = Shared::new(db, path.clone(), read_only);
         let default = shared.engine().default_keyspace();
         let shared = Arc::new(shared);
         Ok(
@@ -171,20 +186,14 @@ impl Db {
     /// The names of the named keyspaces (the default one is not listed).
     fn keyspaces<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let db = self.shared.db()?;
-        PyList::new(py, db.keyspaces().into_iter().filter(|n| n != RESERVED))
+        PyList::new(py, db.keyspaces())
     }
 
     /// Deletes the keyspace `name` and everything in it.
     fn drop_keyspace(&self, py: Python<'_>, name: &str) -> PyResult<()> {
         let db = self.shared.writable()?;
         reserved_name(name)?;
-        let result = py.detach(|| {
-            // The dropped keyspace's empty key goes with it.
-            if let Some(reserved) = self.shared.empty_ks() {
-                reserved.delete(&empty_key::slot(name))?;
-            }
-            db.drop_keyspace(name)
-        });
+        let result = py.detach(|| db.drop_keyspace(name));
         self.shared.wrote();
         result.map_err(to_py)
     }
@@ -220,11 +229,12 @@ impl Db {
     }
 }
 
-/// `ValueError` for the name of the keyspace that holds empty keys.
+/// `ValueError` for the name of the keyspace older versions kept empty keys in.
 fn reserved_name(name: &str) -> PyResult<()> {
-    if name == RESERVED {
+    if name == OLD_KEYSPACE {
         return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "the keyspace name {RESERVED:?} is reserved by lamina's Python module"
+            "the keyspace name {OLD_KEYSPACE:?} is reserved: older versions of \
+             lamina's Python module kept empty keys there"
         )));
     }
     Ok(())

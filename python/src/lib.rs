@@ -11,10 +11,10 @@ mod batch;
 mod bounds;
 mod convert;
 mod db;
-mod empty_key;
 mod errors;
 mod iter;
 mod keyspace;
+mod migration;
 mod options;
 mod reader;
 mod snapshot;
@@ -26,6 +26,7 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _lamina(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    errors::install_str(py)?;
     m.add("error", py.get_type::<errors::error>())?;
     m.add_class::<keyspace::Keyspace>()?;
     m.add_class::<db::Db>()?;

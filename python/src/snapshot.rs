@@ -22,18 +22,14 @@ pub struct Snapshot {
     default: lamina::Keyspace,
     /// `None` once released.
     snap: RwLock<Option<lamina::Snapshot>>,
-    /// The keyspace of empty keys as it was when the snapshot was taken.
-    empty: Option<lamina::Keyspace>,
 }
 
 impl Snapshot {
     pub fn new(shared: Arc<Shared>, default: lamina::Keyspace, snap: lamina::Snapshot) -> Snapshot {
-        let empty = shared.empty_ks().cloned();
         Snapshot {
             shared,
             default,
             snap: RwLock::new(Some(snap)),
-            empty,
         }
     }
 
@@ -45,11 +41,7 @@ impl Snapshot {
             None => self.default.clone(),
         };
         let snap = self.snap.read().clone().ok_or_else(|| closed("snapshot"))?;
-        Ok(SnapshotIn {
-            snap,
-            ks,
-            empty: self.empty.clone(),
-        })
+        Ok(SnapshotIn { snap, ks })
     }
 }
 
