@@ -253,7 +253,9 @@ def register_dbm() -> None:
     if "lamina" not in dbm._names:  # type: ignore[attr-defined]
         dbm._names.insert(0, "lamina")  # type: ignore[attr-defined]
     dbm._modules["lamina"] = module  # type: ignore[attr-defined]
-    dbm._defaultmod = module  # type: ignore[attr-defined]
+    # dbm.open picks its default module again, the first of _names it can
+    # import (lamina), and loads the others for databases whichdb names.
+    dbm._defaultmod = None  # type: ignore[attr-defined]
     if not hasattr(dbm.whichdb, "__wrapped__"):
         standard = dbm.whichdb
 
