@@ -34,9 +34,11 @@ from typing import Any, Callable, Optional
 from ._lamina import (
     OPTIONS as _OPTIONS,
     Batch,
+    Cursor,
     Db,
     Iterator,
     Keyspace,
+    Ranges,
     Snapshot,
     __version__,
     destroy,
@@ -45,9 +47,11 @@ from ._lamina import (
 
 __all__ = [
     "Batch",
+    "Cursor",
     "Db",
     "Iterator",
     "Keyspace",
+    "Ranges",
     "Snapshot",
     "destroy",
     "error",

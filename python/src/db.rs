@@ -64,8 +64,7 @@ impl Db {
         let default = shared.engine().default_keyspace();
         let shared = Arc::new(shared);
         Ok(
-            PyClassInitializer::from(Keyspace::new(shared.clone(), default.clone()))
-                .add_subclass(Db { shared, default }),
+            Keyspace::new(shared.clone(), default.clone()).add_subclass(Db { shared, default }),
         )
     }
 
@@ -141,14 +140,13 @@ impl Db {
     }
 
     /// A read-only view of the whole database as of now (a context manager).
-    fn snapshot(&self, py: Python<'_>) -> PyResult<Snapshot> {
+    fn snapshot(&self, py: Python<'_>) -> PyResult<Py<Snapshot>> {
         let db = self.shared.db()?;
         let snap = py.detach(|| db.snapshot());
-        Ok(Snapshot::new(
-            self.shared.clone(),
-            self.default.clone(),
-            snap,
-        ))
+        Py::new(
+            py,
+            Snapshot::new(self.shared.clone(), self.default.clone(), snap),
+        )
     }
 
     /// A batch of writes that commits atomically (a context manager: commits
@@ -167,7 +165,7 @@ impl Db {
     /// The keyspace `name`, created when missing (unless `create=False`,
     /// which raises `KeyError` instead; a read-only database never creates).
     #[pyo3(signature = (name, create=true))]
-    fn keyspace(&self, py: Python<'_>, name: &str, create: bool) -> PyResult<Keyspace> {
+    fn keyspace(&self, py: Python<'_>, name: &str, create: bool) -> PyResult<Py<Keyspace>> {
         let db = self.shared.db()?;
         reserved_name(name)?;
         let create = create && !self.shared.read_only();
@@ -180,7 +178,7 @@ impl Db {
                 }
             })
             .map_err(to_py)?;
-        Ok(Keyspace::new(self.shared.clone(), ks))
+        Py::new(py, Keyspace::new(self.shared.clone(), ks))
     }
 
     /// The names of the named keyspaces (the default one is not listed).

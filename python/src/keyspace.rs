@@ -6,6 +6,7 @@ use crate::bounds::Bounds;
 use crate::convert;
 use crate::errors::{plain, to_py};
 use crate::iter::{RangeIter, Yield};
+use crate::ranges::{Ranges, View};
 use crate::reader::{self, Live, Reader};
 use crate::state::Shared;
 use parking_lot::Mutex;
@@ -22,7 +23,7 @@ const CLEAR_BATCH: usize = 10_000;
 /// Obtained from `Db.keyspace(name)`. It has the same mapping methods as the
 /// database itself (which is its own default keyspace); writes to several
 /// keyspaces commit atomically together through `Db.batch()`.
-#[pyclass(module = "lamina", name = "Keyspace", subclass, frozen)]
+#[pyclass(module = "lamina", name = "Keyspace", extends = Ranges, subclass, frozen)]
 pub struct Keyspace {
     pub(crate) shared: Arc<Shared>,
     pub(crate) ks: lamina::Keyspace,
@@ -31,12 +32,14 @@ pub struct Keyspace {
 }
 
 impl Keyspace {
-    pub fn new(shared: Arc<Shared>, ks: lamina::Keyspace) -> Keyspace {
-        Keyspace {
+    /// The Python object's initializer: its `Ranges` base reads `ks` live.
+    pub fn new(shared: Arc<Shared>, ks: lamina::Keyspace) -> PyClassInitializer<Keyspace> {
+        let ranges = Ranges::new(shared.clone(), View::Live(ks.clone()));
+        PyClassInitializer::from(ranges).add_subclass(Keyspace {
             shared,
             ks,
             len_cache: Mutex::new(None),
-        }
+        })
     }
 
     /// A reader of the live keyspace, or `lamina.error` once closed.
@@ -287,82 +290,6 @@ impl Keyspace {
         let k = convert::key(key)?;
         let next = reader::first_key(py, &self.reader()?, &Bounds::after(k), false)?;
         Ok(next.map(|k| PyBytes::new(py, &k)))
-    }
-
-    /// The keys `start <= k < stop` beginning with `prefix`, ascending (or
-    /// descending with `reverse=True`), as a list of bytes.
-    #[pyo3(signature = (start=None, stop=None, *, prefix=None, reverse=false))]
-    fn keys<'py>(
-        &self,
-        py: Python<'py>,
-        start: Option<&Bound<'py, PyAny>>,
-        stop: Option<&Bound<'py, PyAny>>,
-        prefix: Option<&Bound<'py, PyAny>>,
-        reverse: bool,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let b = Bounds::from_py(start, stop, prefix)?;
-        reader::list(py, &self.reader()?, &b, reverse, Yield::Keys)
-    }
-
-    /// Like `keys()`, the values in key order.
-    #[pyo3(signature = (start=None, stop=None, *, prefix=None, reverse=false))]
-    fn values<'py>(
-        &self,
-        py: Python<'py>,
-        start: Option<&Bound<'py, PyAny>>,
-        stop: Option<&Bound<'py, PyAny>>,
-        prefix: Option<&Bound<'py, PyAny>>,
-        reverse: bool,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let b = Bounds::from_py(start, stop, prefix)?;
-        reader::list(py, &self.reader()?, &b, reverse, Yield::Values)
-    }
-
-    /// Like `keys()`, the `(key, value)` pairs in key order.
-    #[pyo3(signature = (start=None, stop=None, *, prefix=None, reverse=false))]
-    fn items<'py>(
-        &self,
-        py: Python<'py>,
-        start: Option<&Bound<'py, PyAny>>,
-        stop: Option<&Bound<'py, PyAny>>,
-        prefix: Option<&Bound<'py, PyAny>>,
-        reverse: bool,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let b = Bounds::from_py(start, stop, prefix)?;
-        reader::list(py, &self.reader()?, &b, reverse, Yield::Items)
-    }
-
-    /// A lazy iterator over the same range as `items()`: `(key, value)` pairs,
-    /// or keys only (`values=False`), or values only (`keys=False`). It sees
-    /// the data as of the call and never blocks writers.
-    #[pyo3(signature = (start=None, stop=None, *, prefix=None, reverse=false, keys=true, values=true))]
-    #[allow(clippy::too_many_arguments)]
-    fn iterator(
-        &self,
-        py: Python<'_>,
-        start: Option<&Bound<'_, PyAny>>,
-        stop: Option<&Bound<'_, PyAny>>,
-        prefix: Option<&Bound<'_, PyAny>>,
-        reverse: bool,
-        keys: bool,
-        values: bool,
-    ) -> PyResult<RangeIter> {
-        let what = Yield::from_flags(keys, values)?;
-        let b = Bounds::from_py(start, stop, prefix)?;
-        self.iter_over(py, b, reverse, what)
-    }
-
-    /// The number of keys in a range (a scan; O(keys in range)).
-    #[pyo3(signature = (start=None, stop=None, *, prefix=None))]
-    fn count(
-        &self,
-        py: Python<'_>,
-        start: Option<&Bound<'_, PyAny>>,
-        stop: Option<&Bound<'_, PyAny>>,
-        prefix: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<usize> {
-        let b = Bounds::from_py(start, stop, prefix)?;
-        reader::count(py, &self.reader()?, &b)
     }
 
     /// `pop(key[, default])`: deletes `key` and returns its value; when it is

@@ -24,9 +24,9 @@ use std::ops::Bound;
 /// let mut cursor = db.default_keyspace().cursor();
 /// cursor.seek(b"b")?;
 /// assert_eq!(cursor.key(), Some(&b"c"[..]));
-/// cursor.prev()?;
+/// cursor.move_prev()?;
 /// assert_eq!(cursor.key(), Some(&b"a"[..]));
-/// cursor.prev()?;
+/// cursor.move_prev()?;
 /// assert!(!cursor.valid());
 /// # Ok::<(), lamina::Error>(())
 /// ```
@@ -99,7 +99,7 @@ impl SeekCursor {
     }
 
     /// Moves to the next key. On no entry, stays there.
-    pub fn next(&mut self) -> Result<()> {
+    pub fn move_next(&mut self) -> Result<()> {
         match (&self.entry, &self.walk) {
             (None, _) => Ok(()),
             (Some(_), Some((_, true))) => self.step(),
@@ -111,7 +111,7 @@ impl SeekCursor {
     }
 
     /// Moves to the previous key. On no entry, stays there.
-    pub fn prev(&mut self) -> Result<()> {
+    pub fn move_prev(&mut self) -> Result<()> {
         match (&self.entry, &self.walk) {
             (None, _) => Ok(()),
             (Some(_), Some((_, false))) => self.step(),
@@ -146,7 +146,7 @@ mod tests {
         let mut out = Vec::new();
         while let Some(k) = c.key() {
             out.push(k.to_vec());
-            c.next().unwrap();
+            c.move_next().unwrap();
         }
         out
     }
@@ -162,14 +162,14 @@ mod tests {
         assert!(!c.valid());
         c.seek_to_first().unwrap();
         assert_eq!(keys_forward(&mut c), [&b""[..], b"b", b"d", b"f"]);
-        c.next().unwrap();
+        c.move_next().unwrap();
         assert!(!c.valid());
         c.seek(b"c").unwrap();
         assert_eq!(c.key(), Some(&b"d"[..]));
         assert_eq!(c.value(), Some(&b"d"[..]));
-        c.prev().unwrap();
+        c.move_prev().unwrap();
         assert_eq!(c.key(), Some(&b"b"[..]));
-        c.next().unwrap();
+        c.move_next().unwrap();
         assert_eq!(c.key(), Some(&b"d"[..]));
         c.seek_for_prev(b"c").unwrap();
         assert_eq!(c.key(), Some(&b"b"[..]));
@@ -180,7 +180,7 @@ mod tests {
         c.seek(b"g").unwrap();
         assert!(!c.valid());
         c.seek_to_first().unwrap();
-        c.prev().unwrap();
+        c.move_prev().unwrap();
         assert!(!c.valid());
     }
 
@@ -203,7 +203,7 @@ mod tests {
         let mut o = other.cursor();
         o.seek_to_last().unwrap();
         assert_eq!(o.key(), Some(&b"b"[..]));
-        o.prev().unwrap();
+        o.move_prev().unwrap();
         assert!(!o.valid());
     }
 }
