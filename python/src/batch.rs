@@ -55,7 +55,10 @@ impl Batch {
     }
 
     /// The keyspace a write into `keyspace` (default: the database's own) goes to.
-    fn target<'a>(&'a self, keyspace: Option<&'a Bound<'_, Keyspace>>) -> PyResult<&'a lamina::Keyspace> {
+    fn target<'a>(
+        &'a self,
+        keyspace: Option<&'a Bound<'_, Keyspace>>,
+    ) -> PyResult<&'a lamina::Keyspace> {
         match keyspace {
             Some(ks) => same_db(&self.shared, ks),
             None => Ok(&self.default),

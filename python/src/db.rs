@@ -4,8 +4,8 @@
 
 use crate::batch::Batch;
 use crate::errors::{strerror, to_py, with_errno};
-use crate::migration::{self, OLD_KEYSPACE};
 use crate::keyspace::Keyspace;
+use crate::migration::{self, OLD_KEYSPACE};
 use crate::options;
 use crate::snapshot::Snapshot;
 use crate::state::Shared;
@@ -41,9 +41,7 @@ impl Db {
             return Err(with_errno(libc::ENOENT, &strerror(libc::ENOENT), &path));
         }
         let read_only = opts.read_only;
-        let db = py
-            .detach(|| lamina::Db::open(&path, opts))
-            .map_err(to_py)?;
+        let db = py.detach(|| lamina::Db::open(&path, opts)).map_err(to_py)?;
         let moved = py.detach(|| match read_only {
             false => migration::migrate(&db).map(|()| true),
             true => migration::pending(&db).map(|p| !p),
@@ -63,9 +61,7 @@ impl Db {
         let shared = Shared::new(db, path.clone(), read_only);
         let default = shared.engine().default_keyspace();
         let shared = Arc::new(shared);
-        Ok(
-            Keyspace::new(shared.clone(), default.clone()).add_subclass(Db { shared, default }),
-        )
+        Ok(Keyspace::new(shared.clone(), default.clone()).add_subclass(Db { shared, default }))
     }
 
     /// The database directory, as given when opening it.

@@ -106,7 +106,12 @@ pub struct RangeIter {
 
 impl RangeIter {
     /// Wraps an engine iterator. REQUIRES: `iter` was made from `shared`'s database.
-    pub fn new(shared: Arc<Shared>, iter: Option<lamina::Iter>, reverse: bool, what: Yield) -> RangeIter {
+    pub fn new(
+        shared: Arc<Shared>,
+        iter: Option<lamina::Iter>,
+        reverse: bool,
+        what: Yield,
+    ) -> RangeIter {
         RangeIter {
             shared,
             what,

@@ -128,7 +128,10 @@ mod tests {
         assert!(!pending(&db).unwrap());
         migrate(&db).unwrap();
         assert!(db.keyspaces().is_empty());
-        assert_eq!(db.get(b"").unwrap(), Some(b"moved before the crash".to_vec()));
+        assert_eq!(
+            db.get(b"").unwrap(),
+            Some(b"moved before the crash".to_vec())
+        );
     }
 
     #[test]

@@ -3,8 +3,8 @@
 use crate::bounds::Bounds;
 use crate::errors::closed;
 use crate::iter::{RangeIter, Yield};
-use crate::ranges::{Ranges, View};
 use crate::keyspace::{same_db, Keyspace};
+use crate::ranges::{Ranges, View};
 use crate::reader::{self, Reader, SnapshotIn};
 use crate::state::Shared;
 use parking_lot::RwLock;
