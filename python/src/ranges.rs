@@ -4,12 +4,12 @@
 
 use crate::bounds::Bounds;
 use crate::cursor::Cursor;
-use crate::errors::closed;
+use crate::errors::{closed, plain};
 use crate::iter::{RangeIter, Yield};
-use crate::keyspace::{same_db, Keyspace};
 use crate::reader::{self, Live, Reader, SnapshotIn};
 use crate::state::Shared;
 use parking_lot::RwLock;
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 use std::sync::Arc;
@@ -68,10 +68,25 @@ impl Ranges {
         Ranges { shared, view }
     }
 
+    /// The engine keyspace of a `keyspace=` argument: a `Keyspace` (or `Db`,
+    /// both of which are `Ranges` over a live keyspace) of this database.
+    fn keyspace_arg<'a>(&self, arg: &'a Bound<'_, Ranges>) -> PyResult<&'a lamina::Keyspace> {
+        let other = arg.get();
+        if !Arc::ptr_eq(&other.shared, &self.shared) {
+            return Err(plain("the keyspace belongs to another database handle"));
+        }
+        match &other.view {
+            View::Live(ks) => Ok(ks),
+            View::Snapshot { .. } => Err(PyTypeError::new_err(
+                "keyspace= takes a Keyspace or a Db, not a Snapshot",
+            )),
+        }
+    }
+
     /// The reader of `keyspace` (default: this view's own).
-    fn source<'a>(&'a self, keyspace: Option<&'a Bound<'_, Keyspace>>) -> PyResult<Source<'a>> {
+    fn source<'a>(&'a self, keyspace: Option<&'a Bound<'_, Ranges>>) -> PyResult<Source<'a>> {
         self.shared.db()?;
-        let ks = keyspace.map(|k| same_db(&self.shared, k)).transpose()?;
+        let ks = keyspace.map(|k| self.keyspace_arg(k)).transpose()?;
         match &self.view {
             View::Live(own) => Ok(Source::Live(Live {
                 ks: ks.unwrap_or(own),
@@ -97,7 +112,7 @@ impl Ranges {
         stop: Option<&Bound<'py, PyAny>>,
         prefix: Option<&Bound<'py, PyAny>>,
         reverse: bool,
-        keyspace: Option<&Bound<'py, Keyspace>>,
+        keyspace: Option<&Bound<'py, Ranges>>,
     ) -> PyResult<Bound<'py, PyList>> {
         let b = Bounds::from_py(start, stop, prefix)?;
         reader::list(py, &self.source(keyspace)?, &b, reverse, Yield::Keys)
@@ -112,7 +127,7 @@ impl Ranges {
         stop: Option<&Bound<'py, PyAny>>,
         prefix: Option<&Bound<'py, PyAny>>,
         reverse: bool,
-        keyspace: Option<&Bound<'py, Keyspace>>,
+        keyspace: Option<&Bound<'py, Ranges>>,
     ) -> PyResult<Bound<'py, PyList>> {
         let b = Bounds::from_py(start, stop, prefix)?;
         reader::list(py, &self.source(keyspace)?, &b, reverse, Yield::Values)
@@ -127,7 +142,7 @@ impl Ranges {
         stop: Option<&Bound<'py, PyAny>>,
         prefix: Option<&Bound<'py, PyAny>>,
         reverse: bool,
-        keyspace: Option<&Bound<'py, Keyspace>>,
+        keyspace: Option<&Bound<'py, Ranges>>,
     ) -> PyResult<Bound<'py, PyList>> {
         let b = Bounds::from_py(start, stop, prefix)?;
         reader::list(py, &self.source(keyspace)?, &b, reverse, Yield::Items)
@@ -147,7 +162,7 @@ impl Ranges {
         reverse: bool,
         keys: bool,
         values: bool,
-        keyspace: Option<&Bound<'_, Keyspace>>,
+        keyspace: Option<&Bound<'_, Ranges>>,
     ) -> PyResult<RangeIter> {
         let what = Yield::from_flags(keys, values)?;
         let b = Bounds::from_py(start, stop, prefix)?;
@@ -168,7 +183,7 @@ impl Ranges {
         start: Option<&Bound<'_, PyAny>>,
         stop: Option<&Bound<'_, PyAny>>,
         prefix: Option<&Bound<'_, PyAny>>,
-        keyspace: Option<&Bound<'_, Keyspace>>,
+        keyspace: Option<&Bound<'_, Ranges>>,
     ) -> PyResult<usize> {
         let b = Bounds::from_py(start, stop, prefix)?;
         reader::count(py, &self.source(keyspace)?, &b)
@@ -178,7 +193,7 @@ impl Ranges {
     /// Over a keyspace it reads the data as of this call (it takes a
     /// snapshot); over a snapshot, the snapshot's.
     #[pyo3(signature = (*, keyspace=None))]
-    fn cursor(&self, py: Python<'_>, keyspace: Option<&Bound<'_, Keyspace>>) -> PyResult<Cursor> {
+    fn cursor(&self, py: Python<'_>, keyspace: Option<&Bound<'_, Ranges>>) -> PyResult<Cursor> {
         let c = match self.source(keyspace)? {
             Source::Live(r) => py.detach(|| r.ks.cursor()),
             Source::Snapshot(r) => r.snap.cursor_in(&r.ks),

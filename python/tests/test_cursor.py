@@ -146,3 +146,13 @@ def test_range_methods_are_written_once_for_keyspaces_and_snapshots(filled):
         filled[b"z"] = b"late"
         assert snap.count() == 4 and filled.count() == 5
         assert snap.keys(prefix=b"d") == filled.keys(prefix=b"d") == [b"d"]
+
+
+def test_keyspace_argument_takes_a_keyspace_of_the_same_database(filled, tmp_path):
+    with filled.snapshot() as snap:
+        with pytest.raises(TypeError, match="keyspace= takes a Keyspace or a Db, not a Snapshot"):
+            filled.keys(keyspace=snap)
+    with lamina.open(str(tmp_path / "other"), "c") as other:
+        with pytest.raises(lamina.error, match="belongs to another database handle"):
+            filled.items(keyspace=other)
+    assert filled.keys(keyspace=filled) == KEYS
