@@ -4,6 +4,7 @@
 use crate::batch::Batch;
 use crate::db::{Db, Iter};
 use crate::error::{Error, Result};
+use crate::iter::SeekCursor;
 use crate::key::KeyspaceId;
 use crate::manifest::VersionEdit;
 use std::ops::RangeBounds;
@@ -173,5 +174,11 @@ impl Keyspace {
     /// The entries whose keys start with `prefix`.
     pub fn prefix(&self, prefix: &[u8]) -> Iter {
         Iter::with_prefix(Arc::clone(&self.db.handle), self.id, prefix, None)
+    }
+
+    /// A cursor that seeks and moves both ways, over the keyspace as of now
+    /// (it takes a snapshot; see [`SeekCursor`]).
+    pub fn cursor(&self) -> SeekCursor {
+        SeekCursor::new(self.db.snapshot(), self.clone())
     }
 }

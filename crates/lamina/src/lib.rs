@@ -56,6 +56,7 @@ pub use batch::Batch;
 pub use check::CheckReport;
 pub use db::{Db, Iter};
 pub use error::{Error, Result};
+pub use iter::SeekCursor;
 pub use keyspace::Keyspace;
 pub use options::{Compression, Durability, Options};
 pub use snapshot::Snapshot;
