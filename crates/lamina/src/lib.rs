@@ -48,14 +48,16 @@ pub mod merge;
 mod options;
 mod snapshot;
 mod stats;
+mod table_writer;
 pub mod table;
 pub mod wal;
 
 pub use batch::Batch;
 pub use check::CheckReport;
-pub use db::{Db, Iter};
+pub use db::{Db, IngestOptions, IngestedTable, Iter};
 pub use error::{Error, Result};
 pub use keyspace::Keyspace;
 pub use options::{Compression, Durability, Options};
 pub use snapshot::Snapshot;
 pub use stats::{LevelStats, Stats};
+pub use table_writer::{TableInfo, TableWriter, TableWriterOptions};

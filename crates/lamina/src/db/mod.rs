@@ -3,6 +3,8 @@
 mod commit;
 mod compact;
 mod flush;
+mod ingest;
+mod placement;
 mod open;
 mod read;
 
@@ -20,6 +22,7 @@ use crate::snapshot::Snapshot;
 use crate::stats::{Counters, Stats};
 use crate::wal::LogWriter;
 use parking_lot::{Condvar, Mutex, RwLock};
+pub use ingest::{IngestOptions, IngestedTable};
 pub use read::Iter;
 use std::collections::BTreeMap;
 use std::ops::RangeBounds;

@@ -18,6 +18,7 @@ mod footer;
 mod properties;
 mod reader;
 mod table_iter;
+mod writer_props;
 #[cfg(test)]
 mod test_util;
 #[cfg(test)]
@@ -31,6 +32,7 @@ pub use footer::{BlockHandle, Footer, FOOTER_LEN, TABLE_MAGIC, TABLE_VERSION};
 pub use properties::Properties;
 pub use reader::Table;
 pub use table_iter::TableIter;
+pub use writer_props::WriterProps;
 
 use crate::Compression;
 

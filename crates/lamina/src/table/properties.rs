@@ -29,6 +29,8 @@ pub struct Properties {
     pub smallest_seqno: u64,
     /// Largest seqno of any entry.
     pub largest_seqno: u64,
+    /// Settings of the TableWriter that wrote the table (counters 20+), if one did.
+    pub writer: Option<super::writer_props::WriterProps>,
 }
 
 impl Properties {
@@ -64,7 +66,10 @@ impl Properties {
 
     /// The properties block: `count u32 ‖ count × u64`.
     pub fn encode(&self) -> Vec<u8> {
-        let counters = self.counters();
+        let mut counters = self.counters().to_vec();
+        if let Some(w) = &self.writer {
+            w.encode_into(&mut counters);
+        }
         let mut buf = Vec::with_capacity(4 + 8 * counters.len());
         buf.extend_from_slice(&(counters.len() as u32).to_le_bytes());
         for c in counters {
@@ -91,6 +96,15 @@ impl Properties {
                 ),
             ));
         }
+        let writer = {
+            let all: Vec<u64> = bytes
+                .get(4..)
+                .unwrap_or(&[])
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                .collect();
+            super::writer_props::WriterProps::decode(&all)
+        };
         // Fields are evaluated in the order written, which is the on-disk order.
         let mut next = || d.u64().unwrap_or(0);
         Ok(Properties {
@@ -104,6 +118,7 @@ impl Properties {
             data_raw_bytes: next(),
             smallest_seqno: next(),
             largest_seqno: next(),
+            writer,
         })
     }
 }
