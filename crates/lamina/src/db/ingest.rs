@@ -232,6 +232,9 @@ impl Inner {
     /// Step 2. REQUIRES: commit leadership.
     fn reserve(&self, ranges: &[Range], count: u64) -> Result<Reservation> {
         self.check_writable()?;
+        // Every earlier write becomes durable first, so that after a crash
+        // the database never holds the ingested tables without them.
+        self.sync_wal()?;
         let overlaps = |m: &Memtable| ranges.iter().any(|r| memtable_overlaps(m, r));
         let active = Arc::clone(&self.state.lock().mem);
         if overlaps(&active) {
