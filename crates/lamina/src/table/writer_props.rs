@@ -1,7 +1,7 @@
 //! The settings a [`TableWriter`](crate::TableWriter) records in the tables it
 //! writes: properties counters 20 and above.
 //!
-//! Layout: docs/format.md#properties (counters 20–57).
+//! Layout: docs/format.md#table-writer-settings.
 
 use crate::keyspace::MAX_KEYSPACE_NAME;
 
