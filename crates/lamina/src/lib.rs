@@ -32,6 +32,7 @@
 //! ```
 
 mod batch;
+mod bulk_loader;
 pub mod cache;
 mod check;
 pub mod coding;
@@ -53,6 +54,7 @@ pub mod table;
 pub mod wal;
 
 pub use batch::Batch;
+pub use bulk_loader::{BulkLoadOptions, BulkLoader};
 pub use check::CheckReport;
 pub use db::{Db, IngestOptions, IngestedTable, Iter};
 pub use error::{Error, Result};

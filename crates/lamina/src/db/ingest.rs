@@ -166,7 +166,8 @@ impl Inner {
             Error::InvalidArgument(format!("cannot ingest {}: {why}", path.display()))
         };
         let file = self.fs.open(path).map_err(|e| Error::io(path, e))?;
-        let cache = Arc::clone(self.tables.block_cache());
+        // A cache of its own: the file has no number in this database.
+        let cache = Arc::new(crate::cache::BlockCache::new(0));
         let table = Arc::new(Table::open(file, path.to_path_buf(), 0, cache)?);
         let writer: WriterProps = table.properties().writer.ok_or_else(|| {
             refuse("it was not written by a table writer (its properties hold no writer settings)".into())
