@@ -29,7 +29,9 @@ from ._lamina import (
     Iterator,
     Keyspace,
     Snapshot,
+    TableWriter,
     __version__,
+    bulk_load,
     destroy,
     error,
 )
@@ -40,6 +42,8 @@ __all__ = [
     "Iterator",
     "Keyspace",
     "Snapshot",
+    "TableWriter",
+    "bulk_load",
     "destroy",
     "error",
     "open",

@@ -135,6 +135,38 @@ impl Db {
     }
 }
 
+impl Db {
+    /// For each live table holding keys of keyspace `keyspace` (`None`: the
+    /// default keyspace), its smallest key in that keyspace (empty if it
+    /// starts in an earlier one) and its number of entries, ordered by key:
+    /// where to split a parallel scan. Writes in the memtable are not in
+    /// any table.
+    pub fn table_ranges(&self, keyspace: Option<&str>) -> Result<Vec<(Vec<u8>, u64)>> {
+        let id = match keyspace {
+            None => 0,
+            Some(name) => self.open_keyspace(name)?.id(),
+        };
+        let version = Arc::clone(&self.inner().state.lock().version);
+        let mut out: Vec<(Vec<u8>, u64)> = version
+            .all_files()
+            .filter_map(|(_, f)| {
+                let (lo, hi) = (f.smallest_tree_key(), f.largest_tree_key());
+                if key::keyspace_of(lo) > id || key::keyspace_of(hi) < id {
+                    return None;
+                }
+                let start = if key::keyspace_of(lo) == id {
+                    lo.get(key::KEYSPACE_ID_LEN..).unwrap_or(&[]).to_vec()
+                } else {
+                    Vec::new()
+                };
+                Some((start, f.entries))
+            })
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+}
+
 /// The tree-key range of `s`'s entries once in keyspace `id`.
 fn source_range(s: &Source, id: KeyspaceId) -> Range {
     let (lo, hi) = s.bounds();
