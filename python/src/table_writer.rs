@@ -1,6 +1,6 @@
 //! Building tables outside a database and adding them whole:
 //! `lamina.TableWriter`, `Db.ingest` (its body, `ingest`), `lamina.bulk_load`
-//! and `lamina._table_ranges` (for `lamina.dask.read_lamina`).
+//! and `lamina._lamina._table_ranges` (for `lamina.dask.read_lamina`).
 
 use crate::convert;
 use crate::errors::{plain, to_py};
@@ -258,7 +258,7 @@ fn bulk_load(
 /// read-only, ordered by smallest key: where `lamina.dask.read_lamina`
 /// splits partitions.
 #[pyfunction]
-#[pyo3(signature = (path, keyspace=None))]
+#[pyo3(name = "_table_ranges", signature = (path, keyspace=None))]
 fn table_ranges<'py>(
     py: Python<'py>,
     path: PathBuf,
