@@ -4,7 +4,7 @@
 #   make venv      .venv with maturin, pytest, hypothesis (installed only where missing)
 #   make py-build  release build of the extension into .venv
 #   make py-test   py-build, then the pytest suites in python/tests (Dask and
-#                  pandas installed if missing, for lamina.dask's tests)
+#                  pyarrow, pandas installed if missing, for lamina.dask's tests)
 #   make py-bench  seed 001 from Python: lamina beside dbm.gnu and semidbm
 #                  (PY_BENCH_ARGS, default -n 1000000; semidbm installed if missing)
 
@@ -16,7 +16,7 @@ PY_SOURCES   := $(wildcard python/src/*.rs) python/Cargo.toml python/pyproject.t
                 $(wildcard crates/lamina/src/*.rs crates/lamina/src/*/*.rs) crates/lamina/Cargo.toml
 PY_STAMP     := $(PY_VENV)/.lamina-built
 # The optional Dask extra (lamina[dask]) and what its tests need.
-PY_DASK      := dask[distributed] pandas
+PY_DASK      := dask[dataframe,distributed]
 
 .PHONY: venv py-build py-test py-bench
 
@@ -44,7 +44,7 @@ py-build: $(PY_STAMP)
 
 # Installs Dask and pandas only when the venv lacks them.
 $(PY_VENV)/.dask: $(PY_PYTHON)
-	@$(PY_PYTHON) -c "import dask.distributed, pandas" 2>/dev/null || { echo "pip install $(PY_DASK)"; $(PY_PIP) install $(PY_DASK) || exit 1; }
+	@$(PY_PYTHON) -c "import dask.dataframe, dask.distributed" 2>/dev/null || { echo "pip install $(PY_DASK)"; $(PY_PIP) install $(PY_DASK) || exit 1; }
 	@touch $@
 
 py-test: py-build $(PY_VENV)/.dask

@@ -156,4 +156,7 @@ def read_lamina(
     bounds = list(zip([None, *points], [*points, None]))
     meta = pd.DataFrame({"key": pd.Series([], dtype=object), "value": pd.Series([], dtype=object)})
     parts = [dask.delayed(_read_range)(path, lo, hi, keyspace) for lo, hi in bounds]
-    return dd.from_delayed(parts, meta=meta)
+    # Keys and values are bytes: keep them, rather than let Dask turn object
+    # columns into text.
+    with dask.config.set({"dataframe.convert-string": False}):
+        return dd.from_delayed(parts, meta=meta)
