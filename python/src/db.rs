@@ -213,7 +213,12 @@ impl Db {
     /// Adds tables written by `lamina.TableWriter`, all of them or none
     /// (`move=True` removes the files afterwards); see `lamina.TableWriter`.
     #[pyo3(signature = (paths, r#move = false))]
-    fn ingest<'py>(&self, py: Python<'py>, paths: Vec<PathBuf>, r#move: bool) -> PyResult<Bound<'py, PyList>> {
+    fn ingest<'py>(
+        &self,
+        py: Python<'py>,
+        paths: Vec<PathBuf>,
+        r#move: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
         crate::table_writer::ingest(py, self.shared.writable()?, paths, r#move)
     }
 

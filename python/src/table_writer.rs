@@ -113,7 +113,10 @@ impl TableWriter {
     /// Entries written so far.
     #[getter]
     fn entries(&self) -> PyResult<u64> {
-        Ok(self.lock()?.as_ref().map_or(0, lamina::TableWriter::entries))
+        Ok(self
+            .lock()?
+            .as_ref()
+            .map_or(0, lamina::TableWriter::entries))
     }
 
     /// The table's path.
@@ -209,9 +212,7 @@ fn bulk_load(
     let o = options::from_kwargs(options)?;
     let table_size = o.target_table_size.max(1 << 20);
     std::fs::create_dir_all(&path).map_err(|e| to_py(lamina::Error::io(&path, e)))?;
-    let db = py
-        .detach(|| lamina::Db::open(&path, o))
-        .map_err(to_error)?;
+    let db = py.detach(|| lamina::Db::open(&path, o)).map_err(to_error)?;
     let mut loader = lamina::BulkLoader::new(
         &db,
         lamina::BulkLoadOptions {
@@ -223,12 +224,8 @@ fn bulk_load(
     let mut chunk: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(CHUNK);
     let mut count = 0u64;
     let feed = |chunk: &mut Vec<(Vec<u8>, Vec<u8>)>, loader: &mut lamina::BulkLoader| {
-        py.detach(|| {
-            chunk
-                .drain(..)
-                .try_for_each(|(k, v)| loader.add(&k, &v))
-        })
-        .map_err(to_error)
+        py.detach(|| chunk.drain(..).try_for_each(|(k, v)| loader.add(&k, &v)))
+            .map_err(to_error)
     };
     for item in pairs.try_iter()? {
         let item = item?;

@@ -10,8 +10,11 @@ use std::path::Path;
 fn write(file: &Path, from: u32, to: u32, tag: &str) {
     let mut w = TableWriter::create(file, TableWriterOptions::default()).expect("writer");
     for i in from..to {
-        w.put(format!("k{i:04}").as_bytes(), format!("{tag}{i}").as_bytes())
-            .expect("put");
+        w.put(
+            format!("k{i:04}").as_bytes(),
+            format!("{tag}{i}").as_bytes(),
+        )
+        .expect("put");
     }
     w.finish().expect("finish");
 }
@@ -19,7 +22,11 @@ fn write(file: &Path, from: u32, to: u32, tag: &str) {
 #[test]
 fn ingest_adds_every_file_and_a_later_file_wins() {
     let dir = tempdir();
-    let (a, b, db) = (path(dir.path(), "a.sst"), path(dir.path(), "b.sst"), path(dir.path(), "db"));
+    let (a, b, db) = (
+        path(dir.path(), "a.sst"),
+        path(dir.path(), "b.sst"),
+        path(dir.path(), "db"),
+    );
     write(Path::new(&a), 0, 100, "a");
     write(Path::new(&b), 50, 150, "b");
     let out = stdout_of(&["ingest", &db, &a, &b, "--move"]);
@@ -33,7 +40,11 @@ fn ingest_adds_every_file_and_a_later_file_wins() {
 #[test]
 fn a_damaged_file_adds_nothing_and_is_named() {
     let dir = tempdir();
-    let (a, b, db) = (path(dir.path(), "a.sst"), path(dir.path(), "b.sst"), path(dir.path(), "db"));
+    let (a, b, db) = (
+        path(dir.path(), "a.sst"),
+        path(dir.path(), "b.sst"),
+        path(dir.path(), "db"),
+    );
     write(Path::new(&a), 0, 100, "a");
     write(Path::new(&b), 200, 300, "b");
     let mut bytes = std::fs::read(&b).expect("read");
@@ -49,4 +60,3 @@ fn a_damaged_file_adds_nothing_and_is_named() {
 fn stdout_of(args: &[&str]) -> String {
     String::from_utf8(ok(lamina_run(args))).expect("utf-8")
 }
-

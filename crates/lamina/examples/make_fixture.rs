@@ -159,12 +159,20 @@ fn mixed(w: &mut Writer<'_>, rng: &mut Rng) -> Result<(), BoxError> {
     }
     w.create("users")?;
     for i in 0..50u32 {
-        w.put("users", format!("user/{i:03}").as_bytes(), format!("name {i}").as_bytes())?;
+        w.put(
+            "users",
+            format!("user/{i:03}").as_bytes(),
+            format!("name {i}").as_bytes(),
+        )?;
     }
     w.add("users", b"logins", 3)?;
     w.create("dropped")?;
     for i in 0..20u32 {
-        w.put("dropped", format!("gone/{i:02}").as_bytes(), b"never seen again")?;
+        w.put(
+            "dropped",
+            format!("gone/{i:02}").as_bytes(),
+            b"never seen again",
+        )?;
     }
     w.db.flush()?;
     w.db.compact()?;
@@ -175,7 +183,11 @@ fn mixed(w: &mut Writer<'_>, rng: &mut Rng) -> Result<(), BoxError> {
         w.delete("", format!("key{i:04}").as_bytes())?;
     }
     for i in (1..200u32).step_by(7) {
-        w.put("", format!("key{i:04}").as_bytes(), format!("second-{i}").as_bytes())?;
+        w.put(
+            "",
+            format!("key{i:04}").as_bytes(),
+            format!("second-{i}").as_bytes(),
+        )?;
     }
     w.delete("", &[0xff, 0xff])?;
     for n in 1..=3 {
@@ -209,7 +221,11 @@ fn mixed(w: &mut Writer<'_>, rng: &mut Rng) -> Result<(), BoxError> {
     w.model.put("", b"batch/default", b"1");
     w.model.put("users", b"user/999", b"from a batch");
     w.model.delete("users", b"user/001");
-    w.model.put("late", b"late/1", b"in a keyspace made after the last flush");
+    w.model.put(
+        "late",
+        b"late/1",
+        b"in a keyspace made after the last flush",
+    );
     w.model.add("users", b"logins", 5);
     Ok(())
 }

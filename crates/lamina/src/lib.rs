@@ -49,8 +49,8 @@ pub mod merge;
 mod options;
 mod snapshot;
 mod stats;
-mod table_writer;
 pub mod table;
+mod table_writer;
 pub mod wal;
 
 pub use batch::Batch;

@@ -33,7 +33,7 @@ fn fixtures() -> Vec<PathBuf> {
 }
 
 fn unhex(s: &str) -> Vec<u8> {
-    assert!(s.len() % 2 == 0, "odd hex {s:?}");
+    assert!(s.len().is_multiple_of(2), "odd hex {s:?}");
     (0..s.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
@@ -130,7 +130,11 @@ fn assert_holds(db: &Db, want: &Contents, names: &[String], fixture: &Path) {
             db.open_keyspace(ks).expect("open keyspace")
         };
         for (k, v) in map {
-            assert_eq!(handle.get(k).expect("get").as_ref(), Some(v), "get {k:02x?}");
+            assert_eq!(
+                handle.get(k).expect("get").as_ref(),
+                Some(v),
+                "get {k:02x?}"
+            );
         }
     }
 }
@@ -222,7 +226,11 @@ fn every_fixture_opens_read_write_takes_writes_and_reopens() {
         db.delete(&last).expect("delete");
         default.remove(&last);
         let ks = db.keyspace("dropped").expect("keyspace");
-        assert_eq!(ks.iter().count(), 0, "a dropped keyspace's entries came back");
+        assert_eq!(
+            ks.iter().count(),
+            0,
+            "a dropped keyspace's entries came back"
+        );
         ks.put(b"new", b"value").expect("put");
         want.entry("dropped".into())
             .or_default()

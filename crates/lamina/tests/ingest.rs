@@ -63,19 +63,37 @@ fn writer_refuses_keys_out_of_order_and_names_them() {
     w.put(b"b", b"1").expect("put b");
     let e = w.put(b"a", b"2").expect_err("a after b");
     assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
-    assert!(e.to_string().contains("\"a\" sorts before the previous key \"b\""), "{e}");
+    assert!(
+        e.to_string()
+            .contains("\"a\" sorts before the previous key \"b\""),
+        "{e}"
+    );
     let e = w.put(b"b", b"3").expect_err("b twice");
-    assert!(e.to_string().contains("\"b\" repeats the previous key"), "{e}");
+    assert!(
+        e.to_string().contains("\"b\" repeats the previous key"),
+        "{e}"
+    );
     w.put(b"c", b"4").expect("put c");
     let info = w.finish().expect("finish");
-    assert_eq!((info.smallest.as_slice(), info.largest.as_slice()), (&b"b"[..], &b"c"[..]));
+    assert_eq!(
+        (info.smallest.as_slice(), info.largest.as_slice()),
+        (&b"b"[..], &b"c"[..])
+    );
     assert_eq!(info.entries, 2);
-    assert_eq!(info.file_size, fs.file_size(Path::new("/src/a.sst")).expect("size"));
+    assert_eq!(
+        info.file_size,
+        fs.file_size(Path::new("/src/a.sst")).expect("size")
+    );
 
     // Nothing else went in: the ingested database holds b and c only.
     let db = Db::open("/db", opts(Arc::new(fs.clone()))).expect("open");
-    db.ingest(&["/src/a.sst"], IngestOptions::default()).expect("ingest");
-    let want: Model = [(b"b".to_vec(), b"1".to_vec()), (b"c".to_vec(), b"4".to_vec())].into();
+    db.ingest(&["/src/a.sst"], IngestOptions::default())
+        .expect("ingest");
+    let want: Model = [
+        (b"b".to_vec(), b"1".to_vec()),
+        (b"c".to_vec(), b"4".to_vec()),
+    ]
+    .into();
     assert_eq!(contents(&db), want);
 }
 
@@ -103,7 +121,9 @@ fn ingest_into_empty_database_goes_to_the_bottom_and_into_its_keyspace() {
     let a = write_table(&fs, "/src/a.sst", &entries("k", 0..500, "a"), None);
     let b = write_table(&fs, "/src/b.sst", &entries("k", 0..100, "b"), Some("calls"));
     let db = Db::open("/db", opts(Arc::new(fs.clone()))).expect("open");
-    let done = db.ingest(&[&a, &b], IngestOptions::default()).expect("ingest");
+    let done = db
+        .ingest(&[&a, &b], IngestOptions::default())
+        .expect("ingest");
     assert_eq!(done.len(), 2);
     // Different keyspaces do not overlap: both go to the last level.
     assert_eq!(done.iter().map(|t| t.level).collect::<Vec<_>>(), [6, 6]);
@@ -136,7 +156,9 @@ fn overlapping_files_later_one_wins_and_newer_data_stays_on_top() {
     let b = write_table(&fs, "/src/b.sst", &entries("k", 40..60, "b"), None);
     // Does not overlap anything: goes to the bottom.
     let c = write_table(&fs, "/src/c.sst", &entries("z", 0..10, "c"), None);
-    let done = db.ingest(&[&a, &b, &c], IngestOptions::default()).expect("ingest");
+    let done = db
+        .ingest(&[&a, &b, &c], IngestOptions::default())
+        .expect("ingest");
     let levels: Vec<usize> = done.iter().map(|t| t.level).collect();
     assert_eq!(levels, [0, 0, 6], "overlapping files go to level 0");
     assert_eq!(db.get(b"k00010").expect("get"), Some(b"a-10".to_vec()));
@@ -162,7 +184,10 @@ fn a_file_goes_just_above_the_first_level_it_overlaps() {
         db.put(format!("m{i:05}").as_bytes(), b"old").expect("put");
     }
     db.compact().expect("compact");
-    let deepest = levels_of(&db).iter().rposition(|&n| n > 0).expect("a level");
+    let deepest = levels_of(&db)
+        .iter()
+        .rposition(|&n| n > 0)
+        .expect("a level");
     let a = write_table(&fs, "/src/a.sst", &entries("m", 50..60, "new"), None);
     let done = db.ingest(&[&a], IngestOptions::default()).expect("ingest");
     assert_eq!(done[0].level, deepest - 1);
@@ -179,7 +204,10 @@ fn snapshots_taken_before_an_ingest_do_not_see_it() {
     let a = write_table(&fs, "/src/a.sst", &entries("k", 0..20, "a"), None);
     db.ingest(&[&a], IngestOptions::default()).expect("ingest");
     let after = db.snapshot();
-    assert_eq!(before.get(b"k00001").expect("get"), Some(b"before".to_vec()));
+    assert_eq!(
+        before.get(b"k00001").expect("get"),
+        Some(b"before".to_vec())
+    );
     assert_eq!(before.get(b"k00002").expect("get"), None);
     assert_eq!(before.iter().count(), 1);
     assert_eq!(after.get(b"k00001").expect("get"), Some(b"a-1".to_vec()));
@@ -220,7 +248,10 @@ fn one_damaged_file_among_several_adds_nothing() {
     let e = db
         .ingest(&[Path::new("/db").join(own)], IngestOptions::default())
         .expect_err("not a writer table");
-    assert!(e.to_string().contains("not written by a table writer"), "{e}");
+    assert!(
+        e.to_string().contains("not written by a table writer"),
+        "{e}"
+    );
     assert!(db.check().expect("check").is_ok());
 }
 
@@ -371,7 +402,8 @@ fn a_crash_at_every_sync_point_of_an_ingest_leaves_all_or_nothing() {
         db.put(format!("k{i:05}").as_bytes(), b"base").expect("put");
     }
     db.sync().expect("sync");
-    db.put(b"unsynced", b"written before the ingest").expect("put");
+    db.put(b"unsynced", b"written before the ingest")
+        .expect("put");
     let a = write_table(&mem, "/src/a.sst", &entries("k", 100..400, "a"), None);
     let b = write_table(&mem, "/src/b.sst", &entries("n", 0..200, "b"), Some("ks"));
     let mut before: Model = (0..300u32)
@@ -385,7 +417,8 @@ fn a_crash_at_every_sync_point_of_an_ingest_leaves_all_or_nothing() {
         after.insert(k.into_bytes(), v.into_bytes());
     }
     *tap.armed.lock().expect("lock") = true;
-    db.ingest(&[&a, &b], IngestOptions::default()).expect("ingest");
+    db.ingest(&[&a, &b], IngestOptions::default())
+        .expect("ingest");
     *tap.armed.lock().expect("lock") = false;
     let points = std::mem::take(&mut *tap.points.lock().expect("lock"));
     assert!(points.len() >= 8, "only {} sync points", points.len());
@@ -393,7 +426,10 @@ fn a_crash_at_every_sync_point_of_an_ingest_leaves_all_or_nothing() {
     for (i, crashed) in points.into_iter().enumerate() {
         let db = Db::open("/db", opts(Arc::new(crashed))).expect("reopen after crash");
         let got = contents(&db);
-        let in_ks = db.open_keyspace("ks").map(|k| k.iter().count()).unwrap_or(0);
+        let in_ks = db
+            .open_keyspace("ks")
+            .map(|k| k.iter().count())
+            .unwrap_or(0);
         if got == after {
             assert_eq!(in_ks, 200, "sync point {i}: the second file is missing");
             seen_after = true;
@@ -403,8 +439,14 @@ fn a_crash_at_every_sync_point_of_an_ingest_leaves_all_or_nothing() {
                 "sync point {i}: neither the state before nor after the ingest ({} keys)",
                 got.len()
             );
-            assert_eq!(in_ks, 0, "sync point {i}: the second file without the first");
-            assert!(!seen_after, "sync point {i}: the ingest disappeared after it was durable");
+            assert_eq!(
+                in_ks, 0,
+                "sync point {i}: the second file without the first"
+            );
+            assert!(
+                !seen_after,
+                "sync point {i}: the ingest disappeared after it was durable"
+            );
         }
         assert!(db.check().expect("check").is_ok(), "sync point {i}");
     }

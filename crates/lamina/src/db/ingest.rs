@@ -202,7 +202,10 @@ impl Inner {
         let cache = Arc::new(crate::cache::BlockCache::new(0));
         let table = Arc::new(Table::open(file, path.to_path_buf(), 0, cache)?);
         let writer: WriterProps = table.properties().writer.ok_or_else(|| {
-            refuse("it was not written by a table writer (its properties hold no writer settings)".into())
+            refuse(
+                "it was not written by a table writer (its properties hold no writer settings)"
+                    .into(),
+            )
         })?;
         if let Some(why) = writer.incompatibility() {
             return Err(refuse(why));
@@ -323,7 +326,11 @@ impl Inner {
         }
         self.bg_cv.notify_all();
         let mut st = self.state.lock();
-        while st.imm.iter().any(|m| mems.iter().any(|w| Arc::ptr_eq(m, w))) {
+        while st
+            .imm
+            .iter()
+            .any(|m| mems.iter().any(|w| Arc::ptr_eq(m, w)))
+        {
             if let Some(p) = self.poisoned.lock().as_ref() {
                 return Err(Error::Poisoned(p.clone()));
             }

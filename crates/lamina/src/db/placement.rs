@@ -77,10 +77,13 @@ mod tests {
         Version::default().apply(&e).unwrap()
     }
 
+    /// Ingested ranges, whether deep levels are allowed, the levels wanted.
+    type Case<'a> = (&'a [(&'a str, &'a str)], bool, &'a [usize]);
+
     #[test]
     fn decisions() {
         let v = version();
-        let cases: &[(&[(&str, &str)], bool, &[usize])] = &[
+        let cases: &[Case] = &[
             // Overlaps level 0: stays there.
             (&[("b", "d")], true, &[0]),
             // Overlaps level 2: goes just above it.

@@ -18,11 +18,11 @@ mod footer;
 mod properties;
 mod reader;
 mod table_iter;
-mod writer_props;
 #[cfg(test)]
 mod test_util;
 #[cfg(test)]
 mod tests;
+mod writer_props;
 
 pub use block::{Block, BlockIter};
 pub use block_builder::BlockBuilder;

@@ -107,12 +107,7 @@ impl WriterProps {
     /// counter, from counter 0). `None` if the table has none (counter 20
     /// absent or 0).
     pub fn decode(counters: &[u64]) -> Option<WriterProps> {
-        let at = |i: usize| {
-            counters
-                .get(FIRST_WRITER_COUNTER + i)
-                .copied()
-                .unwrap_or(0)
-        };
+        let at = |i: usize| counters.get(FIRST_WRITER_COUNTER + i).copied().unwrap_or(0);
         let format = at(0);
         if format == 0 {
             return None;
