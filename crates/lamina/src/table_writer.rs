@@ -196,13 +196,24 @@ impl TableWriter {
         &self.path
     }
 
-    /// Writes the rest of the table and syncs it. `InvalidArgument` if no
+    /// Writes the rest of the table and syncs it and its directory: when it
+    /// returns, the file survives a power loss. `InvalidArgument` if no
     /// entry was added (the file is removed).
     pub fn finish(mut self) -> Result<TableInfo> {
         let builder = self.builder.take().ok_or_else(|| {
             Error::InvalidArgument("table writer already failed or finished".into())
         })?;
-        match builder.finish() {
+        let dir = match self.path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let done = builder.finish().and_then(|summary| {
+            self.fs
+                .sync_dir(&dir)
+                .map_err(|e| Error::io(&dir, e))
+                .map(|()| summary)
+        });
+        match done {
             Ok(summary) => Ok(TableInfo {
                 path: self.path.clone(),
                 smallest: std::mem::take(&mut self.smallest),

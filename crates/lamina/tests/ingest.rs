@@ -282,14 +282,48 @@ fn a_writer_format_this_build_does_not_know_is_refused() {
 }
 
 #[test]
-fn move_files_removes_the_sources() {
+fn move_files_links_a_file_that_overlaps_nothing_and_removes_the_sources() {
     let fs = MemFs::new();
     let a = write_table(&fs, "/src/a.sst", &entries("a", 0..10, "a"), None);
+    let bytes = fs.read_all(&a).expect("read");
     let db = Db::open("/db", opts(Arc::new(fs.clone()))).expect("open");
-    db.ingest(&[&a], IngestOptions { move_files: true })
+    let done = db
+        .ingest(&[&a], IngestOptions { move_files: true })
         .expect("ingest");
+    assert!(done[0].linked, "{done:?}");
+    assert_eq!((done[0].seqno, done[0].level), (0, 6));
     assert!(fs.is_dir(&a).expect("stat").is_none());
+    let table = Path::new("/db").join(format!("{:06}.sst", done[0].file_number));
+    assert_eq!(
+        fs.read_all(&table).expect("read"),
+        bytes,
+        "the file as written"
+    );
     assert_eq!(contents(&db).len(), 10);
+
+    // Overlapping what is there: rewritten with a seqno.
+    let b = write_table(&fs, "/src/b.sst", &entries("a", 5..15, "b"), None);
+    let done = db
+        .ingest(&[&b], IngestOptions { move_files: true })
+        .expect("ingest");
+    assert!(!done[0].linked && done[0].seqno > 0, "{done:?}");
+    assert_eq!(db.get(b"a00007").expect("get"), Some(b"b-7".to_vec()));
+
+    // Overlapping nothing, but a snapshot is live: rewritten, and unseen by it.
+    let snap = db.snapshot();
+    let c = write_table(&fs, "/src/c.sst", &entries("c", 0..5, "c"), None);
+    let done = db
+        .ingest(&[&c], IngestOptions { move_files: true })
+        .expect("ingest");
+    assert!(!done[0].linked, "{done:?}");
+    assert_eq!(snap.get(b"c00001").expect("get"), None);
+    assert_eq!(db.get(b"c00001").expect("get"), Some(b"c-1".to_vec()));
+    db.compact().expect("compact");
+    assert_eq!(contents(&db).len(), 20);
+    assert!(db.check().expect("check").is_ok());
+    db.close().expect("close");
+    let db = Db::open("/db", opts(Arc::new(fs.clone()))).expect("reopen");
+    assert_eq!(contents(&db).len(), 20);
 }
 
 #[test]
@@ -372,6 +406,9 @@ impl FileSystem for SyncTap {
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         self.mem.rename(from, to)
     }
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.mem.hard_link(from, to)
+    }
     fn sync_dir(&self, path: &Path) -> io::Result<()> {
         self.record();
         let r = self.mem.sync_dir(path);
@@ -387,6 +424,52 @@ impl FileSystem for SyncTap {
     fn lock(&self, path: &Path) -> io::Result<Box<dyn lamina::fs::FileLock>> {
         self.mem.lock(path)
     }
+}
+
+#[test]
+fn a_crash_at_every_sync_point_of_a_linking_ingest_leaves_all_or_nothing() {
+    let mem = MemFs::new();
+    let tap = SyncTap {
+        mem: mem.clone(),
+        armed: Arc::new(Mutex::new(false)),
+        points: Arc::new(Mutex::new(Vec::new())),
+    };
+    let db = Db::open("/db", opts(Arc::new(tap.clone()))).expect("open");
+    db.put(b"base", b"1").expect("put");
+    db.sync().expect("sync");
+    let a = write_table(&mem, "/src/a.sst", &entries("k", 0..300, "a"), None);
+    let b = write_table(&mem, "/src/b.sst", &entries("n", 0..200, "b"), None);
+    *tap.armed.lock().expect("lock") = true;
+    let done = db
+        .ingest(&[&a, &b], IngestOptions { move_files: true })
+        .expect("ingest");
+    *tap.armed.lock().expect("lock") = false;
+    assert!(done.iter().all(|t| t.linked), "{done:?}");
+    let points = std::mem::take(&mut *tap.points.lock().expect("lock"));
+    assert!(points.len() >= 4, "only {} sync points", points.len());
+    let mut seen_after = false;
+    for (i, crashed) in points.into_iter().enumerate() {
+        let db = Db::open("/db", opts(Arc::new(crashed.clone()))).expect("reopen after crash");
+        let n = contents(&db).len();
+        match n {
+            501 => seen_after = true,
+            1 => assert!(
+                !seen_after,
+                "sync point {i}: the ingest disappeared after it was durable"
+            ),
+            n => panic!("sync point {i}: {n} records, neither before (1) nor after (501)"),
+        }
+        // The sources are never lost: until the ingest is durable they are
+        // still where they were.
+        if n == 1 {
+            assert!(
+                crashed.is_dir(&a).expect("stat").is_some(),
+                "sync point {i}"
+            );
+        }
+        assert!(db.check().expect("check").is_ok(), "sync point {i}");
+    }
+    assert!(seen_after, "the ingest never became durable");
 }
 
 #[test]

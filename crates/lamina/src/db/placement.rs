@@ -8,6 +8,16 @@ use crate::manifest::{Version, NUM_LEVELS};
 /// A tree-key range `[lo, hi]` (both inclusive) of one ingested table.
 pub type Range = (Vec<u8>, Vec<u8>);
 
+/// Whether any two of `ranges` overlap.
+pub fn any_overlap(ranges: &[Range]) -> bool {
+    let mut sorted: Vec<&Range> = ranges.iter().collect();
+    sorted.sort();
+    sorted.windows(2).any(|w| match w {
+        [a, b] => b.0 <= a.1,
+        _ => false,
+    })
+}
+
 /// The level of each ingested table, in the order given.
 ///
 /// - Tables of one ingest that overlap each other all go to level 0, where
@@ -101,6 +111,16 @@ mod tests {
             let r: Vec<Range> = ranges.iter().map(|(a, b)| range(a, b)).collect();
             assert_eq!(&place(&v, &r, *deep), want, "{ranges:?} deep={deep}");
         }
+        assert!(any_overlap(&[
+            range("e", "g"),
+            range("a", "b"),
+            range("f", "h")
+        ]));
+        assert!(!any_overlap(&[
+            range("e", "g"),
+            range("a", "b"),
+            range("h", "h")
+        ]));
         // An empty tree: the bottom level.
         assert_eq!(
             place(&Version::default(), &[range("a", "b")], true),
