@@ -172,7 +172,8 @@ impl TableWriter {
 }
 
 /// The body of `Db.ingest(paths, move=False)`: a list of dicts, one per file
-/// (`source`, `level`, `seqno`, `entries`).
+/// (`source`, `level`, `seqno`, `entries`, and `linked`: true if the file
+/// was linked in as it is rather than rewritten).
 pub fn ingest<'py>(
     py: Python<'py>,
     db: &lamina::Db,
@@ -188,6 +189,7 @@ pub fn ingest<'py>(
         d.set_item("level", t.level)?;
         d.set_item("seqno", t.seqno)?;
         d.set_item("entries", t.entries)?;
+        d.set_item("linked", t.linked)?;
         out.append(d)?;
     }
     Ok(out)

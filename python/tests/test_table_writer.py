@@ -70,6 +70,21 @@ def test_ingest_is_atomic_and_later_files_win(tmp_path):
         assert db.keyspace("ks")[b"k0120"] == b"bk0120"
 
 
+def test_moved_files_that_overlap_nothing_are_linked_in(tmp_path):
+    a = write(tmp_path / "a.sst", [f"a{i:04}" for i in range(100)])
+    b = write(tmp_path / "b.sst", [f"b{i:04}" for i in range(100)])
+    with lamina.open(str(tmp_path / "db"), "c") as db:
+        done = db.ingest([a, b], move=True)
+        assert [d["linked"] for d in done] == [True, True]
+        assert [d["seqno"] for d in done] == [0, 0]
+        assert len(db) == 200
+        # Over what is there now: rewritten.
+        c = write(tmp_path / "c.sst", ["a0050"], "c")
+        assert [d["linked"] for d in db.ingest([c])] == [False]
+        assert db["a0050"] == b"ca0050"
+    assert not os.path.exists(a) and os.path.exists(c)
+
+
 def test_bulk_load_sorts_under_a_memory_bound_and_the_last_pair_wins(tmp_path):
     n = 20000
     pairs = [(f"key{(i * 7919) % n:06}", f"first{i}") for i in range(n)]

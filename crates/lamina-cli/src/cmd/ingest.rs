@@ -31,10 +31,11 @@ pub fn run(args: IngestArgs, _ctx: &Ctx) -> CliResult<Exit> {
     let entries: u64 = done.iter().map(|t| t.entries).sum();
     for t in &done {
         println!(
-            "{}: {} records into level {}",
+            "{}: {} records into level {} ({})",
             t.source.display(),
             t.entries,
-            t.level
+            t.level,
+            if t.linked { "linked" } else { "rewritten" }
         );
     }
     println!(
