@@ -70,6 +70,9 @@ struct Source {
     path: PathBuf,
     table: Arc<Table>,
     keyspace: Option<String>,
+    /// The first and last internal keys.
+    first: Vec<u8>,
+    last: Vec<u8>,
 }
 
 /// Seqnos reserved by one attempt.
@@ -184,21 +187,10 @@ impl Db {
 
 /// The tree-key range of `s`'s entries once in keyspace `id`.
 fn source_range(s: &Source, id: KeyspaceId) -> Range {
-    let (lo, hi) = s.bounds();
-    (key::tree_key(id, &lo), key::tree_key(id, &hi))
-}
-
-impl Source {
-    /// The first and last user keys.
-    fn bounds(&self) -> (Vec<u8>, Vec<u8>) {
-        use crate::iter::InternalIterator;
-        let mut it = self.table.iter_uncached();
-        it.seek_to_first();
-        let lo = user_key(it.key()).to_vec();
-        it.seek_to_last();
-        let hi = user_key(it.key()).to_vec();
-        (lo, hi)
-    }
+    (
+        key::tree_key(id, user_key(&s.first)),
+        key::tree_key(id, user_key(&s.last)),
+    )
 }
 
 /// The user key of internal key `ikey` (empty if malformed; verified before).
@@ -233,10 +225,32 @@ impl Inner {
             ));
         }
         let keyspace = writer.keyspace().map_err(refuse)?.map(str::to_string);
+        let (first, last) = {
+            use crate::iter::InternalIterator;
+            let mut it = table.iter_uncached();
+            it.seek_to_first();
+            let first = it.valid().then(|| it.key().to_vec());
+            it.seek_to_last();
+            let last = it.valid().then(|| it.key().to_vec());
+            it.status()?;
+            (first, last)
+        };
+        let (Some(first), Some(last)) = (first, last) else {
+            return Err(refuse("it holds no entries".into()));
+        };
+        // Sorted keys: if the first and last are in keyspace 0, all are.
+        let in_default = |k: &[u8]| key::keyspace_of(key::tree_key_of(k)) == 0;
+        if !in_default(&first) || !in_default(&last) {
+            return Err(refuse(
+                "its keys are not in keyspace 0, as a table writer writes them".into(),
+            ));
+        }
         Ok(Source {
             path: path.to_path_buf(),
             table,
             keyspace,
+            first,
+            last,
         })
     }
 
@@ -247,7 +261,6 @@ impl Inner {
     /// other). `None` if it is not, or the file system cannot link; the files
     /// are then rewritten. REQUIRES: commit leadership.
     fn link_in(&self, sources: &[Source], ranges: &[Range]) -> Result<Option<Vec<IngestedTable>>> {
-        use crate::iter::InternalIterator;
         self.check_writable()?;
         if !self.snapshots.lock().is_empty() {
             return Ok(None);
@@ -282,16 +295,11 @@ impl Inner {
                 unlink(&linked);
                 return Ok(None);
             }
-            let mut it = s.table.iter_uncached();
-            it.seek_to_first();
-            let smallest = it.key().to_vec();
-            it.seek_to_last();
-            let largest = it.key().to_vec();
             linked.push(FileMeta {
                 number,
                 size: s.table.file_size(),
-                smallest,
-                largest,
+                smallest: s.first.clone(),
+                largest: s.last.clone(),
                 smallest_seqno: 0,
                 largest_seqno: 0,
                 entries: s.table.properties().entries,
