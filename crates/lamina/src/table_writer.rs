@@ -75,6 +75,27 @@ pub struct TableInfo {
 /// Nothing is durable until [`finish`](TableWriter::finish) returns. A writer
 /// dropped unfinished (or after an I/O error) removes its file. Not shared
 /// between threads while writing (`&mut self`); it is `Send`.
+///
+/// ```
+/// use lamina::{Db, IngestOptions, Options, TableWriter, TableWriterOptions};
+///
+/// let dir = tempfile::tempdir()?;
+/// // Anywhere (another thread, process or machine): one sorted table.
+/// let file = dir.path().join("part-0001.sst");
+/// let mut w = TableWriter::create(&file, TableWriterOptions::default())?;
+/// for i in 0..1000u32 {
+///     w.put(format!("call{i:06}").as_bytes(), b"record")?;
+/// }
+/// assert!(w.put(b"call000000", b"late").is_err()); // out of order
+/// let info = w.finish()?;
+/// assert_eq!(info.entries, 1000);
+///
+/// // On the database's host: every file or none.
+/// let db = Db::open(dir.path().join("calls.lamina"), Options::default())?;
+/// db.ingest(&[&file], IngestOptions { move_files: true })?;
+/// assert_eq!(db.get(b"call000042")?, Some(b"record".to_vec()));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct TableWriter {
     builder: Option<TableBuilder>,
     fs: Arc<dyn FileSystem>,
