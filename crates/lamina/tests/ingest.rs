@@ -345,6 +345,54 @@ fn writers_to_other_ranges_run_during_an_ingest() {
     assert!(db.check().expect("check").is_ok());
 }
 
+#[test]
+fn snapshots_taken_while_an_ingest_runs_never_change() {
+    let fs = MemFs::new();
+    let db = Db::open("/db", opts(Arc::new(fs.clone()))).expect("open");
+    let files: Vec<PathBuf> = (0..4)
+        .map(|f| {
+            let path = format!("/src/{f}.sst");
+            write_table(&fs, &path, &entries("k", 0..3000, &format!("f{f}")), None)
+        })
+        .collect();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Writes into the ingested range and snapshots, while the ingests run:
+    // every snapshot must read the same before and after.
+    let racer = {
+        let (db, stop) = (db.clone(), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            let mut i = 0u32;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let k = format!("k{:05}", (i * 7) % 3000);
+                db.put(k.as_bytes(), format!("racer-{i}").as_bytes())
+                    .expect("put");
+                let snap = db.snapshot();
+                let got = snap.get(b"k00100").expect("get");
+                let count = snap.iter().count();
+                seen.push((snap, got, count));
+                if seen.len() > 50 {
+                    seen.remove(0);
+                }
+                for (snap, got, count) in &seen {
+                    assert_eq!(&snap.get(b"k00100").expect("get"), got);
+                    assert_eq!(snap.iter().count(), *count, "a snapshot changed");
+                }
+                i += 1;
+            }
+            i
+        })
+    };
+    for f in &files {
+        db.ingest(&[f], IngestOptions::default()).expect("ingest");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let writes = racer.join().expect("racer");
+    assert!(writes > 0);
+    assert_eq!(contents(&db).len(), 3000);
+    assert!(db.check().expect("check").is_ok());
+}
+
 /// A file system that records what would survive a power loss at each sync.
 #[derive(Clone)]
 struct SyncTap {

@@ -90,7 +90,9 @@ impl Db {
     /// Files may overlap each other: a later file in `paths` is newer (its
     /// value of a key wins). Each file's entries get one seqno, newer than
     /// every earlier write and every live snapshot, so snapshots taken
-    /// before never see them. Keyspaces named by the files are created if
+    /// before never see them. With `move_files`, files in the default
+    /// keyspace that overlap nothing in the database (nor each other), with
+    /// no snapshot live, are hard-linked in unchanged instead of rewritten. Keyspaces named by the files are created if
     /// missing. Writers are held only for the moments seqnos are reserved and
     /// the tables installed.
     ///
@@ -104,6 +106,9 @@ impl Db {
     ) -> Result<Vec<IngestedTable>> {
         let inner = self.inner();
         inner.check_writable()?;
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
         let sources = paths
             .iter()
             .map(|p| inner.open_source(p.as_ref()))
@@ -127,22 +132,9 @@ impl Db {
         } else {
             None
         };
-        let mut attempt = 0;
-        let done = loop {
-            if let Some(done) = linked {
-                break done;
-            }
-            let exclusive = attempt >= SHARED_ATTEMPTS;
-            let run = || inner.ingest_once(&sources, &ids, &ranges, exclusive);
-            let outcome = if exclusive {
-                inner.with_leadership(run)
-            } else {
-                run()
-            }?;
-            if let Some(done) = outcome {
-                break done;
-            }
-            attempt += 1;
+        let done = match linked {
+            Some(done) => done,
+            None => inner.ingest_rewriting(&sources, &ids, &ranges)?,
         };
         if opts.move_files {
             for s in &sources {
@@ -336,6 +328,30 @@ impl Inner {
         drop(compaction);
         self.bg_cv.notify_all();
         Ok(Some(report))
+    }
+
+    /// Rewrites the files with new seqnos and installs them, retrying while
+    /// the reservation is overtaken (see the module doc).
+    fn ingest_rewriting(
+        &self,
+        sources: &[Source],
+        ids: &[KeyspaceId],
+        ranges: &[Range],
+    ) -> Result<Vec<IngestedTable>> {
+        let mut attempt = 0;
+        loop {
+            let exclusive = attempt >= SHARED_ATTEMPTS;
+            let run = || self.ingest_once(sources, ids, ranges, exclusive);
+            let outcome = if exclusive {
+                self.with_leadership(run)
+            } else {
+                run()
+            }?;
+            if let Some(done) = outcome {
+                return Ok(done);
+            }
+            attempt += 1;
+        }
     }
 
     /// One attempt; `None` if it must be retried with new seqnos.
