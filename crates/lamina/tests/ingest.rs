@@ -393,6 +393,53 @@ fn snapshots_taken_while_an_ingest_runs_never_change() {
     assert!(db.check().expect("check").is_ok());
 }
 
+/// Before the fix: when the manifest's fsync failed while installing rewritten
+/// tables, the ingest removed them, though the edit had reached the file; the
+/// reopened database listed a missing table.
+#[test]
+fn a_failure_at_any_write_sync_or_link_of_an_ingest_adds_all_or_nothing() {
+    use lamina::fs::{FaultFs, FaultKind};
+    for (kind, move_files) in [
+        (FaultKind::Sync, false),
+        (FaultKind::Write, false),
+        (FaultKind::Sync, true),
+        (FaultKind::Metadata, true),
+    ] {
+        for n in 0.. {
+            let mem = MemFs::new();
+            let faulty = FaultFs::new(Arc::new(mem.clone()));
+            let faults = faulty.faults();
+            let db = Db::open("/db", opts(Arc::new(faulty))).expect("open");
+            db.put(b"base", b"1").expect("put");
+            let a = write_table(&mem, "/src/a.sst", &entries("k", 0..300, "a"), None);
+            let b = write_table(&mem, "/src/b.sst", &entries("n", 0..200, "b"), None);
+            let before = faults.count(kind);
+            faults.fail_once_after(kind, n);
+            let result = db.ingest(&[&a, &b], IngestOptions { move_files });
+            let fired = faults.count(kind) > before + n;
+            faults.clear();
+            drop(db);
+            let db = Db::open("/db", opts(Arc::new(mem.clone()))).expect("reopen");
+            let got = contents(&db).len();
+            match &result {
+                Ok(_) => assert_eq!(got, 501, "{kind:?} after {n}: acknowledged but missing"),
+                Err(_) => assert!(got == 1 || got == 501, "{kind:?} after {n}: {got} records"),
+            }
+            if result.is_err() && got == 1 {
+                // Nothing was added, and nothing the caller gave was lost.
+                assert!(mem.is_dir(&a).expect("stat").is_some());
+            }
+            assert!(db.check().expect("check").is_ok(), "{kind:?} after {n}");
+            if !fired {
+                assert!(result.is_ok(), "{kind:?} after {n}: {result:?}");
+                eprintln!("{kind:?} (move {move_files}): {n} operations, each failed once");
+                assert!(n >= 2, "{kind:?}: only {n} operations in an ingest");
+                break;
+            }
+        }
+    }
+}
+
 /// A file system that records what would survive a power loss at each sync.
 #[derive(Clone)]
 struct SyncTap {

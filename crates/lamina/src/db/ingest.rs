@@ -384,7 +384,10 @@ impl Inner {
                 self.with_leadership(install)
             }
         })();
-        if !matches!(result, Ok(Some(_))) {
+        // After a failed manifest write the edit may or may not be on disk:
+        // the tables stay, and the next open removes them if it is not.
+        let uncertain = self.poisoned.lock().is_some();
+        if !matches!(result, Ok(Some(_))) && !uncertain {
             for f in &written {
                 let _ = self
                     .fs
