@@ -5,7 +5,6 @@ mod compact;
 mod flush;
 mod ingest;
 mod open;
-mod placement;
 mod read;
 
 use crate::batch::Batch;
