@@ -4,8 +4,8 @@
 //! Layout: docs/format.md#ingested-tables.
 //!
 //! Moved files that overlap nothing in the tree, with no snapshot live, are
-//! hard-linked in as they are, as the commit leader (`link_in`). Otherwise,
-//! the steps, and what blocks whom:
+//! hard-linked in as they are, as the commit leader (link.rs). Otherwise,
+//! the steps (rewrite.rs), and what blocks whom:
 //!
 //! 1. *Verify* every file (checksums, order, properties, writer settings);
 //!    nothing is locked.
