@@ -3,7 +3,8 @@
 #
 #   make venv      .venv with maturin, pytest, hypothesis (installed only where missing)
 #   make py-build  release build of the extension into .venv
-#   make py-test   py-build, then the pytest suites in python/tests
+#   make py-test   py-build, then the pytest suites in python/tests (Dask and
+#                  pyarrow, pandas installed if missing, for lamina.dask's tests)
 #   make py-bench  seed 001 from Python: lamina beside dbm.gnu and semidbm
 #                  (PY_BENCH_ARGS, default -n 1000000; semidbm installed if missing)
 #   make py-install  `pip install ./python` into a fresh virtual environment,
@@ -17,6 +18,8 @@ PY_TOOLS     := maturin pytest hypothesis
 PY_SOURCES   := $(wildcard python/src/*.rs) python/Cargo.toml python/pyproject.toml \
                 $(wildcard crates/lamina/src/*.rs crates/lamina/src/*/*.rs) crates/lamina/Cargo.toml
 PY_STAMP     := $(PY_VENV)/.lamina-built
+# The optional Dask extra (lamina[dask]) and what its tests need.
+PY_DASK      := dask[dataframe,distributed]
 
 .PHONY: venv py-build py-test py-bench py-install
 
@@ -44,7 +47,12 @@ $(PY_STAMP): $(PY_VENV)/.tools $(PY_SOURCES) $(wildcard python/lamina/*)
 
 py-build: $(PY_STAMP)
 
-py-test: py-build
+# Installs Dask and pandas only when the venv lacks them.
+$(PY_VENV)/.dask: $(PY_PYTHON)
+	@$(PY_PYTHON) -c "import dask.dataframe, dask.distributed" 2>/dev/null || { echo "pip install $(PY_DASK)"; $(PY_PIP) install $(PY_DASK) || exit 1; }
+	@touch $@
+
+py-test: py-build $(PY_VENV)/.dask
 	$(PY_PYTHON) -m pytest python/tests -q
 
 PY_BENCH_ARGS ?= -n 1000000

@@ -40,7 +40,9 @@ from ._lamina import (
     Keyspace,
     Ranges,
     Snapshot,
+    TableWriter,
     __version__,
+    bulk_load,
     destroy,
     error,
 )
@@ -53,6 +55,8 @@ __all__ = [
     "Keyspace",
     "Ranges",
     "Snapshot",
+    "TableWriter",
+    "bulk_load",
     "destroy",
     "error",
     "open",

@@ -213,6 +213,18 @@ impl Db {
         py.detach(|| db.backup(&dest)).map_err(to_py)
     }
 
+    /// Adds tables written by `lamina.TableWriter`, all of them or none
+    /// (`move=True` removes the files afterwards); see `lamina.TableWriter`.
+    #[pyo3(signature = (paths, r#move = false))]
+    fn ingest<'py>(
+        &self,
+        py: Python<'py>,
+        paths: Vec<PathBuf>,
+        r#move: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        crate::table_writer::ingest(py, self.shared.writable()?, paths, r#move)
+    }
+
     fn __repr__(&self) -> String {
         let state = match (self.shared.is_closed(), self.shared.read_only()) {
             (true, _) => "closed",

@@ -22,6 +22,7 @@ mod reader;
 mod snapshot;
 mod state;
 mod stats;
+mod table_writer;
 
 use pyo3::prelude::*;
 
@@ -38,6 +39,7 @@ fn _lamina(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<iter::RangeIter>()?;
     m.add_class::<cursor::Cursor>()?;
     m.add_function(wrap_pyfunction!(db::destroy, m)?)?;
+    table_writer::register(m)?;
     m.add("OPTIONS", options::NAMES.to_vec())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

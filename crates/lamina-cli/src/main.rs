@@ -58,6 +58,8 @@ enum Command {
     Compact(cmd::compact::CompactArgs),
     /// Copy a database (closed, or open in no other process) to a new directory.
     Backup(cmd::backup::BackupArgs),
+    /// Add tables written by a table writer, all of them or none.
+    Ingest(cmd::ingest::IngestArgs),
     /// Verify every checksum and invariant.
     Check(cmd::check::CheckArgs),
     /// Show levels, tables, sizes, amplification, and advice.
@@ -85,6 +87,7 @@ fn dispatch(command: Command, ctx: &Ctx) -> Result<Exit, CliError> {
         Command::Count(a) => cmd::count::run(a, ctx),
         Command::Compact(a) => cmd::compact::run(a, ctx),
         Command::Backup(a) => cmd::backup::run(a, ctx),
+        Command::Ingest(a) => cmd::ingest::run(a, ctx),
         Command::Check(a) => cmd::check::run(a, ctx),
         Command::Stat(a) => cmd::stat::run(a, ctx),
         Command::Inspect(a) => cmd::inspect::run(a, ctx),

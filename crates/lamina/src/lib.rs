@@ -32,6 +32,7 @@
 //! ```
 
 mod batch;
+mod bulk_loader;
 pub mod cache;
 mod check;
 pub mod coding;
@@ -50,14 +51,17 @@ mod process;
 mod snapshot;
 mod stats;
 pub mod table;
+mod table_writer;
 pub mod wal;
 
 pub use batch::Batch;
+pub use bulk_loader::{BulkLoadOptions, BulkLoader};
 pub use check::CheckReport;
-pub use db::{Db, Iter};
+pub use db::{Db, IngestOptions, IngestedTable, Iter};
 pub use error::{Error, Result};
 pub use iter::SeekCursor;
 pub use keyspace::Keyspace;
 pub use options::{Compression, Durability, Options};
 pub use snapshot::Snapshot;
 pub use stats::{LevelStats, Stats};
+pub use table_writer::{TableInfo, TableWriter, TableWriterOptions};

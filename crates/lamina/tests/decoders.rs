@@ -242,6 +242,7 @@ proptest! {
             largest_seqno: c[9],
             identity: u128::from(c[10]) | (u128::from(c[11]) << 64),
             file_number: c[12],
+            writer: None,
         };
         let enc = p.encode();
         prop_assert_eq!(Properties::decode(&enc, Path::new("t.sst"), 0).ok(), Some(p));

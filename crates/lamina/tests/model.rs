@@ -4,7 +4,7 @@
 //! replay one, `LAMINA_MODEL_RUNS` / `LAMINA_MODEL_OPS` to run longer.
 
 use lamina::fs::MemFs;
-use lamina::{Batch, Db, Durability, Options, Snapshot};
+use lamina::{Batch, Db, Durability, IngestOptions, Options, Snapshot, TableWriter};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
@@ -177,7 +177,7 @@ impl Run {
     }
 
     fn step(&mut self) {
-        let op = self.rng.gen_range(0..100);
+        let op = self.rng.gen_range(0..104);
         match op {
             0..=29 => {
                 let k = key(&mut self.rng);
@@ -313,6 +313,7 @@ impl Run {
                 self.durable_now();
                 self.check_all("after reopen");
             }
+            100..=103 => self.ingest(),
             _ => {
                 let seed = self.rng.gen::<u64>();
                 self.log.push(format!("crash (seed {seed})"));
@@ -347,6 +348,49 @@ impl Run {
                 drop(old);
             }
         }
+    }
+
+    /// Writes one to three tables of random sorted non-counter keys (they
+    /// may overlap each other) and ingests them; a later file wins.
+    fn ingest(&mut self) {
+        let files = self.rng.gen_range(1..=3);
+        let dir = Path::new("/ingest");
+        lamina::fs::FileSystem::create_dir_all(&self.fs, dir).expect("mkdir");
+        let mut paths = Vec::new();
+        let mut applied = Vec::new();
+        for f in 0..files {
+            let n = self.rng.gen_range(1..60);
+            let entries: BTreeMap<Vec<u8>, Vec<u8>> = (0..n)
+                .map(|_| {
+                    let k = format!("k{:04}", self.rng.gen_range(0..300)).into_bytes();
+                    (k, value(&mut self.rng))
+                })
+                .collect();
+            let path = dir.join(format!("{}-{f}.sst", self.log.len()));
+            let opts = lamina::TableWriterOptions {
+                fs: Arc::new(self.fs.clone()),
+                block_size: 256,
+                ..Default::default()
+            };
+            let mut w = TableWriter::create(&path, opts).expect("table writer");
+            for (k, v) in &entries {
+                w.put(k, v).expect("writer put");
+            }
+            w.finish().expect("writer finish");
+            paths.push(path);
+            applied.push(entries);
+        }
+        self.log.push(format!(
+            "ingest {:?}",
+            applied.iter().map(BTreeMap::len).collect::<Vec<_>>()
+        ));
+        self.db()
+            .ingest(&paths, IngestOptions { move_files: true })
+            .expect("ingest");
+        for entries in applied {
+            self.model.extend(entries);
+        }
+        self.durable_now();
     }
 
     fn check_all(&self, when: &str) {

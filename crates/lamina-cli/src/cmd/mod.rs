@@ -9,6 +9,7 @@ pub mod delete;
 pub mod dump;
 pub mod gen;
 pub mod get;
+pub mod ingest;
 pub mod inspect;
 pub mod load;
 pub mod man;

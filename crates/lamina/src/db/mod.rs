@@ -3,6 +3,7 @@
 mod commit;
 mod compact;
 mod flush;
+mod ingest;
 mod open;
 mod read;
 
@@ -19,6 +20,7 @@ use crate::options::{Durability, Options};
 use crate::snapshot::Snapshot;
 use crate::stats::{Counters, Stats};
 use crate::wal::LogWriter;
+pub use ingest::{IngestOptions, IngestedTable};
 use parking_lot::{Condvar, Mutex, RwLock};
 pub use read::Iter;
 use std::collections::BTreeMap;

@@ -239,6 +239,11 @@ impl FileSystem for FaultFs {
         self.inner.rename(from, to)
     }
 
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.faults.check(FaultKind::Metadata)?;
+        self.inner.hard_link(from, to)
+    }
+
     fn sync_dir(&self, path: &Path) -> io::Result<()> {
         self.faults.check(FaultKind::Sync)?;
         self.inner.sync_dir(path)

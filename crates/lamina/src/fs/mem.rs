@@ -457,6 +457,22 @@ impl FileSystem for MemFs {
         Ok(())
     }
 
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let (from, to) = (normalize(from), normalize(to));
+        let mut state = self.shared.state.lock();
+        let inode = Arc::clone(state.file(&from)?);
+        state.check_file_slot(&to)?;
+        if state.current.contains_key(&to) {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("{}: file exists", to.display()),
+            ));
+        }
+        state.current.insert(to.clone(), Arc::clone(&inode));
+        state.pending.push(DirOp::Link { path: to, inode });
+        Ok(())
+    }
+
     fn sync_dir(&self, path: &Path) -> io::Result<()> {
         let dir = normalize(path);
         let mut state = self.shared.state.lock();
@@ -596,6 +612,23 @@ mod tests {
             fs.sync_dir(p("/nowhere")).unwrap_err().kind(),
             io::ErrorKind::NotFound
         );
+    }
+
+    #[test]
+    fn hard_link_shares_the_file_and_is_durable_after_sync_dir() {
+        let fs = db();
+        write(&fs, "/db/a", b"A", true);
+        fs.sync_dir(p("/db")).unwrap();
+        fs.hard_link(p("/db/a"), p("/db/b")).unwrap();
+        assert_eq!(
+            fs.hard_link(p("/db/a"), p("/db/b")).unwrap_err().kind(),
+            io::ErrorKind::AlreadyExists
+        );
+        assert_eq!(fs.crash_clone().file_names(p("/db")), ["a"]);
+        fs.sync_dir(p("/db")).unwrap();
+        fs.remove_file(p("/db/a")).unwrap();
+        assert_eq!(fs.read_all(p("/db/b")).unwrap(), b"A");
+        assert_eq!(fs.crash_clone().read_all(p("/db/b")).unwrap(), b"A");
     }
 
     #[test]

@@ -78,6 +78,18 @@ pub trait FileSystem: Send + Sync + 'static {
     /// `io::ErrorKind::WouldBlock` if anyone, in this process or another, holds it.
     fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>>;
 
+    /// Makes `to` a second name of the file `from` (a hard link), so that
+    /// either name can be removed without losing the file. Like a creation,
+    /// the new name is durable after `sync_dir`. File systems that cannot
+    /// link (or `from` and `to` on different devices) return an error, and
+    /// callers copy instead.
+    fn hard_link(&self, _from: &Path, _to: &Path) -> io::Result<()> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "hard links are not supported by this file system",
+        ))
+    }
+
     /// Removes an empty directory. File systems without real directories may
     /// do nothing.
     fn remove_dir(&self, _path: &Path) -> io::Result<()> {

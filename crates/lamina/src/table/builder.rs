@@ -189,6 +189,12 @@ impl TableBuilder {
         self.out.offset() + self.data.estimated_size() as u64
     }
 
+    /// Records the settings of the TableWriter writing this table in its
+    /// properties (docs/format.md#properties, counters 20 and above).
+    pub fn set_writer_props(&mut self, writer: super::WriterProps) {
+        self.props.writer = Some(writer);
+    }
+
     /// Entries added so far.
     pub fn num_entries(&self) -> u64 {
         self.props.entries

@@ -22,6 +22,7 @@ mod table_iter;
 mod test_util;
 #[cfg(test)]
 mod tests;
+mod writer_props;
 
 pub use block::{Block, BlockIter};
 pub use block_builder::BlockBuilder;
@@ -31,6 +32,7 @@ pub use footer::{BlockHandle, Footer, FOOTER_LEN, TABLE_MAGIC, TABLE_VERSION};
 pub use properties::Properties;
 pub use reader::Table;
 pub use table_iter::TableIter;
+pub use writer_props::WriterProps;
 
 use crate::Compression;
 

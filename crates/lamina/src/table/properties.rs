@@ -34,6 +34,8 @@ pub struct Properties {
     pub identity: u128,
     /// The table's own file number (counter 12; 0 = unknown).
     pub file_number: u64,
+    /// Settings of the TableWriter that wrote the table (counters 20+), if one did.
+    pub writer: Option<super::writer_props::WriterProps>,
 }
 
 impl Properties {
@@ -76,6 +78,9 @@ impl Properties {
             (self.identity >> 64) as u64,
             self.file_number,
         ]);
+        if let Some(w) = &self.writer {
+            w.encode_into(&mut counters);
+        }
         let mut buf = Vec::with_capacity(4 + 8 * counters.len());
         buf.extend_from_slice(&(counters.len() as u32).to_le_bytes());
         for c in counters {
@@ -102,6 +107,15 @@ impl Properties {
                 ),
             ));
         }
+        let writer = {
+            let all: Vec<u64> = bytes
+                .get(4..)
+                .unwrap_or(&[])
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                .collect();
+            super::writer_props::WriterProps::decode(&all)
+        };
         // Fields are evaluated in the order written, which is the on-disk order.
         let mut next = || d.u64().unwrap_or(0);
         Ok(Properties {
@@ -117,6 +131,7 @@ impl Properties {
             largest_seqno: next(),
             identity: u128::from(next()) | (u128::from(next()) << 64),
             file_number: next(),
+            writer,
         })
     }
 }

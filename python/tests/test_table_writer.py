@@ -1,0 +1,100 @@
+"""lamina.TableWriter, Db.ingest and lamina.bulk_load from Python."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import lamina
+
+
+def write(path, keys, tag="v", **kw):
+    with lamina.TableWriter(str(path), **kw) as w:
+        for k in keys:
+            w.put(k, f"{tag}{k}")
+    return str(path)
+
+
+def test_keys_out_of_order_raise_lamina_error_naming_the_key(tmp_path):
+    w = lamina.TableWriter(str(tmp_path / "a.sst"))
+    w.put(b"b", b"1")
+    with pytest.raises(lamina.error, match='"a" sorts before the previous key "b"'):
+        w.put(b"a", b"2")
+    with pytest.raises(lamina.error, match='"b" repeats the previous key'):
+        w.put(b"b", b"3")
+    w.put("c", "4")
+    info = w.finish()
+    assert (info["smallest"], info["largest"], info["entries"]) == (b"b", b"c", 2)
+    assert info["file_size"] == os.path.getsize(tmp_path / "a.sst")
+    with pytest.raises(lamina.error, match="already finished"):
+        w.put(b"d", b"5")
+
+
+def test_context_manager_removes_the_file_when_the_block_raises(tmp_path):
+    path = tmp_path / "a.sst"
+    with pytest.raises(RuntimeError):
+        with lamina.TableWriter(str(path)) as w:
+            w.put(b"a", b"1")
+            raise RuntimeError("producer failed")
+    assert not path.exists()
+    with lamina.TableWriter(str(path)) as w:
+        w.put(b"a", b"1")
+    assert path.exists()
+    with pytest.raises(lamina.error):
+        lamina.TableWriter(str(path))
+
+
+def test_ingest_is_atomic_and_later_files_win(tmp_path):
+    a = write(tmp_path / "a.sst", [f"k{i:04}" for i in range(100)], "a")
+    b = write(tmp_path / "b.sst", [f"k{i:04}" for i in range(50, 150)], "b", keyspace="ks")
+    c = write(tmp_path / "c.sst", [f"k{i:04}" for i in range(90, 110)], "c")
+    bad = write(tmp_path / "bad.sst", [f"z{i:04}" for i in range(100)])
+    with open(bad, "r+b") as f:
+        f.seek(20)
+        byte = f.read(1)
+        f.seek(20)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    with lamina.open(str(tmp_path / "db"), "c") as db:
+        db[b"k0001"] = b"before"
+        with pytest.raises(lamina.error, match="bad.sst"):
+            db.ingest([a, b, c, bad], move=True)
+        assert list(db.keys()) == [b"k0001"]
+        assert os.path.exists(a)
+        done = db.ingest([a, b, c], move=True)
+        assert [d["entries"] for d in done] == [100, 100, 20]
+        assert not os.path.exists(a)
+        assert db[b"k0001"] == b"ak0001"
+        assert db[b"k0095"] == b"ck0095"
+        assert len(db) == 110
+        assert db.keyspace("ks")[b"k0120"] == b"bk0120"
+
+
+def test_moved_files_that_overlap_nothing_are_linked_in(tmp_path):
+    a = write(tmp_path / "a.sst", [f"a{i:04}" for i in range(100)])
+    b = write(tmp_path / "b.sst", [f"b{i:04}" for i in range(100)])
+    with lamina.open(str(tmp_path / "db"), "c") as db:
+        done = db.ingest([a, b], move=True)
+        assert [d["linked"] for d in done] == [True, True]
+        assert [d["seqno"] for d in done] == [0, 0]
+        assert len(db) == 200
+        # Over what is there now: rewritten.
+        c = write(tmp_path / "c.sst", ["a0050"], "c")
+        assert [d["linked"] for d in db.ingest([c])] == [False]
+        assert db["a0050"] == b"ca0050"
+    assert not os.path.exists(a) and os.path.exists(c)
+
+
+def test_bulk_load_sorts_under_a_memory_bound_and_the_last_pair_wins(tmp_path):
+    n = 20000
+    pairs = [(f"key{(i * 7919) % n:06}", f"first{i}") for i in range(n)]
+    pairs += [(f"key{i:06}", f"last{i}") for i in range(0, n, 3)]
+    path = str(tmp_path / "db")
+    assert lamina.bulk_load(path, iter(pairs), memory=64 << 10) == len(pairs)
+    want = dict((k.encode(), v.encode()) for k, v in pairs)
+    with lamina.open(path, "r") as db:
+        assert len(db) == n
+        assert dict(db.items()) == want
+    assert not [f for f in os.listdir(path) if f.endswith(".tmp")]
+    with pytest.raises(TypeError):
+        lamina.bulk_load(path, [b"not a pair"])
