@@ -127,9 +127,18 @@ impl Keyspace {
         self.db.inner().get(self.id, key, None)
     }
 
-    /// Whether `key` has a value.
+    /// Calls `f` with the value of `key`, borrowed for the call (see
+    /// [`Db::get_with`]); `None` if the key has no value.
+    pub fn get_with<R>(&self, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>> {
+        self.live()?;
+        self.db.inner().get_with(self.id, key, None, f)
+    }
+
+    /// Whether `key` has a value; stops at its newest entry (see
+    /// [`Db::contains_key`]).
     pub fn contains_key(&self, key: &[u8]) -> Result<bool> {
-        Ok(self.get(key)?.is_some())
+        self.live()?;
+        self.db.inner().contains(self.id, key, None)
     }
 
     /// Sets `key` to `value`.

@@ -269,6 +269,7 @@ impl Inner {
         let mut st = self.state.lock();
         let old = std::mem::replace(&mut st.mem, Arc::new(Memtable::new(number)));
         st.imm.push(old);
+        self.publish(&st);
         drop(st);
         drop(wal);
         self.bg_cv.notify_all();

@@ -129,6 +129,7 @@ impl Inner {
         if st.imm.first().is_some_and(|m| Arc::ptr_eq(m, mem)) {
             st.imm.remove(0);
         }
+        self.publish(&st);
         drop(st);
         drop(vs);
         self.delete_old_wals(log_number);

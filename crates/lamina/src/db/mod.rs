@@ -4,6 +4,7 @@ mod commit;
 mod compact;
 mod flush;
 mod open;
+mod point;
 mod read;
 
 use crate::batch::Batch;
@@ -78,6 +79,8 @@ pub(crate) struct Inner {
     pub opts: Options,
     pub tables: Arc<TableCache>,
     pub state: Mutex<State>,
+    /// The memtables and version of `state`, published for lock-free reads.
+    pub pinned: arc_swap::ArcSwapOption<point::Pinned>,
     /// Signalled when a flush or compaction finishes or work arrives.
     pub bg_cv: Condvar,
     /// The manifest and counters. Lock order: `versions` before `state`.
@@ -216,6 +219,7 @@ impl Db {
     /// torn WAL tail.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
         let inner = open::open(path.as_ref(), options)?;
+        inner.publish(&inner.state.lock());
         Ok(Db {
             handle: Arc::new(Handle { inner }),
         })
@@ -242,9 +246,19 @@ impl Db {
         self.inner().get(0, key, None)
     }
 
-    /// Whether `key` has a value in the default keyspace.
+    /// Calls `f` with the value of `key` in the default keyspace, borrowed
+    /// from the memtable or the block cache (valid only during the call), and
+    /// returns what `f` returns; `None` if the key has no value. Nothing is
+    /// copied unless `f` copies it.
+    pub fn get_with<R>(&self, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>> {
+        self.inner().get_with(0, key, None, f)
+    }
+
+    /// Whether `key` has a value in the default keyspace. It stops at the
+    /// key's newest entry: a key whose newest entries are merge operands
+    /// exists, and the operands are not applied.
     pub fn contains_key(&self, key: &[u8]) -> Result<bool> {
-        Ok(self.get(key)?.is_some())
+        self.inner().contains(0, key, None)
     }
 
     /// Sets `key` to `value` in the default keyspace.

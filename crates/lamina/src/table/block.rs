@@ -155,6 +155,83 @@ impl Block {
     }
 }
 
+/// A key rebuilt from a block's prefix-compressed entries; short keys stay
+/// on the stack.
+pub type KeyBuf = smallvec::SmallVec<[u8; 64]>;
+
+impl Block {
+    /// Point lookup without an iterator: finds the first entry whose key is
+    /// `>= target`, rebuilds its key into `key` and returns its value's byte
+    /// range in [`Block::data`]; `None` if every key is smaller. Corruption
+    /// if an entry on the way is malformed.
+    pub fn seek_in_place(&self, target: &[u8], key: &mut KeyBuf) -> Result<Option<(usize, usize)>> {
+        // The last restart point whose key is < target (or the first one).
+        let (mut left, mut right) = (0, self.num_restarts.saturating_sub(1));
+        while left < right {
+            let mid = left + (right - left).div_ceil(2);
+            let pos = self.restart_point(mid);
+            match self.entry(pos) {
+                Some(e) if e.shared == 0 => {
+                    if key::compare(e.suffix, target) == Ordering::Less {
+                        left = mid;
+                    } else {
+                        right = mid - 1;
+                    }
+                }
+                Some(_) => {
+                    return Err(self.corruption(format!(
+                        "restart entry at byte {pos} shares bytes with a previous key"
+                    )))
+                }
+                None => {
+                    return Err(self.corruption(format!(
+                        "block entry at byte {pos} is truncated or malformed"
+                    )))
+                }
+            }
+        }
+        self.scan_from(self.restart_point(left), target, key)
+    }
+
+    /// Scans entries from the restart point at byte `pos` for the first key
+    /// `>= target` (see [`Block::seek_in_place`]).
+    fn scan_from(
+        &self,
+        mut pos: usize,
+        target: &[u8],
+        key: &mut KeyBuf,
+    ) -> Result<Option<(usize, usize)>> {
+        key.clear();
+        while pos < self.restarts_offset {
+            let Some(e) = self.entry(pos) else {
+                return Err(self.corruption(format!(
+                    "block entry at byte {pos} is truncated or malformed"
+                )));
+            };
+            if e.shared > key.len() {
+                return Err(self.corruption(format!(
+                    "block entry at byte {pos} shares {} bytes with a previous key of {}",
+                    e.shared,
+                    key.len()
+                )));
+            }
+            key.truncate(e.shared);
+            key.extend_from_slice(e.suffix);
+            if key::compare(key, target) != Ordering::Less {
+                return Ok(Some(e.value));
+            }
+            pos = e.next;
+        }
+        Ok(None)
+    }
+
+    /// The bytes `range` of the block (a value range from
+    /// [`Block::seek_in_place`]); empty if out of bounds.
+    pub fn slice(&self, range: (usize, usize)) -> &[u8] {
+        self.data.get(range.0..range.1).unwrap_or(&[])
+    }
+}
+
 /// A cursor over the entries of one block, ordered by `key::compare`.
 ///
 /// Seeks binary-search the restart points and then scan; `prev` re-scans

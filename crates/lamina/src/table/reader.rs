@@ -2,7 +2,7 @@
 //!
 //! Layout: docs/format.md#table.
 
-use super::block::Block;
+use super::block::{Block, KeyBuf};
 use super::bloom::bloom_may_contain;
 use super::compress::{decode_block, BLOCK_TRAILER_LEN};
 use super::footer::{BlockHandle, Footer, FOOTER_LEN};
@@ -157,6 +157,28 @@ impl Table {
             // Only a damaged index names a block whose keys all precede
             // `target`; carry on with the next block as the iterator would.
             index.next();
+        }
+    }
+
+    /// Point lookup: calls `f` with the first entry whose internal key is
+    /// `>= target` (its key and value, borrowed from the cached block) and
+    /// returns what `f` returns; `None` if every key is smaller. Unlike
+    /// [`Table::get`] it copies nothing and allocates nothing for short keys.
+    pub fn get_with<R>(
+        &self,
+        target: &[u8],
+        f: impl FnOnce(&[u8], &[u8]) -> R,
+    ) -> Result<Option<R>> {
+        let mut key = KeyBuf::new();
+        let Some(h) = self.index.seek_in_place(target, &mut key)? else {
+            return Ok(None);
+        };
+        let block = self.data_block(self.handle_of(self.index.slice(h))?)?;
+        match block.seek_in_place(target, &mut key)? {
+            Some(v) => Ok(Some(f(&key, block.slice(v)))),
+            // Only a damaged index names a block whose keys all precede
+            // `target`; the iterator path carries on with the next block.
+            None => Ok(self.get(target)?.map(|(k, v)| f(&k, &v))),
         }
     }
 
