@@ -209,10 +209,7 @@ impl Inner {
         let deeper = (1..NUM_LEVELS).filter_map(|l| version.find_in_level(l, tk));
         for f in level0.chain(deeper) {
             let table = self.tables.get(f.number)?;
-            if !table.may_contain(tk) {
-                continue;
-            }
-            let step = table.get_with(target.as_slice(), |k, v| match key::parse(k) {
+            let step = table.get_point(tk, target.as_slice(), |k, v| match key::parse(k) {
                 None => Step::Malformed(k.len()),
                 Some(p) if p.tree_key != tk => Step::Elsewhere,
                 Some(p) => Step::Seen(point.see(p.kind, v, op)),

@@ -2,6 +2,7 @@
 //!
 //! Layout: docs/format.md#block.
 
+use super::block_builder::{bucket_of, BUCKET_COLLISION, BUCKET_EMPTY};
 use crate::coding::{get_u32, Decoder};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
@@ -27,6 +28,9 @@ pub struct Block {
     /// name in errors.
     file: Arc<Path>,
     offset: u64,
+    /// Where the hash index's buckets start, and how many there are (0:
+    /// no hash index).
+    buckets: (usize, usize),
 }
 
 /// One entry decoded in place.
@@ -42,15 +46,43 @@ impl Block {
     /// block stored at `offset` of `file` (both only name the block in
     /// errors). Corruption if the restart array is malformed.
     pub fn new(data: Vec<u8>, file: Arc<Path>, offset: u64) -> Result<Block> {
+        Block::parse(data, file, offset, false)
+    }
+
+    /// Like [`Block::new`], for a data block of table format 2, which ends
+    /// with a hash index (docs/format.md#data-block-hash-index); corruption
+    /// also if the hash index is malformed.
+    pub fn with_hash_index(data: Vec<u8>, file: Arc<Path>, offset: u64) -> Result<Block> {
+        Block::parse(data, file, offset, true)
+    }
+
+    fn parse(data: Vec<u8>, file: Arc<Path>, offset: u64, hashed: bool) -> Result<Block> {
         let mut block = Block {
             data,
             restarts_offset: 0,
             num_restarts: 0,
             file,
             offset,
+            buckets: (0, 0),
         };
-        let len = block.data.len();
-        let count = len
+        let full_len = block.data.len();
+        let mut len = full_len;
+        if hashed {
+            let b = len
+                .checked_sub(6)
+                .and_then(|p| block.data.get(p..p + 2)?.try_into().ok())
+                .map(|b| usize::from(u16::from_le_bytes(b)))
+                .ok_or_else(|| {
+                    block.corruption(format!("block of {len} bytes has no hash index"))
+                })?;
+            let start = (len - 6).checked_sub(b).ok_or_else(|| {
+                block.corruption(format!("{b} hash buckets do not fit a {len}-byte block"))
+            })?;
+            block.buckets = (start, b);
+            // The restart array and its count end where the buckets start.
+            len = start + 4;
+        }
+        let count = full_len
             .checked_sub(4)
             .and_then(|p| get_u32(&block.data, p))
             .ok_or_else(|| {
@@ -83,6 +115,17 @@ impl Block {
                 )));
             }
             prev = Some(r);
+        }
+        let (start, b) = block.buckets;
+        let buckets = block.data.get(start..start + b).unwrap_or(&[]);
+        if let Some(i) = buckets
+            .iter()
+            .position(|&v| usize::from(v) >= num && v < BUCKET_COLLISION)
+        {
+            let v = buckets.get(i).copied().unwrap_or(0);
+            return Err(block.corruption(format!(
+                "hash bucket {i} names restart point {v} of a block with {num}"
+            )));
         }
         Ok(block)
     }
@@ -191,6 +234,88 @@ impl Block {
             }
         }
         self.scan_from(self.restart_point(left), target, key)
+    }
+
+    /// Point lookup through the block's hash index, for tree key `tk` of
+    /// hash `h` (`xxh3_64(tk)`) and internal key `target` of `tk`:
+    /// `Ok(None)` when the block has no usable hash entry (no index, or a
+    /// collision: use [`Block::seek_in_place`]); `Ok(Some(None))` when the
+    /// block holds no entry of `tk`; otherwise as `seek_in_place`, scanning
+    /// one restart interval or two. A bucket naming a restart point whose
+    /// key sorts after `tk` also gives `Ok(None)`.
+    /// Layout: docs/format.md#data-block-hash-index.
+    #[allow(clippy::type_complexity)]
+    pub fn hash_seek(
+        &self,
+        tk: &[u8],
+        h: u64,
+        target: &[u8],
+        key: &mut KeyBuf,
+    ) -> Result<Option<Option<(usize, usize)>>> {
+        let (start, b) = self.buckets;
+        if b == 0 {
+            return Ok(None);
+        }
+        let restart = match self.data.get(start + bucket_of(h, b)).copied() {
+            Some(BUCKET_EMPTY) => return Ok(Some(None)),
+            Some(r) if r < BUCKET_COLLISION => usize::from(r),
+            _ => return Ok(None),
+        };
+        let restart_tk = |i: usize| -> Result<Ordering> {
+            let pos = self.restart_point(i);
+            match self.entry(pos) {
+                Some(e) if e.shared == 0 => Ok(key::tree_key_of(e.suffix).cmp(tk)),
+                _ => Err(self.corruption(format!(
+                    "restart entry at byte {pos} is malformed or shares bytes"
+                ))),
+            }
+        };
+        let from = match restart_tk(restart)? {
+            Ordering::Less => restart,
+            // `tk` is absent and shares the bucket of a later key, or the
+            // bucket is wrong: the binary search answers either way.
+            Ordering::Greater => return Ok(None),
+            Ordering::Equal if restart == 0 => 0,
+            Ordering::Equal => match restart_tk(restart - 1)? {
+                Ordering::Less => restart - 1,
+                _ => return Ok(None),
+            },
+        };
+        self.scan_from(self.restart_point(from), target, key)
+            .map(Some)
+    }
+
+    /// Checks the hash index against the entries: each bucket holds exactly
+    /// what the builder would have put there. Corruption otherwise.
+    pub fn verify_hash_index(self: &Arc<Self>) -> Result<()> {
+        let (start, b) = self.buckets;
+        if b == 0 {
+            return Ok(());
+        }
+        let mut expected = vec![BUCKET_EMPTY; b];
+        let mut it = self.iter();
+        let mut last_tk: Option<Vec<u8>> = None;
+        it.seek_to_first();
+        while it.valid() {
+            let tk = key::tree_key_of(it.key());
+            if last_tk.as_deref() != Some(tk) {
+                let restart = u8::try_from(it.restart_index).unwrap_or(BUCKET_COLLISION);
+                if let Some(slot) = expected.get_mut(bucket_of(xxhash_rust::xxh3::xxh3_64(tk), b)) {
+                    *slot = match *slot {
+                        BUCKET_EMPTY => restart,
+                        same if same == restart => restart,
+                        _ => BUCKET_COLLISION,
+                    };
+                }
+                last_tk = Some(tk.to_vec());
+            }
+            it.next();
+        }
+        it.status()?;
+        if self.data.get(start..start + b) != Some(expected.as_slice()) {
+            return Err(self.corruption("hash index does not match the block's keys"));
+        }
+        Ok(())
     }
 
     /// Scans entries from the restart point at byte `pos` for the first key
