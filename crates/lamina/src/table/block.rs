@@ -3,6 +3,7 @@
 //! Layout: docs/format.md#block.
 
 use super::block_builder::{bucket_of, BUCKET_COLLISION, BUCKET_EMPTY};
+pub use super::key_buf::KeyBuf;
 use crate::coding::{get_u32, Decoder};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
@@ -31,6 +32,8 @@ pub struct Block {
     /// Where the hash index's buckets start, and how many there are (0:
     /// no hash index).
     buckets: (usize, usize),
+    /// See [`Block::with_restart_prefixes`]; empty when not kept.
+    prefixes: Vec<u128>,
 }
 
 /// One entry decoded in place.
@@ -64,6 +67,7 @@ impl Block {
             file,
             offset,
             buckets: (0, 0),
+            prefixes: Vec::new(),
         };
         let full_len = block.data.len();
         let mut len = full_len;
@@ -198,9 +202,17 @@ impl Block {
     }
 }
 
-/// A key rebuilt from a block's prefix-compressed entries; short keys stay
-/// on the stack.
-pub type KeyBuf = smallvec::SmallVec<[u8; 64]>;
+/// The first 16 bytes of the tree key of internal key `k`, zero-padded, as
+/// a big-endian number: `prefix(a) < prefix(b)` implies `a < b`.
+fn prefix(k: &[u8]) -> u128 {
+    let tk = key::tree_key_of(k);
+    let mut b = [0u8; 16];
+    let n = tk.len().min(16);
+    if let (Some(dst), Some(src)) = (b.get_mut(..n), tk.get(..n)) {
+        dst.copy_from_slice(src);
+    }
+    u128::from_be_bytes(b)
+}
 
 impl Block {
     /// Point lookup without an iterator: finds the first entry whose key is
@@ -208,6 +220,9 @@ impl Block {
     /// range in [`Block::data`]; `None` if every key is smaller. Corruption
     /// if an entry on the way is malformed.
     pub fn seek_in_place(&self, target: &[u8], key: &mut KeyBuf) -> Result<Option<(usize, usize)>> {
+        if !self.prefixes.is_empty() {
+            return self.seek_by_prefix(target, key);
+        }
         // The last restart point whose key is < target (or the first one).
         let (mut left, mut right) = (0, self.num_restarts.saturating_sub(1));
         while left < right {
@@ -234,6 +249,48 @@ impl Block {
             }
         }
         self.scan_from(self.restart_point(left), target, key)
+    }
+
+    /// Keeps, beside the block, the [`prefix`] of every restart key, so
+    /// that [`Block::seek_in_place`] compares numbers instead of decoding
+    /// entries (for index blocks, which stay in memory as long as their
+    /// table). Corruption if a restart entry is malformed.
+    pub fn with_restart_prefixes(mut self) -> Result<Block> {
+        let prefixes = (0..self.num_restarts)
+            .map(|i| self.restart_key(i).map(prefix))
+            .collect::<Result<Vec<u128>>>()?;
+        self.prefixes = prefixes;
+        Ok(self)
+    }
+
+    /// The key of restart point `i`, read in place.
+    fn restart_key(&self, i: usize) -> Result<&[u8]> {
+        let pos = self.restart_point(i);
+        match self.entry(pos) {
+            Some(e) if e.shared == 0 => Ok(e.suffix),
+            _ => Err(self.corruption(format!(
+                "restart entry at byte {pos} is malformed or shares bytes with a previous key"
+            ))),
+        }
+    }
+
+    /// [`Block::seek_in_place`] through the restart keys' prefixes: only
+    /// restart keys whose prefix equals the target's are compared in full.
+    fn seek_by_prefix(&self, target: &[u8], key: &mut KeyBuf) -> Result<Option<(usize, usize)>> {
+        let tp = prefix(target);
+        let lo = self.prefixes.partition_point(|&p| p < tp);
+        let ties = self.prefixes.get(lo..).unwrap_or(&[]);
+        let (mut a, mut b) = (lo, lo + ties.partition_point(|&p| p == tp));
+        while a < b {
+            let mid = a + (b - a) / 2;
+            if key::compare(self.restart_key(mid)?, target) == Ordering::Less {
+                a = mid + 1;
+            } else {
+                b = mid;
+            }
+        }
+        // `a` is the first restart point whose key is >= target.
+        self.scan_from(self.restart_point(a.saturating_sub(1)), target, key)
     }
 
     /// Point lookup through the block's hash index, for tree key `tk` of
@@ -340,8 +397,7 @@ impl Block {
                     key.len()
                 )));
             }
-            key.truncate(e.shared);
-            key.extend_from_slice(e.suffix);
+            key.splice(e.shared, e.suffix);
             if key::compare(key, target) != Ordering::Less {
                 return Ok(Some(e.value));
             }

@@ -15,6 +15,7 @@ mod bloom;
 mod builder;
 mod compress;
 mod footer;
+mod key_buf;
 #[cfg(test)]
 mod point_tests;
 mod properties;

@@ -116,7 +116,7 @@ impl Table {
         };
         let props = Properties::decode(&decode_block(props, &path, p.offset)?, &path, p.offset)?;
         let index = decode_block(index, &path, i.offset)?;
-        let index = Arc::new(Block::new(index, path.clone(), i.offset)?);
+        let index = Arc::new(Block::new(index, path.clone(), i.offset)?.with_restart_prefixes()?);
         Ok(Table {
             file,
             path,
