@@ -40,6 +40,12 @@ impl Snapshot {
         self.handle.inner.get(ks.id(), key, Some(self.seqno))
     }
 
+    /// Whether `key` has a value in the default keyspace; stops at its
+    /// newest entry (see [`Db::contains_key`](crate::Db::contains_key)).
+    pub fn contains_key(&self, key: &[u8]) -> Result<bool> {
+        self.handle.inner.contains(0, key, Some(self.seqno))
+    }
+
     /// Calls `f` with the value of `key` in keyspace `ks`, borrowed for the
     /// call (see [`Db::get_with`](crate::Db::get_with)).
     pub fn get_with_in<R>(
