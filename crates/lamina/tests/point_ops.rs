@@ -5,7 +5,7 @@
 //! snapshots; and single writers mixed with concurrent ones lose nothing and
 //! publish their writes in order.
 
-use lamina::{Db, Durability, Error, Options};
+use lamina::{Cached, Db, Durability, Error, Options};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 fn one() -> [u8; 8] {
@@ -193,4 +193,43 @@ fn lone_and_grouped_writers_publish_in_order_and_lose_nothing() {
             assert_eq!(v, Some(i.to_le_bytes().to_vec()), "t{t}-{i}");
         }
     }
+}
+
+/// `try_get_with` and `try_contains_key` answer from memory or say that the
+/// disk is needed; they never read it.
+#[test]
+fn lookups_that_may_not_wait_answer_from_memory_or_say_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = Db::open(dir.path().join("db"), Options::default()).expect("open");
+    db.put(b"on disk", b"1").expect("put");
+    db.close().expect("close");
+    let db = Db::open(dir.path().join("db"), Options::default()).expect("reopen");
+    db.put(b"in memory", b"2").expect("put");
+    let copy = |v: &[u8]| v.to_vec();
+    assert_eq!(
+        db.try_get_with(b"in memory", copy).expect("try"),
+        Cached::Answered(Some(b"2".to_vec()))
+    );
+    assert_eq!(
+        db.try_get_with(b"on disk", copy).expect("try"),
+        Cached::NeedsIo
+    );
+    assert_eq!(
+        db.try_contains_key(b"on disk").expect("try"),
+        Cached::NeedsIo
+    );
+    assert_eq!(db.get(b"on disk").expect("get"), Some(b"1".to_vec()));
+    assert_eq!(
+        db.try_get_with(b"on disk", copy).expect("try"),
+        Cached::Answered(Some(b"1".to_vec()))
+    );
+    assert_eq!(
+        db.try_contains_key(b"on disk").expect("try"),
+        Cached::Answered(true)
+    );
+    // The filter answers for a missing key without reading a block.
+    assert_eq!(
+        db.try_contains_key(b"nowhere").expect("try"),
+        Cached::Answered(false)
+    );
 }

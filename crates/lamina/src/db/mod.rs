@@ -21,6 +21,7 @@ use crate::snapshot::Snapshot;
 use crate::stats::{Counters, Stats};
 use crate::wal::LogWriter;
 use parking_lot::{Condvar, Mutex, RwLock};
+pub use point::Cached;
 pub use read::Iter;
 use std::collections::BTreeMap;
 use std::ops::RangeBounds;
@@ -252,6 +253,24 @@ impl Db {
     /// copied unless `f` copies it.
     pub fn get_with<R>(&self, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>> {
         self.inner().get_with(0, key, None, f)
+    }
+
+    /// Like [`Db::get_with`], but never waits for the disk: answered from
+    /// the memtables, open tables and cached blocks, or
+    /// [`Cached::NeedsIo`] (then `f` was not called). For callers that
+    /// must not block while holding something, such as an interpreter lock.
+    pub fn try_get_with<R>(
+        &self,
+        key: &[u8],
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<Cached<Option<R>>> {
+        self.inner().try_get_with(0, key, f)
+    }
+
+    /// Like [`Db::contains_key`], but never waits for the disk (see
+    /// [`Db::try_get_with`]).
+    pub fn try_contains_key(&self, key: &[u8]) -> Result<Cached<bool>> {
+        self.inner().try_contains(0, key)
     }
 
     /// Whether `key` has a value in the default keyspace. It stops at the

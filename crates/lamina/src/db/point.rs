@@ -15,7 +15,7 @@ use crate::key::{self, InternalKey, KeyspaceId, Kind, SeqNo};
 use crate::manifest::{Version, NUM_LEVELS};
 use crate::memtable::Memtable;
 use crate::merge::MergeOperator;
-use crate::table::Table;
+use crate::table::{Probe, Table};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -93,6 +93,17 @@ impl<F: FnOnce(&[u8]) -> R, R> Point<'_, F, R> {
     }
 }
 
+/// The answer of a lookup that was asked not to wait for the disk
+/// ([`Db::try_get_with`](crate::Db::try_get_with),
+/// [`Db::try_contains_key`](crate::Db::try_contains_key)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cached<T> {
+    /// Answered from memory: the memtables, open tables and cached blocks.
+    Answered(T),
+    /// The answer needs a read from the disk; ask the call that may wait.
+    NeedsIo,
+}
+
 /// What a table said about the key.
 enum Step {
     /// The table's entry at the target belongs to another key.
@@ -128,7 +139,19 @@ impl Inner {
         seqno: Option<SeqNo>,
         f: impl FnOnce(&[u8]) -> R,
     ) -> Result<Option<R>> {
-        self.point(ks, user_key, seqno, false, f)
+        answered(self.point(ks, user_key, seqno, false, false, f)?)
+    }
+
+    /// Like [`Inner::get_with`], but without reading from the disk: a
+    /// lookup that would need to says [`Cached::NeedsIo`] (and `f` may then
+    /// have been dropped without being called).
+    pub(crate) fn try_get_with<R>(
+        &self,
+        ks: KeyspaceId,
+        user_key: &[u8],
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<Cached<Option<R>>> {
+        self.point(ks, user_key, None, false, true, f)
     }
 
     /// Whether `user_key` has a value in keyspace `ks` as of `seqno`; stops
@@ -139,17 +162,28 @@ impl Inner {
         user_key: &[u8],
         seqno: Option<SeqNo>,
     ) -> Result<bool> {
-        Ok(self.point(ks, user_key, seqno, true, |_| ())?.is_some())
+        Ok(answered(self.point(ks, user_key, seqno, true, false, |_| ())?)?.is_some())
     }
 
+    /// Like [`Inner::contains`] now, but without reading from the disk.
+    pub(crate) fn try_contains(&self, ks: KeyspaceId, user_key: &[u8]) -> Result<Cached<bool>> {
+        Ok(match self.point(ks, user_key, None, true, true, |_| ())? {
+            Cached::Answered(v) => Cached::Answered(v.is_some()),
+            Cached::NeedsIo => Cached::NeedsIo,
+        })
+    }
+
+    /// The lookup behind every point read: `exists_only` stops at the first
+    /// entry, `cached_only` never reads from the disk.
     fn point<R>(
         &self,
         ks: KeyspaceId,
         user_key: &[u8],
         seqno: Option<SeqNo>,
         exists_only: bool,
+        cached_only: bool,
         f: impl FnOnce(&[u8]) -> R,
-    ) -> Result<Option<R>> {
+    ) -> Result<Cached<Option<R>>> {
         self.check_open()?;
         if user_key.len() > key::MAX_KEY_LEN {
             return Err(Error::InvalidArgument(format!(
@@ -198,7 +232,7 @@ impl Inner {
                 decided
             });
             if decided {
-                return point.finish(op);
+                return point.finish(op).map(Cached::Answered);
             }
         }
         let version = &pinned.version;
@@ -208,21 +242,36 @@ impl Inner {
             .filter(|f| f.overlaps(Some(tk), Some(tk)));
         let deeper = (1..NUM_LEVELS).filter_map(|l| version.find_in_level(l, tk));
         for f in level0.chain(deeper) {
-            let table = self.tables.get(f.number)?;
-            let step = table.get_point(tk, target.as_slice(), |k, v| match key::parse(k) {
-                None => Step::Malformed(k.len()),
-                Some(p) if p.tree_key != tk => Step::Elsewhere,
-                Some(p) => Step::Seen(point.see(p.kind, v, op)),
-            })?;
+            let table = if cached_only {
+                match self.tables.get_if_open(f.number) {
+                    Some(t) => t,
+                    None => return Ok(Cached::NeedsIo),
+                }
+            } else {
+                self.tables.get(f.number)?
+            };
+            let step = table.get_point(
+                tk,
+                target.as_slice(),
+                cached_only,
+                |k, v| match key::parse(k) {
+                    None => Step::Malformed(k.len()),
+                    Some(p) if p.tree_key != tk => Step::Elsewhere,
+                    Some(p) => Step::Seen(point.see(p.kind, v, op)),
+                },
+            )?;
             match step {
-                None | Some(Step::Elsewhere) => {}
-                Some(Step::Seen(true)) => return point.finish(op),
-                Some(Step::Seen(false)) => {
+                Probe::NeedsIo => return Ok(Cached::NeedsIo),
+                Probe::Absent | Probe::Found(Step::Elsewhere) => {}
+                Probe::Found(Step::Seen(true)) => return point.finish(op).map(Cached::Answered),
+                // The key's older entries in this table may be in blocks not cached.
+                Probe::Found(Step::Seen(false)) if cached_only => return Ok(Cached::NeedsIo),
+                Probe::Found(Step::Seen(false)) => {
                     if older_in_table(&table, tk, target.as_slice(), &mut point, op)? {
-                        return point.finish(op);
+                        return point.finish(op).map(Cached::Answered);
                     }
                 }
-                Some(Step::Malformed(len)) => {
+                Probe::Found(Step::Malformed(len)) => {
                     return Err(Error::corruption(
                         table.path(),
                         0,
@@ -231,7 +280,17 @@ impl Inner {
                 }
             }
         }
-        point.finish(op)
+        point.finish(op).map(Cached::Answered)
+    }
+}
+
+/// The answer of a lookup that was allowed to read.
+fn answered<T>(c: Cached<T>) -> Result<T> {
+    match c {
+        Cached::Answered(v) => Ok(v),
+        Cached::NeedsIo => Err(Error::InvalidArgument(
+            "a lookup allowed to read the disk asked to read it".into(),
+        )),
     }
 }
 

@@ -34,7 +34,7 @@ pub use footer::{
     BlockHandle, Footer, FOOTER_LEN, OLDEST_TABLE_VERSION, TABLE_MAGIC, TABLE_VERSION,
 };
 pub use properties::Properties;
-pub use reader::Table;
+pub use reader::{Probe, Table};
 pub use table_iter::TableIter;
 
 use crate::Compression;

@@ -55,9 +55,14 @@ fn expected(model: &Entries, tk: &[u8], seqno: u64) -> Option<(Vec<u8>, Vec<u8>)
 /// keys count as nothing).
 fn lookup(t: &Table, tk: &[u8], seqno: u64) -> Option<(Vec<u8>, Vec<u8>)> {
     let target = key::seek_key_at(tk, seqno);
-    t.get_point(tk, &target, |k, v| (k.to_vec(), v.to_vec()))
+    match t
+        .get_point(tk, &target, false, |k, v| (k.to_vec(), v.to_vec()))
         .unwrap()
-        .filter(|(k, _)| key::tree_key_of(k) == tk)
+    {
+        Probe::Found(kv) => Some(kv).filter(|(k, _)| key::tree_key_of(k) == tk),
+        Probe::Absent => None,
+        Probe::NeedsIo => panic!("a lookup allowed to read needs to read"),
+    }
 }
 
 fn tree_keys(model: &Entries) -> BTreeSet<Vec<u8>> {
@@ -109,6 +114,22 @@ proptest! {
         check_lookups(&t, &model, &absent);
         prop_assert_eq!(t.verify().unwrap(), model.len() as u64);
     }
+}
+
+#[test]
+fn a_lookup_that_may_not_read_says_so_until_the_block_is_cached() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = sample_entries(300, 21);
+    let t = build(&dir.path().join("c.sst"), &model, options(2, 4096, 16));
+    let tk = key::tree_key_of(&model[0].0).to_vec();
+    let target = key::seek_key(&tk);
+    let value = |cached_only| {
+        t.get_point(&tk, &target, cached_only, |_, v| v.to_vec())
+            .unwrap()
+    };
+    assert_eq!(value(true), Probe::NeedsIo);
+    assert_eq!(value(false), Probe::Found(model[0].1.clone()));
+    assert_eq!(value(true), Probe::Found(model[0].1.clone()));
 }
 
 #[test]
@@ -289,7 +310,7 @@ fn a_damaged_hash_index_on_disk_is_corruption() {
     let t = open(&path).unwrap();
     let tk = key::tree_key_of(&model[0].0).to_vec();
     let err = t
-        .get_point(&tk, &key::seek_key(&tk), |_, v| v.to_vec())
+        .get_point(&tk, &key::seek_key(&tk), false, |_, v| v.to_vec())
         .unwrap_err();
     assert!(err.is_corruption(), "{err}");
     assert!(t.verify().unwrap_err().is_corruption());

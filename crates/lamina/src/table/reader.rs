@@ -37,6 +37,18 @@ pub struct Table {
     props: Properties,
 }
 
+/// What a point lookup in one table found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Probe<R> {
+    /// The lookup's callback ran on the first entry at or after the target.
+    Found(R),
+    /// No entry at or after the target could be of the key.
+    Absent,
+    /// The answer needs a block that is not cached, and the lookup was
+    /// asked not to read.
+    NeedsIo,
+}
+
 /// The table's filter, as its format version lays it out.
 /// Layout: docs/format.md#filter.
 enum Filter {
@@ -142,45 +154,63 @@ impl Table {
     /// Point lookup of tree key `tk` at internal key `target` (of `tk`):
     /// consults the filter, then calls `f` with the first entry whose
     /// internal key is `>= target` — its key and value, borrowed from the
-    /// cached block — and returns what `f` returns. `None` when the filter
-    /// excludes `tk`, the table holds no entry of `tk` at or after `target`
-    /// (`f` may then not be called, or be called with another key's entry),
-    /// or every key is smaller. Copies nothing; hashes `tk` once for the
-    /// filter and the block's hash index.
+    /// cached block — and returns what `f` returns. [`Probe::Absent`] when
+    /// the filter excludes `tk` or every key is smaller (`f` may also be
+    /// called with another key's entry: the caller checks). Copies nothing;
+    /// hashes `tk` once for the filter and the block's hash index. With
+    /// `cached_only`, a block not in the cache is not read:
+    /// [`Probe::NeedsIo`], and `f` is not called.
     pub fn get_point<R>(
         &self,
         tk: &[u8],
         target: &[u8],
+        cached_only: bool,
         f: impl FnOnce(&[u8], &[u8]) -> R,
-    ) -> Result<Option<R>> {
+    ) -> Result<Probe<R>> {
         let h = match &self.filter {
             Filter::V1(filter) => {
                 if !bloom_may_contain(filter, tk) {
-                    return Ok(None);
+                    return Ok(Probe::Absent);
                 }
-                return self.get_with(target, f);
+                None
             }
             Filter::Blocked(filter) => {
                 let h = xxh3_64(tk);
                 if !filter.may_contain_hash(h) {
-                    return Ok(None);
+                    return Ok(Probe::Absent);
                 }
-                h
+                Some(h)
             }
         };
         let mut key = KeyBuf::new();
         let Some(at) = self.index.seek_in_place(target, &mut key)? else {
-            return Ok(None);
+            return Ok(Probe::Absent);
         };
-        let block = self.data_block(self.handle_of(self.index.slice(at))?)?;
-        match block.hash_seek(tk, h, target, &mut key)? {
-            Some(Some(v)) => return Ok(Some(f(&key, block.slice(v)))),
-            Some(None) => return Ok(None),
-            None => {}
+        let handle = self.handle_of(self.index.slice(at))?;
+        let block = if cached_only {
+            match self.cache.get_if_cached(self.file_number, handle.offset) {
+                Some(b) => b,
+                None => return Ok(Probe::NeedsIo),
+            }
+        } else {
+            self.data_block(handle)?
+        };
+        if let Some(h) = h {
+            match block.hash_seek(tk, h, target, &mut key)? {
+                Some(Some(v)) => return Ok(Probe::Found(f(&key, block.slice(v)))),
+                Some(None) => return Ok(Probe::Absent),
+                None => {}
+            }
         }
         match block.seek_in_place(target, &mut key)? {
-            Some(v) => Ok(Some(f(&key, block.slice(v)))),
-            None => Ok(self.get(target)?.map(|(k, v)| f(&k, &v))),
+            Some(v) => Ok(Probe::Found(f(&key, block.slice(v)))),
+            // Only a damaged index names a block whose keys all precede
+            // `target`; the iterator path carries on with the next block.
+            None if cached_only => Ok(Probe::NeedsIo),
+            None => Ok(match self.get(target)? {
+                Some((k, v)) => Probe::Found(f(&k, &v)),
+                None => Probe::Absent,
+            }),
         }
     }
 
@@ -218,28 +248,6 @@ impl Table {
             // Only a damaged index names a block whose keys all precede
             // `target`; carry on with the next block as the iterator would.
             index.next();
-        }
-    }
-
-    /// Point lookup: calls `f` with the first entry whose internal key is
-    /// `>= target` (its key and value, borrowed from the cached block) and
-    /// returns what `f` returns; `None` if every key is smaller. Unlike
-    /// [`Table::get`] it copies nothing and allocates nothing for short keys.
-    pub fn get_with<R>(
-        &self,
-        target: &[u8],
-        f: impl FnOnce(&[u8], &[u8]) -> R,
-    ) -> Result<Option<R>> {
-        let mut key = KeyBuf::new();
-        let Some(h) = self.index.seek_in_place(target, &mut key)? else {
-            return Ok(None);
-        };
-        let block = self.data_block(self.handle_of(self.index.slice(h))?)?;
-        match block.seek_in_place(target, &mut key)? {
-            Some(v) => Ok(Some(f(&key, block.slice(v)))),
-            // Only a damaged index names a block whose keys all precede
-            // `target`; the iterator path carries on with the next block.
-            None => Ok(self.get(target)?.map(|(k, v)| f(&k, &v))),
         }
     }
 
