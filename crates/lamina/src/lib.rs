@@ -54,7 +54,7 @@ pub mod wal;
 
 pub use batch::Batch;
 pub use check::CheckReport;
-pub use db::{Db, Iter};
+pub use db::{Cached, Db, Iter};
 pub use error::{Error, Result};
 pub use keyspace::Keyspace;
 pub use options::{Compression, Durability, Options};
