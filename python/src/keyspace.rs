@@ -91,7 +91,21 @@ impl Keyspace {
         py: Python<'py>,
         key: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        reader::get_item(py, &self.reader()?, key)
+        let r = self.reader()?;
+        let k = convert::key(key)?;
+        if !k.is_empty() {
+            // A value in memory becomes a bytes object straight from where it
+            // is stored, without releasing the GIL; only a read from disk does.
+            match self.ks.try_get_with(k, |v| PyBytes::new(py, v)) {
+                Ok(lamina::Cached::Answered(Some(b))) => return Ok(b),
+                Ok(lamina::Cached::Answered(None)) => {
+                    return Err(PyKeyError::new_err(key.clone().unbind()))
+                }
+                Ok(lamina::Cached::NeedsIo) => {}
+                Err(e) => return Err(to_py(e)),
+            }
+        }
+        reader::get_item(py, &r, key)
     }
 
     fn __setitem__(
@@ -109,14 +123,32 @@ impl Keyspace {
         let k = convert::key(key)?;
         self.shared.writable()?;
         let r = self.reader()?;
-        if !py.detach(|| r.contains(k)).map_err(to_py)? {
+        // Existence stops at the key's newest entry; the GIL is released
+        // only if that needs the disk.
+        let in_memory = if k.is_empty() {
+            lamina::Cached::NeedsIo
+        } else {
+            self.ks.try_contains_key(k).map_err(to_py)?
+        };
+        let present = match in_memory {
+            lamina::Cached::Answered(present) => present,
+            lamina::Cached::NeedsIo => py.detach(|| r.contains(k)).map_err(to_py)?,
+        };
+        if !present {
             return Err(PyKeyError::new_err(key.clone().unbind()));
         }
         self.write(py, k, |ks, k| ks.delete(k))
     }
 
     fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-        reader::contains(py, &self.reader()?, key)
+        let r = self.reader()?;
+        let k = convert::key(key)?;
+        if !k.is_empty() {
+            if let lamina::Cached::Answered(present) = self.ks.try_contains_key(k).map_err(to_py)? {
+                return Ok(present);
+            }
+        }
+        reader::contains(py, &r, key)
     }
 
     /// The exact number of keys. Counted by a scan (O(n)) and cached until the
@@ -154,7 +186,19 @@ impl Keyspace {
         key: &Bound<'py, PyAny>,
         default: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        reader::get(py, &self.reader()?, key, default)
+        let r = self.reader()?;
+        let k = convert::key(key)?;
+        if !k.is_empty() {
+            match self.ks.try_get_with(k, |v| PyBytes::new(py, v)) {
+                Ok(lamina::Cached::Answered(Some(b))) => return Ok(b.into_any()),
+                Ok(lamina::Cached::Answered(None)) => {
+                    return Ok(default.unwrap_or_else(|| py.None().into_bound(py)))
+                }
+                Ok(lamina::Cached::NeedsIo) => {}
+                Err(e) => return Err(to_py(e)),
+            }
+        }
+        reader::get(py, &r, key, default)
     }
 
     /// `setdefault(key, default=None)`: the value of `key`; when missing, stores

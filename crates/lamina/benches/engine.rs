@@ -1,6 +1,10 @@
 //! Micro-benchmarks of the engine above the table layer: memtable inserts and
-//! lookups, and whole-database puts and gets (in the memtable, and from
-//! tables through the block cache).
+//! lookups, and whole-database point operations: puts with each durability,
+//! gets (in the memtable, and from tables through the block cache, copied
+//! or lent to a closure), contains, and gets of missing keys.
+//!
+//! For repeatable numbers on a busy machine, count instructions instead:
+//! `examples/pointops.rs` under callgrind.
 //!
 //! Run with `cargo bench -p lamina --bench engine`.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
@@ -83,6 +87,20 @@ fn database(c: &mut Criterion) {
         b.iter(|| {
             j = j % written + 1;
             black_box(db.get(&user_key(j)).unwrap());
+        })
+    });
+    g.bench_function("get_with of a cached key (no copy)", |b| {
+        let mut j = 0u64;
+        b.iter(|| {
+            j = j % written + 1;
+            black_box(db.get_with(&user_key(j), |v| v.len()).unwrap());
+        })
+    });
+    g.bench_function("contains of a cached key", |b| {
+        let mut j = 0u64;
+        b.iter(|| {
+            j = j % written + 1;
+            black_box(db.contains_key(&user_key(j)).unwrap());
         })
     });
     g.bench_function("get of a missing key (bloom)", |b| {

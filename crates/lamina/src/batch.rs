@@ -56,6 +56,9 @@ impl Batch {
         if self.rep.len() < HEADER_LEN {
             self.rep.resize(HEADER_LEN, 0);
         }
+        // kind, keyspace and two lengths take at most 1 + 5 + 10 + 10 bytes.
+        self.rep
+            .reserve(26 + key.len() + value.map_or(0, <[u8]>::len));
         self.rep.push(kind as u8);
         put_varint(&mut self.rep, u64::from(ks));
         put_len_prefixed(&mut self.rep, key);
@@ -155,7 +158,9 @@ impl Batch {
         let mut header = [0u8; HEADER_LEN];
         header[..8].copy_from_slice(&first.to_le_bytes());
         header[8..].copy_from_slice(&self.count.to_le_bytes());
-        self.rep.splice(..HEADER_LEN, header);
+        if let Some(h) = self.rep.get_mut(..HEADER_LEN) {
+            h.copy_from_slice(&header);
+        }
         &self.rep
     }
 

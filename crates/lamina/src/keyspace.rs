@@ -128,10 +128,35 @@ impl Keyspace {
         self.db.inner().get(self.id, key, None)
     }
 
-    /// Whether `key` has a value.
-    /// A key whose merge operands cannot be folded has one (unreadable): true.
+    /// Calls `f` with the value of `key`, borrowed for the call (see
+    /// [`Db::get_with`]); `None` if the key has no value.
+    pub fn get_with<R>(&self, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>> {
+        self.live()?;
+        self.db.inner().get_with(self.id, key, None, f)
+    }
+
+    /// Like [`Keyspace::get_with`], but never waits for the disk (see
+    /// [`Db::try_get_with`]).
+    pub fn try_get_with<R>(
+        &self,
+        key: &[u8],
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<crate::Cached<Option<R>>> {
+        self.live()?;
+        self.db.inner().try_get_with(self.id, key, f)
+    }
+
+    /// Like [`Keyspace::contains_key`], but never waits for the disk.
+    pub fn try_contains_key(&self, key: &[u8]) -> Result<crate::Cached<bool>> {
+        self.live()?;
+        self.db.inner().try_contains(self.id, key)
+    }
+
+    /// Whether `key` has a value; stops at its newest entry (see
+    /// [`Db::contains_key`]).
     pub fn contains_key(&self, key: &[u8]) -> Result<bool> {
-        crate::db::present(self.get(key))
+        self.live()?;
+        self.db.inner().contains(self.id, key, None)
     }
 
     /// Sets `key` to `value`.

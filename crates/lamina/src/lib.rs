@@ -57,7 +57,7 @@ pub mod wal;
 pub use batch::Batch;
 pub use bulk_loader::{BulkLoadOptions, BulkLoader};
 pub use check::CheckReport;
-pub use db::{Db, IngestOptions, IngestedTable, Iter};
+pub use db::{Cached, Db, IngestOptions, IngestedTable, Iter};
 pub use error::{Error, Result};
 pub use iter::SeekCursor;
 pub use keyspace::Keyspace;

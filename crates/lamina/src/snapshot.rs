@@ -41,6 +41,31 @@ impl Snapshot {
         self.handle.inner.get(ks.id(), key, Some(self.seqno))
     }
 
+    /// Whether `key` has a value in the default keyspace; stops at its
+    /// newest entry (see [`Db::contains_key`](crate::Db::contains_key)).
+    pub fn contains_key(&self, key: &[u8]) -> Result<bool> {
+        self.handle.inner.contains(0, key, Some(self.seqno))
+    }
+
+    /// Calls `f` with the value of `key` in keyspace `ks`, borrowed for the
+    /// call (see [`Db::get_with`](crate::Db::get_with)).
+    pub fn get_with_in<R>(
+        &self,
+        ks: &Keyspace,
+        key: &[u8],
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<Option<R>> {
+        self.handle
+            .inner
+            .get_with(ks.id(), key, Some(self.seqno), f)
+    }
+
+    /// Whether `key` has a value in keyspace `ks`; stops at its newest entry
+    /// (see [`Db::contains_key`](crate::Db::contains_key)).
+    pub fn contains_key_in(&self, ks: &Keyspace, key: &[u8]) -> Result<bool> {
+        self.handle.inner.contains(ks.id(), key, Some(self.seqno))
+    }
+
     /// Every entry of the default keyspace.
     pub fn iter(&self) -> Iter {
         self.range::<&[u8], _>(..)

@@ -21,7 +21,7 @@ use lamina::key;
 use lamina::manifest::{FileMeta, Lifetime, VersionEdit, NUM_LEVELS};
 use lamina::table::{
     bloom_may_contain, Block, BlockBuilder, BlockHandle, BloomBuilder, Footer, Properties,
-    FOOTER_LEN,
+    FOOTER_LEN, OLDEST_TABLE_VERSION, TABLE_VERSION,
 };
 use lamina::wal::{LogReader, LogWriter, FILE_HEADER_LEN, MANIFEST_MAGIC, WAL_MAGIC};
 use proptest::prelude::*;
@@ -160,8 +160,13 @@ proptest! {
     #![proptest_config(config(300))]
 
     #[test]
-    fn footer_round_trips(filter in handle(), properties in handle(), index in handle()) {
-        let f = Footer { filter, properties, index };
+    fn footer_round_trips(
+        filter in handle(),
+        properties in handle(),
+        index in handle(),
+        version in OLDEST_TABLE_VERSION..=TABLE_VERSION,
+    ) {
+        let f = Footer { filter, properties, index, version };
         let enc = f.encode();
         prop_assert_eq!(Footer::decode(&enc, Path::new("t.sst"), 0).ok(), Some(f));
     }
@@ -169,11 +174,11 @@ proptest! {
     /// Canonical: a footer that decodes is exactly the bytes it encodes to.
     #[test]
     fn footer_decode_never_panics_and_is_canonical(
-        f in (handle(), handle(), handle()),
+        f in (handle(), handle(), handle(), OLDEST_TABLE_VERSION..=TABLE_VERSION),
         mutate in prop::option::of((0..FOOTER_LEN, 1u8..)),
         len in prop::option::of(0usize..80),
     ) {
-        let footer = Footer { filter: f.0, properties: f.1, index: f.2 };
+        let footer = Footer { filter: f.0, properties: f.1, index: f.2, version: f.3 };
         let mut b = footer.encode().to_vec();
         if let Some((at, x)) = mutate {
             b[at] ^= x;

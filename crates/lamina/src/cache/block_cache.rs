@@ -74,6 +74,15 @@ impl BlockCache {
         found
     }
 
+    /// The block at `offset` of table `file_number`, if cached; counts a
+    /// hit but not a miss (for lookups that try memory first and count
+    /// their miss when they read).
+    pub fn get_if_cached(&self, file_number: u64, offset: u64) -> Option<Arc<Block>> {
+        let found = self.cache.as_ref()?.get(&(file_number, offset))?;
+        self.hits.fetch_add(1, Ordering::Relaxed);
+        Some(found)
+    }
+
     /// Caches `block` as the block at `offset` of table `file_number`
     /// (replacing any block cached there). A block larger than the cache
     /// can hold is not kept.

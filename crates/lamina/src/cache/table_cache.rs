@@ -83,6 +83,11 @@ impl TableCache {
             .get_or_insert_with(&file_number, || self.open(file_number))
     }
 
+    /// The table `file_number` if it is open; never opens it.
+    pub fn get_if_open(&self, file_number: u64) -> Option<Arc<Table>> {
+        self.tables.get(&file_number)
+    }
+
     fn open(&self, file_number: u64) -> Result<Arc<Table>> {
         let name = table_file_name(file_number);
         let path = self.dir.join(&name);

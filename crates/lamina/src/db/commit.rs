@@ -41,6 +41,9 @@ pub(crate) struct CommitQueue {
     done_below: u64,
     failed: HashMap<u64, Error>,
     leader_active: bool,
+    /// Threads waiting on `commit_cv` (followers and `with_leadership`);
+    /// a leader that finds none wakes nobody.
+    waiters: usize,
     /// Last seqno assigned (owned by the leader).
     pub last_seqno: SeqNo,
 }
@@ -74,6 +77,10 @@ impl Inner {
         let mut q = self.commit.lock();
         let ticket = q.next_ticket;
         q.next_ticket += 1;
+        if !q.leader_active && q.pending.is_empty() {
+            // No other writer: commit on this thread without queueing.
+            return self.commit_alone(q, ticket, batch, durability);
+        }
         q.pending.push(Pending {
             ticket,
             batch,
@@ -89,7 +96,9 @@ impl Inner {
             if !q.leader_active {
                 break;
             }
+            q.waiters += 1;
             self.commit_cv.wait(&mut q);
+            q.waiters -= 1;
         }
         q.leader_active = true;
         let mut group = Vec::new();
@@ -123,8 +132,48 @@ impl Inner {
         }
         q.done_below = q.done_below.max(last_ticket + 1);
         q.leader_active = false;
+        let wake = q.waiters > 0;
         drop(q);
-        self.commit_cv.notify_all();
+        if wake {
+            self.commit_cv.notify_all();
+        }
+        result
+    }
+
+    /// The single-writer fast path: with no leader and nobody queued, the
+    /// writer leads a group of one without queueing its batch, and wakes
+    /// only writers that queued meanwhile. Durability is the same as for a
+    /// group: the WAL record is written (and synced for `Sync`) before the
+    /// memtable insert and the return.
+    fn commit_alone(
+        &self,
+        mut q: parking_lot::MutexGuard<'_, CommitQueue>,
+        ticket: u64,
+        batch: Batch,
+        durability: Durability,
+    ) -> Result<()> {
+        q.leader_active = true;
+        let first_seqno = q.last_seqno + 1;
+        drop(q);
+        let bytes = batch.encoded_len();
+        let count = batch.len() as u64;
+        let mut group = [Pending {
+            ticket,
+            batch,
+            durability,
+        }];
+        let result = self.commit_group(&mut group, first_seqno, bytes);
+        let mut q = self.commit.lock();
+        if result.is_ok() {
+            q.last_seqno = first_seqno + count - 1;
+        }
+        q.done_below = q.done_below.max(ticket + 1);
+        q.leader_active = false;
+        let wake = q.waiters > 0;
+        drop(q);
+        if wake {
+            self.commit_cv.notify_all();
+        }
         result
     }
 
@@ -275,6 +324,7 @@ impl Inner {
         let mut st = self.state.lock();
         let old = std::mem::replace(&mut st.mem, Arc::new(Memtable::new(number)));
         st.imm.push(old);
+        self.publish(&st);
         drop(st);
         drop(wal);
         self.bg_cv.notify_all();
@@ -287,13 +337,20 @@ impl Inner {
     pub fn with_leadership<T>(&self, f: impl FnOnce() -> T) -> T {
         let mut q = self.commit.lock();
         while q.leader_active {
+            q.waiters += 1;
             self.commit_cv.wait(&mut q);
+            q.waiters -= 1;
         }
         q.leader_active = true;
         drop(q);
         let out = f();
-        self.commit.lock().leader_active = false;
-        self.commit_cv.notify_all();
+        let mut q = self.commit.lock();
+        q.leader_active = false;
+        let wake = q.waiters > 0;
+        drop(q);
+        if wake {
+            self.commit_cv.notify_all();
+        }
         out
     }
 }

@@ -99,6 +99,7 @@ impl Inner {
         let version = vs.log_and_apply(edit)?;
         let mut st = self.state.lock();
         st.version = version;
+        self.publish(&st);
         st.obsolete.extend(obsolete);
         drop(st);
         drop(vs);

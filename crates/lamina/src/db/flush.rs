@@ -22,6 +22,7 @@ impl Inner {
                 self.opts.compression
             },
             bloom_bits_per_key: self.opts.bloom_bits_per_key,
+            ..TableOptions::default()
         }
     }
 
@@ -130,6 +131,7 @@ impl Inner {
         if st.imm.first().is_some_and(|m| Arc::ptr_eq(m, mem)) {
             st.imm.remove(0);
         }
+        self.publish(&st);
         drop(st);
         drop(vs);
         self.delete_old_wals(log_number);

@@ -5,6 +5,7 @@ mod compact;
 mod flush;
 mod ingest;
 mod open;
+mod point;
 mod read;
 
 use crate::batch::Batch;
@@ -22,6 +23,7 @@ use crate::stats::{Counters, Stats};
 use crate::wal::LogWriter;
 pub use ingest::{IngestOptions, IngestedTable};
 use parking_lot::{Condvar, Mutex, RwLock};
+pub use point::Cached;
 pub use read::Iter;
 use std::collections::BTreeMap;
 use std::ops::RangeBounds;
@@ -80,6 +82,8 @@ pub(crate) struct Inner {
     pub opts: Options,
     pub tables: Arc<TableCache>,
     pub state: Mutex<State>,
+    /// The memtables and version of `state`, published for lock-free reads.
+    pub pinned: arc_swap::ArcSwapOption<point::Pinned>,
     /// Signalled when a flush or compaction finishes or work arrives.
     pub bg_cv: Condvar,
     /// The manifest and counters. Lock order: `versions` before `state`.
@@ -229,6 +233,7 @@ impl Db {
     /// torn WAL tail.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
         let inner = open::open(path.as_ref(), options)?;
+        inner.publish(&inner.state.lock());
         Ok(Db {
             handle: Arc::new(Handle { inner }),
         })
@@ -255,10 +260,37 @@ impl Db {
         self.inner().get(0, key, None)
     }
 
-    /// Whether `key` has a value in the default keyspace. A key whose merge
-    /// operands cannot be folded has one (unreadable): true.
+    /// Calls `f` with the value of `key` in the default keyspace, borrowed
+    /// from the memtable or the block cache (valid only during the call), and
+    /// returns what `f` returns; `None` if the key has no value. Nothing is
+    /// copied unless `f` copies it.
+    pub fn get_with<R>(&self, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>> {
+        self.inner().get_with(0, key, None, f)
+    }
+
+    /// Like [`Db::get_with`], but never waits for the disk: answered from
+    /// the memtables, open tables and cached blocks, or
+    /// [`Cached::NeedsIo`] (then `f` was not called). For callers that
+    /// must not block while holding something, such as an interpreter lock.
+    pub fn try_get_with<R>(
+        &self,
+        key: &[u8],
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<Cached<Option<R>>> {
+        self.inner().try_get_with(0, key, f)
+    }
+
+    /// Like [`Db::contains_key`], but never waits for the disk (see
+    /// [`Db::try_get_with`]).
+    pub fn try_contains_key(&self, key: &[u8]) -> Result<Cached<bool>> {
+        self.inner().try_contains(0, key)
+    }
+
+    /// Whether `key` has a value in the default keyspace. It stops at the
+    /// key's newest entry: a key whose newest entries are merge operands
+    /// exists, and the operands are not applied.
     pub fn contains_key(&self, key: &[u8]) -> Result<bool> {
-        present(self.get(key))
+        self.inner().contains(0, key, None)
     }
 
     /// Sets `key` to `value` in the default keyspace.
@@ -397,15 +429,6 @@ impl Db {
     /// manifest are copied.
     pub fn backup(&self, dest: impl AsRef<Path>) -> Result<()> {
         crate::check::backup(self.inner(), dest.as_ref())
-    }
-}
-
-/// Presence from a point read: a merge failure means the key has operands.
-pub(crate) fn present(got: Result<Option<Vec<u8>>>) -> Result<bool> {
-    match got {
-        Ok(v) => Ok(v.is_some()),
-        Err(Error::Merge(_)) => Ok(true),
-        Err(e) => Err(e),
     }
 }
 

@@ -133,6 +133,7 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
             manual_compactions: 0,
             flushing: false,
         }),
+        pinned: Default::default(),
         bg_cv: Condvar::new(),
         versions: Mutex::new(vs),
         compaction_lock: Mutex::new(()),

@@ -2,8 +2,8 @@
 
 use super::{Handle, Inner};
 use crate::error::{Error, Result};
-use crate::iter::{resolve, Cursor, InternalIterator, LevelIter, MergingIter};
-use crate::key::{self, KeyspaceId, Kind, SeqNo};
+use crate::iter::{Cursor, InternalIterator, LevelIter, MergingIter};
+use crate::key::{self, KeyspaceId, SeqNo};
 use crate::manifest::Version;
 use crate::memtable::Memtable;
 use std::ops::{Bound, RangeBounds};
@@ -21,14 +21,11 @@ impl Inner {
     /// Pins the current memtables and version; reads see writes up to `seqno`
     /// (default: every visible write).
     pub fn read_view(&self, seqno: Option<SeqNo>) -> ReadView {
-        let st = self.state.lock();
         let visible = self.visible_seqno.load(Ordering::Acquire);
-        let mut mems = Vec::with_capacity(1 + st.imm.len());
-        mems.push(Arc::clone(&st.mem));
-        mems.extend(st.imm.iter().rev().cloned());
+        let pinned = self.pinned();
         ReadView {
-            mems,
-            version: Arc::clone(&st.version),
+            mems: pinned.mems.clone(),
+            version: Arc::clone(&pinned.version),
             seqno: seqno.unwrap_or(visible).min(visible),
         }
     }
@@ -40,67 +37,7 @@ impl Inner {
         user_key: &[u8],
         seqno: Option<SeqNo>,
     ) -> Result<Option<Vec<u8>>> {
-        self.check_open()?;
-        if user_key.len() > key::MAX_KEY_LEN {
-            return Err(Error::InvalidArgument(format!(
-                "key is {} bytes; the limit is {}",
-                user_key.len(),
-                key::MAX_KEY_LEN
-            )));
-        }
-        let view = self.read_view(seqno);
-        let tk = key::tree_key(ks, user_key);
-        let target = key::seek_key_at(&tk, view.seqno);
-        let mut entries: Vec<(Kind, Vec<u8>)> = Vec::new();
-        let done =
-            |entries: &Vec<(Kind, Vec<u8>)>| entries.last().is_some_and(|(k, _)| *k != Kind::Merge);
-        for mem in &view.mems {
-            if mem.collect_entries(&tk, &target, &mut entries) {
-                return self.finish_get(&tk, &entries);
-            }
-        }
-        let levels = view.version.level(0).to_vec();
-        let deeper = (1..crate::manifest::NUM_LEVELS)
-            .filter_map(|l| view.version.find_in_level(l, &tk).cloned());
-        for f in levels
-            .into_iter()
-            .filter(|f| f.overlaps(Some(&tk), Some(&tk)))
-            .chain(deeper)
-        {
-            let table = self.tables.get_listed(&f)?;
-            if !table.may_contain(&tk) {
-                continue;
-            }
-            match table.get(&target)? {
-                Some((k, v)) => {
-                    let Some(p) = key::parse(&k) else {
-                        return Err(malformed(&table, &k));
-                    };
-                    if p.tree_key != tk.as_slice() {
-                        continue;
-                    }
-                    if p.kind != Kind::Merge {
-                        entries.push((p.kind, v));
-                        return self.finish_get(&tk, &entries);
-                    }
-                    let mut it = table.iter();
-                    collect(&mut it, &tk, &target, &mut entries)?;
-                    if done(&entries) {
-                        return self.finish_get(&tk, &entries);
-                    }
-                }
-                None => continue,
-            }
-        }
-        self.finish_get(&tk, &entries)
-    }
-
-    fn finish_get(&self, tk: &[u8], entries: &[(Kind, Vec<u8>)]) -> Result<Option<Vec<u8>>> {
-        resolve(
-            tk,
-            entries.iter().map(|(k, v)| (*k, v.as_slice())),
-            self.opts.merge_operator.as_ref(),
-        )
+        self.get_with(ks, user_key, seqno, <[u8]>::to_vec)
     }
 
     /// A merged iterator over every source of `view`.
@@ -126,39 +63,6 @@ impl Inner {
         }
         MergingIter::new(children)
     }
-}
-
-fn malformed(table: &crate::table::Table, k: &[u8]) -> Error {
-    Error::corruption(
-        table.path(),
-        0,
-        format!("malformed internal key of {} bytes", k.len()),
-    )
-}
-
-/// Appends the entries of `tk` visible at the seek target's seqno, newest
-/// first, stopping after a Put or Delete.
-fn collect(
-    it: &mut dyn InternalIterator,
-    tk: &[u8],
-    target: &[u8],
-    entries: &mut Vec<(Kind, Vec<u8>)>,
-) -> Result<()> {
-    it.seek(target);
-    while it.valid() {
-        let Some(p) = key::parse(it.key()) else {
-            return Err(Error::corruption("<tree>", 0, "malformed internal key"));
-        };
-        if p.tree_key != tk {
-            break;
-        }
-        entries.push((p.kind, it.value().to_vec()));
-        if p.kind != Kind::Merge {
-            break;
-        }
-        it.next();
-    }
-    it.status()
 }
 
 /// Iterator over a keyspace's entries in key order, as `(key, value)` pairs.

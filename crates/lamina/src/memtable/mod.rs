@@ -131,6 +131,28 @@ impl Memtable {
         false
     }
 
+    /// Calls `visit` with the kind and value of each entry of `tree_key` at
+    /// or after seek target `target`, newest first, until it returns true
+    /// (the key is decided) or the key's entries end. Values are borrowed
+    /// from the memtable: nothing is copied.
+    pub fn visit_entries(
+        &self,
+        tree_key: &[u8],
+        target: &InternalKey,
+        mut visit: impl FnMut(Kind, &[u8]) -> bool,
+    ) {
+        let mut e = self.map.lower_bound(Bound::Included(target));
+        while let Some(entry) = e {
+            let Some(p) = key::parse(entry.key().as_slice()) else {
+                return;
+            };
+            if p.tree_key != tree_key || visit(p.kind, entry.value()) {
+                return;
+            }
+            e = entry.next();
+        }
+    }
+
     /// A cursor borrowing the memtable that moves from entry to entry without
     /// searching or copying; for flushes.
     pub fn scan(&self) -> MemtableScan<'_> {

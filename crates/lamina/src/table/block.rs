@@ -2,6 +2,8 @@
 //!
 //! Layout: docs/format.md#block.
 
+use super::block_builder::{bucket_of, BUCKET_COLLISION, BUCKET_EMPTY};
+pub use super::key_buf::KeyBuf;
 use crate::coding::{get_u32, Decoder};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
@@ -27,6 +29,11 @@ pub struct Block {
     /// name in errors.
     file: Arc<Path>,
     offset: u64,
+    /// Where the hash index's buckets start, and how many there are (0:
+    /// no hash index).
+    buckets: (usize, usize),
+    /// See [`Block::with_restart_prefixes`]; empty when not kept.
+    prefixes: Vec<u128>,
 }
 
 /// One entry decoded in place.
@@ -42,15 +49,44 @@ impl Block {
     /// block stored at `offset` of `file` (both only name the block in
     /// errors). Corruption if the restart array is malformed.
     pub fn new(data: Vec<u8>, file: Arc<Path>, offset: u64) -> Result<Block> {
+        Block::parse(data, file, offset, false)
+    }
+
+    /// Like [`Block::new`], for a data block of table format 2, which ends
+    /// with a hash index (docs/format.md#data-block-hash-index); corruption
+    /// also if the hash index is malformed.
+    pub fn with_hash_index(data: Vec<u8>, file: Arc<Path>, offset: u64) -> Result<Block> {
+        Block::parse(data, file, offset, true)
+    }
+
+    fn parse(data: Vec<u8>, file: Arc<Path>, offset: u64, hashed: bool) -> Result<Block> {
         let mut block = Block {
             data,
             restarts_offset: 0,
             num_restarts: 0,
             file,
             offset,
+            buckets: (0, 0),
+            prefixes: Vec::new(),
         };
-        let len = block.data.len();
-        let count = len
+        let full_len = block.data.len();
+        let mut len = full_len;
+        if hashed {
+            let b = len
+                .checked_sub(6)
+                .and_then(|p| block.data.get(p..p + 2)?.try_into().ok())
+                .map(|b| usize::from(u16::from_le_bytes(b)))
+                .ok_or_else(|| {
+                    block.corruption(format!("block of {len} bytes has no hash index"))
+                })?;
+            let start = (len - 6).checked_sub(b).ok_or_else(|| {
+                block.corruption(format!("{b} hash buckets do not fit a {len}-byte block"))
+            })?;
+            block.buckets = (start, b);
+            // The restart array and its count end where the buckets start.
+            len = start + 4;
+        }
+        let count = full_len
             .checked_sub(4)
             .and_then(|p| get_u32(&block.data, p))
             .ok_or_else(|| {
@@ -83,6 +119,17 @@ impl Block {
                 )));
             }
             prev = Some(r);
+        }
+        let (start, b) = block.buckets;
+        let buckets = block.data.get(start..start + b).unwrap_or(&[]);
+        if let Some(i) = buckets
+            .iter()
+            .position(|&v| usize::from(v) >= num && v < BUCKET_COLLISION)
+        {
+            let v = buckets.get(i).copied().unwrap_or(0);
+            return Err(block.corruption(format!(
+                "hash bucket {i} names restart point {v} of a block with {num}"
+            )));
         }
         Ok(block)
     }
@@ -152,6 +199,217 @@ impl Block {
             value: (value_start, next),
             next,
         })
+    }
+}
+
+/// The first 16 bytes of the tree key of internal key `k`, zero-padded, as
+/// a big-endian number: `prefix(a) < prefix(b)` implies `a < b`.
+fn prefix(k: &[u8]) -> u128 {
+    let tk = key::tree_key_of(k);
+    let mut b = [0u8; 16];
+    let n = tk.len().min(16);
+    if let (Some(dst), Some(src)) = (b.get_mut(..n), tk.get(..n)) {
+        dst.copy_from_slice(src);
+    }
+    u128::from_be_bytes(b)
+}
+
+impl Block {
+    /// Point lookup without an iterator: finds the first entry whose key is
+    /// `>= target`, rebuilds its key into `key` and returns its value's byte
+    /// range in [`Block::data`]; `None` if every key is smaller. Corruption
+    /// if an entry on the way is malformed.
+    pub fn seek_in_place(&self, target: &[u8], key: &mut KeyBuf) -> Result<Option<(usize, usize)>> {
+        if !self.prefixes.is_empty() {
+            return self.seek_by_prefix(target, key);
+        }
+        // The last restart point whose key is < target (or the first one).
+        let (mut left, mut right) = (0, self.num_restarts.saturating_sub(1));
+        while left < right {
+            let mid = left + (right - left).div_ceil(2);
+            let pos = self.restart_point(mid);
+            match self.entry(pos) {
+                Some(e) if e.shared == 0 => {
+                    if key::compare(e.suffix, target) == Ordering::Less {
+                        left = mid;
+                    } else {
+                        right = mid - 1;
+                    }
+                }
+                Some(_) => {
+                    return Err(self.corruption(format!(
+                        "restart entry at byte {pos} shares bytes with a previous key"
+                    )))
+                }
+                None => {
+                    return Err(self.corruption(format!(
+                        "block entry at byte {pos} is truncated or malformed"
+                    )))
+                }
+            }
+        }
+        self.scan_from(self.restart_point(left), target, key)
+    }
+
+    /// Keeps, beside the block, the [`prefix`] of every restart key, so
+    /// that [`Block::seek_in_place`] compares numbers instead of decoding
+    /// entries (for index blocks, which stay in memory as long as their
+    /// table). Corruption if a restart entry is malformed.
+    pub fn with_restart_prefixes(mut self) -> Result<Block> {
+        let prefixes = (0..self.num_restarts)
+            .map(|i| self.restart_key(i).map(prefix))
+            .collect::<Result<Vec<u128>>>()?;
+        self.prefixes = prefixes;
+        Ok(self)
+    }
+
+    /// The key of restart point `i`, read in place.
+    fn restart_key(&self, i: usize) -> Result<&[u8]> {
+        let pos = self.restart_point(i);
+        match self.entry(pos) {
+            Some(e) if e.shared == 0 => Ok(e.suffix),
+            _ => Err(self.corruption(format!(
+                "restart entry at byte {pos} is malformed or shares bytes with a previous key"
+            ))),
+        }
+    }
+
+    /// [`Block::seek_in_place`] through the restart keys' prefixes: only
+    /// restart keys whose prefix equals the target's are compared in full.
+    fn seek_by_prefix(&self, target: &[u8], key: &mut KeyBuf) -> Result<Option<(usize, usize)>> {
+        let tp = prefix(target);
+        let lo = self.prefixes.partition_point(|&p| p < tp);
+        let ties = self.prefixes.get(lo..).unwrap_or(&[]);
+        let (mut a, mut b) = (lo, lo + ties.partition_point(|&p| p == tp));
+        while a < b {
+            let mid = a + (b - a) / 2;
+            if key::compare(self.restart_key(mid)?, target) == Ordering::Less {
+                a = mid + 1;
+            } else {
+                b = mid;
+            }
+        }
+        // `a` is the first restart point whose key is >= target.
+        self.scan_from(self.restart_point(a.saturating_sub(1)), target, key)
+    }
+
+    /// Point lookup through the block's hash index, for tree key `tk` of
+    /// hash `h` (`xxh3_64(tk)`) and internal key `target` of `tk`:
+    /// `Ok(None)` when the block has no usable hash entry (no index, or a
+    /// collision: use [`Block::seek_in_place`]); `Ok(Some(None))` when the
+    /// block holds no entry of `tk`; otherwise as `seek_in_place`, scanning
+    /// one restart interval or two. A bucket naming a restart point whose
+    /// key sorts after `tk` also gives `Ok(None)`.
+    /// Layout: docs/format.md#data-block-hash-index.
+    #[allow(clippy::type_complexity)]
+    pub fn hash_seek(
+        &self,
+        tk: &[u8],
+        h: u64,
+        target: &[u8],
+        key: &mut KeyBuf,
+    ) -> Result<Option<Option<(usize, usize)>>> {
+        let (start, b) = self.buckets;
+        if b == 0 {
+            return Ok(None);
+        }
+        let restart = match self.data.get(start + bucket_of(h, b)).copied() {
+            Some(BUCKET_EMPTY) => return Ok(Some(None)),
+            Some(r) if r < BUCKET_COLLISION => usize::from(r),
+            _ => return Ok(None),
+        };
+        let restart_tk = |i: usize| -> Result<Ordering> {
+            let pos = self.restart_point(i);
+            match self.entry(pos) {
+                Some(e) if e.shared == 0 => Ok(key::tree_key_of(e.suffix).cmp(tk)),
+                _ => Err(self.corruption(format!(
+                    "restart entry at byte {pos} is malformed or shares bytes"
+                ))),
+            }
+        };
+        let from = match restart_tk(restart)? {
+            Ordering::Less => restart,
+            // `tk` is absent and shares the bucket of a later key, or the
+            // bucket is wrong: the binary search answers either way.
+            Ordering::Greater => return Ok(None),
+            Ordering::Equal if restart == 0 => 0,
+            Ordering::Equal => match restart_tk(restart - 1)? {
+                Ordering::Less => restart - 1,
+                _ => return Ok(None),
+            },
+        };
+        self.scan_from(self.restart_point(from), target, key)
+            .map(Some)
+    }
+
+    /// Checks the hash index against the entries: each bucket holds exactly
+    /// what the builder would have put there. Corruption otherwise.
+    pub fn verify_hash_index(self: &Arc<Self>) -> Result<()> {
+        let (start, b) = self.buckets;
+        if b == 0 {
+            return Ok(());
+        }
+        let mut expected = vec![BUCKET_EMPTY; b];
+        let mut it = self.iter();
+        let mut last_tk: Option<Vec<u8>> = None;
+        it.seek_to_first();
+        while it.valid() {
+            let tk = key::tree_key_of(it.key());
+            if last_tk.as_deref() != Some(tk) {
+                let restart = u8::try_from(it.restart_index).unwrap_or(BUCKET_COLLISION);
+                if let Some(slot) = expected.get_mut(bucket_of(xxhash_rust::xxh3::xxh3_64(tk), b)) {
+                    *slot = match *slot {
+                        BUCKET_EMPTY => restart,
+                        same if same == restart => restart,
+                        _ => BUCKET_COLLISION,
+                    };
+                }
+                last_tk = Some(tk.to_vec());
+            }
+            it.next();
+        }
+        it.status()?;
+        if self.data.get(start..start + b) != Some(expected.as_slice()) {
+            return Err(self.corruption("hash index does not match the block's keys"));
+        }
+        Ok(())
+    }
+
+    /// Scans entries from the restart point at byte `pos` for the first key
+    /// `>= target` (see [`Block::seek_in_place`]).
+    fn scan_from(
+        &self,
+        mut pos: usize,
+        target: &[u8],
+        key: &mut KeyBuf,
+    ) -> Result<Option<(usize, usize)>> {
+        key.clear();
+        while pos < self.restarts_offset {
+            let Some(e) = self.entry(pos) else {
+                return Err(self.corruption(format!(
+                    "block entry at byte {pos} is truncated or malformed"
+                )));
+            };
+            if e.shared > key.len() {
+                return Err(self.corruption(format!(
+                    "block entry at byte {pos} shares {} bytes with a previous key of {}",
+                    e.shared,
+                    key.len()
+                )));
+            }
+            key.splice(e.shared, e.suffix);
+            if key::compare(key, target) != Ordering::Less {
+                return Ok(Some(e.value));
+            }
+            pos = e.next;
+        }
+        Ok(None)
+    }
+
+    /// The bytes `range` of the block (a value range from
+    /// [`Block::seek_in_place`]); empty if out of bounds.
+    pub fn slice(&self, range: (usize, usize)) -> &[u8] {
+        self.data.get(range.0..range.1).unwrap_or(&[])
     }
 }
 

@@ -3,6 +3,21 @@
 //! Layout: docs/format.md#block.
 
 use crate::coding::put_varint;
+use crate::key;
+use xxhash_rust::xxh3::xxh3_64;
+
+/// Bucket value: keys of two restart intervals hash here.
+/// Layout: docs/format.md#data-block-hash-index.
+pub(super) const BUCKET_COLLISION: u8 = 254;
+/// Bucket value: no key hashes here.
+pub(super) const BUCKET_EMPTY: u8 = 255;
+/// Most restart points a block with a hash index may have.
+pub(super) const MAX_HASHED_RESTARTS: usize = 254;
+
+/// The bucket of key hash `h` among `buckets`.
+pub(super) fn bucket_of(h: u64, buckets: usize) -> usize {
+    ((u64::from(h as u32) * buckets as u64) >> 32) as usize
+}
 
 /// Accumulates entries into the bytes of one (uncompressed) block.
 ///
@@ -19,6 +34,9 @@ pub struct BlockBuilder {
     counter: usize,
     last_key: Vec<u8>,
     entries: usize,
+    /// For a data block with a hash index: each distinct tree key's hash
+    /// and the restart interval of its first entry.
+    hashes: Option<Vec<(u64, u8)>>,
 }
 
 impl BlockBuilder {
@@ -32,6 +50,17 @@ impl BlockBuilder {
             counter: 0,
             last_key: Vec::new(),
             entries: 0,
+            hashes: None,
+        }
+    }
+
+    /// Like [`BlockBuilder::new`], for a data block of table format 2: the
+    /// finished block ends with a hash index over the tree keys of its
+    /// entries (docs/format.md#data-block-hash-index).
+    pub fn with_hash_index(restart_interval: usize) -> BlockBuilder {
+        BlockBuilder {
+            hashes: Some(Vec::new()),
+            ..BlockBuilder::new(restart_interval)
         }
     }
 
@@ -45,6 +74,13 @@ impl BlockBuilder {
             self.counter = 0;
             0
         };
+        if let Some(hashes) = self.hashes.as_mut() {
+            let tk = key::tree_key_of(key);
+            if self.entries == 0 || key::tree_key_of(&self.last_key) != tk {
+                let restart = u8::try_from(self.restarts.len() - 1).unwrap_or(BUCKET_COLLISION);
+                hashes.push((xxh3_64(tk), restart));
+            }
+        }
         let suffix = key.get(shared..).unwrap_or(&[]);
         put_varint(&mut self.buf, shared as u64);
         put_varint(&mut self.buf, suffix.len() as u64);
@@ -63,6 +99,28 @@ impl BlockBuilder {
         for r in &self.restarts {
             self.buf.extend_from_slice(&r.to_le_bytes());
         }
+        if let Some(hashes) = &self.hashes {
+            // Layout: docs/format.md#data-block-hash-index
+            let b = if self.restarts.len() > MAX_HASHED_RESTARTS {
+                0
+            } else {
+                (hashes.len() * 4)
+                    .div_ceil(3)
+                    .clamp(1, usize::from(u16::MAX))
+            };
+            let start = self.buf.len();
+            self.buf.resize(start + b, BUCKET_EMPTY);
+            for &(h, restart) in hashes {
+                if let Some(bucket) = self.buf.get_mut(start + bucket_of(h, b)) {
+                    *bucket = match *bucket {
+                        BUCKET_EMPTY => restart,
+                        same if same == restart => restart,
+                        _ => BUCKET_COLLISION,
+                    };
+                }
+            }
+            self.buf.extend_from_slice(&(b as u16).to_le_bytes());
+        }
         self.buf
             .extend_from_slice(&(self.restarts.len() as u32).to_le_bytes());
         &self.buf
@@ -76,11 +134,15 @@ impl BlockBuilder {
         self.counter = 0;
         self.last_key.clear();
         self.entries = 0;
+        if let Some(h) = self.hashes.as_mut() {
+            h.clear();
+        }
     }
 
     /// Size the block would have if finished now.
     pub fn estimated_size(&self) -> usize {
-        self.buf.len() + 4 * self.restarts.len() + 4
+        let hash_index = self.hashes.as_ref().map_or(0, |h| h.len() * 4 / 3 + 3);
+        self.buf.len() + 4 * self.restarts.len() + 4 + hash_index
     }
 
     /// True when no entry was added since the last `reset`.

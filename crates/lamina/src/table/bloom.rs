@@ -1,4 +1,6 @@
-//! The bloom filter of a table, over the tree keys of its entries.
+//! The bloom filter of a table, over the tree keys of its entries: the
+//! format-1 filter, and the format-2 blocked filter whose probes of one key
+//! all fall in one 64-byte line.
 //!
 //! Layout: docs/format.md#filter.
 
@@ -44,9 +46,35 @@ impl BloomBuilder {
         self.hashes.is_empty()
     }
 
-    /// The filter bytes for the keys added, with `bits_per_key` bits per
-    /// key; `bits_per_key == 0` gives an empty filter, which matches
-    /// everything.
+    /// The blocked filter (table format 2) for the keys added, with
+    /// `bits_per_key` bits per key; `bits_per_key == 0` gives an empty
+    /// filter, which matches everything.
+    pub fn build_blocked(&self, bits_per_key: u32) -> Vec<u8> {
+        if bits_per_key == 0 {
+            return Vec::new();
+        }
+        let bits = (self.hashes.len() as u64).saturating_mul(u64::from(bits_per_key));
+        let m = usize::try_from(bits.div_ceil(LINE_BITS))
+            .unwrap_or(usize::MAX)
+            .max(1);
+        let k = probe_count(bits_per_key);
+        let mut filter = vec![0u8; m * LINE_BYTES];
+        for &h in &self.hashes {
+            let line = line_of(h, m) * LINE_BYTES;
+            for bit in line_probes(h, k) {
+                if let Some(byte) = filter.get_mut(line + (bit / 8) as usize) {
+                    *byte |= 1 << (bit % 8);
+                }
+            }
+        }
+        filter.push(k);
+        filter.push(0);
+        filter
+    }
+
+    /// The filter bytes (table format 1) for the keys added, with
+    /// `bits_per_key` bits per key; `bits_per_key == 0` gives an empty
+    /// filter, which matches everything.
     pub fn build(&self, bits_per_key: u32) -> Vec<u8> {
         if bits_per_key == 0 {
             return Vec::new();
@@ -55,9 +83,7 @@ impl BloomBuilder {
         let n = usize::try_from(bits.div_ceil(8))
             .unwrap_or(usize::MAX)
             .max(8);
-        let k = (f64::from(bits_per_key) * 0.69)
-            .round()
-            .clamp(1.0, f64::from(MAX_PROBES)) as u8;
+        let k = probe_count(bits_per_key);
         let mut filter = vec![0u8; n];
         let nbits = (n as u64) * 8;
         for &h in &self.hashes {
@@ -70,6 +96,96 @@ impl BloomBuilder {
         filter.push(k);
         filter.push(0);
         filter
+    }
+}
+
+/// Probes per key for `bits_per_key` bits per key.
+fn probe_count(bits_per_key: u32) -> u8 {
+    (f64::from(bits_per_key) * 0.69)
+        .round()
+        .clamp(1.0, f64::from(MAX_PROBES)) as u8
+}
+
+/// Bytes of one line of a blocked filter: one cache line.
+const LINE_BYTES: usize = 64;
+/// Bits of one line.
+const LINE_BITS: u64 = 512;
+
+/// The line of a blocked filter of `m` lines that key hash `h` probes.
+fn line_of(h: u64, m: usize) -> usize {
+    (((h >> 32) * m as u64) >> 32) as usize
+}
+
+/// The bits (0 to 511) of its line that key hash `h` probes.
+fn line_probes(h: u64, k: u8) -> impl Iterator<Item = u32> {
+    let a = h as u32;
+    let d = a.rotate_right(17);
+    (0..u32::from(k)).map(move |i| a.wrapping_add(i.wrapping_mul(d)) & 511)
+}
+
+/// A table format 2 filter, checked when the table is opened.
+///
+/// Layout: docs/format.md#blocked-filter-version-2.
+#[derive(Debug, Default)]
+pub struct BlockedBloom {
+    /// The lines followed by `k` and the reserved byte; empty when the table
+    /// has no filter.
+    bytes: Vec<u8>,
+    lines: usize,
+    k: u8,
+}
+
+impl BlockedBloom {
+    /// Checks the filter block `bytes`: empty (no filter), or `64 m + 2`
+    /// bytes with `m >= 1` and `1 <= k <= 30`. `Err` says what is wrong.
+    pub fn new(bytes: Vec<u8>) -> Result<BlockedBloom, String> {
+        if bytes.is_empty() {
+            return Ok(BlockedBloom::default());
+        }
+        let len = bytes.len();
+        let body = len.saturating_sub(2);
+        if len < LINE_BYTES + 2 || !body.is_multiple_of(LINE_BYTES) {
+            return Err(format!(
+                "blocked filter of {len} bytes is not a whole number of 64-byte lines plus 2"
+            ));
+        }
+        let k = bytes.get(body).copied().unwrap_or(0);
+        if k == 0 || k > MAX_PROBES {
+            return Err(format!(
+                "blocked filter declares {k} probes (1 to {MAX_PROBES})"
+            ));
+        }
+        Ok(BlockedBloom {
+            bytes,
+            lines: body / LINE_BYTES,
+            k,
+        })
+    }
+
+    /// False only if the key of hash `h` (`xxh3_64` of its tree key) was
+    /// certainly not added. Reads one 64-byte line.
+    pub fn may_contain_hash(&self, h: u64) -> bool {
+        if self.lines == 0 {
+            return true;
+        }
+        let start = line_of(h, self.lines) * LINE_BYTES;
+        let Some(line) = self.bytes.get(start..start + LINE_BYTES) else {
+            return true;
+        };
+        line_probes(h, self.k).all(|bit| {
+            line.get((bit / 8) as usize)
+                .is_some_and(|b| b & (1 << (bit % 8)) != 0)
+        })
+    }
+
+    /// Bytes held.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// True when the table has no filter (it matches everything).
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
     }
 }
 
@@ -126,6 +242,38 @@ mod tests {
             .count();
         let rate = fp as f64 / probes as f64;
         assert!((0.004..0.02).contains(&rate), "false-positive rate {rate}");
+    }
+
+    #[test]
+    fn blocked_filter_has_no_false_negatives_and_few_false_positives() {
+        let mut b = BloomBuilder::new();
+        let n = 20_000;
+        for i in 0..n {
+            b.add(&key(i));
+        }
+        let f = BlockedBloom::new(b.build_blocked(10)).unwrap();
+        assert_eq!(f.len(), 391 * 64 + 2);
+        let h = |i| xxh3_64(&key(i));
+        assert!((0..n).all(|i| f.may_contain_hash(h(i))));
+        let probes = 100_000;
+        let fp = (n..n + probes)
+            .filter(|&i| f.may_contain_hash(h(i)))
+            .count();
+        let rate = fp as f64 / probes as f64;
+        assert!((0.004..0.025).contains(&rate), "false-positive rate {rate}");
+    }
+
+    #[test]
+    fn malformed_blocked_filters_are_refused() {
+        for bytes in [vec![0u8; 10], vec![0u8; 66], vec![0u8; 67], {
+            let mut v = vec![0u8; 64];
+            v.extend([31, 0]);
+            v
+        }] {
+            assert!(BlockedBloom::new(bytes.clone()).is_err(), "{}", bytes.len());
+        }
+        let none = BlockedBloom::new(Vec::new()).unwrap();
+        assert!(none.is_empty() && none.may_contain_hash(7));
     }
 
     #[test]

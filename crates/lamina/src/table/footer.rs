@@ -12,8 +12,12 @@ pub const FOOTER_LEN: usize = 64;
 /// The magic number ending every table.
 pub const TABLE_MAGIC: &[u8; 8] = b"LAMNATBL";
 
-/// The table format version this code writes and reads.
-pub const TABLE_VERSION: u32 = 1;
+/// The table format version this code writes; it reads this one and
+/// [`OLDEST_TABLE_VERSION`] onwards.
+pub const TABLE_VERSION: u32 = 2;
+
+/// The oldest table format version this code reads.
+pub const OLDEST_TABLE_VERSION: u32 = 1;
 
 /// Bytes of the footer covered by its checksum.
 const CHECKED_LEN: usize = 52;
@@ -64,6 +68,8 @@ pub struct Footer {
     pub properties: BlockHandle,
     /// The index block.
     pub index: BlockHandle,
+    /// The table format version (docs/format.md#version-history).
+    pub version: u32,
 }
 
 impl Footer {
@@ -74,7 +80,7 @@ impl Footer {
             buf.extend_from_slice(&h.offset.to_le_bytes());
             buf.extend_from_slice(&h.size.to_le_bytes());
         }
-        buf.extend_from_slice(&TABLE_VERSION.to_le_bytes());
+        buf.extend_from_slice(&self.version.to_le_bytes());
         let crc = masked_crc(&buf);
         buf.extend_from_slice(&crc.to_le_bytes());
         buf.extend_from_slice(TABLE_MAGIC);
@@ -104,7 +110,7 @@ impl Footer {
             ));
         }
         let version = get_u32(bytes, 48).unwrap_or(0);
-        if version != TABLE_VERSION {
+        if !(OLDEST_TABLE_VERSION..=TABLE_VERSION).contains(&version) {
             return Err(at(
                 48,
                 format!("unsupported table format version {version}"),
@@ -126,6 +132,7 @@ impl Footer {
             filter: handle(0),
             properties: handle(1),
             index: handle(2),
+            version,
         })
     }
 }
@@ -149,6 +156,7 @@ mod tests {
                 offset: 1074,
                 size: 300,
             },
+            version: TABLE_VERSION,
         }
     }
 

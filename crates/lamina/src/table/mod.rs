@@ -15,6 +15,9 @@ mod bloom;
 mod builder;
 mod compress;
 mod footer;
+mod key_buf;
+#[cfg(test)]
+mod point_tests;
 mod properties;
 mod reader;
 mod table_iter;
@@ -24,13 +27,15 @@ mod test_util;
 mod tests;
 mod writer_props;
 
-pub use block::{Block, BlockIter};
+pub use block::{Block, BlockIter, KeyBuf};
 pub use block_builder::BlockBuilder;
-pub use bloom::{bloom_may_contain, BloomBuilder};
+pub use bloom::{bloom_may_contain, BlockedBloom, BloomBuilder};
 pub use builder::{TableBuilder, TableSummary};
-pub use footer::{BlockHandle, Footer, FOOTER_LEN, TABLE_MAGIC, TABLE_VERSION};
+pub use footer::{
+    BlockHandle, Footer, FOOTER_LEN, OLDEST_TABLE_VERSION, TABLE_MAGIC, TABLE_VERSION,
+};
 pub use properties::Properties;
-pub use reader::Table;
+pub use reader::{Probe, Table};
 pub use table_iter::TableIter;
 pub use writer_props::WriterProps;
 
@@ -51,6 +56,11 @@ pub struct TableOptions {
     /// Bloom filter bits per distinct tree key; 0 writes an empty filter
     /// that matches everything. Default: 10.
     pub bloom_bits_per_key: u32,
+    /// The table format version written (docs/format.md#version-history):
+    /// [`TABLE_VERSION`] by default; 1 writes the first format (without
+    /// blocked filter and hash index), for compatibility tests. Values
+    /// outside the versions this code reads act as `TABLE_VERSION`.
+    pub format_version: u32,
 }
 
 impl Default for TableOptions {
@@ -60,6 +70,7 @@ impl Default for TableOptions {
             restart_interval: 16,
             compression: Compression::Lz4,
             bloom_bits_per_key: 10,
+            format_version: TABLE_VERSION,
         }
     }
 }

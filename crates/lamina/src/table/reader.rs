@@ -2,8 +2,8 @@
 //!
 //! Layout: docs/format.md#table.
 
-use super::block::Block;
-use super::bloom::bloom_may_contain;
+use super::block::{Block, KeyBuf};
+use super::bloom::{bloom_may_contain, BlockedBloom};
 use super::compress::{decode_block, BLOCK_TRAILER_LEN};
 use super::footer::{BlockHandle, Footer, FOOTER_LEN};
 use super::properties::Properties;
@@ -17,6 +17,7 @@ use crate::manifest::FileMeta;
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use xxhash_rust::xxh3::xxh3_64;
 
 /// An open, immutable table.
 ///
@@ -33,8 +34,27 @@ pub struct Table {
     cache: Arc<BlockCache>,
     footer: Footer,
     index: Arc<Block>,
-    filter: Vec<u8>,
+    filter: Filter,
     props: Properties,
+}
+
+/// What a point lookup in one table found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Probe<R> {
+    /// The lookup's callback ran on the first entry at or after the target.
+    Found(R),
+    /// No entry at or after the target could be of the key.
+    Absent,
+    /// The answer needs a block that is not cached, and the lookup was
+    /// asked not to read.
+    NeedsIo,
+}
+
+/// The table's filter, as its format version lays it out.
+/// Layout: docs/format.md#filter.
+enum Filter {
+    V1(Vec<u8>),
+    Blocked(BlockedBloom),
 }
 
 impl std::fmt::Debug for Table {
@@ -102,9 +122,14 @@ impl Table {
         let props = meta.split_off(((p.offset - f.offset) as usize).min(meta.len()));
         let mut filter = decode_block(meta, &path, f.offset)?;
         filter.shrink_to_fit(); // it kept the capacity of the whole region
+        let filter = if footer.version >= 2 {
+            Filter::Blocked(BlockedBloom::new(filter).map_err(|r| corruption(&path, f.offset, r))?)
+        } else {
+            Filter::V1(filter)
+        };
         let props = Properties::decode(&decode_block(props, &path, p.offset)?, &path, p.offset)?;
         let index = decode_block(index, &path, i.offset)?;
-        let index = Arc::new(Block::new(index, path.clone(), i.offset)?);
+        let index = Arc::new(Block::new(index, path.clone(), i.offset)?.with_restart_prefixes()?);
         Ok(Table {
             file,
             path,
@@ -121,7 +146,73 @@ impl Table {
     /// False only if the table certainly holds no entry of `tree_key`
     /// (an internal key without its 8-byte trailer).
     pub fn may_contain(&self, tree_key: &[u8]) -> bool {
-        bloom_may_contain(&self.filter, tree_key)
+        match &self.filter {
+            Filter::V1(f) => bloom_may_contain(f, tree_key),
+            Filter::Blocked(f) => f.may_contain_hash(xxh3_64(tree_key)),
+        }
+    }
+
+    /// Point lookup of tree key `tk` at internal key `target` (of `tk`):
+    /// consults the filter, then calls `f` with the first entry whose
+    /// internal key is `>= target` — its key and value, borrowed from the
+    /// cached block — and returns what `f` returns. [`Probe::Absent`] when
+    /// the filter excludes `tk` or every key is smaller (`f` may also be
+    /// called with another key's entry: the caller checks). Copies nothing;
+    /// hashes `tk` once for the filter and the block's hash index. With
+    /// `cached_only`, a block not in the cache is not read:
+    /// [`Probe::NeedsIo`], and `f` is not called.
+    pub fn get_point<R>(
+        &self,
+        tk: &[u8],
+        target: &[u8],
+        cached_only: bool,
+        f: impl FnOnce(&[u8], &[u8]) -> R,
+    ) -> Result<Probe<R>> {
+        let h = match &self.filter {
+            Filter::V1(filter) => {
+                if !bloom_may_contain(filter, tk) {
+                    return Ok(Probe::Absent);
+                }
+                None
+            }
+            Filter::Blocked(filter) => {
+                let h = xxh3_64(tk);
+                if !filter.may_contain_hash(h) {
+                    return Ok(Probe::Absent);
+                }
+                Some(h)
+            }
+        };
+        let mut key = KeyBuf::new();
+        let Some(at) = self.index.seek_in_place(target, &mut key)? else {
+            return Ok(Probe::Absent);
+        };
+        let handle = self.handle_of(self.index.slice(at))?;
+        let block = if cached_only {
+            match self.cache.get_if_cached(self.file_number, handle.offset) {
+                Some(b) => b,
+                None => return Ok(Probe::NeedsIo),
+            }
+        } else {
+            self.data_block(handle)?
+        };
+        if let Some(h) = h {
+            match block.hash_seek(tk, h, target, &mut key)? {
+                Some(Some(v)) => return Ok(Probe::Found(f(&key, block.slice(v)))),
+                Some(None) => return Ok(Probe::Absent),
+                None => {}
+            }
+        }
+        match block.seek_in_place(target, &mut key)? {
+            Some(v) => Ok(Probe::Found(f(&key, block.slice(v)))),
+            // Only a damaged index names a block whose keys all precede
+            // `target`; the iterator path carries on with the next block.
+            None if cached_only => Ok(Probe::NeedsIo),
+            None => Ok(match self.get(target)? {
+                Some((k, v)) => Probe::Found(f(&k, &v)),
+                None => Probe::Absent,
+            }),
+        }
     }
 
     /// An iterator over the table, positioned nowhere. It holds the table
@@ -164,6 +255,11 @@ impl Table {
     /// The counters written with the table.
     pub fn properties(&self) -> &Properties {
         &self.props
+    }
+
+    /// The table's format version (docs/format.md#version-history).
+    pub fn format_version(&self) -> u32 {
+        self.footer.version
     }
 
     /// Bytes of the filter block in the file, trailer included.
@@ -319,7 +415,11 @@ impl Table {
             ));
         }
         let raw = read_block(&*self.file, &self.path, handle)?;
-        Block::new(raw, self.path.clone(), handle.offset)
+        if self.footer.version >= 2 {
+            Block::with_hash_index(raw, self.path.clone(), handle.offset)
+        } else {
+            Block::new(raw, self.path.clone(), handle.offset)
+        }
     }
 
     /// Reads every data block from the file (bypassing the cache) and checks
@@ -351,6 +451,7 @@ impl Table {
                 ));
             }
             let block = Arc::new(self.read_data_block(handle)?);
+            block.verify_hash_index()?;
             let mut it = block.iter();
             it.seek_to_first();
             while it.valid() {

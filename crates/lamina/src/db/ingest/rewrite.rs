@@ -138,7 +138,9 @@ impl Inner {
         let mut vs = self.versions.lock();
         match vs.log_and_apply(edit) {
             Ok(v) => {
-                self.state.lock().version = v;
+                let mut st = self.state.lock();
+                st.version = v;
+                self.publish(&st);
                 Ok(())
             }
             Err(e) => {
@@ -263,7 +265,11 @@ impl Inner {
             });
         }
         match vs.log_and_apply(edit) {
-            Ok(v) => self.state.lock().version = v,
+            Ok(v) => {
+                let mut st = self.state.lock();
+                st.version = v;
+                self.publish(&st);
+            }
             Err(e) => {
                 self.poison(&e);
                 return Err(e);

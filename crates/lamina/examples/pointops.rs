@@ -1,0 +1,68 @@
+//! A driver for instruction counts of point operations under callgrind:
+//! it loads a database, then runs one kind of point operation in a loop
+//! inside `measured`, so `--toggle-collect` counts only that loop.
+//!
+//! valgrind --tool=callgrind --toggle-collect='*measured*' \
+//!     target/release/examples/pointops get-table 100000
+//!
+//! Operations: `get-mem` (keys in the memtable), `get-table` (keys in tables,
+//! blocks cached), `get-missing`, `contains`, `put` (default durability).
+
+use lamina::{Db, Options};
+use std::hint::black_box;
+
+/// Keys loaded before reads.
+const KEYS: u64 = 20_000;
+
+fn user_key(i: u64) -> [u8; 16] {
+    let mut k = [0u8; 16];
+    let v = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % 10_000_000_000_000_000;
+    k.copy_from_slice(format!("{v:016}").as_bytes());
+    k
+}
+
+#[inline(never)]
+fn measured(db: &Db, op: &str, keys: &[[u8; 16]], n: usize) -> usize {
+    let value = [b'v'; 100];
+    let mut found = 0usize;
+    for k in keys.iter().cycle().take(n) {
+        match op {
+            "get-mem" | "get-table" | "get-missing" => {
+                found += usize::from(db.get(k).expect("get").is_some());
+            }
+            "contains" => found += usize::from(db.contains_key(k).expect("contains")),
+            "put" => db.put(k, &value).expect("put"),
+            _ => {}
+        }
+    }
+    found
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let op = args.next().unwrap_or_else(|| "get-table".into());
+    let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(100_000);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = Db::open(dir.path().join("db"), Options::default()).expect("open");
+    let value = [b'v'; 100];
+    let mut keys: Vec<[u8; 16]> = (0..KEYS).map(user_key).collect();
+    if op != "put" {
+        for k in &keys {
+            db.put(k, &value).expect("load");
+        }
+        if op != "get-mem" {
+            db.flush().expect("flush");
+        }
+    }
+    if op == "get-missing" {
+        keys = (KEYS..2 * KEYS).map(user_key).collect();
+    } else {
+        // Warm the block cache (outside `measured`).
+        for k in &keys {
+            black_box(db.get(k).expect("warm"));
+        }
+    }
+    let found = black_box(measured(&db, &op, &keys, n));
+    println!("{op} {n}: {found} found");
+    db.close().expect("close");
+}

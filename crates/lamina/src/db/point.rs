@@ -1,0 +1,330 @@
+//! Point lookups: the value of one key, or whether it exists, read from the
+//! pinned memtables and tables without copying the value on the way.
+//!
+//! A lookup pins the published [`Pinned`] view (an atomic load, no lock),
+//! searches the memtables that hold anything, newest first, then level-0
+//! tables newest first, then the one table per deeper level whose range holds
+//! the key, consulting each table's filter first. It stops at the first Put
+//! or Delete; Merge operands met on the way are folded onto it. An existence
+//! check stops at the first entry of any kind: a key whose newest entry is a
+//! Merge operand exists, and no operand is applied.
+
+use super::Inner;
+use crate::error::{Error, Result};
+use crate::key::{self, InternalKey, KeyspaceId, Kind, SeqNo};
+use crate::manifest::{Version, NUM_LEVELS};
+use crate::memtable::Memtable;
+use crate::merge::MergeOperator;
+use crate::table::{Probe, Table};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// What readers pin: the memtables (newest first) and the current version.
+///
+/// Published atomically by whoever changes the memtables or the version,
+/// while holding the state lock; readers load it without a lock.
+pub(crate) struct Pinned {
+    pub mems: Vec<Arc<Memtable>>,
+    pub version: Arc<Version>,
+}
+
+impl Pinned {
+    fn of(st: &super::State) -> Pinned {
+        let mut mems = Vec::with_capacity(1 + st.imm.len());
+        mems.push(Arc::clone(&st.mem));
+        mems.extend(st.imm.iter().rev().cloned());
+        Pinned {
+            mems,
+            version: Arc::clone(&st.version),
+        }
+    }
+}
+
+/// The entries of one key seen so far, newest first, and what the caller
+/// wants made of them.
+struct Point<'k, F, R> {
+    /// The key's tree key (keyspace id and user key), for errors.
+    tree_key: &'k [u8],
+    user_key: &'k [u8],
+    /// Stop at the first entry of any kind (an existence check).
+    exists_only: bool,
+    /// Merge operands met so far, newest first.
+    operands: Vec<Vec<u8>>,
+    f: Option<F>,
+    out: Option<Result<Option<R>>>,
+}
+
+impl<F: FnOnce(&[u8]) -> R, R> Point<'_, F, R> {
+    /// Takes in the next older entry; true once the key is decided.
+    fn see(&mut self, kind: Kind, value: &[u8], op: &dyn MergeOperator) -> bool {
+        let out = match kind {
+            Kind::Merge if !self.exists_only => {
+                self.operands.push(value.to_vec());
+                return false;
+            }
+            Kind::Merge => Ok(self.give(&[])),
+            Kind::Put if self.operands.is_empty() => Ok(self.give(value)),
+            Kind::Put => self.fold(Some(value), op),
+            Kind::Delete if self.operands.is_empty() => Ok(None),
+            Kind::Delete => self.fold(None, op),
+        };
+        self.out = Some(out);
+        true
+    }
+
+    fn give(&mut self, value: &[u8]) -> Option<R> {
+        self.f.take().map(|f| f(value))
+    }
+
+    fn fold(&mut self, base: Option<&[u8]>, op: &dyn MergeOperator) -> Result<Option<R>> {
+        let operands: Vec<&[u8]> = self.operands.iter().rev().map(Vec::as_slice).collect();
+        let value = op
+            .full_merge(self.user_key, base, &operands)
+            .map_err(|why| crate::merge::merge_error(self.tree_key, &why))?;
+        Ok(self.give(&value))
+    }
+
+    fn finish(mut self, op: &dyn MergeOperator) -> Result<Option<R>> {
+        if let Some(out) = self.out.take() {
+            return out;
+        }
+        if self.operands.is_empty() {
+            return Ok(None);
+        }
+        self.fold(None, op)
+    }
+}
+
+/// The answer of a lookup that was asked not to wait for the disk
+/// ([`Db::try_get_with`](crate::Db::try_get_with),
+/// [`Db::try_contains_key`](crate::Db::try_contains_key)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cached<T> {
+    /// Answered from memory: the memtables, open tables and cached blocks.
+    Answered(T),
+    /// The answer needs a read from the disk; ask the call that may wait.
+    NeedsIo,
+}
+
+/// What a table said about the key.
+enum Step {
+    /// The table's entry at the target belongs to another key.
+    Elsewhere,
+    /// An entry of the key was seen; the key is decided if true.
+    Seen(bool),
+    /// The table's entry has a malformed internal key of this many bytes.
+    Malformed(usize),
+}
+
+impl Inner {
+    /// Pins the published memtables and version (see [`Pinned`]).
+    pub(crate) fn pinned(&self) -> Arc<Pinned> {
+        match self.pinned.load_full() {
+            Some(p) => p,
+            None => Arc::new(Pinned::of(&self.state.lock())),
+        }
+    }
+
+    /// Publishes the memtables and version of `st` to readers.
+    /// REQUIRES: `st` is the guarded state, still locked, just changed.
+    pub(crate) fn publish(&self, st: &super::State) {
+        self.pinned.store(Some(Arc::new(Pinned::of(st))));
+    }
+
+    /// Calls `f` with the value of `user_key` in keyspace `ks` as of `seqno`
+    /// (default: now), borrowed from the memtable or the cached block, and
+    /// returns what it returns; `None` if the key has no value.
+    pub(crate) fn get_with<R>(
+        &self,
+        ks: KeyspaceId,
+        user_key: &[u8],
+        seqno: Option<SeqNo>,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<Option<R>> {
+        answered(self.point(ks, user_key, seqno, false, false, f)?)
+    }
+
+    /// Like [`Inner::get_with`], but without reading from the disk: a
+    /// lookup that would need to says [`Cached::NeedsIo`] (and `f` may then
+    /// have been dropped without being called).
+    pub(crate) fn try_get_with<R>(
+        &self,
+        ks: KeyspaceId,
+        user_key: &[u8],
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<Cached<Option<R>>> {
+        self.point(ks, user_key, None, false, true, f)
+    }
+
+    /// Whether `user_key` has a value in keyspace `ks` as of `seqno`; stops
+    /// at its newest entry (see the module doc).
+    pub(crate) fn contains(
+        &self,
+        ks: KeyspaceId,
+        user_key: &[u8],
+        seqno: Option<SeqNo>,
+    ) -> Result<bool> {
+        Ok(answered(self.point(ks, user_key, seqno, true, false, |_| ())?)?.is_some())
+    }
+
+    /// Like [`Inner::contains`] now, but without reading from the disk.
+    pub(crate) fn try_contains(&self, ks: KeyspaceId, user_key: &[u8]) -> Result<Cached<bool>> {
+        Ok(match self.point(ks, user_key, None, true, true, |_| ())? {
+            Cached::Answered(v) => Cached::Answered(v.is_some()),
+            Cached::NeedsIo => Cached::NeedsIo,
+        })
+    }
+
+    /// The lookup behind every point read: `exists_only` stops at the first
+    /// entry, `cached_only` never reads from the disk.
+    fn point<R>(
+        &self,
+        ks: KeyspaceId,
+        user_key: &[u8],
+        seqno: Option<SeqNo>,
+        exists_only: bool,
+        cached_only: bool,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<Cached<Option<R>>> {
+        self.check_open()?;
+        if user_key.len() > key::MAX_KEY_LEN {
+            return Err(Error::InvalidArgument(format!(
+                "key is {} bytes; the limit is {}",
+                user_key.len(),
+                key::MAX_KEY_LEN
+            )));
+        }
+        // The seqno first: every write it covers is in the view loaded after.
+        let visible = self.visible_seqno.load(Ordering::Acquire);
+        let seqno = seqno.unwrap_or(visible).min(visible);
+        let guard = self.pinned.load();
+        let fallback;
+        let pinned: &Pinned = match guard.as_ref() {
+            Some(p) => p,
+            None => {
+                fallback = self.pinned();
+                &fallback
+            }
+        };
+        let mut target = InternalKey(smallvec::SmallVec::with_capacity(
+            key::KEYSPACE_ID_LEN + user_key.len() + key::TRAILER_LEN,
+        ));
+        target.0.extend_from_slice(&ks.to_be_bytes());
+        target.0.extend_from_slice(user_key);
+        let tk_len = target.0.len();
+        target
+            .0
+            .extend_from_slice(&((seqno << 8) | u64::from(key::KIND_FOR_SEEK)).to_le_bytes());
+        let tk = target.0.get(..tk_len).unwrap_or(&[]);
+        let op = self.opts.merge_operator.as_ref();
+        let mut point = Point {
+            tree_key: tk,
+            user_key,
+            exists_only,
+            operands: Vec::new(),
+            f: Some(f),
+            out: None,
+        };
+        for mem in &pinned.mems {
+            if mem.is_empty() {
+                continue;
+            }
+            let mut decided = false;
+            mem.visit_entries(tk, &target, |kind, value| {
+                decided = point.see(kind, value, op);
+                decided
+            });
+            if decided {
+                return point.finish(op).map(Cached::Answered);
+            }
+        }
+        let version = &pinned.version;
+        let level0 = version
+            .level(0)
+            .iter()
+            .filter(|f| f.overlaps(Some(tk), Some(tk)));
+        let deeper = (1..NUM_LEVELS).filter_map(|l| version.find_in_level(l, tk));
+        for f in level0.chain(deeper) {
+            let table = if cached_only {
+                match self.tables.get_if_open(f.number) {
+                    Some(t) => t,
+                    None => return Ok(Cached::NeedsIo),
+                }
+            } else {
+                self.tables.get_listed(f)?
+            };
+            let step = table.get_point(
+                tk,
+                target.as_slice(),
+                cached_only,
+                |k, v| match key::parse(k) {
+                    None => Step::Malformed(k.len()),
+                    Some(p) if p.tree_key != tk => Step::Elsewhere,
+                    Some(p) => Step::Seen(point.see(p.kind, v, op)),
+                },
+            )?;
+            match step {
+                Probe::NeedsIo => return Ok(Cached::NeedsIo),
+                Probe::Absent | Probe::Found(Step::Elsewhere) => {}
+                Probe::Found(Step::Seen(true)) => return point.finish(op).map(Cached::Answered),
+                // The key's older entries in this table may be in blocks not cached.
+                Probe::Found(Step::Seen(false)) if cached_only => return Ok(Cached::NeedsIo),
+                Probe::Found(Step::Seen(false)) => {
+                    if older_in_table(&table, tk, target.as_slice(), &mut point, op)? {
+                        return point.finish(op).map(Cached::Answered);
+                    }
+                }
+                Probe::Found(Step::Malformed(len)) => {
+                    return Err(Error::corruption(
+                        table.path(),
+                        0,
+                        format!("malformed internal key of {len} bytes"),
+                    ))
+                }
+            }
+        }
+        point.finish(op).map(Cached::Answered)
+    }
+}
+
+/// The answer of a lookup that was allowed to read.
+fn answered<T>(c: Cached<T>) -> Result<T> {
+    match c {
+        Cached::Answered(v) => Ok(v),
+        Cached::NeedsIo => Err(Error::InvalidArgument(
+            "a lookup allowed to read the disk asked to read it".into(),
+        )),
+    }
+}
+
+/// Feeds `point` the entries of `tk` in `table` after the newest one at
+/// `target` (which it has seen); true once the key is decided.
+fn older_in_table<F: FnOnce(&[u8]) -> R, R>(
+    table: &Arc<Table>,
+    tk: &[u8],
+    target: &[u8],
+    point: &mut Point<'_, F, R>,
+    op: &dyn MergeOperator,
+) -> Result<bool> {
+    use crate::iter::InternalIterator;
+    let mut it = table.iter();
+    it.seek(target);
+    if it.valid() {
+        it.next();
+    }
+    while it.valid() {
+        let Some(p) = key::parse(it.key()) else {
+            let reason = format!("malformed internal key of {} bytes", it.key().len());
+            return Err(Error::corruption(table.path(), 0, reason));
+        };
+        if p.tree_key != tk {
+            break;
+        }
+        if point.see(p.kind, it.value(), op) {
+            return Ok(true);
+        }
+        it.next();
+    }
+    it.status()?;
+    Ok(false)
+}

@@ -1,0 +1,336 @@
+//! Point lookups through the format-2 blocked filter and data-block hash
+//! index, against a sorted model; tables of format 1 still read; a damaged
+//! hash index or filter is corruption, never a wrong answer.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+use super::test_util::sample_entries;
+use super::*;
+use crate::cache::BlockCache;
+use crate::coding::masked_crc2;
+use crate::fs::{FileSystem, RealFs};
+use crate::iter::InternalIterator;
+use crate::key;
+use proptest::prelude::*;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+
+type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+fn options(version: u32, block_size: usize, interval: usize) -> TableOptions {
+    TableOptions {
+        block_size,
+        restart_interval: interval,
+        format_version: version,
+        ..TableOptions::default()
+    }
+}
+
+fn build(path: &Path, model: &Entries, opts: TableOptions) -> Arc<Table> {
+    let mut b = TableBuilder::new(RealFs.create(path).unwrap(), path.to_path_buf(), opts);
+    for (k, v) in model {
+        b.add(k, v).unwrap();
+    }
+    b.finish().unwrap();
+    open(path).unwrap()
+}
+
+fn open(path: &Path) -> crate::Result<Arc<Table>> {
+    let cache = Arc::new(BlockCache::new(1 << 20));
+    Table::open(RealFs.open(path).unwrap(), path.to_path_buf(), 1, cache).map(Arc::new)
+}
+
+/// The newest entry of `tk` with a seqno at most `seqno`, by the model.
+fn expected(model: &Entries, tk: &[u8], seqno: u64) -> Option<(Vec<u8>, Vec<u8>)> {
+    model
+        .iter()
+        .find(|(k, _)| {
+            let p = key::parse(k).unwrap();
+            p.tree_key == tk && p.seqno <= seqno
+        })
+        .cloned()
+}
+
+/// What a point lookup of `tk` at `seqno` finds in `t` (entries of other
+/// keys count as nothing).
+fn lookup(t: &Table, tk: &[u8], seqno: u64) -> Option<(Vec<u8>, Vec<u8>)> {
+    let target = key::seek_key_at(tk, seqno);
+    match t
+        .get_point(tk, &target, false, |k, v| (k.to_vec(), v.to_vec()))
+        .unwrap()
+    {
+        Probe::Found(kv) => Some(kv).filter(|(k, _)| key::tree_key_of(k) == tk),
+        Probe::Absent => None,
+        Probe::NeedsIo => panic!("a lookup allowed to read needs to read"),
+    }
+}
+
+fn tree_keys(model: &Entries) -> BTreeSet<Vec<u8>> {
+    model
+        .iter()
+        .map(|(k, _)| key::tree_key_of(k).to_vec())
+        .collect()
+}
+
+/// Checks every key of `model` at each of its seqnos and at the newest, and
+/// every key of `absent` (none of which is in the model).
+fn check_lookups(t: &Table, model: &Entries, absent: &BTreeSet<Vec<u8>>) {
+    for (k, _) in model {
+        let p = key::parse(k).unwrap();
+        for seqno in [p.seqno, key::MAX_SEQNO, p.seqno.saturating_sub(1)] {
+            assert_eq!(
+                lookup(t, p.tree_key, seqno),
+                expected(model, p.tree_key, seqno),
+                "key {:02x?} at {seqno}",
+                p.tree_key
+            );
+        }
+    }
+    for tk in absent {
+        assert_eq!(lookup(t, tk, key::MAX_SEQNO), None, "absent {tk:02x?}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn point_lookups_match_the_model(
+        n in 1usize..300,
+        seed in any::<u64>(),
+        version in 1u32..=2,
+        block_size in prop_oneof![Just(64usize), Just(300), Just(4096)],
+        interval in 1usize..20,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let model = sample_entries(n, seed);
+        let present = tree_keys(&model);
+        let absent: BTreeSet<Vec<u8>> = tree_keys(&sample_entries(200, seed ^ 0x5555))
+            .difference(&present)
+            .cloned()
+            .collect();
+        let t = build(&dir.path().join("t.sst"), &model, options(version, block_size, interval));
+        prop_assert_eq!(t.format_version(), version);
+        check_lookups(&t, &model, &absent);
+        prop_assert_eq!(t.verify().unwrap(), model.len() as u64);
+    }
+}
+
+#[test]
+fn a_lookup_that_may_not_read_says_so_until_the_block_is_cached() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = sample_entries(300, 21);
+    let t = build(&dir.path().join("c.sst"), &model, options(2, 4096, 16));
+    let tk = key::tree_key_of(&model[0].0).to_vec();
+    let target = key::seek_key(&tk);
+    let value = |cached_only| {
+        t.get_point(&tk, &target, cached_only, |_, v| v.to_vec())
+            .unwrap()
+    };
+    assert_eq!(value(true), Probe::NeedsIo);
+    assert_eq!(value(false), Probe::Found(model[0].1.clone()));
+    assert_eq!(value(true), Probe::Found(model[0].1.clone()));
+}
+
+#[test]
+fn format_1_tables_still_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = sample_entries(2000, 11);
+    let v1 = build(&dir.path().join("1.sst"), &model, options(1, 512, 16));
+    let v2 = build(&dir.path().join("2.sst"), &model, options(2, 512, 16));
+    assert_eq!((v1.format_version(), v2.format_version()), (1, 2));
+    for t in [&v1, &v2] {
+        assert_eq!(t.verify().unwrap(), model.len() as u64);
+        check_lookups(t, &model, &BTreeSet::new());
+        let mut it = t.iter();
+        it.seek_to_first();
+        let mut seen = Vec::new();
+        while it.valid() {
+            seen.push((it.key().to_vec(), it.value().to_vec()));
+            it.next();
+        }
+        assert_eq!(seen, model);
+    }
+}
+
+/// A finished data block of format 2 over `model`, and where its buckets
+/// are (start, count).
+fn hashed_block(model: &Entries, interval: usize) -> (Vec<u8>, usize, usize) {
+    let mut b = BlockBuilder::with_hash_index(interval);
+    for (k, v) in model {
+        b.add(k, v);
+    }
+    let data = b.finish().to_vec();
+    let n = data.len();
+    let count = u16::from_le_bytes([data[n - 6], data[n - 5]]) as usize;
+    (data, n - 6 - count, count)
+}
+
+fn block(data: Vec<u8>) -> crate::Result<Arc<Block>> {
+    Block::with_hash_index(data, Arc::from(Path::new("b.sst")), 40).map(Arc::new)
+}
+
+#[test]
+fn a_bucket_naming_a_missing_restart_point_is_corruption() {
+    let model = sample_entries(60, 5);
+    let (mut data, start, count) = hashed_block(&model, 4);
+    assert!(count >= 1);
+    let bucket = (start..start + count).find(|&i| data[i] != 255).unwrap();
+    data[bucket] = 200; // the block has 15 restart points
+    let err = block(data).unwrap_err();
+    assert!(err.is_corruption(), "{err}");
+    assert!(err.to_string().contains("hash bucket"), "{err}");
+}
+
+#[test]
+fn a_bucket_naming_a_later_restart_point_is_slower_never_wrong() {
+    let model = sample_entries(60, 5);
+    let (good, start, count) = hashed_block(&model, 4);
+    let restarts = u32::from_le_bytes(good[good.len() - 4..].try_into().unwrap()) as u8;
+    let bucket_of = |tk: &[u8]| {
+        let h = xxhash_rust::xxh3::xxh3_64(tk);
+        (
+            h,
+            start + ((u64::from(h as u32) * count as u64) >> 32) as usize,
+        )
+    };
+    // A key whose bucket is its own and names an early restart point.
+    let (tk, h, bucket) = model
+        .iter()
+        .map(|(k, _)| key::tree_key_of(k).to_vec())
+        .find_map(|tk| {
+            let (h, b) = bucket_of(&tk);
+            (good[b] < 250 && good[b] + 2 < restarts).then_some((tk, h, b))
+        })
+        .unwrap();
+    let want = expected(&model, &tk, key::MAX_SEQNO).unwrap().1;
+    let target = key::seek_key(&tk);
+    let mut key = KeyBuf::new();
+    let mut data = good.clone();
+    data[bucket] = restarts - 1;
+    let b = block(data).unwrap();
+    assert_eq!(
+        b.hash_seek(&tk, h, &target, &mut key).unwrap(),
+        None,
+        "binary search"
+    );
+    let found = b.seek_in_place(&target, &mut key).unwrap().unwrap();
+    assert_eq!(b.slice(found), want.as_slice());
+    assert!(b.verify_hash_index().unwrap_err().is_corruption());
+    // The undamaged block finds it through the bucket, and verifies.
+    let b = block(good).unwrap();
+    let found = b.hash_seek(&tk, h, &target, &mut key).unwrap().flatten();
+    assert_eq!(found.map(|v| b.slice(v).to_vec()), Some(want));
+    b.verify_hash_index().unwrap();
+}
+
+#[test]
+fn every_changed_bucket_fails_verification() {
+    let model = sample_entries(80, 9);
+    let (good, start, count) = hashed_block(&model, 4);
+    for i in start..start + count {
+        let mut data = good.clone();
+        data[i] = if data[i] == 255 { 0 } else { 255 };
+        let b = block(data).unwrap();
+        assert!(
+            b.verify_hash_index().unwrap_err().is_corruption(),
+            "bucket {i}"
+        );
+    }
+}
+
+/// Rewrites the stored filter block of the table at `path` with `f` applied
+/// to its bytes, with a valid checksum, so only the layout is wrong.
+fn rewrite_filter(path: &Path, f: impl FnOnce(&mut Vec<u8>)) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let footer = Footer::decode(&bytes[bytes.len() - FOOTER_LEN..], path, 0).unwrap();
+    let (off, size) = (footer.filter.offset as usize, footer.filter.size as usize);
+    let mut filter = bytes[off..off + size].to_vec();
+    f(&mut filter);
+    assert_eq!(filter.len(), size, "the rewrite keeps the size");
+    let crc = masked_crc2(&filter, &[0]);
+    bytes[off..off + size].copy_from_slice(&filter);
+    bytes[off + size + 1..off + size + 5].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn a_damaged_filter_is_corruption_not_a_wrong_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = sample_entries(500, 3);
+    let path = dir.path().join("f.sst");
+    build(&path, &model, options(2, 4096, 16));
+    // A flipped bit inside the lines: the block checksum catches it.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let footer = Footer::decode(&bytes[bytes.len() - FOOTER_LEN..], &path, 0).unwrap();
+    bytes[footer.filter.offset as usize + 3] ^= 0x10;
+    std::fs::write(&path, &bytes).unwrap();
+    let err = open(&path).unwrap_err();
+    assert!(
+        err.is_corruption() && err.to_string().contains("checksum"),
+        "{err}"
+    );
+    // A filter declaring 0 probes, checksum valid: refused on open.
+    build(&path, &model, options(2, 4096, 16));
+    rewrite_filter(&path, |f| {
+        let n = f.len();
+        f[n - 2] = 0;
+    });
+    let err = open(&path).unwrap_err();
+    assert!(
+        err.is_corruption() && err.to_string().contains("probes"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_damaged_hash_index_on_disk_is_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = sample_entries(300, 8);
+    let path = dir.path().join("h.sst");
+    let opts = TableOptions {
+        compression: crate::Compression::None,
+        ..options(2, 1 << 20, 16)
+    };
+    let t = build(&path, &model, opts);
+    assert_eq!(t.properties().data_blocks, 1);
+    let footer = Footer::decode(
+        &std::fs::read(&path).unwrap()
+            [std::fs::metadata(&path).unwrap().len() as usize - FOOTER_LEN..],
+        &path,
+        0,
+    )
+    .unwrap();
+    // The one data block ends at the filter; its bucket count sits 6 bytes
+    // before its end. Flip a bucket byte.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let end = footer.filter.offset as usize - 5;
+    bytes[end - 7] ^= 0x01;
+    std::fs::write(&path, &bytes).unwrap();
+    let t = open(&path).unwrap();
+    let tk = key::tree_key_of(&model[0].0).to_vec();
+    let err = t
+        .get_point(&tk, &key::seek_key(&tk), false, |_, v| v.to_vec())
+        .unwrap_err();
+    assert!(err.is_corruption(), "{err}");
+    assert!(t.verify().unwrap_err().is_corruption());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn arbitrary_hashed_blocks_never_panic(
+        data in proptest::collection::vec(any::<u8>(), 0..200),
+        tk in proptest::collection::vec(any::<u8>(), 0..12),
+        h in any::<u64>(),
+    ) {
+        if let Ok(b) = block(data) {
+            let mut key = KeyBuf::new();
+            let target = key::seek_key(&tk);
+            let _ = b.hash_seek(&tk, h, &target, &mut key);
+            let _ = b.seek_in_place(&target, &mut key);
+            let _ = b.verify_hash_index();
+        }
+    }
+}

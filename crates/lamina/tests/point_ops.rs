@@ -1,0 +1,238 @@
+//! Point operations: `get_with` lends the stored value to a closure,
+//! `contains_key` stops at a key's newest entry (a deleted key is absent, a
+//! key holding only merge operands exists and its operands are not applied),
+//! in the memtable, in level-0 tables and at the bottom of the tree, at
+//! snapshots; and single writers mixed with concurrent ones lose nothing and
+//! publish their writes in order.
+
+use lamina::{Cached, Db, Durability, Error, Options};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+fn one() -> [u8; 8] {
+    1u64.to_le_bytes()
+}
+
+/// Where the entries are when they are read.
+#[derive(Debug, Clone, Copy)]
+enum Place {
+    Memtable,
+    Level0,
+    Bottom,
+}
+
+fn settle(db: &Db, place: Place) {
+    match place {
+        Place::Memtable => {}
+        Place::Level0 => db.flush().expect("flush"),
+        Place::Bottom => db.compact().expect("compact"),
+    }
+}
+
+#[test]
+fn contains_and_get_with_agree_with_the_writes_wherever_the_entries_are() {
+    for place in [Place::Memtable, Place::Level0, Place::Bottom] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = Db::open(dir.path().join("db"), Options::default()).expect("open");
+        db.put(b"live", b"value").expect("put");
+        db.put(b"gone", b"value").expect("put");
+        db.delete(b"gone").expect("delete");
+        db.merge(b"counter", &one()).expect("merge");
+        db.merge(b"counter", &one()).expect("merge");
+        // A base the Add operator cannot fold: reading it fails, but the
+        // key exists, and an existence check does not apply the operand.
+        // (The base is flushed first: onto a base still in the active
+        // memtable the operand is refused at the call.)
+        db.put(b"unfoldable", b"abc").expect("put");
+        db.flush().expect("flush");
+        db.merge(b"unfoldable", &one()).expect("merge");
+        settle(&db, place);
+
+        assert!(db.contains_key(b"live").expect("contains"), "{place:?}");
+        assert!(!db.contains_key(b"gone").expect("contains"), "{place:?}");
+        assert!(!db.contains_key(b"never").expect("contains"), "{place:?}");
+        assert!(db.contains_key(b"counter").expect("contains"), "{place:?}");
+        assert!(
+            db.contains_key(b"unfoldable").expect("contains"),
+            "{place:?}"
+        );
+        assert!(
+            matches!(db.get(b"unfoldable"), Err(Error::Merge(_))),
+            "{place:?}: the operand cannot fold onto b\"abc\""
+        );
+
+        let len = db.get_with(b"live", |v| (v.len(), v.first().copied()));
+        assert_eq!(len.expect("get_with"), Some((5, Some(b'v'))), "{place:?}");
+        assert_eq!(db.get_with(b"gone", <[u8]>::to_vec).expect("get"), None);
+        assert_eq!(
+            db.get_with(b"counter", <[u8]>::to_vec).expect("get"),
+            Some(2u64.to_le_bytes().to_vec()),
+            "{place:?}: operands folded"
+        );
+    }
+}
+
+#[test]
+fn contains_at_a_snapshot_sees_the_database_as_it_was() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = Db::open(dir.path().join("db"), Options::default()).expect("open");
+    db.put(b"a", b"1").expect("put");
+    let snap = db.snapshot();
+    db.delete(b"a").expect("delete");
+    db.put(b"b", b"2").expect("put");
+    db.merge(b"c", &one()).expect("merge");
+    for flush in [false, true] {
+        if flush {
+            db.flush().expect("flush");
+        }
+        assert!(snap.contains_key(b"a").expect("contains"));
+        assert!(!snap.contains_key(b"b").expect("contains"));
+        assert!(!snap.contains_key(b"c").expect("contains"));
+        assert!(!db.contains_key(b"a").expect("contains"));
+        assert!(db.contains_key(b"b").expect("contains"));
+        assert!(db.contains_key(b"c").expect("contains"));
+    }
+    let ks = db.keyspace("other").expect("keyspace");
+    ks.put(b"a", b"x").expect("put");
+    assert!(ks.contains_key(b"a").expect("contains"));
+    assert!(!snap.contains_key_in(&ks, b"a").expect("contains"));
+    assert_eq!(
+        ks.get_with(b"a", <[u8]>::to_vec).expect("get"),
+        Some(b"x".to_vec())
+    );
+}
+
+#[test]
+fn bad_point_reads_keep_their_errors() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = Db::open(dir.path().join("db"), Options::default()).expect("open");
+    let long = vec![b'k'; 65_537];
+    let err = db.contains_key(&long).expect_err("too long");
+    assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+    assert!(err.to_string().contains("65537"), "{err}");
+    assert!(matches!(
+        db.get_with(&long, |_| ()),
+        Err(Error::InvalidArgument(_))
+    ));
+    db.close().expect("close");
+    assert!(matches!(db.contains_key(b"k"), Err(Error::Closed)));
+    assert!(matches!(db.get_with(b"k", |_| ()), Err(Error::Closed)));
+}
+
+/// Writers alternate between writing alone (the single-writer path) and
+/// colliding with each other (the group path), with every durability; a
+/// reader checks that writes become visible in each writer's order, and
+/// after a reopen every acknowledged write is there.
+#[test]
+fn lone_and_grouped_writers_publish_in_order_and_lose_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let opts = Options {
+        memtable_size: 64 << 10,
+        ..Options::default()
+    };
+    let db = Db::open(dir.path().join("db"), opts.clone()).expect("open");
+    let threads = 4u32;
+    let per_thread = 400u32;
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let db = db.clone();
+            s.spawn(move || {
+                for i in 0..per_thread {
+                    let durability = match i % 3 {
+                        0 => Durability::Os,
+                        1 => Durability::None,
+                        _ => Durability::Sync,
+                    };
+                    let mut b = lamina::Batch::new();
+                    b.put(format!("t{t}-{i:05}").as_bytes(), &i.to_le_bytes());
+                    db.write_with(b, durability).expect("write");
+                    if i % 50 == 0 {
+                        std::thread::yield_now();
+                    }
+                }
+            });
+        }
+        let reader = db.clone();
+        let stop = &stop;
+        s.spawn(move || {
+            let db = reader;
+            while !stop.load(Ordering::Acquire) {
+                for t in 0..threads {
+                    // A newer write of one thread visible implies its older
+                    // ones (checked newest first, so the older checks come later).
+                    let mut seen_newer = false;
+                    for i in (0..per_thread).step_by(37).rev() {
+                        let here = db
+                            .contains_key(format!("t{t}-{i:05}").as_bytes())
+                            .expect("contains");
+                        assert!(
+                            here || !seen_newer,
+                            "t{t}: write {i} missing after a newer one"
+                        );
+                        seen_newer |= here;
+                    }
+                }
+                std::thread::yield_now();
+            }
+        });
+        // Let the writers finish, then stop the reader.
+        loop {
+            let done = (0..threads).all(|t| {
+                db.contains_key(format!("t{t}-{:05}", per_thread - 1).as_bytes())
+                    .expect("contains")
+            });
+            if done {
+                break;
+            }
+            std::thread::yield_now();
+        }
+        stop.store(true, Ordering::Release);
+    });
+    db.close().expect("close");
+    let db = Db::open(dir.path().join("db"), opts).expect("reopen");
+    for t in 0..threads {
+        for i in 0..per_thread {
+            let v = db.get(format!("t{t}-{i:05}").as_bytes()).expect("get");
+            assert_eq!(v, Some(i.to_le_bytes().to_vec()), "t{t}-{i}");
+        }
+    }
+}
+
+/// `try_get_with` and `try_contains_key` answer from memory or say that the
+/// disk is needed; they never read it.
+#[test]
+fn lookups_that_may_not_wait_answer_from_memory_or_say_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = Db::open(dir.path().join("db"), Options::default()).expect("open");
+    db.put(b"on disk", b"1").expect("put");
+    db.close().expect("close");
+    let db = Db::open(dir.path().join("db"), Options::default()).expect("reopen");
+    db.put(b"in memory", b"2").expect("put");
+    let copy = |v: &[u8]| v.to_vec();
+    assert_eq!(
+        db.try_get_with(b"in memory", copy).expect("try"),
+        Cached::Answered(Some(b"2".to_vec()))
+    );
+    assert_eq!(
+        db.try_get_with(b"on disk", copy).expect("try"),
+        Cached::NeedsIo
+    );
+    assert_eq!(
+        db.try_contains_key(b"on disk").expect("try"),
+        Cached::NeedsIo
+    );
+    assert_eq!(db.get(b"on disk").expect("get"), Some(b"1".to_vec()));
+    assert_eq!(
+        db.try_get_with(b"on disk", copy).expect("try"),
+        Cached::Answered(Some(b"1".to_vec()))
+    );
+    assert_eq!(
+        db.try_contains_key(b"on disk").expect("try"),
+        Cached::Answered(true)
+    );
+    // The filter answers for a missing key without reading a block.
+    assert_eq!(
+        db.try_contains_key(b"nowhere").expect("try"),
+        Cached::Answered(false)
+    );
+}
