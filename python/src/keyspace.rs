@@ -162,9 +162,7 @@ impl Keyspace {
         let r = self.reader()?;
         let k = convert::key(key)?;
         if !k.is_empty() {
-            if let lamina::Cached::Answered(present) =
-                self.ks.try_contains_key(k).map_err(to_py)?
-            {
+            if let lamina::Cached::Answered(present) = self.ks.try_contains_key(k).map_err(to_py)? {
                 return Ok(present);
             }
         }

@@ -25,8 +25,7 @@ fn user_key(i: u64) -> [u8; 16] {
 fn measured(db: &Db, op: &str, keys: &[[u8; 16]], n: usize) -> usize {
     let value = [b'v'; 100];
     let mut found = 0usize;
-    for i in 0..n {
-        let k = &keys[i % keys.len()];
+    for k in keys.iter().cycle().take(n) {
         match op {
             "get-mem" | "get-table" | "get-missing" => {
                 found += usize::from(db.get(k).expect("get").is_some());

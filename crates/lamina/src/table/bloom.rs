@@ -144,7 +144,7 @@ impl BlockedBloom {
         }
         let len = bytes.len();
         let body = len.saturating_sub(2);
-        if len < LINE_BYTES + 2 || body % LINE_BYTES != 0 {
+        if len < LINE_BYTES + 2 || body / LINE_BYTES * LINE_BYTES != body {
             return Err(format!(
                 "blocked filter of {len} bytes is not a whole number of 64-byte lines plus 2"
             ));
