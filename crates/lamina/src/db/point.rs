@@ -204,15 +204,8 @@ impl Inner {
                 &fallback
             }
         };
-        let mut target = InternalKey(smallvec::SmallVec::with_capacity(
-            key::KEYSPACE_ID_LEN + user_key.len() + key::TRAILER_LEN,
-        ));
-        target.0.extend_from_slice(&ks.to_be_bytes());
-        target.0.extend_from_slice(user_key);
-        let tk_len = target.0.len();
-        target
-            .0
-            .extend_from_slice(&((seqno << 8) | u64::from(key::KIND_FOR_SEEK)).to_le_bytes());
+        let target = seek_target(ks, user_key, seqno);
+        let tk_len = target.0.len() - key::TRAILER_LEN;
         let tk = target.0.get(..tk_len).unwrap_or(&[]);
         let op = self.opts.merge_operator.as_ref();
         let mut point = Point {
@@ -282,6 +275,27 @@ impl Inner {
         }
         point.finish(op).map(Cached::Answered)
     }
+}
+
+/// The internal key to seek for `user_key` of keyspace `ks` as of `seqno`,
+/// built on the stack when it fits inline (no heap allocation).
+fn seek_target(ks: KeyspaceId, user_key: &[u8], seqno: SeqNo) -> InternalKey {
+    let len = key::KEYSPACE_ID_LEN + user_key.len() + key::TRAILER_LEN;
+    let trailer = ((seqno << 8) | u64::from(key::KIND_FOR_SEEK)).to_le_bytes();
+    let mut buf = [0u8; key::INLINE_KEY_LEN];
+    if let Some(dst) = buf.get_mut(..len) {
+        let (ks_part, rest) = dst.split_at_mut(key::KEYSPACE_ID_LEN);
+        let (user_part, trailer_part) = rest.split_at_mut(user_key.len());
+        ks_part.copy_from_slice(&ks.to_be_bytes());
+        user_part.copy_from_slice(user_key);
+        trailer_part.copy_from_slice(&trailer);
+        return InternalKey(smallvec::SmallVec::from_buf_and_len(buf, len));
+    }
+    let mut v = smallvec::SmallVec::with_capacity(len);
+    v.extend_from_slice(&ks.to_be_bytes());
+    v.extend_from_slice(user_key);
+    v.extend_from_slice(&trailer);
+    InternalKey(v)
 }
 
 /// The answer of a lookup that was allowed to read.
