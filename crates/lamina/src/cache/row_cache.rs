@@ -8,6 +8,10 @@ use std::sync::Arc;
 /// Bytes charged per row besides its key and value.
 const ROW_OVERHEAD: u64 = 64;
 
+/// Larger values are not remembered: copying them costs more than the
+/// search a row saves.
+const MAX_ROW_VALUE: usize = 16 << 10;
+
 /// A cached row: the value a read found in the tables of one version.
 #[derive(Clone)]
 pub struct Row {
@@ -59,8 +63,12 @@ impl RowCache {
         (row.generation == generation).then_some(row.value)
     }
 
-    /// Caches `value` as what `tree_key` holds in version `generation`.
+    /// Caches `value` as what `tree_key` holds in version `generation`
+    /// (values over 16 KiB are not cached).
     pub fn insert(&self, tree_key: &[u8], generation: u64, value: &[u8]) {
+        if value.len() > MAX_ROW_VALUE {
+            return;
+        }
         if let Some(c) = &self.rows {
             let row = Row {
                 generation,
@@ -83,6 +91,8 @@ mod tests {
         c.insert(b"k", 1, b"v");
         assert_eq!(&*c.get(b"k", 1).unwrap(), b"v");
         assert!(c.get(b"k", 2).is_none());
+        c.insert(b"big", 1, &vec![0u8; MAX_ROW_VALUE + 1]);
+        assert!(c.get(b"big", 1).is_none());
         let none = RowCache::new(0);
         none.insert(b"k", 1, b"v");
         assert!(none.get(b"k", 1).is_none());
