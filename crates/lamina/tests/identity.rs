@@ -256,7 +256,8 @@ fn a_table_unlike_its_listing_is_refused() {
 
 /// Writes the entries of table `from` to `to` as a table written before
 /// format version 2 would hold them: no identity, no file number.
-fn rewrite_table_without_origin(fs: &MemFs, from: &Path, to: &Path) {
+/// Returns the new table's size.
+fn rewrite_table_without_origin(fs: &MemFs, from: &Path, to: &Path) -> u64 {
     let file = fs.open(from).expect("open table");
     let table = Arc::new(
         Table::open(file, from.to_path_buf(), 0, Arc::new(BlockCache::new(0))).expect("table"),
@@ -272,11 +273,18 @@ fn rewrite_table_without_origin(fs: &MemFs, from: &Path, to: &Path) {
     drop(it);
     drop(table);
     let out = fs.create(to).expect("create");
-    let mut b = TableBuilder::new(out, to.to_path_buf(), TableOptions::default());
+    // Format version 1, as the code before the identity wrote tables.
+    let old = TableOptions {
+        format_version: 1,
+        restart_interval: 16,
+        ..TableOptions::default()
+    };
+    let mut b = TableBuilder::new(out, to.to_path_buf(), old);
     for (k, v) in &entries {
         b.add(k, v).expect("add");
     }
     b.finish().expect("finish");
+    fs.read_all(to).expect("read table").len() as u64
 }
 
 /// Rewrites `dir` as the code before format version 2 wrote it: WAL
@@ -298,11 +306,14 @@ fn make_old(fs: &MemFs, dir: &str) {
         let bytes = fs.read_all(&path).expect("read");
         assert_eq!(&bytes[8..12], &1u32.to_le_bytes(), "a version-1 header");
     }
+    let mut sizes = std::collections::HashMap::new();
     for name in names(fs, dir, ".sst") {
         let path = PathBuf::from(dir).join(&name);
         let tmp = PathBuf::from(dir).join("old.table");
-        rewrite_table_without_origin(fs, &path, &tmp);
+        let size = rewrite_table_without_origin(fs, &path, &tmp);
         fs.rename(&tmp, &path).expect("rename");
+        let number: u64 = name.trim_end_matches(".sst").parse().expect("table number");
+        sizes.insert(number, size);
     }
     let current = fs
         .read_all(&PathBuf::from(dir).join("CURRENT"))
@@ -314,6 +325,13 @@ fn make_old(fs: &MemFs, dir: &str) {
         let mut e = VersionEdit::decode(&rec).expect("edit");
         e.identity = None;
         e.wals_started.clear();
+        for (_, f) in e.new_files.iter_mut() {
+            if let Some(&size) = sizes.get(&f.number) {
+                let mut meta = (**f).clone();
+                meta.size = size;
+                *f = Arc::new(meta);
+            }
+        }
         edits.push(e.encode());
     }
     let mut w = LogWriter::create(fs, &manifest, MANIFEST_MAGIC).expect("rewrite manifest");

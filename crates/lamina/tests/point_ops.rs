@@ -236,3 +236,35 @@ fn lookups_that_may_not_wait_answer_from_memory_or_say_so() {
         Cached::Answered(false)
     );
 }
+
+/// Values read from tables are remembered per version (the row cache); a
+/// flush or compaction that changes the tables, a newer write in the
+/// memtable, and a snapshot older than the tables must all see past them.
+#[test]
+fn remembered_rows_never_outlive_the_tables_they_were_read_from() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = Db::open(dir.path().join("db"), Options::default()).expect("open");
+    let get = |db: &Db, k: &[u8]| db.get(k).expect("get");
+    db.put(b"k", b"1").expect("put");
+    db.put(b"d", b"x").expect("put");
+    db.flush().expect("flush");
+    let old = db.snapshot();
+    for _ in 0..2 {
+        assert_eq!(get(&db, b"k"), Some(b"1".to_vec())); // read, then remembered
+        assert_eq!(get(&db, b"d"), Some(b"x".to_vec()));
+    }
+    db.put(b"k", b"2").expect("put"); // newer, in the memtable
+    assert_eq!(get(&db, b"k"), Some(b"2".to_vec()));
+    db.flush().expect("flush"); // now in a newer table
+    assert_eq!(get(&db, b"k"), Some(b"2".to_vec()));
+    assert_eq!(old.get(b"k").expect("get"), Some(b"1".to_vec()));
+    db.delete(b"d").expect("delete");
+    db.flush().expect("flush");
+    drop(old);
+    db.compact().expect("compact"); // the tombstone and the value are gone
+    assert_eq!(get(&db, b"d"), None);
+    assert!(!db.contains_key(b"d").expect("contains"));
+    assert_eq!(get(&db, b"k"), Some(b"2".to_vec()));
+    db.merge(b"k", &one()).expect("merge"); // an operand over a remembered value
+    assert!(matches!(db.get(b"k"), Err(Error::Merge(_))));
+}

@@ -1,7 +1,9 @@
 //! Caches shared by every reader: decompressed data blocks, and open tables.
 
 mod block_cache;
+mod row_cache;
 mod table_cache;
 
 pub use block_cache::BlockCache;
+pub use row_cache::RowCache;
 pub use table_cache::TableCache;

@@ -1,6 +1,6 @@
 //! The cache of open tables, bounded in number of tables.
 
-use super::BlockCache;
+use super::{BlockCache, RowCache};
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::manifest::FileMeta;
@@ -9,6 +9,9 @@ use quick_cache::sync::Cache;
 use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;
+
+/// The row cache gets this fraction (1/n) of the block cache's capacity.
+const ROW_CACHE_SHARE: usize = 8;
 
 /// Open tables of one database directory, keyed by file number, at most
 /// `capacity` at once (so the process never runs out of file handles).
@@ -23,6 +26,7 @@ pub struct TableCache {
     block_cache: Arc<BlockCache>,
     /// The database identity tables must carry, if they carry one.
     identity: Option<u128>,
+    rows: RowCache,
 }
 
 impl std::fmt::Debug for TableCache {
@@ -47,6 +51,7 @@ impl TableCache {
             fs,
             dir,
             tables: Cache::new(capacity.max(1)),
+            rows: RowCache::new(block_cache.capacity_bytes() / ROW_CACHE_SHARE),
             block_cache,
             identity: None,
         }
@@ -107,6 +112,11 @@ impl TableCache {
     /// its `Arc` keep it open until they drop it.
     pub fn evict(&self, file_number: u64) {
         self.tables.remove(&file_number);
+    }
+
+    /// Values point lookups found in these tables (see [`RowCache`]).
+    pub fn rows(&self) -> &RowCache {
+        &self.rows
     }
 
     /// The block cache tables read through.

@@ -15,7 +15,8 @@ impl Inner {
     pub fn table_options(&self, bottom: bool) -> TableOptions {
         TableOptions {
             block_size: self.opts.block_size,
-            restart_interval: 16,
+            // Layout: docs/format.md#block (the interval of version 2).
+            restart_interval: 4,
             compression: if bottom {
                 self.opts.bottom_compression
             } else {

@@ -26,16 +26,30 @@ use std::sync::Arc;
 pub(crate) struct Pinned {
     pub mems: Vec<Arc<Memtable>>,
     pub version: Arc<Version>,
+    /// Counts the versions published (1 for the first); rows of the row
+    /// cache belong to one. 0 for a view not published (it uses no rows).
+    pub generation: u64,
+    /// The largest seqno in any table of `version`: only a read at or
+    /// above it sees the tables' newest entries, and may fill rows.
+    pub tables_seqno: SeqNo,
 }
 
 impl Pinned {
-    fn of(st: &super::State) -> Pinned {
+    fn of(st: &super::State, generation: u64) -> Pinned {
         let mut mems = Vec::with_capacity(1 + st.imm.len());
         mems.push(Arc::clone(&st.mem));
         mems.extend(st.imm.iter().rev().cloned());
+        let tables_seqno = st
+            .version
+            .all_files()
+            .map(|(_, f)| f.largest_seqno)
+            .max()
+            .unwrap_or(0);
         Pinned {
             mems,
             version: Arc::clone(&st.version),
+            generation,
+            tables_seqno,
         }
     }
 }
@@ -121,14 +135,20 @@ impl Inner {
     pub(crate) fn pinned(&self) -> Arc<Pinned> {
         match self.pinned.load_full() {
             Some(p) => p,
-            None => Arc::new(Pinned::of(&self.state.lock())),
+            None => Arc::new(Pinned::of(&self.state.lock(), 0)),
         }
     }
 
     /// Publishes the memtables and version of `st` to readers.
     /// REQUIRES: `st` is the guarded state, still locked, just changed.
     pub(crate) fn publish(&self, st: &super::State) {
-        self.pinned.store(Some(Arc::new(Pinned::of(st))));
+        let generation = match self.pinned.load().as_ref() {
+            Some(p) if Arc::ptr_eq(&p.version, &st.version) => p.generation,
+            Some(p) => p.generation + 1,
+            None => 1,
+        };
+        self.pinned
+            .store(Some(Arc::new(Pinned::of(st, generation))));
     }
 
     /// Calls `f` with the value of `user_key` in keyspace `ks` as of `seqno`
@@ -195,6 +215,7 @@ impl Inner {
             )));
         }
         // The seqno first: every write it covers is in the view loaded after.
+        let seqno_arg_is_now = seqno.is_none();
         let visible = self.visible_seqno.load(Ordering::Acquire);
         let seqno = seqno.unwrap_or(visible).min(visible);
         let guard = self.pinned.load();
@@ -206,15 +227,8 @@ impl Inner {
                 &fallback
             }
         };
-        let mut target = InternalKey(smallvec::SmallVec::with_capacity(
-            key::KEYSPACE_ID_LEN + user_key.len() + key::TRAILER_LEN,
-        ));
-        target.0.extend_from_slice(&ks.to_be_bytes());
-        target.0.extend_from_slice(user_key);
-        let tk_len = target.0.len();
-        target
-            .0
-            .extend_from_slice(&((seqno << 8) | u64::from(key::KIND_FOR_SEEK)).to_le_bytes());
+        let target = seek_target(ks, user_key, seqno);
+        let tk_len = target.0.len() - key::TRAILER_LEN;
         let tk = target.0.get(..tk_len).unwrap_or(&[]);
         let op = self.opts.merge_operator.as_ref();
         let mut point = Point {
@@ -236,6 +250,18 @@ impl Inner {
             });
             if decided {
                 return point.finish(op).map(Cached::Answered);
+            }
+        }
+        // Rows hold what the tables of one version say at their newest; a
+        // read as of now that found nothing in the memtables may use them.
+        let rows = self.tables.rows();
+        let use_rows = seqno_arg_is_now
+            && pinned.generation != 0
+            && seqno >= pinned.tables_seqno
+            && point.operands.is_empty();
+        if use_rows {
+            if let Some(v) = rows.get(tk, pinned.generation) {
+                return Ok(Cached::Answered(point.give(&v)));
             }
         }
         let version = &pinned.version;
@@ -260,7 +286,12 @@ impl Inner {
                 |k, v| match key::parse(k) {
                     None => Step::Malformed(k.len()),
                     Some(p) if p.tree_key != tk => Step::Elsewhere,
-                    Some(p) => Step::Seen(point.see(p.kind, v, op)),
+                    Some(p) => {
+                        if use_rows && p.kind == Kind::Put && point.operands.is_empty() {
+                            rows.insert(tk, pinned.generation, v);
+                        }
+                        Step::Seen(point.see(p.kind, v, op))
+                    }
                 },
             )?;
             match step {
@@ -285,6 +316,27 @@ impl Inner {
         }
         point.finish(op).map(Cached::Answered)
     }
+}
+
+/// The internal key to seek for `user_key` of keyspace `ks` as of `seqno`,
+/// built on the stack when it fits inline (no heap allocation).
+fn seek_target(ks: KeyspaceId, user_key: &[u8], seqno: SeqNo) -> InternalKey {
+    let len = key::KEYSPACE_ID_LEN + user_key.len() + key::TRAILER_LEN;
+    let trailer = ((seqno << 8) | u64::from(key::KIND_FOR_SEEK)).to_le_bytes();
+    let mut buf = [0u8; key::INLINE_KEY_LEN];
+    if let Some(dst) = buf.get_mut(..len) {
+        let (ks_part, rest) = dst.split_at_mut(key::KEYSPACE_ID_LEN);
+        let (user_part, trailer_part) = rest.split_at_mut(user_key.len());
+        ks_part.copy_from_slice(&ks.to_be_bytes());
+        user_part.copy_from_slice(user_key);
+        trailer_part.copy_from_slice(&trailer);
+        return InternalKey(smallvec::SmallVec::from_buf_and_len(buf, len));
+    }
+    let mut v = smallvec::SmallVec::with_capacity(len);
+    v.extend_from_slice(&ks.to_be_bytes());
+    v.extend_from_slice(user_key);
+    v.extend_from_slice(&trailer);
+    InternalKey(v)
 }
 
 /// The answer of a lookup that was allowed to read.

@@ -123,22 +123,26 @@ fn line_probes(h: u64, k: u8) -> impl Iterator<Item = u32> {
     (0..u32::from(k)).map(move |i| a.wrapping_add(i.wrapping_mul(d)) & 511)
 }
 
-/// A table format 2 filter, checked when the table is opened.
+/// One line of a blocked filter, aligned so that it is one cache line.
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(64))]
+struct Line([u8; LINE_BYTES]);
+
+/// A table format 2 filter, checked when the table is opened. Its lines are
+/// copied into cache-line-aligned memory, so a probe reads one cache line.
 ///
 /// Layout: docs/format.md#blocked-filter-version-2.
 #[derive(Debug, Default)]
 pub struct BlockedBloom {
-    /// The lines followed by `k` and the reserved byte; empty when the table
-    /// has no filter.
-    bytes: Vec<u8>,
-    lines: usize,
+    /// Empty when the table has no filter.
+    lines: Vec<Line>,
     k: u8,
 }
 
 impl BlockedBloom {
     /// Checks the filter block `bytes`: empty (no filter), or `64 m + 2`
     /// bytes with `m >= 1` and `1 <= k <= 30`. `Err` says what is wrong.
-    pub fn new(bytes: Vec<u8>) -> Result<BlockedBloom, String> {
+    pub fn new(bytes: &[u8]) -> Result<BlockedBloom, String> {
         if bytes.is_empty() {
             return Ok(BlockedBloom::default());
         }
@@ -155,21 +159,26 @@ impl BlockedBloom {
                 "blocked filter declares {k} probes (1 to {MAX_PROBES})"
             ));
         }
-        Ok(BlockedBloom {
-            bytes,
-            lines: body / LINE_BYTES,
-            k,
-        })
+        let lines = bytes
+            .get(..body)
+            .unwrap_or(&[])
+            .chunks_exact(LINE_BYTES)
+            .map(|c| {
+                let mut line = [0u8; LINE_BYTES];
+                line.copy_from_slice(c);
+                Line(line)
+            })
+            .collect();
+        Ok(BlockedBloom { lines, k })
     }
 
     /// False only if the key of hash `h` (`xxh3_64` of its tree key) was
     /// certainly not added. Reads one 64-byte line.
     pub fn may_contain_hash(&self, h: u64) -> bool {
-        if self.lines == 0 {
+        if self.lines.is_empty() {
             return true;
         }
-        let start = line_of(h, self.lines) * LINE_BYTES;
-        let Some(line) = self.bytes.get(start..start + LINE_BYTES) else {
+        let Some(Line(line)) = self.lines.get(line_of(h, self.lines.len())) else {
             return true;
         };
         line_probes(h, self.k).all(|bit| {
@@ -178,14 +187,18 @@ impl BlockedBloom {
         })
     }
 
-    /// Bytes held.
+    /// Bytes of the filter block it was made from.
     pub fn len(&self) -> usize {
-        self.bytes.len()
+        if self.lines.is_empty() {
+            0
+        } else {
+            self.lines.len() * LINE_BYTES + 2
+        }
     }
 
     /// True when the table has no filter (it matches everything).
     pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
+        self.lines.is_empty()
     }
 }
 
@@ -251,7 +264,7 @@ mod tests {
         for i in 0..n {
             b.add(&key(i));
         }
-        let f = BlockedBloom::new(b.build_blocked(10)).unwrap();
+        let f = BlockedBloom::new(&b.build_blocked(10)).unwrap();
         assert_eq!(f.len(), 391 * 64 + 2);
         let h = |i| xxh3_64(&key(i));
         assert!((0..n).all(|i| f.may_contain_hash(h(i))));
@@ -270,9 +283,9 @@ mod tests {
             v.extend([31, 0]);
             v
         }] {
-            assert!(BlockedBloom::new(bytes.clone()).is_err(), "{}", bytes.len());
+            assert!(BlockedBloom::new(&bytes).is_err(), "{}", bytes.len());
         }
-        let none = BlockedBloom::new(Vec::new()).unwrap();
+        let none = BlockedBloom::new(&[]).unwrap();
         assert!(none.is_empty() && none.may_contain_hash(7));
     }
 

@@ -123,7 +123,7 @@ impl Table {
         let mut filter = decode_block(meta, &path, f.offset)?;
         filter.shrink_to_fit(); // it kept the capacity of the whole region
         let filter = if footer.version >= 2 {
-            Filter::Blocked(BlockedBloom::new(filter).map_err(|r| corruption(&path, f.offset, r))?)
+            Filter::Blocked(BlockedBloom::new(&filter).map_err(|r| corruption(&path, f.offset, r))?)
         } else {
             Filter::V1(filter)
         };
