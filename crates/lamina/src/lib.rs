@@ -32,6 +32,7 @@
 //! ```
 
 mod batch;
+pub mod blob;
 pub mod cache;
 mod check;
 pub mod coding;
@@ -52,6 +53,7 @@ pub mod table;
 pub mod wal;
 
 pub use batch::Batch;
+pub use blob::LazyValue;
 pub use check::CheckReport;
 pub use db::{Db, Iter};
 pub use error::{Error, Result};

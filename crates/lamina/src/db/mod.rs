@@ -1,5 +1,6 @@
 //! The database handle and the state it shares with its background threads.
 
+mod blobs;
 mod commit;
 mod compact;
 mod flush;
@@ -69,6 +70,8 @@ pub(crate) struct State {
     pub manual_compactions: usize,
     /// Set while a flush is writing a table.
     pub flushing: bool,
+    /// Blob files no longer in the current version, removed once no reader pins them.
+    pub obsolete_blobs: Vec<Arc<crate::blob::BlobMeta>>,
 }
 
 /// Everything shared by the handles and the background threads.
@@ -77,6 +80,7 @@ pub(crate) struct Inner {
     pub fs: Arc<dyn FileSystem>,
     pub opts: Options,
     pub tables: Arc<TableCache>,
+    pub blobs: Arc<crate::blob::BlobStore>,
     pub state: Mutex<State>,
     /// Signalled when a flush or compaction finishes or work arrives.
     pub bg_cv: Condvar,

@@ -2,7 +2,7 @@
 
 use super::{Handle, Inner};
 use crate::error::{Error, Result};
-use crate::iter::{resolve, Cursor, InternalIterator, LevelIter, MergingIter};
+use crate::iter::{Cursor, InternalIterator, LevelIter, MergingIter};
 use crate::key::{self, KeyspaceId, Kind, SeqNo};
 use crate::manifest::Version;
 use crate::memtable::Memtable;
@@ -33,13 +33,14 @@ impl Inner {
         }
     }
 
-    /// The value of `user_key` in keyspace `ks` as of `seqno` (default: now).
-    pub fn get(
+    /// The value of `user_key` in keyspace `ks` as of `seqno` (default: now);
+    /// a value in a blob file is returned unread.
+    pub fn get_value(
         &self,
         ks: KeyspaceId,
         user_key: &[u8],
         seqno: Option<SeqNo>,
-    ) -> Result<Option<Vec<u8>>> {
+    ) -> Result<Option<crate::blob::LazyValue>> {
         self.check_open()?;
         if user_key.len() > key::MAX_KEY_LEN {
             return Err(Error::InvalidArgument(format!(
@@ -95,12 +96,12 @@ impl Inner {
         self.finish_get(user_key, &entries)
     }
 
-    fn finish_get(&self, user_key: &[u8], entries: &[(Kind, Vec<u8>)]) -> Result<Option<Vec<u8>>> {
-        resolve(
-            user_key,
-            entries.iter().map(|(k, v)| (*k, v.as_slice())),
-            self.opts.merge_operator.as_ref(),
-        )
+    fn finish_get(
+        &self,
+        user_key: &[u8],
+        entries: &[(Kind, Vec<u8>)],
+    ) -> Result<Option<crate::blob::LazyValue>> {
+        self.found(user_key, entries)
     }
 
     /// A merged iterator over every source of `view`.
@@ -273,7 +274,8 @@ impl Iter {
             self.lower.clone(),
             self.upper.clone(),
             Arc::clone(&inner.opts.merge_operator),
-        ))
+        )
+        .with_blobs(Arc::clone(&inner.blobs)))
     }
 
     fn finish(

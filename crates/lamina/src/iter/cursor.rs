@@ -24,6 +24,13 @@ pub fn resolve<'a>(
             }
             Kind::Delete => break,
             Kind::Merge => operands.push(value),
+            Kind::Blob => {
+                return Err(Error::corruption(
+                    "<tree>",
+                    0,
+                    "a blob pointer was resolved without its blob file",
+                ))
+            }
         }
     }
     if operands.is_empty() {
@@ -44,6 +51,7 @@ pub struct Cursor {
     merge_operator: std::sync::Arc<dyn MergeOperator>,
     started: bool,
     scratch: Vec<(Kind, Vec<u8>)>,
+    blobs: Option<std::sync::Arc<crate::blob::BlobStore>>,
 }
 
 fn above_lower(tk: &[u8], lower: &Bound<Vec<u8>>) -> bool {
@@ -87,7 +95,34 @@ impl Cursor {
             merge_operator,
             started: false,
             scratch: Vec::new(),
+            blobs: None,
         }
+    }
+
+    /// The cursor, reading the values of kind 3 entries from `blobs`.
+    pub fn with_blobs(mut self, blobs: std::sync::Arc<crate::blob::BlobStore>) -> Cursor {
+        self.blobs = Some(blobs);
+        self
+    }
+
+    /// Replaces the entry that decides the key (the newest Put, Delete or
+    /// Blob; `newest_first` tells the scratch order) by its value when it is
+    /// in a blob file.
+    fn load_blob(&mut self, newest_first: bool) -> Result<()> {
+        let decider = if newest_first {
+            self.scratch.iter_mut().find(|(k, _)| *k != Kind::Merge)
+        } else {
+            self.scratch.iter_mut().rev().find(|(k, _)| *k != Kind::Merge)
+        };
+        let Some(entry) = decider.filter(|(k, _)| *k == Kind::Blob) else {
+            return Ok(());
+        };
+        let Some(blobs) = self.blobs.as_ref() else {
+            return Err(Error::corruption("<tree>", 0, "a blob pointer met by a cursor without blob files"));
+        };
+        let v = blobs.lazy(&entry.1)?.into_vec()?;
+        *entry = (Kind::Put, v);
+        Ok(())
     }
 
     /// The next entry in ascending order.
@@ -131,6 +166,9 @@ impl Cursor {
             }
             if !wanted || self.scratch.is_empty() {
                 continue;
+            }
+            if let Err(e) = self.load_blob(true) {
+                return Some(Err(e));
             }
             let user_key = tk.get(key::KEYSPACE_ID_LEN..).unwrap_or(&[]);
             match resolve(
@@ -185,6 +223,9 @@ impl Cursor {
             }
             if !wanted || self.scratch.is_empty() {
                 continue;
+            }
+            if let Err(e) = self.load_blob(false) {
+                return Some(Err(e));
             }
             let user_key = tk.get(key::KEYSPACE_ID_LEN..).unwrap_or(&[]);
             let newest_first = self.scratch.iter().rev().map(|(k, v)| (*k, v.as_slice()));
