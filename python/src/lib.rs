@@ -20,6 +20,7 @@ mod reader;
 mod snapshot;
 mod state;
 mod stats;
+mod value;
 
 use pyo3::prelude::*;
 

@@ -16,6 +16,10 @@ use pyo3::types::{PyBytes, PyList, PyTuple};
 pub trait Reader: Send + Sync {
     /// The value of `key`, if any.
     fn get(&self, key: &[u8]) -> lamina::Result<Option<Vec<u8>>>;
+    /// The value of `key`, a value in a blob file not yet read.
+    fn get_lazy(&self, key: &[u8]) -> lamina::Result<Option<lamina::LazyValue>> {
+        Ok(self.get(key)?.map(lamina::LazyValue::inline))
+    }
     /// True when `key` has a value.
     fn contains(&self, key: &[u8]) -> lamina::Result<bool> {
         Ok(self.get(key)?.is_some())
@@ -55,6 +59,12 @@ impl Reader for Live<'_> {
             };
         }
         self.ks.get(key)
+    }
+    fn get_lazy(&self, key: &[u8]) -> lamina::Result<Option<lamina::LazyValue>> {
+        if key.is_empty() {
+            return Ok(self.get(key)?.map(lamina::LazyValue::inline));
+        }
+        self.ks.get_lazy(key)
     }
     fn contains(&self, key: &[u8]) -> lamina::Result<bool> {
         if key.is_empty() {
@@ -97,6 +107,12 @@ impl Reader for SnapshotIn {
         }
         self.snap.get_in(&self.ks, key)
     }
+    fn get_lazy(&self, key: &[u8]) -> lamina::Result<Option<lamina::LazyValue>> {
+        if key.is_empty() {
+            return Ok(self.get(key)?.map(lamina::LazyValue::inline));
+        }
+        self.snap.get_lazy_in(&self.ks, key)
+    }
     fn range(&self, bounds: &Bounds) -> Walk {
         let iter = snapshot_range(&self.snap, &self.ks, bounds);
         match self.empty.as_ref().filter(|_| empty_key::in_bounds(bounds)) {
@@ -113,8 +129,8 @@ pub fn get_item<'py>(
     key: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let k = convert::key(key)?;
-    match py.detach(|| r.get(k)).map_err(to_py)? {
-        Some(v) => Ok(PyBytes::new(py, &v)),
+    match py.detach(|| r.get_lazy(k)).map_err(to_py)? {
+        Some(v) => crate::value::to_bytes(py, &v),
         None => Err(PyKeyError::new_err(key.clone().unbind())),
     }
 }
@@ -127,8 +143,8 @@ pub fn get<'py>(
     default: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let k = convert::key(key)?;
-    match py.detach(|| r.get(k)).map_err(to_py)? {
-        Some(v) => Ok(PyBytes::new(py, &v).into_any()),
+    match py.detach(|| r.get_lazy(k)).map_err(to_py)? {
+        Some(v) => Ok(crate::value::to_bytes(py, &v)?.into_any()),
         None => Ok(default.unwrap_or_else(|| py.None().into_bound(py))),
     }
 }

@@ -127,9 +127,16 @@ impl Keyspace {
         self.db.inner().get(self.id, key, None)
     }
 
-    /// Whether `key` has a value.
+    /// The value of `key`, not yet read if it is in a blob file (see
+    /// [`crate::Db::get_lazy`]).
+    pub fn get_lazy(&self, key: &[u8]) -> Result<Option<crate::LazyValue>> {
+        self.live()?;
+        self.db.inner().get_value(self.id, key, None)
+    }
+
+    /// Whether `key` has a value (a value in a blob file is not read).
     pub fn contains_key(&self, key: &[u8]) -> Result<bool> {
-        Ok(self.get(key)?.is_some())
+        Ok(self.get_lazy(key)?.is_some())
     }
 
     /// Sets `key` to `value`.

@@ -246,9 +246,17 @@ impl Db {
         self.inner().get(0, key, None)
     }
 
-    /// Whether `key` has a value in the default keyspace.
+    /// The value of `key` in the default keyspace, not yet read if it is in a
+    /// blob file: [`LazyValue::read_into`](crate::LazyValue::read_into) copies
+    /// it once, straight into the caller's buffer.
+    pub fn get_lazy(&self, key: &[u8]) -> Result<Option<crate::LazyValue>> {
+        self.inner().get_value(0, key, None)
+    }
+
+    /// Whether `key` has a value in the default keyspace (a value in a blob
+    /// file is not read).
     pub fn contains_key(&self, key: &[u8]) -> Result<bool> {
-        Ok(self.get(key)?.is_some())
+        Ok(self.get_lazy(key)?.is_some())
     }
 
     /// Sets `key` to `value` in the default keyspace.
