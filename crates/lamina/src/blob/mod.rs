@@ -11,6 +11,7 @@
 //!
 //! Layout: docs/format.md#blob-file, docs/format.md#blob-pointer.
 
+pub(crate) mod check;
 mod pointer;
 mod reader;
 mod separator;

@@ -86,6 +86,7 @@ impl Inner {
         self.counters
             .blob_bytes_moved
             .fetch_add(out.blobs.moved, Ordering::Relaxed);
+        drop(version);
         let removed = self.settle_blobs(&mut edit, &self.current_version(), &mut out.blobs);
         for t in out.tables {
             edit.new_files.push((out_level, Arc::new(t)));
@@ -160,17 +161,20 @@ impl Inner {
 
     /// The next background task: the picker's, else one that collects blob files.
     fn pick_task(&self, v: &Version, popts: &PickerOptions) -> Option<Task> {
-        picker::pick(v, popts).or_else(|| {
-            let ranges: Vec<_> = self
-                .blobs_to_collect(v)
-                .iter()
-                .map(|m| (m.smallest.clone(), m.largest.clone()))
-                .collect();
-            if ranges.is_empty() {
-                return None;
-            }
-            picker::pick_blob_collection(v, &ranges)
-        })
+        picker::pick(v, popts).or_else(|| self.blob_task(v))
+    }
+
+    /// A task moving the live values out of blob files past the collection ratio.
+    fn blob_task(&self, v: &Version) -> Option<Task> {
+        let ranges: Vec<_> = self
+            .blobs_to_collect(v)
+            .iter()
+            .map(|m| (m.smallest.clone(), m.largest.clone()))
+            .collect();
+        if ranges.is_empty() {
+            return None;
+        }
+        picker::pick_blob_collection(v, &ranges)
     }
 
     /// Compacts every table overlapping `[lo, hi]` (tree keys; `None` = unbounded)
@@ -184,8 +188,9 @@ impl Inner {
             loop {
                 self.check_writable()?;
                 let _guard = self.compaction_lock.lock();
-                let v = self.current_version();
-                let Some(task) = pick_manual(&v, lo, hi, level) else {
+                // The version is not held while the task runs, so the blob
+                // files it retires can be removed when it ends.
+                let Some(task) = pick_manual(&self.current_version(), lo, hi, level) else {
                     break;
                 };
                 level = task.level + 1;
@@ -196,13 +201,7 @@ impl Inner {
             for _ in 0..NUM_LEVELS {
                 self.check_writable()?;
                 let _guard = self.compaction_lock.lock();
-                let v = self.current_version();
-                let ranges: Vec<_> = self
-                    .blobs_to_collect(&v)
-                    .iter()
-                    .map(|m| (m.smallest.clone(), m.largest.clone()))
-                    .collect();
-                let Some(task) = picker::pick_blob_collection(&v, &ranges) else {
+                let Some(task) = self.blob_task(&self.current_version()) else {
                     break;
                 };
                 self.run_task(&task)?;
