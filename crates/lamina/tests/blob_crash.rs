@@ -47,7 +47,12 @@ fn workload() -> Vec<Step> {
         Step::Write((0..16).map(|i| (i, Some(1))).collect()),
         Step::Flush,
         Step::Compact,
-        Step::Write((16..20).map(|i| (i, None)).chain((20..22).map(|i| (i, Some(2)))).collect()),
+        Step::Write(
+            (16..20)
+                .map(|i| (i, None))
+                .chain((20..22).map(|i| (i, Some(2))))
+                .collect(),
+        ),
         Step::Flush,
         Step::Compact,
     ]
@@ -155,7 +160,10 @@ fn crash_at_every_sync_point_of_blob_writing_and_collection() {
     let syncs = faults.count(FaultKind::Sync);
     {
         let db = Db::open(DIR, opts(Arc::new(mem.clone()))).expect("open");
-        assert!(db.stats().blob_bytes_moved == 0, "a fresh handle has moved nothing");
+        assert!(
+            db.stats().blob_bytes_moved == 0,
+            "a fresh handle has moved nothing"
+        );
         let got: Model = db.iter().collect::<Result<_, _>>().expect("iter");
         assert_eq!(got, end[0]);
     }
@@ -164,7 +172,11 @@ fn crash_at_every_sync_point_of_blob_writing_and_collection() {
         let mem = MemFs::new();
         let fs = Arc::new(FaultFs::new(Arc::new(mem.clone())));
         let allowed = run(fs, Some(n));
-        verify(mem.crash_clone(), &allowed, &format!("crash at sync {n} of {syncs}"));
+        verify(
+            mem.crash_clone(),
+            &allowed,
+            &format!("crash at sync {n} of {syncs}"),
+        );
     }
 }
 
@@ -198,10 +210,17 @@ fn crash_during_collection_keeps_values_moved_and_unmoved() {
         faults.fail_after(FaultKind::Sync, n);
         let done = db.compact().is_ok();
         drop(db);
-        verify(mem.crash_clone(), std::slice::from_ref(&want), &format!("collection cut at sync {n}"));
+        verify(
+            mem.crash_clone(),
+            std::slice::from_ref(&want),
+            &format!("collection cut at sync {n}"),
+        );
         if done {
             let db = Db::open(DIR, opts(Arc::new(mem.crash_clone()))).expect("open");
-            assert!(db.stats().blob_files <= 2, "the two-thirds-dead file was collected");
+            assert!(
+                db.stats().blob_files <= 2,
+                "the two-thirds-dead file was collected"
+            );
             break;
         }
         n += 1;

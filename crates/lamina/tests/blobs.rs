@@ -69,7 +69,11 @@ fn large_values_go_to_blob_files_and_read_back() {
     let check = |db: &Db| {
         for i in 0..40 {
             let len = if i % 2 == 0 { 5000 } else { 100 };
-            assert_eq!(db.get(&key(i)).expect("get"), Some(value(i, 0, len)), "key {i}");
+            assert_eq!(
+                db.get(&key(i)).expect("get"),
+                Some(value(i, 0, len)),
+                "key {i}"
+            );
         }
         let all: Vec<_> = db.iter().collect::<Result<_, _>>().expect("iter");
         assert_eq!(all.len(), 40);
@@ -81,7 +85,11 @@ fn large_values_go_to_blob_files_and_read_back() {
         let mut buf = vec![0u8; lazy.len()];
         lazy.read_into(&mut buf).expect("read_into");
         assert_eq!(buf, value(4, 0, 5000));
-        assert!(!db.get_lazy(&key(5)).expect("get").expect("present").is_separated());
+        assert!(!db
+            .get_lazy(&key(5))
+            .expect("get")
+            .expect("present")
+            .is_separated());
         let report = db.check().expect("check");
         assert!(report.is_ok(), "{:?}", report.problems);
         assert_eq!((report.blob_files, report.blob_pointers), (1, 20));
@@ -112,7 +120,10 @@ fn snapshots_and_merges_see_blob_values() {
     let mut want = value(1, 0, 3000);
     want.extend_from_slice(b"+tail");
     assert_eq!(db.get(b"k").expect("get"), Some(want.clone()));
-    assert_eq!(snap.get(b"k").expect("snapshot get"), Some(value(1, 0, 3000)));
+    assert_eq!(
+        snap.get(b"k").expect("snapshot get"),
+        Some(value(1, 0, 3000))
+    );
     drop(snap);
     db.compact().expect("compact");
     assert_eq!(db.get(b"k").expect("get"), Some(want));
@@ -142,9 +153,14 @@ fn deleting_or_overwriting_a_large_value_never_reads_it() {
         assert!(db.contains_key(&key(i)).expect("contains"));
         db.put(&key(i), b"small now").expect("overwrite");
     }
-    db.compact().expect("compact drops the pointers without reading the values");
+    db.compact()
+        .expect("compact drops the pointers without reading the values");
     assert_eq!(db.get(&key(7)).expect("get"), Some(b"small now".to_vec()));
-    assert_eq!(db.stats().blob_files, 0, "a blob file with no live value is removed");
+    assert_eq!(
+        db.stats().blob_files,
+        0,
+        "a blob file with no live value is removed"
+    );
     assert!(blob_files(&fs).is_empty());
 }
 
@@ -162,19 +178,29 @@ fn a_flipped_byte_in_a_blob_value_is_corruption_naming_file_and_offset() {
     let value_at = 16 + 16 + 7;
     fs.corrupt_byte(&path, value_at + 1000).expect("corrupt");
     match db.get(b"big") {
-        Err(Error::Corruption { file, offset, reason }) => {
+        Err(Error::Corruption {
+            file,
+            offset,
+            reason,
+        }) => {
             assert_eq!(file, path);
             assert_eq!(offset, value_at);
             assert!(reason.contains("checksum"), "{reason}");
         }
         other => panic!("expected corruption, got {other:?}"),
     }
-    assert_eq!(db.get(b"other").expect("undamaged value"), Some(value(2, 0, 4000)));
+    assert_eq!(
+        db.get(b"other").expect("undamaged value"),
+        Some(value(2, 0, 4000))
+    );
     let first = db.iter().next().expect("an item");
     assert!(matches!(first, Err(Error::Corruption { .. })), "{first:?}");
     let report = db.check().expect("check");
     assert!(
-        report.problems.iter().any(|p| p.contains(&blob) && p.contains("checksum")),
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains(&blob) && p.contains("checksum")),
         "{:?}",
         report.problems
     );
@@ -189,7 +215,8 @@ fn damaged_blob_file_header_and_footer_are_reported_by_check() {
     let blob = blob_files(&fs).pop().expect("a blob file");
     let path = Path::new(DIR).join(&blob);
     let len = size(&fs, &path);
-    fs.corrupt_byte(&path, len - 3).expect("corrupt the footer magic");
+    fs.corrupt_byte(&path, len - 3)
+        .expect("corrupt the footer magic");
     let report = db.check().expect("check");
     assert!(
         report.problems.iter().any(|p| p.contains("footer")),
@@ -231,7 +258,11 @@ fn compaction_reclaims_the_space_of_overwritten_values() {
         "{after} bytes on disk for {live} live bytes"
     );
     let s = db.stats();
-    assert!(s.blob_space_amplification() < 1.1, "{}", s.blob_space_amplification());
+    assert!(
+        s.blob_space_amplification() < 1.1,
+        "{}",
+        s.blob_space_amplification()
+    );
     for i in (0..n).step_by(17) {
         assert_eq!(db.get(&key(i)).expect("get"), Some(value(i, 3, len)));
     }
@@ -263,7 +294,11 @@ fn half_dead_blob_files_have_their_live_values_moved() {
     assert!((disk_bytes(&fs) as f64) <= 1.5 * (n * len as u64) as f64);
     for i in 0..n {
         let round = u64::from(i % 5 < 3);
-        assert_eq!(db.get(&key(i)).expect("get"), Some(value(i, round, len)), "key {i}");
+        assert_eq!(
+            db.get(&key(i)).expect("get"),
+            Some(value(i, round, len)),
+            "key {i}"
+        );
     }
     let report = db.check().expect("check");
     assert!(report.is_ok(), "{:?}", report.problems);
@@ -290,7 +325,11 @@ fn values_written_inline_stay_readable_and_move_out_in_compaction() {
     let db = Db::open(DIR, opts(&fs)).expect("reopen with blobs");
     assert_eq!(db.get(&key(3)).expect("get"), Some(value(3, 0, 5000)));
     db.compact().expect("compact");
-    assert_eq!(db.stats().blob_files, 1, "compaction separated the large values");
+    assert_eq!(
+        db.stats().blob_files,
+        1,
+        "compaction separated the large values"
+    );
     for i in 0..20 {
         assert_eq!(db.get(&key(i)).expect("get"), Some(value(i, 0, 5000)));
     }

@@ -133,7 +133,10 @@ pub fn dump_blob(fs: &dyn FileSystem, path: &Path, out: &mut dyn Write) -> Resul
     for r in &listing.records {
         line.clear();
         let ks = lamina::key::keyspace_of(&r.tree_key);
-        let user_key = r.tree_key.get(lamina::key::KEYSPACE_ID_LEN..).unwrap_or(&[]);
+        let user_key = r
+            .tree_key
+            .get(lamina::key::KEYSPACE_ID_LEN..)
+            .unwrap_or(&[]);
         line.extend_from_slice(format!("ks {ks} ").as_bytes());
         escape(user_key, &mut line);
         let p = &r.pointer;

@@ -31,7 +31,9 @@ pub(crate) fn check_blobs(inner: &Inner, version: &Version, report: &mut CheckRe
         }
         match super::scan(file.as_ref(), &path, n) {
             Ok(listing) => {
-                if listing.footer_records != meta.records || listing.footer_value_bytes != meta.value_bytes {
+                if listing.footer_records != meta.records
+                    || listing.footer_value_bytes != meta.value_bytes
+                {
                     report.problems.push(format!(
                         "{}: the manifest says {} values of {} bytes, the file holds {} of {}",
                         path.display(),

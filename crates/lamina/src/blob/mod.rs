@@ -91,7 +91,10 @@ mod tests {
         fs.create_dir_all(dir).unwrap();
         let mut w = BlobWriter::create(&fs, dir, 7).unwrap();
         let a = w.add(b"\0\0\0\0k", b"hello").unwrap();
-        assert_eq!(a.offset, 37, "the worked example of docs/format.md#blob-file");
+        assert_eq!(
+            a.offset, 37,
+            "the worked example of docs/format.md#blob-file"
+        );
         let big = vec![7u8; 100_000];
         let b = w.add(b"\0\0\0\0m", &big).unwrap();
         let meta = w.finish().unwrap();

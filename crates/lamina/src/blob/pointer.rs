@@ -80,10 +80,7 @@ mod tests {
         assert!(BlobPointer::decode(&b[..b.len() - 1])
             .unwrap_err()
             .contains("truncated"));
-        let huge = BlobPointer {
-            len: u32::MAX,
-            ..p
-        };
+        let huge = BlobPointer { len: u32::MAX, ..p };
         assert!(BlobPointer::decode(&huge.encode())
             .unwrap_err()
             .contains("limit"));

@@ -137,7 +137,11 @@ impl Separator {
 
     /// Removes every blob file this run wrote (the run failed).
     pub fn abandon(&mut self) {
-        let mut doomed: Vec<PathBuf> = self.written.drain(..).map(|m| self.dir.join(super::file_name(m.number))).collect();
+        let mut doomed: Vec<PathBuf> = self
+            .written
+            .drain(..)
+            .map(|m| self.dir.join(super::file_name(m.number)))
+            .collect();
         if let Some(w) = self.writer.take() {
             doomed.push(w.path().to_path_buf());
         }

@@ -30,7 +30,11 @@ impl LazyValue {
         LazyValue(Repr::Inline(v))
     }
 
-    pub(crate) fn blob(file: Arc<dyn RandomAccessFile>, path: PathBuf, pointer: BlobPointer) -> LazyValue {
+    pub(crate) fn blob(
+        file: Arc<dyn RandomAccessFile>,
+        path: PathBuf,
+        pointer: BlobPointer,
+    ) -> LazyValue {
         LazyValue(Repr::Blob {
             file,
             path,

@@ -233,7 +233,10 @@ mod tests {
         let ranges = [(tree_key(0, b"n"), tree_key(0, b"o"))];
         let t = pick_blob_collection(&v, &ranges).unwrap();
         assert_eq!((t.level, t.inputs.len(), t.inputs[0].number), (1, 1, 2));
-        assert_eq!(t.next_inputs.iter().map(|f| f.number).collect::<Vec<_>>(), vec![3]);
+        assert_eq!(
+            t.next_inputs.iter().map(|f| f.number).collect::<Vec<_>>(),
+            vec![3]
+        );
         assert!(!t.trivial_move);
         let only_last = version(&[(6, meta(4, "a", "z", 10))]);
         assert!(pick_blob_collection(&only_last, &ranges).is_none());

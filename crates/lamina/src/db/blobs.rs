@@ -47,8 +47,12 @@ impl Inner {
                     .chain(std::iter::once((Kind::Put, base.as_slice())));
                 Ok(resolve(user_key, all, op)?.map(LazyValue::inline))
             }
-            _ => Ok(resolve(user_key, entries.iter().map(|(k, v)| (*k, v.as_slice())), op)?
-                .map(LazyValue::inline)),
+            _ => Ok(resolve(
+                user_key,
+                entries.iter().map(|(k, v)| (*k, v.as_slice())),
+                op,
+            )?
+            .map(LazyValue::inline)),
         }
     }
 
@@ -66,7 +70,11 @@ impl Inner {
 
     /// Finishes the blob side of a run that wrote `out`: syncs its blob file
     /// and fills in `out.blobs`. On any failure, removes what the run wrote.
-    pub(super) fn finish_blobs(&self, out: Result<Output>, blobs: &mut Separator) -> Result<Output> {
+    pub(super) fn finish_blobs(
+        &self,
+        out: Result<Output>,
+        blobs: &mut Separator,
+    ) -> Result<Output> {
         let mut out = match out {
             Ok(o) => o,
             Err(e) => {
@@ -84,11 +92,12 @@ impl Inner {
                 blobs.abandon();
                 for t in &out.tables {
                     self.tables.evict(t.number);
-                    let _ = self.fs.remove_file(
-                        &self
-                            .path
-                            .join(crate::manifest::file_name(crate::manifest::FileKind::Table, t.number)),
-                    );
+                    let _ = self
+                        .fs
+                        .remove_file(&self.path.join(crate::manifest::file_name(
+                            crate::manifest::FileKind::Table,
+                            t.number,
+                        )));
                 }
                 Err(e)
             }
@@ -99,7 +108,13 @@ impl Inner {
     pub(super) fn blobs_to_collect(&self, v: &Version) -> Vec<Arc<BlobMeta>> {
         v.blobs()
             .values()
-            .filter(|m| blob::should_collect(m.value_bytes, v.blob_dead(m.number), self.opts.blob_gc_ratio))
+            .filter(|m| {
+                blob::should_collect(
+                    m.value_bytes,
+                    v.blob_dead(m.number),
+                    self.opts.blob_gc_ratio,
+                )
+            })
             .cloned()
             .collect()
     }

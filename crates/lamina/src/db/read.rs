@@ -268,14 +268,16 @@ impl Iter {
     fn cursor(&self) -> Option<Cursor> {
         let view = self.view.as_ref()?;
         let inner = &self.handle.inner;
-        Some(Cursor::new(
-            inner.merged(view),
-            view.seqno,
-            self.lower.clone(),
-            self.upper.clone(),
-            Arc::clone(&inner.opts.merge_operator),
+        Some(
+            Cursor::new(
+                inner.merged(view),
+                view.seqno,
+                self.lower.clone(),
+                self.upper.clone(),
+                Arc::clone(&inner.opts.merge_operator),
+            )
+            .with_blobs(Arc::clone(&inner.blobs)),
         )
-        .with_blobs(Arc::clone(&inner.blobs)))
     }
 
     fn finish(

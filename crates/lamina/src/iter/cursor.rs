@@ -112,13 +112,20 @@ impl Cursor {
         let decider = if newest_first {
             self.scratch.iter_mut().find(|(k, _)| *k != Kind::Merge)
         } else {
-            self.scratch.iter_mut().rev().find(|(k, _)| *k != Kind::Merge)
+            self.scratch
+                .iter_mut()
+                .rev()
+                .find(|(k, _)| *k != Kind::Merge)
         };
         let Some(entry) = decider.filter(|(k, _)| *k == Kind::Blob) else {
             return Ok(());
         };
         let Some(blobs) = self.blobs.as_ref() else {
-            return Err(Error::corruption("<tree>", 0, "a blob pointer met by a cursor without blob files"));
+            return Err(Error::corruption(
+                "<tree>",
+                0,
+                "a blob pointer met by a cursor without blob files",
+            ));
         };
         let v = blobs.lazy(&entry.1)?.into_vec()?;
         *entry = (Kind::Put, v);

@@ -112,10 +112,9 @@ impl Version {
             self.blob_dead.remove(n);
         }
         for (n, dead) in &edit.blob_dead {
-            let m = self
-                .blobs
-                .get(n)
-                .ok_or_else(|| format!("dead bytes recorded for blob file {n:06}, which is not live"))?;
+            let m = self.blobs.get(n).ok_or_else(|| {
+                format!("dead bytes recorded for blob file {n:06}, which is not live")
+            })?;
             if *dead > m.value_bytes {
                 return Err(format!(
                     "blob file {n:06} has {dead} dead bytes of {} value bytes",

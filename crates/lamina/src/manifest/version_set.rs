@@ -343,7 +343,12 @@ mod tests {
 
     #[test]
     fn file_names_round_trip() {
-        for kind in [FileKind::Wal, FileKind::Table, FileKind::Manifest, FileKind::Blob] {
+        for kind in [
+            FileKind::Wal,
+            FileKind::Table,
+            FileKind::Manifest,
+            FileKind::Blob,
+        ] {
             assert_eq!(
                 parse_file_name(&file_name(kind, 1234567)),
                 Some((kind, 1234567))
