@@ -268,16 +268,14 @@ impl Iter {
     fn cursor(&self) -> Option<Cursor> {
         let view = self.view.as_ref()?;
         let inner = &self.handle.inner;
-        Some(
-            Cursor::new(
-                inner.merged(view),
-                view.seqno,
-                self.lower.clone(),
-                self.upper.clone(),
-                Arc::clone(&inner.opts.merge_operator),
-            )
-            .with_blobs(Arc::clone(&inner.blobs)),
-        )
+        let cursor = Cursor::new(
+            inner.merged(view),
+            view.seqno,
+            self.lower.clone(),
+            self.upper.clone(),
+            Arc::clone(&inner.opts.merge_operator),
+        );
+        Some(cursor.with_blobs(Arc::clone(&inner.blobs)))
     }
 
     fn finish(
