@@ -363,3 +363,41 @@ fn a_blob_file_the_manifest_does_not_list_is_removed_on_open() {
     assert!(!blob_files(&fs).contains(&"999999.blob".to_string()));
     assert_eq!(db.get(b"k").expect("get"), Some(value(1, 0, 4000)));
 }
+
+#[test]
+fn readers_keep_a_collected_blob_file_until_they_finish() {
+    let fs = MemFs::new();
+    let db = Db::open(DIR, opts(&fs)).expect("open");
+    for i in 0..10 {
+        db.put(&key(i), &value(i, 0, 3000)).expect("put");
+    }
+    db.flush().expect("flush");
+    let old = blob_files(&fs);
+    let mut iter = db.iter();
+    let first = iter.next().expect("an item").expect("read");
+    assert_eq!(first, (key(0), value(0, 0, 3000)));
+    let lazy = db.get_lazy(&key(9)).expect("get").expect("present");
+    for i in 0..10 {
+        db.put(&key(i), &value(i, 1, 3000)).expect("overwrite");
+    }
+    db.compact().expect("compact");
+    assert_eq!(db.stats().blob_files, 1, "the old file left the version");
+    assert!(
+        old.iter().all(|f| blob_files(&fs).contains(f)),
+        "but stays on disk while an iterator pins it"
+    );
+    let rest: Vec<_> = iter.collect::<Result<_, _>>().expect("iterate on");
+    assert_eq!(rest.len(), 9);
+    assert_eq!(rest[8], (key(9), value(9, 0, 3000)));
+    assert_eq!(
+        lazy.into_vec().expect("a value found before"),
+        value(9, 0, 3000)
+    );
+    db.compact().expect("compact again");
+    assert!(
+        old.iter().all(|f| !blob_files(&fs).contains(f)),
+        "removed once no reader pins it: {:?}",
+        blob_files(&fs)
+    );
+    assert_eq!(db.get(&key(9)).expect("get"), Some(value(9, 1, 3000)));
+}

@@ -112,6 +112,39 @@ mod tests {
         assert_eq!(listing.records[1].tree_key, b"\0\0\0\0m");
     }
 
+    proptest::proptest! {
+        #[test]
+        fn scan_never_panics_on_damaged_files(
+            values in proptest::collection::vec(proptest::collection::vec(0u8..4, 0..300), 1..5),
+            flips in proptest::collection::vec((0usize..2000, 1u8..=255), 0..4),
+            cut in 0usize..2000,
+        ) {
+            let fs = MemFs::new();
+            let dir = Path::new("/p");
+            fs.create_dir_all(dir).unwrap();
+            let mut w = BlobWriter::create(&fs, dir, 1).unwrap();
+            for (i, v) in values.iter().enumerate() {
+                w.add(format!("key{i}").as_bytes(), v).unwrap();
+            }
+            w.finish().unwrap();
+            let path = dir.join(file_name(1));
+            let mut bytes = fs.read_all(&path).unwrap();
+            let damaged = !flips.is_empty() || cut < bytes.len();
+            for (at, x) in flips {
+                let n = bytes.len();
+                bytes[at % n] ^= x;
+            }
+            bytes.truncate(cut.max(1));
+            let mut f = fs.create(&path).unwrap();
+            f.append(&bytes).unwrap();
+            drop(f);
+            let result = scan(fs.open(&path).unwrap().as_ref(), &path, 1);
+            if damaged {
+                proptest::prop_assert!(result.is_err());
+            }
+        }
+    }
+
     #[test]
     fn collection_ratio() {
         assert!(!should_collect(100, 0, 0.5));
