@@ -32,6 +32,19 @@ fn stat_and_inspect_show_blob_files() {
     assert!(lines[1].starts_with("ks 0 big\toffset "), "{listing}");
     assert!(lines[1].contains(" length 20000 "), "{listing}");
     assert_eq!(lines[2], "footer: 1 records, 20000 value bytes");
+    let table = std::fs::read_dir(&db)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "sst"))
+        .expect("a table");
+    let dump = stdout(&lamina_run(&["inspect", "table", table.to_str().unwrap()]));
+    let name = blob.file_name().unwrap().to_str().unwrap();
+    assert!(
+        dump.lines().any(|l| l.starts_with("ks 0 big @")
+            && l.contains("Blob")
+            && l.contains(&format!("-> {name} offset 39 length 20000"))),
+        "{dump}"
+    );
     let got = ok(lamina_run(&["get", &db, "big"]));
     assert_eq!(got.len(), 20_001, "the value and a newline");
 }

@@ -108,7 +108,21 @@ pub fn dump_table(fs: &dyn FileSystem, path: &Path, out: &mut dyn Write) -> Resu
                 line.push(b'\t');
             }
         }
-        escape(it.value(), &mut line);
+        match lamina::key::parse(it.key()).filter(|p| p.kind == lamina::key::Kind::Blob) {
+            Some(_) => match lamina::blob::BlobPointer::decode(it.value()) {
+                Ok(b) => line.extend_from_slice(
+                    format!(
+                        "-> {} offset {} length {}",
+                        lamina::blob::file_name(b.file),
+                        b.offset,
+                        b.len
+                    )
+                    .as_bytes(),
+                ),
+                Err(why) => line.extend_from_slice(format!("(bad blob pointer: {why})").as_bytes()),
+            },
+            None => escape(it.value(), &mut line),
+        }
         line.push(b'\n');
         out.write_all(&line).map_err(out_err(path))?;
         it.next();
