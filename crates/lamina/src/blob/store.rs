@@ -9,19 +9,22 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Open blob files by number. Thread-safe.
+/// Open blob files by number, at most `max_open` at once. Thread-safe.
 pub struct BlobStore {
     fs: Arc<dyn FileSystem>,
     dir: PathBuf,
+    max_open: usize,
     open: Mutex<HashMap<u64, Arc<dyn RandomAccessFile>>>,
 }
 
 impl BlobStore {
-    /// The blob files of the database in `dir`.
-    pub fn new(fs: Arc<dyn FileSystem>, dir: &Path) -> BlobStore {
+    /// The blob files of the database in `dir`, keeping at most `max_open`
+    /// of them open (a value being read keeps its own file open).
+    pub fn new(fs: Arc<dyn FileSystem>, dir: &Path, max_open: usize) -> BlobStore {
         BlobStore {
             fs,
             dir: dir.to_path_buf(),
+            max_open: max_open.max(1),
             open: Mutex::new(HashMap::new()),
         }
     }
@@ -44,7 +47,15 @@ impl BlobStore {
                 Error::io(&path, e)
             }
         })?;
-        self.open.lock().insert(number, Arc::clone(&f));
+        let mut open = self.open.lock();
+        if open.len() >= self.max_open {
+            // Any one will do: blob files are read rarely enough that which
+            // stays open matters less than the bound.
+            if let Some(&victim) = open.keys().next() {
+                open.remove(&victim);
+            }
+        }
+        open.insert(number, Arc::clone(&f));
         Ok(f)
     }
 

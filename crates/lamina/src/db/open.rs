@@ -112,7 +112,11 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         path: path.to_path_buf(),
         fs: Arc::clone(&fs),
         tables,
-        blobs: Arc::new(crate::blob::BlobStore::new(Arc::clone(&fs), path)),
+        blobs: Arc::new(crate::blob::BlobStore::new(
+            Arc::clone(&fs),
+            path,
+            opts.max_open_tables,
+        )),
         state: Mutex::new(State {
             mem: Arc::new(Memtable::new(0)),
             imm: Vec::new(),
