@@ -105,7 +105,7 @@ impl Separator {
         if self
             .writer
             .as_ref()
-            .is_some_and(|w| w.records() > 0 && w_len(w) >= self.target_size)
+            .is_some_and(|w| w.records() > 0 && w.bytes() >= self.target_size)
         {
             self.finish_current()?;
         }
@@ -178,8 +178,4 @@ impl Separator {
         }
         Ok(out)
     }
-}
-
-fn w_len(w: &BlobWriter) -> u64 {
-    w.bytes()
 }

@@ -210,6 +210,8 @@ impl Inner {
         })();
         self.state.lock().manual_compactions -= 1;
         self.bg_cv.notify_all();
+        // Files retired earlier and pinned by readers since gone go now.
+        self.delete_obsolete_files();
         result
     }
 }
