@@ -3,6 +3,7 @@
 #   make demo    build in release mode and run the seed-000 scenario
 #   make test    every test: Rust (engine, CLI), Python module, benchmark harness
 #   make lint    clippy and rustfmt checks
+#   make soak    kill-and-reopen soak of the engine (SOAK_SECONDS=300; not part of test)
 
 SHELL := /bin/bash
 CARGO ?= cargo
@@ -18,6 +19,7 @@ all: build
 -include python/python.mk
 -include bench/bench.mk
 -include scripts/demo.mk
+-include scripts/soak.mk
 
 build:
 	$(CARGO) build --workspace

@@ -6,6 +6,9 @@
 #   make py-test   py-build, then the pytest suites in python/tests
 #   make py-bench  seed 001 from Python: lamina beside dbm.gnu and semidbm
 #                  (PY_BENCH_ARGS, default -n 1000000; semidbm installed if missing)
+#   make py-install  `pip install ./python` into a fresh virtual environment,
+#                  then import it there, and `cargo install` the CLI beside it
+#                  (what a user's install does)
 
 PY_VENV      ?= .venv
 PY_PYTHON    := $(PY_VENV)/bin/python
@@ -15,10 +18,10 @@ PY_SOURCES   := $(wildcard python/src/*.rs) python/Cargo.toml python/pyproject.t
                 $(wildcard crates/lamina/src/*.rs crates/lamina/src/*/*.rs) crates/lamina/Cargo.toml
 PY_STAMP     := $(PY_VENV)/.lamina-built
 
-.PHONY: venv py-build py-test py-bench
+.PHONY: venv py-build py-test py-bench py-install
 
-# `make test` runs the Python suites too.
-EXTRA_TESTS += py-test
+# `make test` runs the Python suites too, and installs the package as a user would.
+EXTRA_TESTS += py-test py-install
 
 venv: $(PY_VENV)/.tools
 
@@ -35,6 +38,8 @@ $(PY_VENV)/.tools: $(PY_PYTHON)
 $(PY_STAMP): $(PY_VENV)/.tools $(PY_SOURCES) $(wildcard python/lamina/*)
 	cd python && VIRTUAL_ENV=$(abspath $(PY_VENV)) PATH=$(abspath $(PY_VENV))/bin:$$PATH \
 	  maturin develop --release --quiet
+	@# A module built before the abi3 build would shadow it.
+	@rm -f python/lamina/_lamina.cpython-*.so
 	@touch $@
 
 py-build: $(PY_STAMP)
@@ -47,3 +52,23 @@ PY_BENCH_ARGS ?= -n 1000000
 py-bench: py-build
 	@$(PY_PIP) show semidbm >/dev/null 2>&1 || $(PY_PIP) install semidbm
 	$(PY_PYTHON) python/bench_dbm.py $(PY_BENCH_ARGS) -d lamina -d dbm.gnu -d semidbm
+
+# A fresh environment each time, under target/ (ignored by git); cargo's
+# target directory is shared, so the build reuses what py-build compiled.
+PY_FRESH := target/py-install-venv
+
+py-install:
+	rm -rf $(PY_FRESH)
+	python3 -m venv $(PY_FRESH)
+	CARGO_TARGET_DIR=$(abspath target) $(PY_FRESH)/bin/python -m pip \
+	  --disable-pip-version-check -q install ./python
+	cd $(PY_FRESH) && bin/python -c 'import lamina, lamina.shelve, shutil, tempfile; \
+	  d = tempfile.mkdtemp(); p = d + "/db"; \
+	  db = lamina.open(p, "c"); db[b""] = b"empty"; db.close(); \
+	  assert lamina.open(p, "r")[b""] == b"empty" and lamina.whichdb(p) == "lamina"; \
+	  shutil.rmtree(d); print("installed lamina", lamina.__version__, "imports and works")'
+	@# The command-line tool as README installs it, into the same fresh prefix
+	@# (a debug build sharing the tests' target directory, so it costs seconds).
+	$(CARGO) install --quiet --locked --debug --path crates/lamina-cli \
+	  --root $(PY_FRESH) --target-dir $(abspath target)
+	$(PY_FRESH)/bin/lamina --version

@@ -11,23 +11,34 @@ Switch from ``dbm.gnu`` (or ``dbm.dumb``, ``semidbm``) by changing the import::
 A database is a directory. Beyond dbm: ordered ranges (``items(start, stop,
 prefix=..., reverse=...)``, ``iterator(...)``), ``snapshot()``, atomic
 ``batch()``, ``increment()`` counters, ``get_many``/``update``, named
-keyspaces, ``stats()``. The work is done in Rust (``lamina._lamina``), with
-the GIL released around engine calls that may block; this module only maps
-dbm's ``open(path, flag, mode)`` onto it.
+keyspaces, ``stats()``, ``cursor()``. The work is done in Rust
+(``lamina._lamina``), with the GIL released around engine calls that may
+block; this module only maps dbm's ``open(path, flag, mode)`` onto it.
+
+``lamina.register_dbm()`` makes ``dbm.open``, ``dbm.whichdb`` and
+``shelve.open`` recognise lamina databases and create new ones with lamina;
+``lamina.shelve.open(path)`` is a ``shelve.Shelf`` over lamina without it.
 """
 
 from __future__ import annotations
 
+import collections.abc as _abc
 import errno as _errno
+import functools as _functools
+import io as _io
 import os as _os
-from typing import Any
+import stat as _stat
+import sys as _sys
+from typing import Any, Callable, Optional
 
 from ._lamina import (
     OPTIONS as _OPTIONS,
     Batch,
+    Cursor,
     Db,
     Iterator,
     Keyspace,
+    Ranges,
     Snapshot,
     __version__,
     destroy,
@@ -36,16 +47,25 @@ from ._lamina import (
 
 __all__ = [
     "Batch",
+    "Cursor",
     "Db",
     "Iterator",
     "Keyspace",
+    "Ranges",
     "Snapshot",
     "destroy",
     "error",
     "open",
     "open_flags",
+    "register_dbm",
+    "whichdb",
     "__version__",
 ]
+
+# A database is a mutable mapping (pop, popitem, setdefault, update, ... are
+# its own methods); a snapshot is a read-only one.
+_abc.MutableMapping.register(Keyspace)
+_abc.Mapping.register(Snapshot)
 
 #: The flag letters ``open`` accepts, as ``dbm.gnu.open_flags`` lists its own:
 #: one of ``r`` (read-only), ``w`` (read-write), ``c`` (read-write, create if
@@ -110,30 +130,78 @@ def open(path: str | bytes | _os.PathLike[Any], flag: str = "r", mode: int = 0o6
 
     path = _os.fsdecode(_os.fspath(path))
     kind = flag[0]
-    if kind == "r":
-        return Db(path, create_if_missing=False, read_only=True, **options)
-    if kind == "w":
-        return Db(path, create_if_missing=False, **options)
-    if kind == "n":
-        _remove_old(path)
-    _make_dir(path, mode)
-    return Db(path, create_if_missing=True, **options)
-
-
-def _remove_old(path: str) -> None:
-    """For flag 'n': destroy the lamina database at ``path``, if one is there.
-
-    Anything else at ``path`` is left alone (an empty directory is reused;
-    other things make ``open`` fail with ``lamina.error``).
-    """
-    if not _os.path.lexists(path):
-        return
     try:
+        if kind == "r":
+            return Db(path, create_if_missing=False, read_only=True, **options)
+        if kind == "w":
+            return Db(path, create_if_missing=False, **options)
+        if kind == "n":
+            _clear_for_new(path)
+        _make_dir(path, mode)
+        return Db(path, create_if_missing=True, **options)
+    except error as e:
+        raise _name_other_dbm(e, path) from None
+
+
+#: The files of the other dbm modules' databases, by ``dbm.whichdb``'s name
+#: for them: suffixes added to the path they were opened with.
+_OTHER_DBM_FILES = {
+    "dbm.gnu": ("",),
+    "dbm.ndbm": (".pag", ".dir", ".db"),
+    "dbm.dumb": (".dat", ".dir", ".bak"),
+}
+
+
+def _clear_for_new(path: str) -> None:
+    """For flag 'n': remove what a new database replaces, as ``dbm.gnu`` does.
+
+    That is a lamina database at ``path``, an empty regular file (dbm's
+    "database with invalid contents"), or the files of another dbm module's
+    database recognised as ``dbm.whichdb`` recognises them (gdbm's magic
+    number, ndbm's ``.pag``/``.dir``/``.db`` files, dumb's ``.dat``/``.dir``
+    files). Anything else is left untouched, and ``open`` then refuses it
+    (an empty directory is reused).
+    """
+    kind = whichdb(path)
+    if kind == "lamina":
         destroy(path)
-    except error:
-        if _os.path.isdir(path) and not _os.listdir(path):
-            return
-        raise
+        return
+    doomed: list[str] = []
+    if kind in _OTHER_DBM_FILES:
+        doomed = [path + suffix for suffix in _OTHER_DBM_FILES[kind]]
+    elif _is_empty_file(path):
+        doomed = [path]
+    for name in doomed:
+        try:
+            _os.remove(name)
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            raise error(e.errno or _errno.EIO, e.strerror or str(e), name) from e
+
+
+def _is_empty_file(path: str) -> bool:
+    try:
+        st = _os.lstat(path)
+    except OSError:
+        return False
+    return _stat.S_ISREG(st.st_mode) and st.st_size == 0
+
+
+def _name_other_dbm(e: error, path: str) -> error:
+    """``e``, or when ``path`` holds another dbm module's database, ``e`` with
+    a sentence saying which one and what to do."""
+    if e.errno is not None or not e.args:
+        return e
+    kind = _stdlib_whichdb()(path)
+    if kind not in _OTHER_DBM_FILES:
+        return e
+    better = error(
+        f"{e.args[0]} (it is a {kind} database: open it with {kind}, "
+        f"or with flag 'n' to replace it with a new lamina database)"
+    )
+    better.filename = e.filename
+    return better
 
 
 def _make_dir(path: str, mode: int) -> None:
@@ -145,6 +213,65 @@ def _make_dir(path: str, mode: int) -> None:
         return
     except OSError as e:
         raise error(e.errno or _errno.EIO, e.strerror or str(e), path) from e
+
+
+def _is_lamina(path: str) -> bool:
+    """True when ``path`` is a directory holding a lamina database: its
+    ``CURRENT`` file names a manifest (docs/format.md#current)."""
+    try:
+        with _io.open(_os.path.join(path, "CURRENT"), "rb") as f:
+            return f.read(9) == b"MANIFEST-"
+    except OSError:
+        return False
+
+
+def _stdlib_whichdb() -> Callable[[Any], Optional[str]]:
+    """``dbm.whichdb`` as the standard library defines it (not the wrapper
+    ``register_dbm`` installs, which calls ``whichdb`` here)."""
+    import dbm
+
+    return getattr(dbm.whichdb, "__wrapped__", dbm.whichdb)
+
+
+def whichdb(path: str | bytes | _os.PathLike[Any]) -> Optional[str]:
+    """Which dbm module's database is at ``path``: ``"lamina"`` for a lamina
+    database, otherwise what ``dbm.whichdb`` answers (``"dbm.gnu"``,
+    ``"dbm.ndbm"``, ``"dbm.dumb"``; ``""`` for a file no module recognises;
+    ``None`` when there is nothing readable at ``path``)."""
+    name = _os.fsdecode(_os.fspath(path))
+    if _is_lamina(name):
+        return "lamina"
+    return _stdlib_whichdb()(path)
+
+
+def register_dbm() -> None:
+    """Make the standard library's ``dbm`` (and so ``shelve``) use lamina.
+
+    After ``lamina.register_dbm()``, ``dbm.whichdb`` recognises lamina
+    databases (as ``"lamina"``), ``dbm.open`` and ``shelve.open`` open them
+    with lamina, and create new databases with lamina. Databases of the other
+    dbm modules are recognised and opened as before. Idempotent; affects the
+    whole process.
+    """
+    import dbm
+
+    module = _sys.modules[__name__]
+    if "lamina" not in dbm._names:  # type: ignore[attr-defined]
+        dbm._names.insert(0, "lamina")  # type: ignore[attr-defined]
+    dbm._modules["lamina"] = module  # type: ignore[attr-defined]
+    # dbm.open picks its default module again, the first of _names it can
+    # import (lamina), and loads the others for databases whichdb names.
+    dbm._defaultmod = None  # type: ignore[attr-defined]
+    if not hasattr(dbm.whichdb, "__wrapped__"):
+        standard = dbm.whichdb
+
+        @_functools.wraps(standard)
+        def whichdb_with_lamina(filename: Any) -> Optional[str]:
+            if _is_lamina(_os.fsdecode(_os.fspath(filename))):
+                return "lamina"
+            return standard(filename)
+
+        dbm.whichdb = whichdb_with_lamina
 
 
 #: The names of the engine options ``open`` and ``Db`` accept as keywords.

@@ -13,7 +13,19 @@ _Path = str | bytes | os.PathLike[str] | os.PathLike[bytes]
 _Durability = Literal["sync", "os", "none"]
 _T = TypeVar("_T")
 
-__all__ = ["Batch", "Db", "Iterator", "Keyspace", "OPTIONS", "Snapshot", "destroy", "error", "__version__"]
+__all__ = [
+    "Batch",
+    "Cursor",
+    "Db",
+    "Iterator",
+    "Keyspace",
+    "OPTIONS",
+    "Ranges",
+    "Snapshot",
+    "destroy",
+    "error",
+    "__version__",
+]
 
 __version__: str
 OPTIONS: list[str]
@@ -31,7 +43,76 @@ class Iterator(_Iterator[Any]):
     def __iter__(self) -> Iterator: ...
     def __next__(self) -> Any: ...
 
-class Keyspace:
+@final
+class Cursor:
+    """A position in a keyspace that seeks and moves both ways; every move returns ``valid()``."""
+
+    def seek(self, key: _Key, /) -> bool: ...
+    def seek_for_prev(self, key: _Key, /) -> bool: ...
+    def first(self) -> bool: ...
+    def last(self) -> bool: ...
+    def next(self) -> bool: ...
+    def prev(self) -> bool: ...
+    def valid(self) -> bool: ...
+    def key(self) -> bytes | None: ...
+    def value(self) -> bytes | None: ...
+    def item(self) -> tuple[bytes, bytes] | None: ...
+
+class Ranges:
+    """The ordered reads shared by ``Keyspace`` (and ``Db``) and ``Snapshot``.
+
+    ``keyspace=`` reads another keyspace of the same database.
+    """
+
+    def keys(
+        self,
+        start: _Key | None = None,
+        stop: _Key | None = None,
+        *,
+        prefix: _Key | None = None,
+        reverse: bool = False,
+        keyspace: Keyspace | None = None,
+    ) -> list[bytes]: ...
+    def values(
+        self,
+        start: _Key | None = None,
+        stop: _Key | None = None,
+        *,
+        prefix: _Key | None = None,
+        reverse: bool = False,
+        keyspace: Keyspace | None = None,
+    ) -> list[bytes]: ...
+    def items(
+        self,
+        start: _Key | None = None,
+        stop: _Key | None = None,
+        *,
+        prefix: _Key | None = None,
+        reverse: bool = False,
+        keyspace: Keyspace | None = None,
+    ) -> list[tuple[bytes, bytes]]: ...
+    def iterator(
+        self,
+        start: _Key | None = None,
+        stop: _Key | None = None,
+        *,
+        prefix: _Key | None = None,
+        reverse: bool = False,
+        keys: bool = True,
+        values: bool = True,
+        keyspace: Keyspace | None = None,
+    ) -> Iterator: ...
+    def count(
+        self,
+        start: _Key | None = None,
+        stop: _Key | None = None,
+        *,
+        prefix: _Key | None = None,
+        keyspace: Keyspace | None = None,
+    ) -> int: ...
+    def cursor(self, *, keyspace: Keyspace | None = None) -> Cursor: ...
+
+class Keyspace(Ranges):
     """A named, ordered mapping of bytes to bytes inside a database."""
 
     @property
@@ -59,26 +140,11 @@ class Keyspace:
     def clear(self) -> None: ...
     def firstkey(self) -> bytes | None: ...
     def nextkey(self, key: _Key) -> bytes | None: ...
-    def keys(
-        self, start: _Key | None = None, stop: _Key | None = None, *, prefix: _Key | None = None, reverse: bool = False
-    ) -> list[bytes]: ...
-    def values(
-        self, start: _Key | None = None, stop: _Key | None = None, *, prefix: _Key | None = None, reverse: bool = False
-    ) -> list[bytes]: ...
-    def items(
-        self, start: _Key | None = None, stop: _Key | None = None, *, prefix: _Key | None = None, reverse: bool = False
-    ) -> list[tuple[bytes, bytes]]: ...
-    def iterator(
-        self,
-        start: _Key | None = None,
-        stop: _Key | None = None,
-        *,
-        prefix: _Key | None = None,
-        reverse: bool = False,
-        keys: bool = True,
-        values: bool = True,
-    ) -> Iterator: ...
-    def count(self, start: _Key | None = None, stop: _Key | None = None, *, prefix: _Key | None = None) -> int: ...
+    @overload
+    def pop(self, key: _Key, /) -> bytes: ...
+    @overload
+    def pop(self, key: _Key, default: _T, /) -> bytes | _T: ...
+    def popitem(self) -> tuple[bytes, bytes]: ...
 
 class Db(Keyspace):
     """An open lamina database; the mapping methods act on its default keyspace."""
@@ -130,7 +196,7 @@ class Db(Keyspace):
     def backup(self, dest: _Path) -> None: ...
 
 @final
-class Snapshot:
+class Snapshot(Ranges):
     """A read-only view of the whole database as of ``Db.snapshot()``."""
 
     @property
@@ -141,44 +207,6 @@ class Snapshot:
     def __iter__(self) -> Iterator: ...
     def get(self, key: _Key, default: Any = None, *, keyspace: Keyspace | None = None) -> Any: ...
     def get_many(self, keys: Iterable[_Key], *, keyspace: Keyspace | None = None) -> list[bytes | None]: ...
-    def keys(
-        self,
-        start: _Key | None = None,
-        stop: _Key | None = None,
-        *,
-        prefix: _Key | None = None,
-        reverse: bool = False,
-        keyspace: Keyspace | None = None,
-    ) -> list[bytes]: ...
-    def values(
-        self,
-        start: _Key | None = None,
-        stop: _Key | None = None,
-        *,
-        prefix: _Key | None = None,
-        reverse: bool = False,
-        keyspace: Keyspace | None = None,
-    ) -> list[bytes]: ...
-    def items(
-        self,
-        start: _Key | None = None,
-        stop: _Key | None = None,
-        *,
-        prefix: _Key | None = None,
-        reverse: bool = False,
-        keyspace: Keyspace | None = None,
-    ) -> list[tuple[bytes, bytes]]: ...
-    def iterator(
-        self,
-        start: _Key | None = None,
-        stop: _Key | None = None,
-        *,
-        prefix: _Key | None = None,
-        reverse: bool = False,
-        keys: bool = True,
-        values: bool = True,
-        keyspace: Keyspace | None = None,
-    ) -> Iterator: ...
     def close(self) -> None: ...
     def __enter__(self) -> Snapshot: ...
     def __exit__(self, *args: object) -> bool: ...

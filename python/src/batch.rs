@@ -7,14 +7,12 @@
 //! ```
 
 use crate::convert;
-use crate::empty_key;
 use crate::errors::{plain, to_py};
 use crate::keyspace::{same_db, Keyspace};
 use crate::state::Shared;
 use parking_lot::Mutex;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use std::borrow::Cow;
 use std::sync::Arc;
 
 /// A group of puts, deletes and increments, across keyspaces, that commits
@@ -56,24 +54,15 @@ impl Batch {
         Ok(f(ops))
     }
 
-    /// The keyspace and key a write of `key` into `keyspace` (default: the
-    /// database's own) goes to; the empty key goes to its slot (empty_key.rs).
+    /// The keyspace a write into `keyspace` (default: the database's own) goes to.
     fn target<'a>(
         &'a self,
-        py: Python<'_>,
         keyspace: Option<&'a Bound<'_, Keyspace>>,
-        key: &'a [u8],
-    ) -> PyResult<(&'a lamina::Keyspace, Cow<'a, [u8]>)> {
-        let ks = match keyspace {
-            Some(ks) => same_db(&self.shared, ks)?,
-            None => &self.default,
-        };
-        if !key.is_empty() {
-            return Ok((ks, Cow::Borrowed(key)));
+    ) -> PyResult<&'a lamina::Keyspace> {
+        match keyspace {
+            Some(ks) => same_db(&self.shared, ks),
+            None => Ok(&self.default),
         }
-        self.shared.writable()?;
-        let reserved = py.detach(|| self.shared.empty_ks_create()).map_err(to_py)?;
-        Ok((reserved, Cow::Owned(empty_key::slot(ks.name()))))
     }
 
     /// Writes the gathered operations; the batch stays usable, empty, when `keep_open`.
@@ -103,17 +92,12 @@ impl Batch {
 
 #[pymethods]
 impl Batch {
-    fn __setitem__(
-        &self,
-        py: Python<'_>,
-        key: &Bound<'_, PyAny>,
-        value: &Bound<'_, PyAny>,
-    ) -> PyResult<()> {
-        self.put(py, key, value, None)
+    fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.put(key, value, None)
     }
 
-    fn __delitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.delete(py, key, None)
+    fn __delitem__(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.delete(key, None)
     }
 
     /// Number of operations gathered so far.
@@ -125,47 +109,43 @@ impl Batch {
     #[pyo3(signature = (key, value, *, keyspace=None))]
     fn put(
         &self,
-        py: Python<'_>,
         key: &Bound<'_, PyAny>,
         value: &Bound<'_, PyAny>,
         keyspace: Option<&Bound<'_, Keyspace>>,
     ) -> PyResult<()> {
         let (k, v) = (convert::key(key)?, convert::value(value)?);
-        let (ks, k) = self.target(py, keyspace, k)?;
-        self.with_ops(|ops| ops.put_in(ks, &k, v))
+        let ks = self.target(keyspace)?;
+        self.with_ops(|ops| ops.put_in(ks, k, v))
     }
 
     /// Deletes `key` (blind: no error when it is missing).
     #[pyo3(signature = (key, *, keyspace=None))]
     fn delete(
         &self,
-        py: Python<'_>,
         key: &Bound<'_, PyAny>,
         keyspace: Option<&Bound<'_, Keyspace>>,
     ) -> PyResult<()> {
-        let (ks, k) = self.target(py, keyspace, convert::key(key)?)?;
-        self.with_ops(|ops| ops.delete_in(ks, &k))
+        let (ks, k) = (self.target(keyspace)?, convert::key(key)?);
+        self.with_ops(|ops| ops.delete_in(ks, k))
     }
 
     /// Adds `n` to the counter under `key` (see `Db.increment`).
     #[pyo3(signature = (key, n=1, *, keyspace=None))]
     fn increment(
         &self,
-        py: Python<'_>,
         key: &Bound<'_, PyAny>,
         n: i128,
         keyspace: Option<&Bound<'_, Keyspace>>,
     ) -> PyResult<()> {
         let operand = convert::counter_operand(n)?;
-        let (ks, k) = self.target(py, keyspace, convert::key(key)?)?;
-        self.with_ops(|ops| ops.merge_in(ks, &k, &operand))
+        let (ks, k) = (self.target(keyspace)?, convert::key(key)?);
+        self.with_ops(|ops| ops.merge_in(ks, k, &operand))
     }
 
     /// Stores every pair of a mapping or iterable of pairs, and the keyword arguments.
     #[pyo3(signature = (other=None, *, keyspace=None, **kwargs))]
     fn update(
         &self,
-        py: Python<'_>,
         other: Option<&Bound<'_, PyAny>>,
         keyspace: Option<&Bound<'_, Keyspace>>,
         kwargs: Option<&Bound<'_, PyDict>>,
@@ -173,18 +153,14 @@ impl Batch {
         // Converted first, so a bad pair leaves the batch as it was.
         let mut staged = Vec::new();
         if let Some(o) = other {
-            staged.extend(pairs(o)?);
+            staged.extend(convert::pairs(o)?);
         }
         if let Some(kw) = kwargs {
-            staged.extend(pairs(kw.as_any())?);
+            staged.extend(convert::pairs(kw.as_any())?);
         }
-        let mut targets = Vec::with_capacity(staged.len());
-        for (k, v) in &staged {
-            let (ks, k) = self.target(py, keyspace, k)?;
-            targets.push((ks, k, v));
-        }
+        let ks = self.target(keyspace)?;
         self.with_ops(|ops| {
-            for (ks, k, v) in &targets {
+            for (k, v) in &staged {
                 ops.put_in(ks, k, v);
             }
         })
@@ -229,35 +205,4 @@ impl Batch {
             None => "<lamina.Batch (ended)>".to_owned(),
         }
     }
-}
-
-/// The pairs of a mapping (anything with `keys()`) or of an iterable of
-/// `(key, value)` pairs, converted to bytes.
-pub fn pairs(other: &Bound<'_, PyAny>) -> PyResult<Vec<(Vec<u8>, Vec<u8>)>> {
-    let mut out = Vec::new();
-    let mut push = |k: &Bound<'_, PyAny>, v: &Bound<'_, PyAny>| -> PyResult<()> {
-        out.push((convert::key(k)?.to_vec(), convert::value(v)?.to_vec()));
-        Ok(())
-    };
-    if let Ok(d) = other.cast::<PyDict>() {
-        for (k, v) in d.iter() {
-            push(&k, &v)?;
-        }
-    } else if other.hasattr("keys")? {
-        for k in other.call_method0("keys")?.try_iter()? {
-            let k = k?;
-            let v = other.get_item(&k)?;
-            push(&k, &v)?;
-        }
-    } else {
-        for item in other.try_iter()? {
-            let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract().map_err(|_| {
-                pyo3::exceptions::PyTypeError::new_err(
-                    "update() needs a mapping or an iterable of (key, value) pairs",
-                )
-            })?;
-            push(&k, &v)?;
-        }
-    }
-    Ok(out)
 }

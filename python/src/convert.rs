@@ -6,7 +6,7 @@
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::{PyBytes, PyDict, PyString};
 
 /// The bytes of a key or value argument. `what` names it in the `TypeError`.
 pub fn bytes_arg<'a>(obj: &'a Bound<'_, PyAny>, what: &str) -> PyResult<&'a [u8]> {
@@ -14,7 +14,7 @@ pub fn bytes_arg<'a>(obj: &'a Bound<'_, PyAny>, what: &str) -> PyResult<&'a [u8]
         return Ok(b.as_bytes());
     }
     if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(s.to_str()?.as_bytes());
+        return utf8(s);
     }
     let type_name = obj
         .get_type()
@@ -24,6 +24,35 @@ pub fn bytes_arg<'a>(obj: &'a Bound<'_, PyAny>, what: &str) -> PyResult<&'a [u8]
     Err(PyTypeError::new_err(format!(
         "lamina {what} must be bytes or str, not {type_name}"
     )))
+}
+
+// `PyUnicode_AsUTF8AndSize` is in the stable ABI from Python 3.10; Python
+// 3.9 exports it too, with the same signature, but pyo3's `abi3-py39` build
+// does not declare it. It borrows the str's cached UTF-8 form, so a `str` key
+// costs no copy on any version the abi3 wheel runs on.
+extern "C" {
+    fn PyUnicode_AsUTF8AndSize(
+        unicode: *mut pyo3::ffi::PyObject,
+        size: *mut pyo3::ffi::Py_ssize_t,
+    ) -> *const std::ffi::c_char;
+}
+
+/// The UTF-8 bytes of `s`, borrowed from the str object (valid while it lives).
+/// `UnicodeEncodeError` for lone surrogates.
+fn utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<&'a [u8]> {
+    let mut size: pyo3::ffi::Py_ssize_t = 0;
+    // SAFETY: `s` is a live str (the GIL is held through `Bound`); the returned
+    // buffer belongs to the str object and lives as long as it, which the
+    // borrow of `s` guarantees; on failure the function returns null with an
+    // exception set.
+    unsafe {
+        let data = PyUnicode_AsUTF8AndSize(s.as_ptr(), &mut size);
+        if data.is_null() {
+            return Err(PyErr::fetch(s.py()));
+        }
+        let len = usize::try_from(size).unwrap_or(0);
+        Ok(std::slice::from_raw_parts(data.cast::<u8>(), len))
+    }
 }
 
 /// A key argument.
@@ -61,6 +90,37 @@ pub fn counter_operand(n: i128) -> PyResult<[u8; 8]> {
 /// stored value is not 8 bytes long.
 pub fn counter_value(bytes: &[u8]) -> Option<i64> {
     <[u8; 8]>::try_from(bytes).ok().map(i64::from_le_bytes)
+}
+
+/// The pairs of a mapping (anything with `keys()`) or of an iterable of
+/// `(key, value)` pairs, converted to bytes.
+pub fn pairs(other: &Bound<'_, PyAny>) -> PyResult<Vec<(Vec<u8>, Vec<u8>)>> {
+    let mut out = Vec::new();
+    let mut push = |k: &Bound<'_, PyAny>, v: &Bound<'_, PyAny>| -> PyResult<()> {
+        out.push((key(k)?.to_vec(), value(v)?.to_vec()));
+        Ok(())
+    };
+    if let Ok(d) = other.cast::<PyDict>() {
+        for (k, v) in d.iter() {
+            push(&k, &v)?;
+        }
+    } else if other.hasattr("keys")? {
+        for k in other.call_method0("keys")?.try_iter()? {
+            let k = k?;
+            let v = other.get_item(&k)?;
+            push(&k, &v)?;
+        }
+    } else {
+        for item in other.try_iter()? {
+            let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract().map_err(|_| {
+                pyo3::exceptions::PyTypeError::new_err(
+                    "update() needs a mapping or an iterable of (key, value) pairs",
+                )
+            })?;
+            push(&k, &v)?;
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -3,9 +3,9 @@
 //! opening, closing and the database-wide operations.
 
 use crate::batch::Batch;
-use crate::empty_key::{self, RESERVED};
 use crate::errors::{strerror, to_py, with_errno};
 use crate::keyspace::Keyspace;
+use crate::migration::{self, OLD_KEYSPACE};
 use crate::options;
 use crate::snapshot::Snapshot;
 use crate::state::Shared;
@@ -41,17 +41,27 @@ impl Db {
             return Err(with_errno(libc::ENOENT, &strerror(libc::ENOENT), &path));
         }
         let read_only = opts.read_only;
-        let shared = py
-            .detach(|| {
-                lamina::Db::open(&path, opts).map(|db| Shared::new(db, path.clone(), read_only))
-            })
-            .map_err(to_py)?;
+        let db = py.detach(|| lamina::Db::open(&path, opts)).map_err(to_py)?;
+        let moved = py.detach(|| match read_only {
+            false => migration::migrate(&db).map(|()| true),
+            true => migration::pending(&db).map(|p| !p),
+        });
+        match moved {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(crate::errors::plain(format!(
+                    "{} keeps its empty keys in the keyspace {OLD_KEYSPACE:?}, as older \
+                     versions of lamina's Python module did; open it once for writing \
+                     (flag 'w' or 'c') to move them to where lamina keeps them now",
+                    path.display()
+                )))
+            }
+            Err(e) => return Err(to_py(e)),
+        }
+        let shared = Shared::new(db, path.clone(), read_only);
         let default = shared.engine().default_keyspace();
         let shared = Arc::new(shared);
-        Ok(
-            PyClassInitializer::from(Keyspace::new(shared.clone(), default.clone()))
-                .add_subclass(Db { shared, default }),
-        )
+        Ok(Keyspace::new(shared.clone(), default.clone()).add_subclass(Db { shared, default }))
     }
 
     /// The database directory, as given when opening it.
@@ -126,14 +136,13 @@ impl Db {
     }
 
     /// A read-only view of the whole database as of now (a context manager).
-    fn snapshot(&self, py: Python<'_>) -> PyResult<Snapshot> {
+    fn snapshot(&self, py: Python<'_>) -> PyResult<Py<Snapshot>> {
         let db = self.shared.db()?;
         let snap = py.detach(|| db.snapshot());
-        Ok(Snapshot::new(
-            self.shared.clone(),
-            self.default.clone(),
-            snap,
-        ))
+        Py::new(
+            py,
+            Snapshot::new(self.shared.clone(), self.default.clone(), snap),
+        )
     }
 
     /// A batch of writes that commits atomically (a context manager: commits
@@ -152,7 +161,7 @@ impl Db {
     /// The keyspace `name`, created when missing (unless `create=False`,
     /// which raises `KeyError` instead; a read-only database never creates).
     #[pyo3(signature = (name, create=true))]
-    fn keyspace(&self, py: Python<'_>, name: &str, create: bool) -> PyResult<Keyspace> {
+    fn keyspace(&self, py: Python<'_>, name: &str, create: bool) -> PyResult<Py<Keyspace>> {
         let db = self.shared.db()?;
         reserved_name(name)?;
         let create = create && !self.shared.read_only();
@@ -165,26 +174,20 @@ impl Db {
                 }
             })
             .map_err(to_py)?;
-        Ok(Keyspace::new(self.shared.clone(), ks))
+        Py::new(py, Keyspace::new(self.shared.clone(), ks))
     }
 
     /// The names of the named keyspaces (the default one is not listed).
     fn keyspaces<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let db = self.shared.db()?;
-        PyList::new(py, db.keyspaces().into_iter().filter(|n| n != RESERVED))
+        PyList::new(py, db.keyspaces())
     }
 
     /// Deletes the keyspace `name` and everything in it.
     fn drop_keyspace(&self, py: Python<'_>, name: &str) -> PyResult<()> {
         let db = self.shared.writable()?;
         reserved_name(name)?;
-        let result = py.detach(|| {
-            // The dropped keyspace's empty key goes with it.
-            if let Some(reserved) = self.shared.empty_ks() {
-                reserved.delete(&empty_key::slot(name))?;
-            }
-            db.drop_keyspace(name)
-        });
+        let result = py.detach(|| db.drop_keyspace(name));
         self.shared.wrote();
         result.map_err(to_py)
     }
@@ -220,11 +223,12 @@ impl Db {
     }
 }
 
-/// `ValueError` for the name of the keyspace that holds empty keys.
+/// `ValueError` for the name of the keyspace older versions kept empty keys in.
 fn reserved_name(name: &str) -> PyResult<()> {
-    if name == RESERVED {
+    if name == OLD_KEYSPACE {
         return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "the keyspace name {RESERVED:?} is reserved by lamina's Python module"
+            "the keyspace name {OLD_KEYSPACE:?} is reserved: older versions of \
+             lamina's Python module kept empty keys there"
         )));
     }
     Ok(())

@@ -5,7 +5,9 @@
 //!   anything about the database or its files. When the operating system gave
 //!   an errno, the exception carries `errno`, `strerror` and `filename`, so it
 //!   prints as `[Errno 2] No such file or directory: 'path'`; otherwise it
-//!   carries the message and, when a file is concerned, `filename`.
+//!   carries the message (which names the file) and, when a file is
+//!   concerned, `filename`, and prints as the message
+//!   (`old.gdbm is not a lamina database: it is a file, not a directory`).
 //! - `ValueError` for an argument lamina cannot accept (a key over 64 KiB, a
 //!   value over the size limit, a bad option), `KeyError` for a missing
 //!   keyspace.
@@ -48,7 +50,27 @@ pub fn with_errno(errno: i32, strerror: &str, path: &Path) -> PyErr {
     error::new_err((errno, strerror.to_owned(), path.as_os_str().to_owned()))
 }
 
-/// An `error` with a message whose `filename` attribute names `path`.
+/// `lamina.error.__str__`: OSError's own form when there is an errno, the
+/// message otherwise. (OSError alone prints an error that has a `filename`
+/// but no errno as `[Errno None] None: 'path'`, hiding the message.)
+const STR_SOURCE: &std::ffi::CStr = c"def __str__(self):
+    if self.errno is None and self.strerror is None and len(self.args) == 1:
+        return str(self.args[0])
+    return OSError.__str__(self)
+";
+
+/// Gives `lamina.error` its `__str__` (see `STR_SOURCE`). Called once, when
+/// the module is initialised.
+pub fn install_str(py: Python<'_>) -> PyResult<()> {
+    let ns = pyo3::types::PyDict::new(py);
+    py.run(STR_SOURCE, Some(&ns), Some(&ns))?;
+    let f = ns
+        .get_item("__str__")?
+        .ok_or_else(|| plain("lamina.error.__str__ was not defined"))?;
+    py.get_type::<error>().setattr("__str__", f)
+}
+
+/// An `error` with a message (which names `path`) whose `filename` attribute is `path`.
 fn with_filename(py: Python<'_>, msg: String, path: &Path) -> PyErr {
     let err = error::new_err(msg);
     // Setting an attribute on a fresh OSError cannot fail short of memory
@@ -76,7 +98,11 @@ fn convert(py: Python<'_>, err: Error) -> PyErr {
         Error::Io { path, source } => match (source.raw_os_error(), path) {
             (Some(errno), Some(path)) => with_errno(errno, &strerror(errno), &path),
             (Some(errno), None) => error::new_err((errno, strerror(errno))),
-            (None, Some(path)) => with_filename(py, format!("I/O error: {source}"), &path),
+            (None, Some(path)) => with_filename(
+                py,
+                format!("I/O error on {}: {source}", path.display()),
+                &path,
+            ),
             (None, None) => plain(format!("I/O error: {source}")),
         },
         Error::Locked(ref path) => with_errno(
@@ -91,6 +117,7 @@ fn convert(py: Python<'_>, err: Error) -> PyErr {
         Error::NoSuchKeyspace(name) => PyKeyError::new_err(name),
         Error::Merge(msg) => PyValueError::new_err(format!("cannot fold merge operands: {msg}")),
         Error::Closed => closed("database"),
+        Error::WrongProcess => plain(Error::WrongProcess.to_string()),
         Error::ReadOnly => read_only(),
         other => plain(other.to_string()),
     }

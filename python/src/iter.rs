@@ -4,13 +4,11 @@
 //! the data as of its creation and never blocks writers. Entries are fetched
 //! in small batches with the GIL released, then handed out one by one.
 
-use crate::empty_key::Walk;
 use crate::errors::{closed, to_py};
-use crate::reader::pair;
 use crate::state::Shared;
 use parking_lot::Mutex;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyTuple};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -23,6 +21,17 @@ pub enum Yield {
 }
 
 impl Yield {
+    /// `iter` as this yield needs it: when only keys are wanted it folds no
+    /// merge operand, so a key whose operands cannot be folded is listed
+    /// like any other.
+    pub fn apply(self, iter: lamina::Iter) -> lamina::Iter {
+        if self == Yield::Keys {
+            iter.keys_only()
+        } else {
+            iter
+        }
+    }
+
     /// The flags `keys=`, `values=` of `iterator()`; both false is refused.
     pub fn from_flags(keys: bool, values: bool) -> PyResult<Yield> {
         match (keys, values) {
@@ -45,13 +54,18 @@ impl Yield {
     }
 }
 
+/// A `(key, value)` tuple of bytes.
+pub fn pair<'py>(py: Python<'py>, k: &[u8], v: &[u8]) -> PyResult<Bound<'py, PyTuple>> {
+    PyTuple::new(py, [PyBytes::new(py, k), PyBytes::new(py, v)])
+}
+
 /// Entries fetched per engine round, and the byte budget of one round.
 const BATCH_ENTRIES: usize = 256;
 const BATCH_BYTES: usize = 1 << 20;
 
 struct Cursor {
     /// `None` once the walk has ended or failed (the pinned version is released).
-    iter: Option<Walk>,
+    iter: Option<lamina::Iter>,
     reverse: bool,
     buf: VecDeque<(Vec<u8>, Vec<u8>)>,
     failed: Option<lamina::Error>,
@@ -103,7 +117,12 @@ pub struct RangeIter {
 
 impl RangeIter {
     /// Wraps an engine iterator. REQUIRES: `iter` was made from `shared`'s database.
-    pub fn new(shared: Arc<Shared>, iter: Option<Walk>, reverse: bool, what: Yield) -> RangeIter {
+    pub fn new(
+        shared: Arc<Shared>,
+        iter: Option<lamina::Iter>,
+        reverse: bool,
+        what: Yield,
+    ) -> RangeIter {
         RangeIter {
             shared,
             what,

@@ -4,16 +4,15 @@
 
 use crate::bounds::Bounds;
 use crate::convert;
-use crate::empty_key;
 use crate::errors::{plain, to_py};
 use crate::iter::{RangeIter, Yield};
+use crate::ranges::{Ranges, View};
 use crate::reader::{self, Live, Reader};
 use crate::state::Shared;
 use parking_lot::Mutex;
-use pyo3::exceptions::{PyKeyError, PyValueError};
+use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
-use std::borrow::Cow;
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use std::sync::Arc;
 
 /// Keys deleted per engine batch by `clear()`.
@@ -24,7 +23,7 @@ const CLEAR_BATCH: usize = 10_000;
 /// Obtained from `Db.keyspace(name)`. It has the same mapping methods as the
 /// database itself (which is its own default keyspace); writes to several
 /// keyspaces commit atomically together through `Db.batch()`.
-#[pyclass(module = "lamina", name = "Keyspace", subclass, frozen)]
+#[pyclass(module = "lamina", name = "Keyspace", extends = Ranges, subclass, frozen)]
 pub struct Keyspace {
     pub(crate) shared: Arc<Shared>,
     pub(crate) ks: lamina::Keyspace,
@@ -33,36 +32,20 @@ pub struct Keyspace {
 }
 
 impl Keyspace {
-    pub fn new(shared: Arc<Shared>, ks: lamina::Keyspace) -> Keyspace {
-        Keyspace {
+    /// The Python object's initializer: its `Ranges` base reads `ks` live.
+    pub fn new(shared: Arc<Shared>, ks: lamina::Keyspace) -> PyClassInitializer<Keyspace> {
+        let ranges = Ranges::new(shared.clone(), View::Live(ks.clone()));
+        PyClassInitializer::from(ranges).add_subclass(Keyspace {
             shared,
             ks,
             len_cache: Mutex::new(None),
-        }
+        })
     }
 
     /// A reader of the live keyspace, or `lamina.error` once closed.
     fn reader(&self) -> PyResult<Live<'_>> {
         self.shared.db()?;
-        Ok(Live {
-            ks: &self.ks,
-            shared: &self.shared,
-        })
-    }
-
-    /// Where a write of `key` goes: this keyspace, or for the empty key its
-    /// slot in the reserved keyspace (created on first use; see empty_key.rs).
-    fn target<'a>(
-        &'a self,
-        py: Python<'_>,
-        key: &'a [u8],
-    ) -> PyResult<(&'a lamina::Keyspace, Cow<'a, [u8]>)> {
-        if !key.is_empty() {
-            return Ok((&self.ks, Cow::Borrowed(key)));
-        }
-        self.shared.writable()?;
-        let reserved = py.detach(|| self.shared.empty_ks_create()).map_err(to_py)?;
-        Ok((reserved, Cow::Owned(empty_key::slot(self.ks.name()))))
+        Ok(Live { ks: &self.ks })
     }
 
     /// Runs a write of `key` without the GIL, then records it.
@@ -73,8 +56,7 @@ impl Keyspace {
         f: impl FnOnce(&lamina::Keyspace, &[u8]) -> lamina::Result<T> + Send,
     ) -> PyResult<T> {
         self.shared.writable()?;
-        let (ks, k) = self.target(py, key)?;
-        let result = py.detach(|| f(ks, &k));
+        let result = py.detach(|| f(&self.ks, key));
         self.shared.wrote();
         result.map_err(to_py)
     }
@@ -90,7 +72,7 @@ impl Keyspace {
         let iter = if bounds.is_empty() {
             None
         } else {
-            Some(py.detach(|| r.range(&bounds)))
+            Some(py.detach(|| what.apply(r.range(&bounds))))
         };
         Ok(RangeIter::new(self.shared.clone(), iter, reverse, what))
     }
@@ -258,9 +240,8 @@ impl Keyspace {
         let db = self.shared.writable()?;
         let mut batch = lamina::Batch::new();
         for source in [other, kwargs.map(|kw| kw.as_any())].into_iter().flatten() {
-            for (k, v) in crate::batch::pairs(source)? {
-                let (ks, k) = self.target(py, &k)?;
-                batch.put_in(ks, &k, &v);
+            for (k, v) in convert::pairs(source)? {
+                batch.put_in(&self.ks, &k, &v);
             }
         }
         if batch.is_empty() {
@@ -283,9 +264,6 @@ impl Keyspace {
                 if batch.len() >= CLEAR_BATCH {
                     db.write(std::mem::take(&mut batch))?;
                 }
-            }
-            if let Some(reserved) = self.shared.empty_ks() {
-                batch.delete_in(reserved, &empty_key::slot(self.ks.name()));
             }
             if !batch.is_empty() {
                 db.write(batch)?;
@@ -314,80 +292,49 @@ impl Keyspace {
         Ok(next.map(|k| PyBytes::new(py, &k)))
     }
 
-    /// The keys `start <= k < stop` beginning with `prefix`, ascending (or
-    /// descending with `reverse=True`), as a list of bytes.
-    #[pyo3(signature = (start=None, stop=None, *, prefix=None, reverse=false))]
-    fn keys<'py>(
+    /// `pop(key[, default])`: deletes `key` and returns its value; when it is
+    /// missing, returns `default`, or raises `KeyError` without one. A read
+    /// then a delete: not atomic with respect to other threads writing `key`.
+    #[pyo3(signature = (key, *default))]
+    fn pop<'py>(
         &self,
         py: Python<'py>,
-        start: Option<&Bound<'py, PyAny>>,
-        stop: Option<&Bound<'py, PyAny>>,
-        prefix: Option<&Bound<'py, PyAny>>,
-        reverse: bool,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let b = Bounds::from_py(start, stop, prefix)?;
-        reader::list(py, &self.reader()?, &b, reverse, Yield::Keys)
+        key: &Bound<'py, PyAny>,
+        default: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if default.len() > 1 {
+            return Err(PyTypeError::new_err(format!(
+                "pop expected at most 2 arguments, got {}",
+                1 + default.len()
+            )));
+        }
+        let k = convert::key(key)?;
+        self.shared.writable()?;
+        let r = self.reader()?;
+        match py.detach(|| r.get(k)).map_err(to_py)? {
+            Some(v) => {
+                self.write(py, k, |ks, k| ks.delete(k))?;
+                Ok(PyBytes::new(py, &v).into_any())
+            }
+            None => default
+                .get_item(0)
+                .map_err(|_| PyKeyError::new_err(key.clone().unbind())),
+        }
     }
 
-    /// Like `keys()`, the values in key order.
-    #[pyo3(signature = (start=None, stop=None, *, prefix=None, reverse=false))]
-    fn values<'py>(
-        &self,
-        py: Python<'py>,
-        start: Option<&Bound<'py, PyAny>>,
-        stop: Option<&Bound<'py, PyAny>>,
-        prefix: Option<&Bound<'py, PyAny>>,
-        reverse: bool,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let b = Bounds::from_py(start, stop, prefix)?;
-        reader::list(py, &self.reader()?, &b, reverse, Yield::Values)
-    }
-
-    /// Like `keys()`, the `(key, value)` pairs in key order.
-    #[pyo3(signature = (start=None, stop=None, *, prefix=None, reverse=false))]
-    fn items<'py>(
-        &self,
-        py: Python<'py>,
-        start: Option<&Bound<'py, PyAny>>,
-        stop: Option<&Bound<'py, PyAny>>,
-        prefix: Option<&Bound<'py, PyAny>>,
-        reverse: bool,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let b = Bounds::from_py(start, stop, prefix)?;
-        reader::list(py, &self.reader()?, &b, reverse, Yield::Items)
-    }
-
-    /// A lazy iterator over the same range as `items()`: `(key, value)` pairs,
-    /// or keys only (`values=False`), or values only (`keys=False`). It sees
-    /// the data as of the call and never blocks writers.
-    #[pyo3(signature = (start=None, stop=None, *, prefix=None, reverse=false, keys=true, values=true))]
-    #[allow(clippy::too_many_arguments)]
-    fn iterator(
-        &self,
-        py: Python<'_>,
-        start: Option<&Bound<'_, PyAny>>,
-        stop: Option<&Bound<'_, PyAny>>,
-        prefix: Option<&Bound<'_, PyAny>>,
-        reverse: bool,
-        keys: bool,
-        values: bool,
-    ) -> PyResult<RangeIter> {
-        let what = Yield::from_flags(keys, values)?;
-        let b = Bounds::from_py(start, stop, prefix)?;
-        self.iter_over(py, b, reverse, what)
-    }
-
-    /// The number of keys in a range (a scan; O(keys in range)).
-    #[pyo3(signature = (start=None, stop=None, *, prefix=None))]
-    fn count(
-        &self,
-        py: Python<'_>,
-        start: Option<&Bound<'_, PyAny>>,
-        stop: Option<&Bound<'_, PyAny>>,
-        prefix: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<usize> {
-        let b = Bounds::from_py(start, stop, prefix)?;
-        reader::count(py, &self.reader()?, &b)
+    /// Deletes the smallest key and returns its `(key, value)`; `KeyError`
+    /// when the keyspace is empty. Not atomic with respect to other writers.
+    fn popitem<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        self.shared.writable()?;
+        let r = self.reader()?;
+        let first = py
+            .detach(|| r.range(&Bounds::all()).next().transpose())
+            .map_err(to_py)?;
+        let Some((k, v)) = first else {
+            return Err(PyKeyError::new_err("popitem(): the database is empty"));
+        };
+        self.write(py, &k, |ks, k| ks.delete(k))?;
+        crate::iter::pair(py, &k, &v)
     }
 
     fn __repr__(&self) -> String {

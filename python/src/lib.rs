@@ -10,12 +10,14 @@
 mod batch;
 mod bounds;
 mod convert;
+mod cursor;
 mod db;
-mod empty_key;
 mod errors;
 mod iter;
 mod keyspace;
+mod migration;
 mod options;
+mod ranges;
 mod reader;
 mod snapshot;
 mod state;
@@ -27,12 +29,15 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _lamina(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    errors::install_str(py)?;
     m.add("error", py.get_type::<errors::error>())?;
+    m.add_class::<ranges::Ranges>()?;
     m.add_class::<keyspace::Keyspace>()?;
     m.add_class::<db::Db>()?;
     m.add_class::<snapshot::Snapshot>()?;
     m.add_class::<batch::Batch>()?;
     m.add_class::<iter::RangeIter>()?;
+    m.add_class::<cursor::Cursor>()?;
     m.add_function(wrap_pyfunction!(db::destroy, m)?)?;
     m.add("OPTIONS", options::NAMES.to_vec())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -4,13 +4,11 @@
 
 use crate::bounds::Bounds;
 use crate::convert;
-use crate::empty_key::{self, Walk};
 use crate::errors::to_py;
 use crate::iter::Yield;
-use crate::state::Shared;
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyList};
 
 /// Something keys can be read from.
 pub trait Reader: Send + Sync {
@@ -25,7 +23,7 @@ pub trait Reader: Send + Sync {
         Ok(self.get(key)?.is_some())
     }
     /// An ascending walk over `bounds` (reverse it with `next_back`).
-    fn range(&self, bounds: &Bounds) -> Walk;
+    fn range(&self, bounds: &Bounds) -> lamina::Iter;
 }
 
 fn engine_range(ks: &lamina::Keyspace, bounds: &Bounds) -> lamina::Iter {
@@ -47,45 +45,20 @@ fn snapshot_range(snap: &lamina::Snapshot, ks: &lamina::Keyspace, bounds: &Bound
 /// The live data of one keyspace.
 pub struct Live<'a> {
     pub ks: &'a lamina::Keyspace,
-    pub shared: &'a Shared,
 }
 
 impl Reader for Live<'_> {
     fn get(&self, key: &[u8]) -> lamina::Result<Option<Vec<u8>>> {
-        if key.is_empty() {
-            return match self.shared.empty_ks() {
-                Some(e) => e.get(&empty_key::slot(self.ks.name())),
-                None => Ok(None),
-            };
-        }
         self.ks.get(key)
     }
     fn get_lazy(&self, key: &[u8]) -> lamina::Result<Option<lamina::LazyValue>> {
-        if key.is_empty() {
-            return Ok(self.get(key)?.map(lamina::LazyValue::inline));
-        }
         self.ks.get_lazy(key)
     }
     fn contains(&self, key: &[u8]) -> lamina::Result<bool> {
-        if key.is_empty() {
-            return Ok(self.get(key)?.is_some());
-        }
         self.ks.contains_key(key)
     }
-    fn range(&self, bounds: &Bounds) -> Walk {
-        match self
-            .shared
-            .empty_ks()
-            .filter(|_| empty_key::in_bounds(bounds))
-        {
-            None => Walk::plain(engine_range(self.ks, bounds)),
-            Some(e) => {
-                // One snapshot for both, so the walk is consistent.
-                let snap = self.shared.engine().snapshot();
-                let head = snap.get_in(e, &empty_key::slot(self.ks.name()));
-                Walk::with_head(head, snapshot_range(&snap, self.ks, bounds))
-            }
-        }
+    fn range(&self, bounds: &Bounds) -> lamina::Iter {
+        engine_range(self.ks, bounds)
     }
 }
 
@@ -93,32 +66,17 @@ impl Reader for Live<'_> {
 pub struct SnapshotIn {
     pub snap: lamina::Snapshot,
     pub ks: lamina::Keyspace,
-    /// The keyspace of empty keys, if it existed when the reader was made.
-    pub empty: Option<lamina::Keyspace>,
 }
 
 impl Reader for SnapshotIn {
     fn get(&self, key: &[u8]) -> lamina::Result<Option<Vec<u8>>> {
-        if key.is_empty() {
-            return match &self.empty {
-                Some(e) => self.snap.get_in(e, &empty_key::slot(self.ks.name())),
-                None => Ok(None),
-            };
-        }
         self.snap.get_in(&self.ks, key)
     }
     fn get_lazy(&self, key: &[u8]) -> lamina::Result<Option<lamina::LazyValue>> {
-        if key.is_empty() {
-            return Ok(self.get(key)?.map(lamina::LazyValue::inline));
-        }
         self.snap.get_lazy_in(&self.ks, key)
     }
-    fn range(&self, bounds: &Bounds) -> Walk {
-        let iter = snapshot_range(&self.snap, &self.ks, bounds);
-        match self.empty.as_ref().filter(|_| empty_key::in_bounds(bounds)) {
-            None => Walk::plain(iter),
-            Some(e) => Walk::with_head(self.snap.get_in(e, &empty_key::slot(self.ks.name())), iter),
-        }
+    fn range(&self, bounds: &Bounds) -> lamina::Iter {
+        snapshot_range(&self.snap, &self.ks, bounds)
     }
 }
 
@@ -188,7 +146,7 @@ pub fn count(py: Python<'_>, r: &dyn Reader, bounds: &Bounds) -> PyResult<usize>
     }
     py.detach(|| {
         let mut n = 0usize;
-        for item in r.range(bounds) {
+        for item in r.range(bounds).keys_only() {
             item?;
             n += 1;
         }
@@ -208,7 +166,7 @@ pub fn first_key(
         return Ok(None);
     }
     py.detach(|| {
-        let mut it = r.range(bounds);
+        let mut it = r.range(bounds).keys_only();
         let item = if reverse { it.next_back() } else { it.next() };
         item.transpose().map(|kv| kv.map(|(k, _)| k))
     })
@@ -229,7 +187,7 @@ pub fn list<'py>(
     }
     let items = py
         .detach(|| {
-            let it = r.range(bounds);
+            let it = what.apply(r.range(bounds));
             if reverse {
                 it.rev().collect::<lamina::Result<Vec<_>>>()
             } else {
@@ -241,9 +199,4 @@ pub fn list<'py>(
         out.append(what.object(py, &k, &v)?)?;
     }
     Ok(out)
-}
-
-/// A `(key, value)` tuple of bytes.
-pub fn pair<'py>(py: Python<'py>, k: &[u8], v: &[u8]) -> PyResult<Bound<'py, PyTuple>> {
-    PyTuple::new(py, [PyBytes::new(py, k), PyBytes::new(py, v)])
 }

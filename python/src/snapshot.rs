@@ -4,6 +4,7 @@ use crate::bounds::Bounds;
 use crate::errors::closed;
 use crate::iter::{RangeIter, Yield};
 use crate::keyspace::{same_db, Keyspace};
+use crate::ranges::{Ranges, View};
 use crate::reader::{self, Reader, SnapshotIn};
 use crate::state::Shared;
 use parking_lot::RwLock;
@@ -16,25 +17,31 @@ use std::sync::Arc;
 /// Later writes are not seen. Use it as a context manager, or call
 /// `close()`, to release the pinned data early (dropping it does too).
 /// Methods take `keyspace=` to read a named keyspace instead of the default.
-#[pyclass(module = "lamina", name = "Snapshot", frozen)]
+#[pyclass(module = "lamina", name = "Snapshot", extends = Ranges, frozen)]
 pub struct Snapshot {
     shared: Arc<Shared>,
     default: lamina::Keyspace,
-    /// `None` once released.
-    snap: RwLock<Option<lamina::Snapshot>>,
-    /// The keyspace of empty keys as it was when the snapshot was taken.
-    empty: Option<lamina::Keyspace>,
+    /// `None` once released (shared with the `Ranges` base).
+    snap: Arc<RwLock<Option<lamina::Snapshot>>>,
 }
 
 impl Snapshot {
-    pub fn new(shared: Arc<Shared>, default: lamina::Keyspace, snap: lamina::Snapshot) -> Snapshot {
-        let empty = shared.empty_ks().cloned();
-        Snapshot {
+    /// The Python object's initializer: its `Ranges` base reads `snap` too.
+    pub fn new(
+        shared: Arc<Shared>,
+        default: lamina::Keyspace,
+        snap: lamina::Snapshot,
+    ) -> PyClassInitializer<Snapshot> {
+        let snap = Arc::new(RwLock::new(Some(snap)));
+        let view = View::Snapshot {
+            default: default.clone(),
+            snap: snap.clone(),
+        };
+        PyClassInitializer::from(Ranges::new(shared.clone(), view)).add_subclass(Snapshot {
             shared,
             default,
-            snap: RwLock::new(Some(snap)),
-            empty,
-        }
+            snap,
+        })
     }
 
     /// A reader of `keyspace` (default: the database's own) in this snapshot.
@@ -45,11 +52,7 @@ impl Snapshot {
             None => self.default.clone(),
         };
         let snap = self.snap.read().clone().ok_or_else(|| closed("snapshot"))?;
-        Ok(SnapshotIn {
-            snap,
-            ks,
-            empty: self.empty.clone(),
-        })
+        Ok(SnapshotIn { snap, ks })
     }
 }
 
@@ -85,7 +88,7 @@ impl Snapshot {
 
     fn __iter__(&self, py: Python<'_>) -> PyResult<RangeIter> {
         let r = self.reader(None)?;
-        let iter = py.detach(|| r.range(&Bounds::all()));
+        let iter = py.detach(|| r.range(&Bounds::all()).keys_only());
         Ok(RangeIter::new(
             self.shared.clone(),
             Some(iter),
@@ -115,76 +118,6 @@ impl Snapshot {
         keyspace: Option<&Bound<'py, Keyspace>>,
     ) -> PyResult<Bound<'py, PyList>> {
         reader::get_many(py, &self.reader(keyspace)?, keys)
-    }
-
-    /// See `Db.keys`.
-    #[pyo3(signature = (start=None, stop=None, *, prefix=None, reverse=false, keyspace=None))]
-    fn keys<'py>(
-        &self,
-        py: Python<'py>,
-        start: Option<&Bound<'py, PyAny>>,
-        stop: Option<&Bound<'py, PyAny>>,
-        prefix: Option<&Bound<'py, PyAny>>,
-        reverse: bool,
-        keyspace: Option<&Bound<'py, Keyspace>>,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let b = Bounds::from_py(start, stop, prefix)?;
-        reader::list(py, &self.reader(keyspace)?, &b, reverse, Yield::Keys)
-    }
-
-    /// See `Db.values`.
-    #[pyo3(signature = (start=None, stop=None, *, prefix=None, reverse=false, keyspace=None))]
-    fn values<'py>(
-        &self,
-        py: Python<'py>,
-        start: Option<&Bound<'py, PyAny>>,
-        stop: Option<&Bound<'py, PyAny>>,
-        prefix: Option<&Bound<'py, PyAny>>,
-        reverse: bool,
-        keyspace: Option<&Bound<'py, Keyspace>>,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let b = Bounds::from_py(start, stop, prefix)?;
-        reader::list(py, &self.reader(keyspace)?, &b, reverse, Yield::Values)
-    }
-
-    /// See `Db.items`.
-    #[pyo3(signature = (start=None, stop=None, *, prefix=None, reverse=false, keyspace=None))]
-    fn items<'py>(
-        &self,
-        py: Python<'py>,
-        start: Option<&Bound<'py, PyAny>>,
-        stop: Option<&Bound<'py, PyAny>>,
-        prefix: Option<&Bound<'py, PyAny>>,
-        reverse: bool,
-        keyspace: Option<&Bound<'py, Keyspace>>,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let b = Bounds::from_py(start, stop, prefix)?;
-        reader::list(py, &self.reader(keyspace)?, &b, reverse, Yield::Items)
-    }
-
-    /// See `Db.iterator`.
-    #[pyo3(signature = (start=None, stop=None, *, prefix=None, reverse=false, keys=true, values=true, keyspace=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn iterator(
-        &self,
-        py: Python<'_>,
-        start: Option<&Bound<'_, PyAny>>,
-        stop: Option<&Bound<'_, PyAny>>,
-        prefix: Option<&Bound<'_, PyAny>>,
-        reverse: bool,
-        keys: bool,
-        values: bool,
-        keyspace: Option<&Bound<'_, Keyspace>>,
-    ) -> PyResult<RangeIter> {
-        let what = Yield::from_flags(keys, values)?;
-        let b = Bounds::from_py(start, stop, prefix)?;
-        let r = self.reader(keyspace)?;
-        let iter = if b.is_empty() {
-            None
-        } else {
-            Some(py.detach(|| r.range(&b)))
-        };
-        Ok(RangeIter::new(self.shared.clone(), iter, reverse, what))
     }
 
     /// Releases the snapshot (idempotent); later reads raise `lamina.error`.

@@ -2,12 +2,10 @@
 //! and iterators: the engine handle, whether it is read-only or closed, and a
 //! write counter that tells cached lengths when they went stale.
 
-use crate::empty_key::RESERVED;
 use crate::errors::{closed, read_only, to_py};
 use pyo3::prelude::*;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::OnceLock;
 
 pub struct Shared {
     db: lamina::Db,
@@ -16,44 +14,22 @@ pub struct Shared {
     closed: AtomicBool,
     /// Bumped after every write made through this handle (see `Keyspace.__len__`).
     writes: AtomicU64,
-    /// The keyspace holding empty keys (empty_key.rs), once it exists.
-    empty: OnceLock<lamina::Keyspace>,
 }
 
 impl Shared {
-    /// REQUIRES: called without the GIL (it looks the reserved keyspace up).
     pub fn new(db: lamina::Db, path: PathBuf, read_only: bool) -> Shared {
-        let empty = OnceLock::new();
-        if let Ok(ks) = db.open_keyspace(RESERVED) {
-            let _ = empty.set(ks);
-        }
         Shared {
             db,
             path,
             read_only,
             closed: AtomicBool::new(false),
             writes: AtomicU64::new(0),
-            empty,
         }
     }
 
     /// The engine handle, closed or not (for work already checked by `db()`).
     pub fn engine(&self) -> &lamina::Db {
         &self.db
-    }
-
-    /// The keyspace holding empty keys, if one was ever written.
-    pub fn empty_ks(&self) -> Option<&lamina::Keyspace> {
-        self.empty.get()
-    }
-
-    /// The keyspace holding empty keys, created if needed (a write).
-    pub fn empty_ks_create(&self) -> lamina::Result<&lamina::Keyspace> {
-        if self.empty.get().is_none() {
-            let ks = self.db.keyspace(RESERVED)?;
-            let _ = self.empty.set(ks);
-        }
-        self.empty.get().ok_or(lamina::Error::Closed)
     }
 
     /// The engine handle, or `lamina.error` once closed.

@@ -44,12 +44,7 @@ pub fn stats_dict<'py>(py: Python<'py>, s: &lamina::Stats) -> PyResult<Bound<'py
     d.set_item("block_size", s.block_size)?;
     d.set_item("total_table_bytes", s.total_table_bytes)?;
     d.set_item("live_entries_estimate", s.live_entries_estimate)?;
-    let names: Vec<&String> = s
-        .keyspaces
-        .iter()
-        .filter(|n| *n != crate::empty_key::RESERVED)
-        .collect();
-    d.set_item("keyspaces", names)?;
+    d.set_item("keyspaces", &s.keyspaces)?;
     d.set_item("write_amplification", s.write_amplification())?;
     d.set_item("blob_threshold", s.blob_threshold)?;
     d.set_item("blob_files", s.blob_files)?;

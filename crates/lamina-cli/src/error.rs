@@ -79,6 +79,12 @@ impl CliError {
         )
     }
 
+    /// Appends more words to the message.
+    pub fn context_after(mut self, what: impl fmt::Display) -> CliError {
+        self.message = format!("{}; {what}", self.message);
+        self
+    }
+
     /// Prefixes the message with some context.
     pub fn context(mut self, what: impl fmt::Display) -> CliError {
         self.message = format!("{what}: {}", self.message);

@@ -11,11 +11,10 @@ mod cmd;
 mod dumpfmt;
 mod engine;
 mod error;
-mod gdbm_lang;
 mod numbers;
 mod progress;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use cmd::Ctx;
 use error::{CliError, Exit, EXIT_CODES_HELP};
 use std::process::ExitCode;
@@ -67,6 +66,10 @@ enum Command {
     Inspect(cmd::inspect::InspectArgs),
     /// Run a benchmark workload (BENCHMARKS.md): numbers, insert, scan, update, multi, commit, blocksize.
     Bench(bench::BenchArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(cmd::completions::CompletionsArgs),
+    /// Print the manual page (roff; `lamina man | man -l -`).
+    Man(cmd::man::ManArgs),
 }
 
 fn dispatch(command: Command, ctx: &Ctx) -> Result<Exit, CliError> {
@@ -85,6 +88,8 @@ fn dispatch(command: Command, ctx: &Ctx) -> Result<Exit, CliError> {
         Command::Check(a) => cmd::check::run(a, ctx),
         Command::Stat(a) => cmd::stat::run(a, ctx),
         Command::Inspect(a) => cmd::inspect::run(a, ctx),
+        Command::Completions(a) => cmd::completions::run(a, Cli::command()),
+        Command::Man(a) => cmd::man::run(a, Cli::command()),
         Command::Bench(a) => bench::run(a, ctx)
             .map(|()| Exit::Ok)
             .map_err(|m| CliError::new(Exit::Failed, m)),

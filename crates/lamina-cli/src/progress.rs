@@ -275,6 +275,14 @@ impl Progress {
         r
     }
 
+    /// Ends a task that failed: clears the bar and prints no summary (the
+    /// error says what was done).
+    pub fn abandon(mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+
     /// Ends the task and prints its summary line (unless off or nothing was counted).
     pub fn finish(mut self) {
         let elapsed = self.start.elapsed();

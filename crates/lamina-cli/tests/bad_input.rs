@@ -115,9 +115,9 @@ fn damaged_berkeley_db_and_tsv_input() {
         1,
     );
     load_fails(
-        "\t1\n",
-        "record 1: lamina keys cannot be empty; no record was loaded",
-        0,
+        &format!("\t1\n{}\t2\n", "k".repeat(65_537)),
+        "record 2: key of 65537 bytes is longer than 65536; the record before it was loaded",
+        1,
     );
 }
 

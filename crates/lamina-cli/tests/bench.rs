@@ -206,8 +206,11 @@ fn multi_writes_four_keyspaces() {
         db.to_str().unwrap(),
     ]);
     check_periodic(&out, 2500, 1000);
+    // Every row is in the main keyspace and the three secondary ones.
     let count = lamina_run(&["count", db.to_str().unwrap()]);
-    assert_eq!(stdout(&count).trim(), "2500");
+    assert_eq!(stdout(&count).trim(), "10000");
+    let main = lamina_run(&["count", "--keyspace", "", db.to_str().unwrap()]);
+    assert_eq!(stdout(&main).trim(), "2500");
 }
 
 #[test]

@@ -43,8 +43,12 @@ fn get_put_delete() {
     let strict = lamina_run(&["delete", "--must-exist", &db, "from-stdin", "nope"]);
     assert_eq!(code(&strict), 1);
     assert_eq!(ok(lamina_run(&["count", &db])), b"1\n");
-    let empty = lamina_run(&["put", &db, "", "v"]);
-    assert_eq!(code(&empty), 2);
+    // The empty key is a key like any other.
+    ok(lamina_run(&["put", &db, "", "v"]));
+    assert_eq!(ok(lamina_run(&["get", &db, ""])), b"v\n");
+    assert_eq!(ok(lamina_run(&["count", &db])), b"2\n");
+    ok(lamina_run(&["delete", "--must-exist", &db, ""]));
+    assert_eq!(ok(lamina_run(&["count", &db])), b"1\n");
 }
 
 #[test]

@@ -123,6 +123,8 @@ fn same_records_as_gdbmtool() {
         input.extend_from_slice(&quote(k));
         input.extend_from_slice(b"\n");
     }
+    // The empty key is a key, in gdbm as in lamina.
+    input.extend_from_slice(b"store \"\" \"value of the empty key\"\nfetch \"\"\n");
     input.extend_from_slice(b"count\nlist\n");
 
     // gdbmtool prints non-ASCII bytes differently in a UTF-8 locale.
@@ -170,7 +172,8 @@ fn same_errors_as_gdbmtool() {
     // Errors after which gdbmtool goes on (it stops at unknown commands and
     // syntax errors, where lamina goes on).
     let input = b"store a 1\nfirst\nnext\nnext\nfetch b\nstore a\n  store a b c\ndelete zz\n\
-                  fetch\nstore x 1; fetch y; count\nstore a\"b\" c\n";
+                  fetch\nstore x 1; fetch y; count\nstore a\"b\" c\n\
+                  fetch \"\"\ndelete \"\"\nstore \"\" e\nfetch \"\"\ndelete \"\"\nfetch \"\"\n";
     let tmp = tempdir();
     let g = gdbmtool(&path(tmp.path(), "g.db"), input, "C");
     let l = lamina_shell(&path(tmp.path(), "l.lamina"), input, "C");

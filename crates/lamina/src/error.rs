@@ -58,8 +58,18 @@ pub enum Error {
     /// A named keyspace does not exist.
     #[error("no keyspace named {0:?}")]
     NoSuchKeyspace(String),
-    /// The merge operator could not fold the stored value and operands.
-    #[error("merge failed for key: {0}")]
+    /// The handle was opened in another process: this one is a child forked
+    /// after the open. The child must not use (or close) its parent's handle;
+    /// it opens the database itself once the parent has closed it.
+    #[error(
+        "database handle belongs to the process that opened it, and this process was forked \
+         from it; open the database in this process instead (after the parent closes it)"
+    )]
+    WrongProcess,
+    /// The merge operator could not fold the stored value and operands of
+    /// one key; the message names the key and its keyspace. Other keys are
+    /// unaffected, and an iterator can go on past it.
+    #[error("merge failed for {0}")]
     Merge(String),
 }
 
@@ -134,6 +144,7 @@ impl Clone for Error {
             Error::ReadOnly => Error::ReadOnly,
             Error::NoSuchKeyspace(s) => Error::NoSuchKeyspace(s.clone()),
             Error::Merge(s) => Error::Merge(s.clone()),
+            Error::WrongProcess => Error::WrongProcess,
         }
     }
 }

@@ -4,6 +4,7 @@
 use crate::batch::Batch;
 use crate::db::{Db, Iter};
 use crate::error::{Error, Result};
+use crate::iter::SeekCursor;
 use crate::key::KeyspaceId;
 use crate::manifest::VersionEdit;
 use std::ops::RangeBounds;
@@ -135,8 +136,9 @@ impl Keyspace {
     }
 
     /// Whether `key` has a value (a value in a blob file is not read).
+    /// A key whose merge operands cannot be folded has one (unreadable): true.
     pub fn contains_key(&self, key: &[u8]) -> Result<bool> {
-        Ok(self.get_lazy(key)?.is_some())
+        crate::db::present(self.get_lazy(key))
     }
 
     /// Sets `key` to `value`.
@@ -154,7 +156,13 @@ impl Keyspace {
     }
 
     /// Adds a merge operand for `key`.
+    /// As [`crate::Db::merge`] says, an operand that certainly cannot be folded
+    /// is refused with [`crate::Error::Merge`] naming the key.
     pub fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()> {
+        self.live()?;
+        self.db
+            .inner()
+            .refuse_unfoldable_merge(self.id, key, operand)?;
         let mut b = Batch::new();
         b.merge_in(self, key, operand);
         self.db.write(b)
@@ -173,5 +181,11 @@ impl Keyspace {
     /// The entries whose keys start with `prefix`.
     pub fn prefix(&self, prefix: &[u8]) -> Iter {
         Iter::with_prefix(Arc::clone(&self.db.handle), self.id, prefix, None)
+    }
+
+    /// A cursor that seeks and moves both ways, over the keyspace as of now
+    /// (it takes a snapshot; see [`SeekCursor`]).
+    pub fn cursor(&self) -> SeekCursor {
+        SeekCursor::new(self.db.snapshot(), self.clone())
     }
 }

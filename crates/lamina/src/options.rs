@@ -145,3 +145,149 @@ impl fmt::Debug for Options {
             .finish_non_exhaustive()
     }
 }
+
+/// The ranges [`Options::validate`] enforces.
+mod limits {
+    /// Smallest and largest memtable, in bytes.
+    pub const MEMTABLE: (u64, u64) = (1 << 10, 1 << 34);
+    /// Smallest and largest data block, in bytes (docs/format.md#block caps blocks at 256 MiB).
+    pub const BLOCK: (u64, u64) = (64, crate::table::MAX_BLOCK_SIZE as u64);
+    /// Largest bloom filter bits per key.
+    pub const BLOOM_BITS: u64 = 100;
+    /// Fewest and most open tables.
+    pub const OPEN_TABLES: (u64, u64) = (1, 1 << 20);
+    /// Smallest and largest level-0 trigger.
+    pub const L0: (u64, u64) = (1, 10_000);
+    /// Smallest and largest level-1 target, in bytes.
+    pub const LEVEL_BASE: (u64, u64) = (1 << 10, 1 << 50);
+    /// Smallest and largest growth factor between levels.
+    pub const MULTIPLIER: (u64, u64) = (2, 1000);
+    /// Smallest and largest table written by compaction, in bytes.
+    pub const TABLE: (u64, u64) = (1 << 10, 1 << 40);
+}
+
+fn out_of_range(name: &str, value: u64, (lo, hi): (u64, u64)) -> crate::Error {
+    crate::Error::InvalidArgument(format!(
+        "option {name} is {value}; it must be between {lo} and {hi}"
+    ))
+}
+
+fn in_range(name: &str, value: u64, range: (u64, u64)) -> crate::Result<()> {
+    if value < range.0 || value > range.1 {
+        return Err(out_of_range(name, value, range));
+    }
+    Ok(())
+}
+
+impl Options {
+    /// Checks every option against its range, and the options that depend on
+    /// one another: `l0_compaction_trigger < l0_slowdown_trigger ≤
+    /// l0_stop_trigger` (otherwise writers would wait for a compaction that
+    /// never starts). [`crate::Db::open`] calls it first.
+    ///
+    /// Errors: [`crate::Error::InvalidArgument`] naming the option, its value and
+    /// the allowed range.
+    pub fn validate(&self) -> crate::Result<()> {
+        let u = |v: usize| v as u64;
+        in_range("memtable_size", u(self.memtable_size), limits::MEMTABLE)?;
+        in_range("block_size", u(self.block_size), limits::BLOCK)?;
+        in_range(
+            "bloom_bits_per_key",
+            u64::from(self.bloom_bits_per_key),
+            (0, limits::BLOOM_BITS),
+        )?;
+        in_range(
+            "max_open_tables",
+            u(self.max_open_tables),
+            limits::OPEN_TABLES,
+        )?;
+        let (l0, slow, stop) = (
+            u(self.l0_compaction_trigger),
+            u(self.l0_slowdown_trigger),
+            u(self.l0_stop_trigger),
+        );
+        in_range("l0_compaction_trigger", l0, limits::L0)?;
+        in_range(
+            "l0_slowdown_trigger",
+            slow,
+            (l0.saturating_add(1), limits::L0.1),
+        )
+        .map_err(|e| with_reason(e, "above l0_compaction_trigger"))?;
+        in_range("l0_stop_trigger", stop, (slow, limits::L0.1))
+            .map_err(|e| with_reason(e, "at least l0_slowdown_trigger"))?;
+        in_range("level_base_size", self.level_base_size, limits::LEVEL_BASE)?;
+        in_range(
+            "level_multiplier",
+            self.level_multiplier,
+            limits::MULTIPLIER,
+        )?;
+        in_range("target_table_size", self.target_table_size, limits::TABLE)?;
+        Ok(())
+    }
+}
+
+/// Adds why a range starts where it does to an out-of-range error.
+fn with_reason(e: crate::Error, why: &str) -> crate::Error {
+    match e {
+        crate::Error::InvalidArgument(m) => crate::Error::InvalidArgument(format!("{m} ({why})")),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn message(o: &Options) -> String {
+        o.validate().unwrap_err().to_string()
+    }
+
+    #[test]
+    fn defaults_are_valid() {
+        Options::default().validate().unwrap();
+    }
+
+    #[test]
+    fn each_range_names_the_option_and_its_bounds() {
+        let o = Options {
+            block_size: 1 << 40,
+            ..Options::default()
+        };
+        assert_eq!(
+            message(&o),
+            "invalid argument: option block_size is 1099511627776; it must be between 64 and 268435456"
+        );
+        let o = Options {
+            memtable_size: 0,
+            ..Options::default()
+        };
+        assert!(message(&o).contains("memtable_size is 0"));
+        let o = Options {
+            level_multiplier: 1,
+            ..Options::default()
+        };
+        assert!(message(&o).contains("level_multiplier is 1; it must be between 2 and 1000"));
+    }
+
+    #[test]
+    fn triggers_must_rise() {
+        let o = Options {
+            l0_compaction_trigger: 8,
+            l0_slowdown_trigger: 4,
+            l0_stop_trigger: 4,
+            ..Options::default()
+        };
+        assert_eq!(
+            message(&o),
+            "invalid argument: option l0_slowdown_trigger is 4; it must be between 9 and 10000 \
+             (above l0_compaction_trigger)"
+        );
+        let o = Options {
+            l0_slowdown_trigger: 30,
+            l0_stop_trigger: 25,
+            ..Options::default()
+        };
+        assert!(message(&o).contains("l0_stop_trigger is 25; it must be between 30"));
+    }
+}

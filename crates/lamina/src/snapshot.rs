@@ -2,6 +2,7 @@
 
 use crate::db::{Handle, Iter};
 use crate::error::Result;
+use crate::iter::SeekCursor;
 use crate::key::SeqNo;
 use crate::keyspace::Keyspace;
 use std::ops::RangeBounds;
@@ -69,6 +70,12 @@ impl Snapshot {
     /// Entries of keyspace `ks` in `range`.
     pub fn range_in<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, ks: &Keyspace, range: R) -> Iter {
         Iter::new(Arc::clone(&self.handle), ks.id(), &range, Some(self.seqno))
+    }
+
+    /// A cursor over keyspace `ks` in this snapshot that seeks and moves both
+    /// ways (see [`SeekCursor`]).
+    pub fn cursor_in(&self, ks: &Keyspace) -> SeekCursor {
+        SeekCursor::new(self.clone(), ks.clone())
     }
 
     /// Entries of keyspace `ks` starting with `prefix`.

@@ -179,7 +179,7 @@ pub(crate) fn collect(inner: &Inner) -> Stats {
             ls.tables += 1;
             ls.bytes += f.size;
             ls.entries += f.entries;
-            if let Ok(t) = inner.tables.get(f.number) {
+            if let Ok(t) = inner.tables.get_listed(f) {
                 let p = t.properties();
                 ls.deletes += p.deletes;
                 ls.merges += p.merges;

@@ -19,6 +19,8 @@ fn opts(fs: Arc<dyn FileSystem>) -> Options {
         fs,
         memtable_size: 1 << 20,
         l0_compaction_trigger: 100,
+        l0_slowdown_trigger: 200,
+        l0_stop_trigger: 300,
         blob_threshold: 512,
         blob_gc_ratio: 0.5,
         ..Options::default()

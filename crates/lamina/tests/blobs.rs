@@ -401,3 +401,36 @@ fn readers_keep_a_collected_blob_file_until_they_finish() {
     );
     assert_eq!(db.get(&key(9)).expect("get"), Some(value(9, 1, 3000)));
 }
+
+#[test]
+fn keys_only_iteration_lists_blob_keys_without_reading_them() {
+    // A keys-only walk decides presence from the newest entry's kind; a blob
+    // pointer is a present value, and its (damaged) value is never read.
+    let fs = MemFs::new();
+    let db = Db::open(DIR, opts(&fs)).expect("open");
+    for i in 0..6 {
+        db.put(&key(i), &value(i, 0, 4000)).expect("put");
+    }
+    db.delete(&key(2)).expect("delete");
+    db.flush().expect("flush");
+    let blob = blob_files(&fs).pop().expect("a blob file");
+    let path = Path::new(DIR).join(&blob);
+    for off in (100..size(&fs, &path) - 100).step_by(700) {
+        fs.corrupt_byte(&path, off).expect("corrupt");
+    }
+    let keys: Vec<Vec<u8>> = db
+        .iter()
+        .keys_only()
+        .map(|e| e.map(|(k, _)| k))
+        .collect::<Result<_, _>>()
+        .expect("keys only");
+    assert_eq!(keys, vec![key(0), key(1), key(3), key(4), key(5)]);
+    let back: Vec<Vec<u8>> = db
+        .iter()
+        .keys_only()
+        .rev()
+        .map(|e| e.map(|(k, _)| k))
+        .collect::<Result<_, _>>()
+        .expect("keys only, reversed");
+    assert_eq!(back.len(), 5);
+}

@@ -13,6 +13,10 @@ use std::path::PathBuf;
 pub struct CheckArgs {
     /// The database directory.
     pub db: PathBuf,
+    /// Print the result as one JSON object on standard output (fields in
+    /// docs/cli.md); the exit code is the same.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs `lamina check`.
@@ -22,6 +26,23 @@ pub fn run(args: CheckArgs, ctx: &Ctx) -> CliResult<Exit> {
     let progress = Progress::new("check", total, ctx.progress.mode(true), &ctx.progress);
     let report = while_running(progress, || (0, 0), || db.check());
     let report = report?;
+    if args.json {
+        let value = serde_json::json!({
+            "path": args.db.display().to_string(),
+            "ok": report.is_ok(),
+            "tables": report.tables,
+            "entries": report.entries,
+            "bytes": report.bytes,
+            "wal_records": report.wal_records,
+            "problems": report.problems,
+            "notes": report.notes,
+        });
+        println!("{value}");
+        if !report.is_ok() {
+            return Err(CliError::new(Exit::Damage, String::new()));
+        }
+        return Ok(Exit::Ok);
+    }
     let summary = format!(
         "{} tables, {} entries, {}, {} WAL records",
         thousands(report.tables),
@@ -29,6 +50,9 @@ pub fn run(args: CheckArgs, ctx: &Ctx) -> CliResult<Exit> {
         bytes(report.bytes),
         thousands(report.wal_records)
     );
+    for n in &report.notes {
+        eprintln!("lamina: note: {n}");
+    }
     if report.is_ok() {
         println!("{}: OK ({summary})", args.db.display());
         return Ok(Exit::Ok);

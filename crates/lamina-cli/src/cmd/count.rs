@@ -1,10 +1,12 @@
-//! `lamina count DB`: the number of records (with `--prefix`, of those whose
-//! key starts with it).
+//! `lamina count DB`: the number of records in every keyspace (with
+//! `--keyspace`, in one; with `--prefix`, of those whose key starts with
+//! it). `--json` also gives the count of each keyspace.
 
-use crate::cmd::{arg_bytes, Ctx};
+use crate::cmd::{arg_bytes, output_error, Ctx};
 use crate::engine::{self, Mode};
 use crate::error::{CliResult, Exit};
 use std::ffi::OsString;
+use std::io::Write;
 use std::path::PathBuf;
 
 /// Arguments of `lamina count`.
@@ -18,20 +20,53 @@ pub struct CountArgs {
     /// The prefix is given in hex.
     #[arg(long)]
     pub hex: bool,
+    /// Count only this keyspace (`''`: the default keyspace).
+    #[arg(long, value_name = "NAME")]
+    pub keyspace: Option<String>,
+    /// Print a JSON object: `total`, and `keyspaces` (each `name`, `records`).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs `lamina count`.
 pub fn run(args: CountArgs, _ctx: &Ctx) -> CliResult<Exit> {
     let db = engine::open(&args.db, Mode::ReadOnly)?;
-    let iter = match &args.prefix {
-        Some(p) => db.prefix(&arg_bytes(p, args.hex)?),
-        None => db.iter(),
+    let prefix = args
+        .prefix
+        .as_ref()
+        .map(|p| arg_bytes(p, args.hex))
+        .transpose()?;
+    let keyspaces = match &args.keyspace {
+        Some(name) => vec![engine::keyspace(&db, Some(name), false)?],
+        None => engine::all_keyspaces(&db)?,
     };
-    let mut n = 0u64;
-    for item in iter {
-        item?;
-        n += 1;
+    let mut counts = Vec::new();
+    for ks in &keyspaces {
+        // Keys only: counting folds no merge operand, so a key whose
+        // operands cannot be folded is counted like any other.
+        let iter = match &prefix {
+            Some(p) => ks.prefix(p),
+            None => ks.iter(),
+        }
+        .keys_only();
+        let mut n = 0u64;
+        for item in iter {
+            item?;
+            n += 1;
+        }
+        counts.push((ks.name().to_string(), n));
     }
-    println!("{n}");
+    let total: u64 = counts.iter().map(|(_, n)| n).sum();
+    let text = if args.json {
+        let keyspaces: Vec<_> = counts
+            .iter()
+            .map(|(name, n)| serde_json::json!({ "name": name, "records": n }))
+            .collect();
+        serde_json::json!({ "total": total, "keyspaces": keyspaces }).to_string()
+    } else {
+        total.to_string()
+    };
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}").map_err(output_error)?;
     Ok(Exit::Ok)
 }

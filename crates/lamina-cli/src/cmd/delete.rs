@@ -20,22 +20,23 @@ pub struct DeleteArgs {
     /// Fail (exit code 1) if a key is missing; the others are still deleted.
     #[arg(long)]
     pub must_exist: bool,
+    /// The keyspace (`''` or absent: the default keyspace).
+    #[arg(long, value_name = "NAME")]
+    pub keyspace: Option<String>,
 }
 
 /// Runs `lamina delete`: all keys go in one atomic, durable batch.
 pub fn run(args: DeleteArgs, _ctx: &Ctx) -> CliResult<Exit> {
     let db = engine::open(&args.db, Mode::Existing)?;
+    let ks = engine::keyspace(&db, args.keyspace.as_deref(), false)?;
     let mut batch = engine::Batch::new();
     let mut missing = Vec::new();
     for k in &args.keys {
         let key = arg_bytes(k, args.hex)?;
-        if key.is_empty() {
-            return Err(CliError::new(Exit::Usage, "lamina keys cannot be empty"));
-        }
-        if args.must_exist && !db.contains_key(&key)? {
+        if args.must_exist && !ks.contains_key(&key)? {
             missing.push(k.to_string_lossy().into_owned());
         }
-        batch.delete(&key);
+        batch.delete_in(&ks, &key);
     }
     db.write_with(batch, Durability::Sync)?;
     db.close()?;

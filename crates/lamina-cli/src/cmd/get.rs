@@ -17,13 +17,17 @@ pub struct GetArgs {
     /// The key is given in hex, and the value is printed in hex.
     #[arg(long)]
     pub hex: bool,
+    /// The keyspace (`''` or absent: the default keyspace).
+    #[arg(long, value_name = "NAME")]
+    pub keyspace: Option<String>,
 }
 
 /// Runs `lamina get`: the value and a newline; exit code 1 if the key is missing.
 pub fn run(args: GetArgs, _ctx: &Ctx) -> CliResult<Exit> {
     let key = arg_bytes(&args.key, args.hex)?;
     let db = engine::open(&args.db, Mode::ReadOnly)?;
-    let Some(value) = db.get(&key)? else {
+    let ks = engine::keyspace(&db, args.keyspace.as_deref(), false)?;
+    let Some(value) = ks.get(&key)? else {
         return Err(CliError::new(
             Exit::Failed,
             format!("no such key: {}", args.key.to_string_lossy()),

@@ -1,13 +1,19 @@
 //! `lamina load DB [FILE]`: loads a gdbm ASCII dump, a Berkeley DB `db_dump`
 //! text or tab-separated records (format detected unless given).
 //!
-//! Records go to the engine in batches with no durability of their own; the
-//! database is flushed and closed at the end. If the input is malformed the
+//! Records go to the engine in batches, each acknowledged once the engine
+//! has handed it to the operating system; the database is flushed and
+//! closed at the end. If the input is malformed the
 //! load stops there: the records before the bad one are kept (flushed), the
-//! message names the line, and the exit code is 3.
+//! message names the line and how many records were kept, and the exit
+//! code is 3. A failed write (a full disk) stops it too, exit code 5; the
+//! message counts the records the engine acknowledged, which are kept.
+//!
+//! Each keyspace section of the dump goes to its keyspace, created if
+//! missing (see `dumpfmt`).
 
 use crate::cmd::{input, Ctx};
-use crate::dumpfmt::{self, Format, ReadError, RecordReader};
+use crate::dumpfmt::{self, Format, Item, ReadError, RecordReader};
 use crate::engine::{self, check_record, Loader, Mode};
 use crate::error::{CliError, CliResult, Exit};
 use crate::progress::{Progress, Total};
@@ -30,58 +36,86 @@ pub struct LoadArgs {
     /// Refuse records whose key is already in the database (exit code 3).
     #[arg(long)]
     pub no_replace: bool,
+    /// Load every record into this keyspace (created if missing); the dump
+    /// must hold no other named keyspace. Without it, each section of the
+    /// dump goes to its own keyspace.
+    #[arg(long, value_name = "NAME")]
+    pub keyspace: Option<String>,
 }
 
-fn kept(n: u64) -> String {
+/// Words for how many records an interrupted load kept.
+pub fn kept(n: u64) -> String {
     match n {
         0 => "no record was loaded".into(),
         1 => "the record before it was loaded".into(),
-        n => format!("the {n} records before it were loaded"),
+        n => format!(
+            "the {} records before it were loaded",
+            crate::progress::thousands(n)
+        ),
     }
 }
 
-/// Copies every record of `reader` into `loader`; stops at the first bad
-/// record. Returns how many were copied.
+/// Copies every record of `reader` into `loader`, each section into its
+/// keyspace (or all into the loader's keyspace when `one_keyspace` is set);
+/// stops at the first bad record or failed write. Returns how many records
+/// were read, and the error that stopped the copy. The words of the error
+/// do not say what was kept: only the loader knows (`acknowledged`).
 pub fn copy_records(
     reader: &mut dyn RecordReader,
     loader: &mut Loader<'_>,
     progress: &mut Progress,
     replace: bool,
-) -> CliResult<u64> {
+    one_keyspace: bool,
+) -> (u64, CliResult<()>) {
     let (mut key, mut value) = (Vec::new(), Vec::new());
     let mut copied = 0u64;
     let mut last_bytes = 0;
     loop {
-        match reader.next_record(&mut key, &mut value) {
+        let step = (|| -> CliResult<bool> {
+            match reader.next_item(&mut key, &mut value) {
+                Ok(Item::Record) => {}
+                Ok(Item::End) => return Ok(false),
+                Ok(Item::Keyspace(name)) => {
+                    if !one_keyspace {
+                        let ks = engine::keyspace(loader.db(), name.as_deref(), true)?;
+                        loader.set_keyspace(ks);
+                    } else if let Some(name) = name.filter(|n| n != loader.keyspace().name()) {
+                        return Err(CliError::bad_input(format!(
+                            "line {}: the dump holds keyspace {name:?}, and --keyspace loads \
+                             into one keyspace; load without --keyspace to restore every \
+                             keyspace as it was",
+                            reader.line()
+                        )));
+                    }
+                    return Ok(true);
+                }
+                Err(ReadError::Format(e)) => return Err(CliError::bad_input(e.to_string())),
+                Err(ReadError::Io(e)) => return Err(CliError::io("reading input", e)),
+            }
+            if let Err(why) = check_record(&key, &value) {
+                return Err(CliError::bad_input(format!("record {}: {why}", copied + 1)));
+            }
+            if !replace {
+                loader.write_pending()?;
+                if loader.keyspace().contains_key(&key)? {
+                    return Err(CliError::bad_input(format!(
+                        "record {}: key already exists",
+                        copied + 1
+                    )));
+                }
+            }
+            loader.put(&key, &value)?;
+            copied += 1;
+            let bytes = reader.bytes_read();
+            progress.add(1, bytes - last_bytes);
+            last_bytes = bytes;
+            Ok(true)
+        })();
+        match step {
             Ok(true) => {}
-            Ok(false) => return Ok(copied),
-            Err(ReadError::Format(e)) => {
-                return Err(CliError::bad_input(format!("{e}; {}", kept(copied))))
-            }
-            Err(ReadError::Io(e)) => return Err(CliError::io("reading input", e)),
+            Ok(false) => return (copied, Ok(())),
+            Err(e) => return (copied, Err(e)),
         }
-        if let Err(why) = check_record(&key, &value) {
-            return Err(CliError::bad_input(format!(
-                "record {}: {why}; {}",
-                copied + 1,
-                kept(copied)
-            )));
-        }
-        if !replace {
-            loader.write_pending()?;
-            if loader.db().contains_key(&key)? {
-                return Err(CliError::bad_input(format!(
-                    "record {}: key already exists; {}",
-                    copied + 1,
-                    kept(copied)
-                )));
-            }
-        }
-        loader.put(&key, &value)?;
-        copied += 1;
-        let bytes = reader.bytes_read();
-        progress.add(1, bytes - last_bytes);
-        last_bytes = bytes;
     }
 }
 
@@ -106,20 +140,35 @@ pub fn run(args: LoadArgs, ctx: &Ctx) -> CliResult<Exit> {
         &ctx.progress,
     );
     let mut loader = Loader::new(&db);
+    if let Some(name) = &args.keyspace {
+        loader.set_keyspace(engine::keyspace(&db, Some(name), true)?);
+    }
     let mut reader = dumpfmt::reader(format, source);
-    let result = copy_records(
+    let (_, copied) = copy_records(
         reader.as_mut(),
         &mut loader,
         &mut progress,
         !args.no_replace,
+        args.keyspace.is_some(),
     );
     // Keep everything read before an error: flush, then close.
-    let finished = loader.finish().map_err(CliError::from);
-    progress.note(&engine::write_summary(&db.stats()));
+    let finished = loader.finish().map(|_| ()).map_err(CliError::from);
+    let kept_now = loader.acknowledged();
+    let summary = engine::write_summary(&db.stats());
     let closed = db.close().map_err(CliError::from);
-    progress.finish();
-    result?;
-    finished?;
-    closed?;
-    Ok(Exit::Ok)
+    let failure = copied.and(finished).and(closed);
+    match failure {
+        Ok(()) => {
+            progress.note(&summary);
+            progress.finish();
+            Ok(Exit::Ok)
+        }
+        Err(e) => {
+            progress.abandon();
+            Err(CliError::new(
+                e.exit,
+                format!("{}; {}", e.message, kept(kept_now)),
+            ))
+        }
+    }
 }

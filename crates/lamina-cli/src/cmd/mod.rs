@@ -3,6 +3,7 @@
 pub mod backup;
 pub mod check;
 pub mod compact;
+pub mod completions;
 pub mod count;
 pub mod delete;
 pub mod dump;
@@ -10,6 +11,7 @@ pub mod gen;
 pub mod get;
 pub mod inspect;
 pub mod load;
+pub mod man;
 pub mod put;
 pub mod scan;
 pub mod shell;

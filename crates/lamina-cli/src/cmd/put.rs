@@ -19,6 +19,9 @@ pub struct PutArgs {
     /// Key and value are given in hex.
     #[arg(long)]
     pub hex: bool,
+    /// The keyspace (`''` or absent: the default keyspace); created if missing.
+    #[arg(long, value_name = "NAME")]
+    pub keyspace: Option<String>,
 }
 
 /// Runs `lamina put`: the record is on stable storage when it returns.
@@ -36,8 +39,9 @@ pub fn run(args: PutArgs, _ctx: &Ctx) -> CliResult<Exit> {
     };
     check_record(&key, &value).map_err(|why| CliError::new(Exit::Usage, why))?;
     let db = engine::open(&args.db, Mode::Create)?;
+    let ks = engine::keyspace(&db, args.keyspace.as_deref(), true)?;
     let mut batch = engine::Batch::new();
-    batch.put(&key, &value);
+    batch.put_in(&ks, &key, &value);
     db.write_with(batch, Durability::Sync)?;
     db.close()?;
     Ok(Exit::Ok)

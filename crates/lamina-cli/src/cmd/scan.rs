@@ -36,6 +36,9 @@ pub struct ScanArgs {
     /// Keys in arguments are hex, and keys and values are printed in hex.
     #[arg(long)]
     pub hex: bool,
+    /// The keyspace (`''` or absent: the default keyspace).
+    #[arg(long, value_name = "NAME")]
+    pub keyspace: Option<String>,
 }
 
 /// Runs `lamina scan`.
@@ -45,9 +48,10 @@ pub fn run(args: ScanArgs, _ctx: &Ctx) -> CliResult<Exit> {
     let (from, to, prefix) = (bytes(&args.from)?, bytes(&args.to)?, bytes(&args.prefix)?);
     let start = from.as_deref().map_or(Bound::Unbounded, Bound::Included);
     let end = to.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+    let ks = engine::keyspace(&db, args.keyspace.as_deref(), false)?;
     let iter = match &prefix {
-        Some(p) if from.is_none() && to.is_none() => db.prefix(p),
-        _ => db.range::<&[u8], _>((start, end)),
+        Some(p) if from.is_none() && to.is_none() => ks.prefix(p),
+        _ => ks.range::<&[u8], _>((start, end)),
     };
     if args.reverse {
         emit(iter.rev(), &args, prefix.as_deref())?;

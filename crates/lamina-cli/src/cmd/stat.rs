@@ -18,14 +18,71 @@ use std::path::PathBuf;
 pub struct StatArgs {
     /// The database directory.
     pub db: PathBuf,
+    /// Print one JSON object instead of the report (fields in docs/cli.md).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs `lamina stat`.
 pub fn run(args: StatArgs, _ctx: &Ctx) -> CliResult<Exit> {
     let db = engine::open(&args.db, Mode::ReadOnly)?;
     let stats = db.stats();
-    print!("{}", render(&args.db.display().to_string(), &stats));
+    let path = args.db.display().to_string();
+    if args.json {
+        println!("{}", to_json(&path, &stats));
+    } else {
+        print!("{}", render(&path, &stats));
+    }
     Ok(Exit::Ok)
+}
+
+/// The numbers of the report as one JSON object (docs/cli.md, "JSON
+/// output"). A ratio is `null` where the data is too small for it to mean
+/// anything.
+pub fn to_json(path: &str, stats: &Stats) -> serde_json::Value {
+    use serde_json::json;
+    let t = sum(&stats.levels);
+    let levels: Vec<_> = stats
+        .levels
+        .iter()
+        .filter(|l| l.tables > 0)
+        .map(|l| {
+            json!({
+                "level": l.level,
+                "tables": l.tables,
+                "bytes": l.bytes,
+                "entries": l.entries,
+                "deletes": l.deletes,
+                "merges": l.merges,
+                "key_bytes": l.key_bytes,
+                "value_bytes": l.value_bytes,
+                "data_raw_bytes": l.data_raw_bytes,
+                "data_stored_bytes": l.data_stored_bytes,
+                "filter_bytes": l.filter_bytes,
+                "index_bytes": l.index_bytes,
+            })
+        })
+        .collect();
+    json!({
+        "path": path,
+        "tables": t.tables,
+        "table_bytes": stats.total_table_bytes,
+        "entries": t.entries,
+        "live_entries_estimate": stats.live_entries_estimate,
+        "levels": levels,
+        "space_amplification": space_amplification(stats),
+        "lifetime": {
+            "user_bytes": stats.lifetime_user_bytes,
+            "disk_bytes": stats.lifetime_disk_bytes,
+            "write_amplification":
+                engine::amplification(stats.lifetime_user_bytes, stats.lifetime_disk_bytes),
+        },
+        "block_size": stats.block_size,
+        "cache_bytes": stats.cache_bytes,
+        "cache_capacity": stats.cache_capacity,
+        "keyspaces": stats.keyspaces,
+        "advice": advice(stats),
+    })
 }
 
 fn ratio(a: u64, b: u64) -> Option<f64> {
@@ -142,10 +199,14 @@ pub fn render(path: &str, stats: &Stats) -> String {
             crate::engine::write_summary(stats)
         );
     } else if stats.lifetime_user_bytes > 0 {
+        let ratio = engine::amplification(stats.lifetime_user_bytes, stats.lifetime_disk_bytes)
+            .map_or_else(
+                || engine::TOO_SMALL_FOR_A_RATIO.to_string(),
+                |r| times(Some(r)),
+            );
         let _ = writeln!(
             s,
-            "write amp.       {} over the database's life: {} written by callers, {} to the WAL and tables",
-            times(Some(stats.lifetime_write_amplification())),
+            "write amp.       {ratio} over the database's life: {} written by callers, {} to the WAL and tables",
             bytes(stats.lifetime_user_bytes),
             bytes(stats.lifetime_disk_bytes)
         );
@@ -305,6 +366,29 @@ mod tests {
         assert!(
             text.contains("L1         20   700.0 MiB  14,777,217"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn tiny_databases_get_no_amplification_ratio() {
+        let mut stats = Stats::default();
+        stats.levels = vec![level(0, 1, 2_000, 1)];
+        stats.total_table_bytes = 2_000;
+        stats.lifetime_user_bytes = 20;
+        stats.lifetime_disk_bytes = 2_470;
+        let text = render("tiny", &stats);
+        assert!(!text.contains("123.50x"), "{text}");
+        assert!(
+            text.contains("write amp.       not shown (too little data for the ratio to mean anything) over the database's life: 20 B written by callers, 2.4 KiB to the WAL and tables"),
+            "{text}"
+        );
+        assert!(to_json("tiny", &stats)["lifetime"]["write_amplification"].is_null());
+        stats.lifetime_user_bytes = 100 << 20;
+        stats.lifetime_disk_bytes = 250 << 20;
+        assert!(render("big", &stats).contains("write amp.       2.50x over"));
+        assert_eq!(
+            to_json("big", &stats)["lifetime"]["write_amplification"].as_f64(),
+            Some(2.5)
         );
     }
 

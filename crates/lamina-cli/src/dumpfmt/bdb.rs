@@ -14,9 +14,11 @@
 //! `bytevalue` writes every byte as two hex digits. `print` writes printable
 //! ASCII as itself, a backslash as `\\`, and any other byte as `\` and two
 //! hex digits. A file may hold several databases, one header and data
-//! section each; loading merges them.
+//! section each. A section whose header has `database=NAME` (the name in
+//! the `print` encoding, as `db_dump` writes it) is the keyspace NAME; a
+//! section without one is the default keyspace.
 
-use super::{DumpError, Lines, ReadError, RecordReader, RecordWriter};
+use super::{name_of, DumpError, Item, Lines, ReadError, RecordReader, RecordWriter};
 use std::io::{self, BufRead, Write};
 
 /// How bytes are written in the data lines.
@@ -51,17 +53,30 @@ impl<W: Write> Writer<W> {
 
     fn header(&mut self) -> io::Result<()> {
         if !self.started {
-            self.started = true;
-            let format = match self.encoding {
-                Encoding::ByteValue => "bytevalue",
-                Encoding::Print => "print",
-            };
-            write!(
-                self.out,
-                "VERSION=3\nformat={format}\ntype=btree\nHEADER=END\n"
-            )?;
+            self.section(None)?;
         }
         Ok(())
+    }
+
+    /// Writes a section header, for the named keyspace `name` or the
+    /// default keyspace.
+    fn section(&mut self, name: Option<&str>) -> io::Result<()> {
+        self.started = true;
+        let format = match self.encoding {
+            Encoding::ByteValue => "bytevalue",
+            Encoding::Print => "print",
+        };
+        write!(self.out, "VERSION=3\nformat={format}\n")?;
+        if let Some(name) = name {
+            self.line.clear();
+            self.line.extend_from_slice(b"database=");
+            for &b in name.as_bytes() {
+                push_print(b, &mut self.line);
+            }
+            self.line.push(b'\n');
+            self.out.write_all(&self.line)?;
+        }
+        self.out.write_all(b"type=btree\nHEADER=END\n")
     }
 
     fn datum(&mut self, d: &[u8]) -> io::Result<()> {
@@ -69,32 +84,73 @@ impl<W: Write> Writer<W> {
         self.line.push(b' ');
         for &b in d {
             match self.encoding {
-                Encoding::Print if b == b'\\' => self.line.extend_from_slice(b"\\\\"),
-                Encoding::Print if (0x20..0x7f).contains(&b) => self.line.push(b),
-                Encoding::Print => {
-                    self.line.push(b'\\');
-                    self.push_hex(b);
-                }
-                Encoding::ByteValue => self.push_hex(b),
+                Encoding::Print => push_print(b, &mut self.line),
+                Encoding::ByteValue => push_hex(b, &mut self.line),
             }
         }
         self.line.push(b'\n');
         self.out.write_all(&self.line)
     }
+}
 
-    fn push_hex(&mut self, b: u8) {
-        self.line
-            .push(HEX.get(usize::from(b >> 4)).copied().unwrap_or(b'0'));
-        self.line
-            .push(HEX.get(usize::from(b & 15)).copied().unwrap_or(b'0'));
+fn push_hex(b: u8, out: &mut Vec<u8>) {
+    out.push(HEX.get(usize::from(b >> 4)).copied().unwrap_or(b'0'));
+    out.push(HEX.get(usize::from(b & 15)).copied().unwrap_or(b'0'));
+}
+
+/// Appends `b` in the `print` encoding.
+fn push_print(b: u8, out: &mut Vec<u8>) {
+    match b {
+        b'\\' => out.extend_from_slice(b"\\\\"),
+        0x20..0x7f => out.push(b),
+        _ => {
+            out.push(b'\\');
+            push_hex(b, out);
+        }
     }
 }
+
+/// Decodes `body` from the `print` encoding into `out`.
+fn decode_print(body: &[u8], out: &mut Vec<u8>) -> Result<(), &'static str> {
+    let mut i = 0;
+    while let Some(&b) = body.get(i) {
+        if b != b'\\' {
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        match (body.get(i + 1).copied(), body.get(i + 2).copied()) {
+            (Some(b'\\'), _) => {
+                out.push(b'\\');
+                i += 2;
+            }
+            (Some(h), Some(l)) => match (hex_value(h), hex_value(l)) {
+                (Some(h), Some(l)) => {
+                    out.push(h << 4 | l);
+                    i += 3;
+                }
+                _ => return Err(BAD_ESCAPE),
+            },
+            _ => return Err(BAD_ESCAPE),
+        }
+    }
+    Ok(())
+}
+
+const BAD_ESCAPE: &str = "bad escape (expected \\\\ or \\ and two hex digits)";
 
 impl<W: Write> RecordWriter for Writer<W> {
     fn record(&mut self, key: &[u8], value: &[u8]) -> io::Result<()> {
         self.header()?;
         self.datum(key)?;
         self.datum(value)
+    }
+
+    fn keyspace(&mut self, name: &str) -> io::Result<()> {
+        if self.started {
+            self.out.write_all(b"DATA=END\n")?;
+        }
+        self.section(Some(name))
     }
 
     fn finish(&mut self) -> io::Result<()> {
@@ -118,6 +174,8 @@ pub struct Reader<R> {
     lines: Lines<R>,
     line: Vec<u8>,
     encoding: Option<Encoding>,
+    /// The keyspace named by the header being read.
+    database: Option<String>,
     records: u64,
     seen_section: bool,
 }
@@ -129,6 +187,7 @@ impl<R: BufRead> Reader<R> {
             lines: Lines::new(input),
             line: Vec::new(),
             encoding: None,
+            database: None,
             records: 0,
             seen_section: false,
         }
@@ -142,6 +201,7 @@ impl<R: BufRead> Reader<R> {
     fn header(&mut self) -> Result<bool, ReadError> {
         let mut encoding = Encoding::Print;
         let mut first = true;
+        self.database = None;
         loop {
             if self.lines.next_into(&mut self.line)?.is_none() {
                 if first && self.seen_section {
@@ -159,6 +219,12 @@ impl<R: BufRead> Reader<R> {
                 b"format=print" => encoding = Encoding::Print,
                 b"type=recno" | b"type=queue" => {
                     return Err(self.err("recno and queue databases have no keys to load"))
+                }
+                l if l.starts_with(b"database=") => {
+                    let mut raw = Vec::new();
+                    decode_print(l.get(9..).unwrap_or_default(), &mut raw)
+                        .map_err(|m| self.err(format!("database name: {m}")))?;
+                    self.database = Some(name_of(raw).map_err(|m| self.err(m))?);
                 }
                 l if l.starts_with(b"format=") => {
                     return Err(self.err("unknown format (expected 'print' or 'bytevalue')"))
@@ -201,63 +267,37 @@ impl<R: BufRead> Reader<R> {
                     }
                 }
             }
-            Encoding::Print => {
-                let mut i = 0;
-                while let Some(&b) = body.get(i) {
-                    if b != b'\\' {
-                        out.push(b);
-                        i += 1;
-                        continue;
-                    }
-                    match (body.get(i + 1).copied(), body.get(i + 2).copied()) {
-                        (Some(b'\\'), _) => {
-                            out.push(b'\\');
-                            i += 2;
-                        }
-                        (Some(h), Some(l)) => match (hex_value(h), hex_value(l)) {
-                            (Some(h), Some(l)) => {
-                                out.push(h << 4 | l);
-                                i += 3;
-                            }
-                            _ => {
-                                return Err(
-                                    self.err("bad escape (expected \\\\ or \\ and two hex digits)")
-                                )
-                            }
-                        },
-                        _ => {
-                            return Err(
-                                self.err("bad escape (expected \\\\ or \\ and two hex digits)")
-                            )
-                        }
-                    }
-                }
-            }
+            Encoding::Print => decode_print(body, out).map_err(|m| self.err(m))?,
         }
         Ok(true)
     }
 }
 
 impl<R: BufRead> RecordReader for Reader<R> {
-    fn next_record(&mut self, key: &mut Vec<u8>, value: &mut Vec<u8>) -> Result<bool, ReadError> {
-        loop {
-            if self.encoding.is_none() && !self.header()? {
-                return Ok(false);
+    fn next_item(&mut self, key: &mut Vec<u8>, value: &mut Vec<u8>) -> Result<Item, ReadError> {
+        if self.encoding.is_none() {
+            if !self.header()? {
+                return Ok(Item::End);
             }
-            if !self.datum(key, "between records")? {
-                self.encoding = None; // DATA=END: another section may follow
-                continue;
-            }
-            if !self.datum(value, "after a key, without its value")? {
-                return Err(self.err("a key without a value before DATA=END"));
-            }
-            self.records += 1;
-            return Ok(true);
+            return Ok(Item::Keyspace(self.database.clone()));
         }
+        if !self.datum(key, "between records")? {
+            self.encoding = None; // DATA=END: another section may follow
+            return self.next_item(key, value);
+        }
+        if !self.datum(value, "after a key, without its value")? {
+            return Err(self.err("a key without a value before DATA=END"));
+        }
+        self.records += 1;
+        Ok(Item::Record)
     }
 
     fn bytes_read(&self) -> u64 {
         self.lines.bytes
+    }
+
+    fn line(&self) -> u64 {
+        self.lines.line
     }
 }
 
@@ -292,6 +332,35 @@ mod tests {
     fn merges_sections() {
         let two = format!("{BYTEVALUE}{BYTEVALUE}");
         assert_eq!(read_all(Format::Bdb, two.as_bytes()).unwrap().len(), 4);
+    }
+
+    #[test]
+    fn keyspace_sections_round_trip() {
+        let recs = nasty_records();
+        let empty_key = vec![(Vec::new(), Vec::new()), (b"k".to_vec(), b"v".to_vec())];
+        for format in [Format::Bdb, Format::BdbPrint] {
+            let sections = [
+                (None, empty_key.clone()),
+                (Some("users"), recs.clone()),
+                (Some("empty"), Vec::new()),
+                (Some("new\nline\\"), empty_key.clone()),
+            ];
+            let dump = write_sections(format, &sections);
+            let text = String::from_utf8_lossy(&dump);
+            assert!(text.contains("\ndatabase=new\\0aline\\\\\n"), "{text}");
+            let got = read_sections(format, &dump).unwrap();
+            let want: Vec<_> = sections
+                .iter()
+                .map(|(n, r)| (n.map(str::to_string), r.clone()))
+                .collect();
+            assert_eq!(got, want);
+        }
+        // An empty default keyspace writes no section: db_load accepts a
+        // file of named databases only.
+        let dump = write_sections(Format::Bdb, &[(None, vec![]), (Some("a"), empty_key)]);
+        assert!(
+            String::from_utf8_lossy(&dump).starts_with("VERSION=3\nformat=bytevalue\ndatabase=a\n")
+        );
     }
 
     #[test]

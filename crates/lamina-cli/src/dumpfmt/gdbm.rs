@@ -17,8 +17,16 @@
 //!
 //! Other `#:` header lines (`#:file=`, `#:uid=...`) are informational and
 //! ignored on load.
+//!
+//! lamina's extension: a line `#:keyspace=NAME` between records (the name
+//! escaped as in TSV) begins the section of a named keyspace; records before
+//! the first one belong to the default keyspace, and `#:count=` counts the
+//! records of every section. `gdbm_load` 1.23 ignores the line (it loads
+//! every section into one database).
 
-use super::{DumpError, Lines, ReadError, RecordReader, RecordWriter};
+use super::{
+    escape_name, unescape_name, DumpError, Item, Lines, ReadError, RecordReader, RecordWriter,
+};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use std::io::{self, BufRead, Write};
@@ -79,12 +87,23 @@ impl<W: Write> RecordWriter for Writer<W> {
         Ok(())
     }
 
+    fn keyspace(&mut self, name: &str) -> io::Result<()> {
+        self.header()?;
+        let mut line = KEYSPACE_HEADER.to_vec();
+        escape_name(name, &mut line);
+        line.push(b'\n');
+        self.out.write_all(&line)
+    }
+
     fn finish(&mut self) -> io::Result<()> {
         self.header()?;
         writeln!(self.out, "#:count={}\n# End of data", self.count)?;
         self.out.flush()
     }
 }
+
+/// The start of a section header line.
+const KEYSPACE_HEADER: &[u8] = b"#:keyspace=";
 
 /// Reads a gdbm ASCII dump.
 pub struct Reader<R> {
@@ -190,9 +209,9 @@ impl<R: BufRead> Reader<R> {
 }
 
 impl<R: BufRead> RecordReader for Reader<R> {
-    fn next_record(&mut self, key: &mut Vec<u8>, value: &mut Vec<u8>) -> Result<bool, ReadError> {
+    fn next_item(&mut self, key: &mut Vec<u8>, value: &mut Vec<u8>) -> Result<Item, ReadError> {
         if self.done {
-            return Ok(false);
+            return Ok(Item::End);
         }
         if !self.in_data {
             self.skip_header()?;
@@ -211,7 +230,11 @@ impl<R: BufRead> RecordReader for Reader<R> {
                 return Err(self.err("expected '# End of data'"));
             }
             self.done = true;
-            return Ok(false);
+            return Ok(Item::End);
+        }
+        if let Some(name) = self.line.strip_prefix(KEYSPACE_HEADER) {
+            let name = unescape_name(name).map_err(|m| self.err(m))?;
+            return Ok(Item::Keyspace(Some(name)));
         }
         let key_len = self.len_line()?;
         self.datum(key_len, key)?;
@@ -222,11 +245,15 @@ impl<R: BufRead> RecordReader for Reader<R> {
         let value_len = self.len_line()?;
         self.datum(value_len, value)?;
         self.count += 1;
-        Ok(true)
+        Ok(Item::Record)
     }
 
     fn bytes_read(&self) -> u64 {
         self.lines.bytes
+    }
+
+    fn line(&self) -> u64 {
+        self.lines.line
     }
 }
 
@@ -269,6 +296,28 @@ dglhbAo=
         let recs = nasty_records();
         assert_eq!(round_trip(Format::Gdbm, &recs), recs);
         assert_eq!(round_trip(Format::Gdbm, &[]), []);
+    }
+
+    #[test]
+    fn keyspace_sections_round_trip() {
+        let recs = nasty_records();
+        let empty_key = vec![(Vec::new(), Vec::new()), (b"k".to_vec(), b"v".to_vec())];
+        let sections = [
+            (None, empty_key.clone()),
+            (Some("users"), recs.clone()),
+            (Some("empty"), Vec::new()),
+            (Some("new\nline"), empty_key.clone()),
+        ];
+        let dump = write_sections(Format::Gdbm, &sections);
+        let text = String::from_utf8_lossy(&dump);
+        assert!(text.contains("\n#:keyspace=new\\nline\n"), "{text}");
+        assert!(text.contains("\n#:count=10\n"), "{text}");
+        let got = read_sections(Format::Gdbm, &dump).unwrap();
+        let want: Vec<_> = sections
+            .iter()
+            .map(|(n, r)| (n.map(str::to_string), r.clone()))
+            .collect();
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -8,6 +8,12 @@
 //!
 //! Every format round-trips arbitrary bytes exactly. Readers report the line
 //! where input went wrong; the caller keeps the records before it.
+//!
+//! A dump holds the default keyspace first, then one section per named
+//! keyspace, each opened by a header that names it (`#:keyspace=NAME` in
+//! gdbm and TSV dumps, `database=NAME` in Berkeley DB's; see docs/cli.md,
+//! "Keyspaces in dumps"). A dump without such headers is all default
+//! keyspace.
 
 pub mod bdb;
 pub mod gdbm;
@@ -85,27 +91,68 @@ impl From<DumpError> for ReadError {
     }
 }
 
+/// What a reader found next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Item {
+    /// A record, now in the `key` and `value` buffers.
+    Record,
+    /// A section begins: the records that follow belong to the named
+    /// keyspace, or to the default keyspace (`None`).
+    Keyspace(Option<String>),
+    /// The proper end of the data.
+    End,
+}
+
 /// Reads records from a dump.
 pub trait RecordReader {
-    /// Reads the next record into `key` and `value` (both cleared first).
-    /// Returns `Ok(false)` at the proper end of the data.
-    fn next_record(&mut self, key: &mut Vec<u8>, value: &mut Vec<u8>) -> Result<bool, ReadError>;
+    /// Reads the next item; a record goes into `key` and `value` (both
+    /// cleared first).
+    fn next_item(&mut self, key: &mut Vec<u8>, value: &mut Vec<u8>) -> Result<Item, ReadError>;
     /// Bytes of input consumed so far.
     fn bytes_read(&self) -> u64;
+    /// The line of input read last (1-based; 0 before the first).
+    fn line(&self) -> u64;
 }
 
 /// Writes records to a dump.
 pub trait RecordWriter {
     /// Writes one record.
     fn record(&mut self, key: &[u8], value: &[u8]) -> io::Result<()>;
+    /// Begins the section of the named keyspace `name`: the records written
+    /// after it belong there. Records written before the first call belong
+    /// to the default keyspace.
+    fn keyspace(&mut self, name: &str) -> io::Result<()>;
     /// Writes the trailer and flushes.
     fn finish(&mut self) -> io::Result<()>;
 }
 
+/// A keyspace name as written in a gdbm or TSV section header: the TSV
+/// escapes, so that the header stays on one line.
+pub(crate) fn escape_name(name: &str, out: &mut Vec<u8>) {
+    tsv::escape(name.as_bytes(), out);
+}
+
+/// Decodes a keyspace name written by [`escape_name`].
+pub(crate) fn unescape_name(field: &[u8]) -> Result<String, String> {
+    let mut raw = Vec::new();
+    tsv::unescape(field, &mut raw).map_err(|m| format!("keyspace name: {m}"))?;
+    name_of(raw)
+}
+
+/// A decoded keyspace name: not empty, UTF-8 (the engine checks its length
+/// when the keyspace is opened).
+pub(crate) fn name_of(raw: Vec<u8>) -> Result<String, String> {
+    if raw.is_empty() {
+        return Err("a keyspace name cannot be empty".into());
+    }
+    String::from_utf8(raw).map_err(|_| "keyspace name is not UTF-8".to_string())
+}
+
 /// Guesses the format of a dump from its first bytes.
 ///
-/// gdbm dumps start with `#`, Berkeley DB dumps with `VERSION=`; anything
-/// else is taken for tab-separated text. gdbm's binary dump is recognised
+/// gdbm dumps start with `# GDBM dump file` or `#:version=`, Berkeley DB
+/// dumps with `VERSION=`; anything else (a TSV dump may start with its
+/// `#:keyspace=` header) is taken for tab-separated text. gdbm's binary dump is recognised
 /// only to be refused with advice.
 pub fn detect(head: &[u8]) -> Result<Format, String> {
     if head.starts_with(b"!\r\n! GDBM FLAT FILE DUMP") {
@@ -204,17 +251,52 @@ pub(crate) mod testutil {
     }
 
     pub fn read_all(format: Format, input: &[u8]) -> Result<Records, DumpError> {
+        Ok(read_sections(format, input)?
+            .into_iter()
+            .flat_map(|(_, r)| r)
+            .collect())
+    }
+
+    /// Every section of a dump: keyspace name (`None`: default) and records.
+    pub fn read_sections(
+        format: Format,
+        input: &[u8],
+    ) -> Result<Vec<(Option<String>, Records)>, DumpError> {
         let mut r = reader(format, input);
-        let mut got = Vec::new();
+        let mut got: Vec<(Option<String>, Records)> = vec![(None, Vec::new())];
         let (mut k, mut v) = (Vec::new(), Vec::new());
         loop {
-            match r.next_record(&mut k, &mut v) {
-                Ok(true) => got.push((k.clone(), v.clone())),
-                Ok(false) => return Ok(got),
+            match r.next_item(&mut k, &mut v) {
+                Ok(Item::Record) => got.last_mut().unwrap().1.push((k.clone(), v.clone())),
+                Ok(Item::Keyspace(name)) => {
+                    if got.len() == 1 && got[0].1.is_empty() && name.is_none() {
+                        continue;
+                    }
+                    got.push((name, Vec::new()))
+                }
+                Ok(Item::End) => return Ok(got),
                 Err(ReadError::Format(e)) => return Err(e),
                 Err(ReadError::Io(e)) => panic!("{e}"),
             }
         }
+    }
+
+    /// Writes sections (`None`: the default keyspace, first) in `format`.
+    pub fn write_sections(format: Format, sections: &[(Option<&str>, Records)]) -> Vec<u8> {
+        let mut out = Vec::new();
+        {
+            let mut w = writer(format, &mut out);
+            for (name, records) in sections {
+                if let Some(name) = name {
+                    w.keyspace(name).unwrap();
+                }
+                for (k, v) in records {
+                    w.record(k, v).unwrap();
+                }
+            }
+            w.finish().unwrap();
+        }
+        out
     }
 
     /// Keys and values that exercise every byte and the edge lengths.

@@ -6,8 +6,15 @@
 //! readable. A key starting with `#` or `VERSION=` has that first byte
 //! written `\xHH`, so that the file is never mistaken for a gdbm or Berkeley
 //! DB dump. The last line may lack its newline.
+//!
+//! A line `#:keyspace=NAME` (no tab; the name escaped like a field) begins
+//! the section of a named keyspace; lines before the first such header
+//! belong to the default keyspace. No record line starts with `#`, so the
+//! header cannot be mistaken for a record.
 
-use super::{DumpError, Lines, ReadError, RecordReader, RecordWriter};
+use super::{
+    escape_name, unescape_name, DumpError, Item, Lines, ReadError, RecordReader, RecordWriter,
+};
 use std::io::{self, BufRead, Write};
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -102,10 +109,21 @@ impl<W: Write> RecordWriter for Writer<W> {
         self.out.write_all(&self.line)
     }
 
+    fn keyspace(&mut self, name: &str) -> io::Result<()> {
+        self.line.clear();
+        self.line.extend_from_slice(KEYSPACE_HEADER);
+        escape_name(name, &mut self.line);
+        self.line.push(b'\n');
+        self.out.write_all(&self.line)
+    }
+
     fn finish(&mut self) -> io::Result<()> {
         self.out.flush()
     }
 }
+
+/// The start of a section header line.
+const KEYSPACE_HEADER: &[u8] = b"#:keyspace=";
 
 /// Reads tab-separated records.
 pub struct Reader<R> {
@@ -124,23 +142,33 @@ impl<R: BufRead> Reader<R> {
 }
 
 impl<R: BufRead> RecordReader for Reader<R> {
-    fn next_record(&mut self, key: &mut Vec<u8>, value: &mut Vec<u8>) -> Result<bool, ReadError> {
+    fn next_item(&mut self, key: &mut Vec<u8>, value: &mut Vec<u8>) -> Result<Item, ReadError> {
         if self.lines.next_into(&mut self.line)?.is_none() {
-            return Ok(false);
+            return Ok(Item::End);
         }
         let line_no = self.lines.line;
         let err = |m: String| ReadError::Format(DumpError::new(line_no, m));
+        if let Some(name) = self.line.strip_prefix(KEYSPACE_HEADER) {
+            if !name.contains(&b'\t') {
+                let name = unescape_name(name).map_err(err)?;
+                return Ok(Item::Keyspace(Some(name)));
+            }
+        }
         let mut fields = self.line.split(|&b| b == b'\t');
         let (Some(k), Some(v), None) = (fields.next(), fields.next(), fields.next()) else {
             return Err(err("expected one tab between key and value".into()));
         };
         unescape(k, key).map_err(|m| err(format!("key: {m}")))?;
         unescape(v, value).map_err(|m| err(format!("value: {m}")))?;
-        Ok(true)
+        Ok(Item::Record)
     }
 
     fn bytes_read(&self) -> u64 {
         self.lines.bytes
+    }
+
+    fn line(&self) -> u64 {
+        self.lines.line
     }
 }
 
@@ -157,6 +185,31 @@ mod tests {
         assert_eq!(round_trip(Format::Tsv, &tricky), tricky);
         let tricky = vec![(b"VERSION=3".to_vec(), b"x".to_vec())];
         assert_eq!(round_trip(Format::Tsv, &tricky), tricky);
+    }
+
+    #[test]
+    fn keyspace_sections_round_trip() {
+        let recs = nasty_records();
+        let empty_key = vec![(Vec::new(), b"empty key".to_vec())];
+        let sections = [
+            (None, empty_key.clone()),
+            (Some("users"), recs.clone()),
+            (Some("empty"), Vec::new()),
+            (Some("tab\there\n#"), empty_key.clone()),
+        ];
+        let dump = write_sections(Format::Tsv, &sections);
+        let text = String::from_utf8_lossy(&dump);
+        assert!(
+            text.starts_with("\tempty key\n#:keyspace=users\n"),
+            "{text}"
+        );
+        assert!(text.contains("\n#:keyspace=tab\\there\\n#\n"), "{text}");
+        let got = read_sections(Format::Tsv, &dump).unwrap();
+        let want: Vec<_> = sections
+            .iter()
+            .map(|(n, r)| (n.map(str::to_string), r.clone()))
+            .collect();
+        assert_eq!(got, want);
     }
 
     #[test]
@@ -183,6 +236,14 @@ mod tests {
             "line 1: expected one tab between key and value"
         );
         assert_eq!(e("a\\q\tb\n"), "line 1: key: unknown escape '\\q'");
+        assert_eq!(
+            e("#:keyspace=\n"),
+            "line 1: a keyspace name cannot be empty"
+        );
+        assert_eq!(
+            e("#:keyspace=\\xff\n"),
+            "line 1: keyspace name is not UTF-8"
+        );
         assert_eq!(
             e("a\tb\\x4\n"),
             "line 1: value: bad \\x escape (expected two hex digits)"

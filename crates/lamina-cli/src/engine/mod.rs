@@ -4,7 +4,7 @@
 
 pub mod inspect;
 
-pub use lamina::{Batch, Db, Durability, LevelStats, Options, Stats};
+pub use lamina::{Batch, Db, Durability, Keyspace, LevelStats, Options, Stats};
 
 use crate::error::{CliError, CliResult, Exit};
 use lamina::fs::{FaultFs, FaultKind};
@@ -96,9 +96,6 @@ fn is_empty_dir(path: &Path) -> bool {
 /// inserted: " (checked before batching, so one bad record never fails a
 /// whole batch).
 pub fn check_record(key: &[u8], value: &[u8]) -> Result<(), String> {
-    if key.is_empty() {
-        return Err("lamina keys cannot be empty".into());
-    }
     if key.len() > MAX_KEY_LEN {
         return Err(format!(
             "key of {} bytes is longer than {MAX_KEY_LEN}",
@@ -114,15 +111,78 @@ pub fn check_record(key: &[u8], value: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
+/// The keyspace a command works on: the named one, or the default keyspace
+/// when `name` is `None` or empty. A missing named keyspace is created when
+/// `create` says so, and otherwise an error that lists the keyspaces there.
+pub fn keyspace(db: &Db, name: Option<&str>, create: bool) -> CliResult<Keyspace> {
+    let name = match name {
+        None | Some("") => return Ok(db.default_keyspace()),
+        Some(name) => name,
+    };
+    let found = if create {
+        db.keyspace(name)
+    } else {
+        db.open_keyspace(name)
+    };
+    match found {
+        Ok(ks) => Ok(ks),
+        Err(lamina::Error::NoSuchKeyspace(_)) => {
+            let names = db.keyspaces();
+            let there = if names.is_empty() {
+                "it has only the default keyspace".to_string()
+            } else {
+                format!("its keyspaces are {}", names.join(", "))
+            };
+            Err(CliError::new(
+                Exit::Failed,
+                format!(
+                    "no keyspace named {name:?} in {}; {there}",
+                    db.path().display()
+                ),
+            ))
+        }
+        Err(e) => Err(CliError::from(e).context(format!("keyspace {name:?}"))),
+    }
+}
+
+/// Every keyspace of `db`: the default keyspace first, then the named ones
+/// in name order.
+pub fn all_keyspaces(db: &Db) -> CliResult<Vec<Keyspace>> {
+    let mut all = vec![db.default_keyspace()];
+    let mut names = db.keyspaces();
+    names.sort();
+    for name in names {
+        all.push(keyspace(db, Some(&name), false)?);
+    }
+    Ok(all)
+}
+
+/// Fewest bytes written by the user for a write amplification to be shown:
+/// below it, the fixed costs of file headers, footers and the manifest
+/// dominate, and a 20-byte load reads as "123.50x".
+pub const MIN_BYTES_FOR_A_RATIO: u64 = 1 << 20;
+
+/// What is shown instead of a ratio computed on too little data.
+pub const TOO_SMALL_FOR_A_RATIO: &str =
+    "not shown (too little data for the ratio to mean anything)";
+
+/// Bytes written to files per byte written by the user, when the user wrote
+/// at least [`MIN_BYTES_FOR_A_RATIO`].
+pub fn amplification(user_bytes: u64, file_bytes: u64) -> Option<f64> {
+    (user_bytes >= MIN_BYTES_FOR_A_RATIO).then(|| file_bytes as f64 / user_bytes as f64)
+}
+
 /// What a run wrote: user bytes, file bytes, write amplification.
 pub fn write_summary(stats: &Stats) -> String {
     use crate::progress::bytes;
     let files =
         stats.wal_bytes_written + stats.flush_bytes_written + stats.compaction_bytes_written;
+    let ratio = amplification(stats.user_bytes_written, files)
+        .map_or_else(|| TOO_SMALL_FOR_A_RATIO.to_string(), |r| format!("{r:.2}x"));
     format!(
-        "write amplification {:.2}x: {} written by the user, {} to files \
+        "write amplification {}: {} written by the user, {} to files \
          (wal {}, flushes {}, compactions {}; {} trivial moves)",
-        stats.write_amplification(),
+        ratio,
         bytes(stats.user_bytes_written),
         bytes(files),
         bytes(stats.wal_bytes_written),
@@ -139,27 +199,30 @@ pub const BATCH_BYTES: usize = 4 << 20;
 
 /// Writes a stream of records in batches.
 ///
-/// Nothing written through a `Loader` is durable, or even acknowledged,
-/// until [`Loader::finish`] (or [`Loader::sync`]) returns: batches go to the
-/// engine with `Durability::None`, as gdbm leaves writes in its cache until
-/// `gdbm_sync` or `gdbm_close`.
+/// Batches go to the engine with `Durability::Os`: once [`Loader::put`]
+/// has handed a batch over, its records survive the process being killed,
+/// and [`Loader::acknowledged`] counts them. Nothing is on stable storage
+/// until [`Loader::finish`] (or [`Loader::sync`]) returns, as gdbm leaves
+/// writes in its cache until `gdbm_sync` or `gdbm_close`.
 pub struct Loader<'d> {
     db: &'d Db,
+    keyspace: Keyspace,
     batch: Batch,
     batch_bytes: usize,
     durability: Durability,
-    /// Records handed to the engine so far (not yet durable).
-    pub written: u64,
+    /// Records the engine has accepted (handed to the operating system).
+    written: u64,
 }
 
 impl<'d> Loader<'d> {
-    /// A loader writing into `db`.
+    /// A loader writing into the default keyspace of `db`.
     pub fn new(db: &'d Db) -> Loader<'d> {
         Loader {
             db,
+            keyspace: db.default_keyspace(),
             batch: Batch::new(),
             batch_bytes: 0,
-            durability: Durability::None,
+            durability: Durability::Os,
             written: 0,
         }
     }
@@ -178,9 +241,25 @@ impl<'d> Loader<'d> {
         self.db
     }
 
+    /// The keyspace later puts go to.
+    pub fn keyspace(&self) -> &Keyspace {
+        &self.keyspace
+    }
+
+    /// Sends later puts to `keyspace` (pending ones keep theirs).
+    pub fn set_keyspace(&mut self, keyspace: Keyspace) {
+        self.keyspace = keyspace;
+    }
+
+    /// Records the engine has accepted: they survive the process being
+    /// killed, and are durable once `finish` or `sync` returns.
+    pub fn acknowledged(&self) -> u64 {
+        self.written
+    }
+
     /// Adds a put. REQUIRES: `check_record(key, value)` passed.
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> lamina::Result<()> {
-        self.batch.put(key, value);
+        self.batch.put_in(&self.keyspace, key, value);
         self.batch_bytes += key.len() + value.len();
         self.maybe_write()
     }
@@ -215,8 +294,9 @@ impl<'d> Loader<'d> {
     }
 
     /// Writes what is pending and, if anything was written, makes
-    /// everything durable.
-    pub fn finish(mut self) -> lamina::Result<u64> {
+    /// everything durable. On an error, `acknowledged` says how many
+    /// records the engine kept.
+    pub fn finish(&mut self) -> lamina::Result<u64> {
         self.write_pending()?;
         if self.written > 0 {
             self.db.flush()?;

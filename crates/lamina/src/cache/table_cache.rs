@@ -3,6 +3,7 @@
 use super::BlockCache;
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
+use crate::manifest::FileMeta;
 use crate::table::{table_file_name, Table};
 use quick_cache::sync::Cache;
 use std::io;
@@ -20,6 +21,8 @@ pub struct TableCache {
     dir: PathBuf,
     tables: Cache<u64, Arc<Table>>,
     block_cache: Arc<BlockCache>,
+    /// The database identity tables must carry, if they carry one.
+    identity: Option<u128>,
 }
 
 impl std::fmt::Debug for TableCache {
@@ -45,7 +48,31 @@ impl TableCache {
             dir,
             tables: Cache::new(capacity.max(1)),
             block_cache,
+            identity: None,
         }
+    }
+
+    /// The same cache, checking that listed tables carry `identity` (the
+    /// database's; `None` if it has none yet).
+    pub fn with_identity(mut self, identity: Option<u128>) -> TableCache {
+        self.identity = identity;
+        self
+    }
+
+    /// The database identity tables are checked against.
+    pub fn identity(&self) -> Option<u128> {
+        self.identity
+    }
+
+    /// The open table the manifest lists as `listed`, opening it on a miss
+    /// and then checking it against `listed` and the database identity
+    /// ([`Table::check_listed`]) before it serves a read.
+    pub fn get_listed(&self, listed: &FileMeta) -> Result<Arc<Table>> {
+        self.tables.get_or_insert_with(&listed.number, || {
+            let t = self.open(listed.number)?;
+            t.check_listed(listed, self.identity)?;
+            Ok(t)
+        })
     }
 
     /// The open table `file_number` (`dir/NNNNNN.sst`), opening it on a

@@ -19,6 +19,8 @@ pub struct OutputSpec<'a> {
     pub dir: PathBuf,
     /// Options of the tables to write.
     pub table: TableOptions,
+    /// The database identity written in every table's properties (0 = none yet).
+    pub identity: u128,
     /// Cut a new table once one reaches this many bytes (only between keys).
     pub target_size: u64,
     /// Live snapshot seqnos, ascending.
@@ -134,10 +136,9 @@ fn run(
                     let number = (spec.new_file_number)();
                     let path = spec.dir.join(file_name(FileKind::Table, number));
                     let file = spec.fs.create(&path).map_err(|e| Error::io(&path, e))?;
-                    *cur = Some(Current {
-                        builder: TableBuilder::new(file, path, spec.table),
-                        number,
-                    });
+                    let mut builder = TableBuilder::new(file, path, spec.table);
+                    builder.set_origin(spec.identity, number);
+                    *cur = Some(Current { builder, number });
                 }
                 if let Some(c) = cur.as_mut() {
                     for e in &kept {

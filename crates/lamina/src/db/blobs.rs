@@ -25,12 +25,12 @@ impl Inner {
             .transpose()
     }
 
-    /// What a lookup found (entries of one key, newest first, ending at the
-    /// first Put, Delete or Blob) made into the key's value. A value in a blob
-    /// file is not read unless merge operands must be folded onto it.
+    /// What a lookup found (entries of tree key `tk`, newest first, ending at
+    /// the first Put, Delete or Blob) made into the key's value. A value in a
+    /// blob file is not read unless merge operands must be folded onto it.
     pub(super) fn found(
         &self,
-        user_key: &[u8],
+        tk: &[u8],
         entries: &[(Kind, Vec<u8>)],
     ) -> Result<Option<LazyValue>> {
         let op = self.opts.merge_operator.as_ref();
@@ -45,14 +45,12 @@ impl Inner {
                     .iter()
                     .map(|(k, v)| (*k, v.as_slice()))
                     .chain(std::iter::once((Kind::Put, base.as_slice())));
-                Ok(resolve(user_key, all, op)?.map(LazyValue::inline))
+                Ok(resolve(tk, all, op)?.map(LazyValue::inline))
             }
-            _ => Ok(resolve(
-                user_key,
-                entries.iter().map(|(k, v)| (*k, v.as_slice())),
-                op,
-            )?
-            .map(LazyValue::inline)),
+            _ => Ok(
+                resolve(tk, entries.iter().map(|(k, v)| (*k, v.as_slice())), op)?
+                    .map(LazyValue::inline),
+            ),
         }
     }
 

@@ -12,7 +12,7 @@ use crate::key::SeqNo;
 use crate::manifest::{file_name, FileKind};
 use crate::memtable::Memtable;
 use crate::options::Durability;
-use crate::wal::{LogWriter, WAL_MAGIC};
+use crate::wal::{LogWriter, Origin};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -245,11 +245,17 @@ impl Inner {
                 return Ok(());
             }
         }
-        let created = LogWriter::create(self.fs.as_ref(), &path, WAL_MAGIC).and_then(|mut w| {
+        let origin = Origin {
+            identity: self.tables.identity().unwrap_or_default(),
+            number,
+        };
+        let created = LogWriter::create_wal(self.fs.as_ref(), &path, origin).and_then(|mut w| {
             w.flush()?;
             self.fs
                 .sync_dir(&self.path)
                 .map_err(|e| Error::io(&self.path, e))?;
+            // Recorded before anything in it is acknowledged: docs/format.md#wal.
+            self.versions.lock().record_wal_started(number)?;
             Ok(w)
         });
         let new_wal = match created {

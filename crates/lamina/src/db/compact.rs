@@ -47,7 +47,7 @@ impl Inner {
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
         if task.level == 0 {
             for f in &task.inputs {
-                children.push(Box::new(self.tables.get(f.number)?.iter_uncached()));
+                children.push(Box::new(self.tables.get_listed(f)?.iter_uncached()));
             }
         } else {
             children.push(Box::new(LevelIter::uncached(

@@ -105,6 +105,8 @@ pub(crate) struct Inner {
     pub lifetime_base: crate::manifest::Lifetime,
     pub threads: Mutex<Vec<JoinHandle<()>>>,
     pub lock: Mutex<Option<Box<dyn FileLock>>>,
+    /// The process generation the handle was opened in (`crate::process`).
+    pub process: u64,
 }
 
 impl Inner {
@@ -120,8 +122,12 @@ impl Inner {
         Ok(())
     }
 
-    /// Fails if the handle is closed.
+    /// Fails if the handle is closed, or used in a process forked after it
+    /// was opened.
     pub fn check_open(&self) -> Result<()> {
+        if !crate::process::is_current(self.process) {
+            return Err(Error::WrongProcess);
+        }
         if self.closed.load(Ordering::Acquire) {
             return Err(Error::Closed);
         }
@@ -176,7 +182,12 @@ impl Inner {
     }
 
     /// Stops the background threads and makes everything durable. Idempotent.
+    /// In a process forked after the open it does nothing (the threads are
+    /// not there, and the files are the parent's) and returns `WrongProcess`.
     pub fn close(&self) -> Result<()> {
+        if !crate::process::is_current(self.process) {
+            return Err(Error::WrongProcess);
+        }
         if self.closed.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
@@ -254,9 +265,10 @@ impl Db {
     }
 
     /// Whether `key` has a value in the default keyspace (a value in a blob
-    /// file is not read).
+    /// file is not read). A key whose merge operands cannot be folded has one
+    /// (unreadable): true.
     pub fn contains_key(&self, key: &[u8]) -> Result<bool> {
-        Ok(self.get_lazy(key)?.is_some())
+        present(self.get_lazy(key))
     }
 
     /// Sets `key` to `value` in the default keyspace.
@@ -274,7 +286,11 @@ impl Db {
     }
 
     /// Adds a merge operand for `key` without reading it (a blind update).
+    /// [`Error::Merge`] naming the key if the operand certainly cannot be
+    /// folded onto the stored value (found in the memtable); when the stored
+    /// value is older the operand is written and reads of the key fail.
     pub fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()> {
+        self.inner().refuse_unfoldable_merge(0, key, operand)?;
         let mut b = Batch::new();
         b.merge(key, operand);
         self.write(b)
@@ -391,6 +407,15 @@ impl Db {
     /// manifest are copied.
     pub fn backup(&self, dest: impl AsRef<Path>) -> Result<()> {
         crate::check::backup(self.inner(), dest.as_ref())
+    }
+}
+
+/// Presence from a point read: a merge failure means the key has operands.
+pub(crate) fn present<T>(got: Result<Option<T>>) -> Result<bool> {
+    match got {
+        Ok(v) => Ok(v.is_some()),
+        Err(Error::Merge(_)) => Ok(true),
+        Err(e) => Err(e),
     }
 }
 

@@ -9,7 +9,7 @@ use crate::manifest::{file_name, parse_file_name, FileKind, Version, VersionEdit
 use crate::memtable::Memtable;
 use crate::options::Options;
 use crate::stats::Counters;
-use crate::wal::{LogReader, LogWriter, WAL_MAGIC};
+use crate::wal::{LogReader, LogWriter, Origin, WAL_MAGIC};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -53,12 +53,15 @@ fn inspect_dir(fs: &dyn FileSystem, path: &Path, create: bool) -> Result<Found> 
             format!("the directory holds {f:?}, which is not a lamina file"),
         ));
     }
-    if names.iter().any(|n| {
-        matches!(
-            parse_file_name(n),
-            Some((FileKind::Table | FileKind::Manifest, _))
-        )
-    }) {
+    // A manifest alone (no table, no WAL segment) is a creation that a crash
+    // interrupted before CURRENT named it: it holds no data, and the
+    // database is created afresh over it.
+    let has = |kind: FileKind| {
+        names
+            .iter()
+            .any(|n| matches!(parse_file_name(n), Some((k, _)) if k == kind))
+    };
+    if has(FileKind::Table) || (has(FileKind::Manifest) && has(FileKind::Wal)) {
         return Err(Error::corruption(
             path.join("CURRENT"),
             0,
@@ -69,6 +72,8 @@ fn inspect_dir(fs: &dyn FileSystem, path: &Path, create: bool) -> Result<Found> 
 }
 
 pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
+    opts.validate()?;
+    let process = crate::process::generation();
     let fs = Arc::clone(&opts.fs);
     let found = inspect_dir(fs.as_ref(), path, opts.create_if_missing && !opts.read_only)?;
     let lock = if opts.read_only {
@@ -82,7 +87,7 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
             Err(e) => return Err(Error::io(path.join("LOCK"), e)),
         }
     };
-    let vs = match found {
+    let mut vs = match found {
         Found::Database if opts.error_if_exists => {
             return Err(Error::AlreadyExists(path.to_path_buf()))
         }
@@ -92,18 +97,25 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         }
         Found::Empty => VersionSet::new(Arc::clone(&fs), path),
     };
+    if !opts.read_only {
+        // Before any file naming it is written (docs/format.md#database-identity).
+        vs.ensure_identity()?;
+    }
     let keyspaces: BTreeMap<String, u32> = vs
         .keyspaces()
         .iter()
         .map(|(id, n)| (n.clone(), *id))
         .collect();
     let block_cache = Arc::new(BlockCache::new(opts.cache_size));
-    let tables = Arc::new(TableCache::new(
-        Arc::clone(&fs),
-        path.to_path_buf(),
-        opts.max_open_tables,
-        block_cache,
-    ));
+    let tables = Arc::new(
+        TableCache::new(
+            Arc::clone(&fs),
+            path.to_path_buf(),
+            opts.max_open_tables,
+            block_cache,
+        )
+        .with_identity(vs.identity()),
+    );
     let version = vs.current();
     let log_number = vs.log_number();
     let last_seqno = vs.last_seqno();
@@ -142,6 +154,7 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         lifetime_base,
         threads: Mutex::new(Vec::new()),
         lock: Mutex::new(lock),
+        process,
         opts,
     });
     replay_wals(&inner, log_number)?;
@@ -160,6 +173,17 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         .list_dir(&inner.path)
         .map_err(|e| Error::io(&inner.path, e))?;
     let wals = crate::manifest::wal_numbers(&names, log_number);
+    let (identity, required) = {
+        let vs = inner.versions.lock();
+        (vs.identity(), vs.wals_required())
+    };
+    if let Some(missing) = required.iter().find(|n| !wals.contains(n)) {
+        return Err(Error::corruption(
+            inner.path.join(file_name(FileKind::Wal, *missing)),
+            0,
+            "WAL segment the manifest records is missing; writes acknowledged in it are lost",
+        ));
+    }
     {
         // Files numbered past the manifest's counter exist when a crash came
         // before the next edit recorded it; never hand their numbers out again.
@@ -176,11 +200,18 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     let mut mem = Arc::new(Memtable::new(wals.first().copied().unwrap_or(0)));
     let mut edit = VersionEdit::default();
     let mut sealed: Vec<Arc<Memtable>> = Vec::new();
-    for (i, &num) in wals.iter().enumerate() {
+    // A torn tail ends the log only if no later segment holds a record (a
+    // crash may leave empty segments after it: one created by a rotation
+    // before the torn one was synced, or by a recovery the crash interrupted).
+    let mut torn: Option<Error> = None;
+    for &num in &wals {
         let path = inner.path.join(file_name(FileKind::Wal, num));
-        let is_last = i + 1 == wals.len();
         let mut reader = LogReader::open(inner.fs.as_ref(), &path, WAL_MAGIC)?;
+        reader.check_origin(identity, num)?;
         while let Some(rec) = reader.next_record()? {
+            if let Some(e) = torn.take() {
+                return Err(e);
+            }
             let at = reader.valid_end();
             let d = decode_record(&rec).map_err(|r| Error::corruption(&path, at, r))?;
             let mut seq = d.first_seqno;
@@ -196,14 +227,12 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
                 sealed.push(std::mem::replace(&mut mem, next));
             }
         }
-        if let Some(t) = reader.torn_tail() {
-            if !is_last {
-                return Err(Error::corruption(
-                    &path,
-                    t.offset,
-                    "WAL segment ends early but a later segment exists",
-                ));
-            }
+        if let (Some(t), None) = (reader.torn_tail(), &torn) {
+            torn = Some(Error::corruption(
+                &path,
+                t.offset,
+                "WAL segment ends early but a later segment holds writes",
+            ));
         }
     }
     sealed.push(mem);
@@ -227,13 +256,18 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     }
     let wal_number = inner.versions.lock().new_file_number();
     let wal_path = inner.path.join(file_name(FileKind::Wal, wal_number));
-    let mut w = LogWriter::create(inner.fs.as_ref(), &wal_path, WAL_MAGIC)?;
+    let origin = Origin {
+        identity: identity.unwrap_or_default(),
+        number: wal_number,
+    };
+    let mut w = LogWriter::create_wal(inner.fs.as_ref(), &wal_path, origin)?;
     w.flush()?;
     inner
         .fs
         .sync_dir(&inner.path)
         .map_err(|e| Error::io(&inner.path, e))?;
     edit.log_number = Some(wal_number);
+    edit.wals_started.push(wal_number);
     edit.last_seqno = Some(last_seqno);
     edit.lifetime = Some(inner.lifetime_now());
     let version = inner.versions.lock().log_and_apply(edit)?;

@@ -57,7 +57,7 @@ impl Inner {
             |entries: &Vec<(Kind, Vec<u8>)>| entries.last().is_some_and(|(k, _)| *k != Kind::Merge);
         for mem in &view.mems {
             if mem.collect_entries(&tk, &target, &mut entries) {
-                return self.finish_get(user_key, &entries);
+                return self.finish_get(&tk, &entries);
             }
         }
         let levels = view.version.level(0).to_vec();
@@ -68,7 +68,7 @@ impl Inner {
             .filter(|f| f.overlaps(Some(&tk), Some(&tk)))
             .chain(deeper)
         {
-            let table = self.tables.get(f.number)?;
+            let table = self.tables.get_listed(&f)?;
             if !table.may_contain(&tk) {
                 continue;
             }
@@ -82,26 +82,26 @@ impl Inner {
                     }
                     if p.kind != Kind::Merge {
                         entries.push((p.kind, v));
-                        return self.finish_get(user_key, &entries);
+                        return self.finish_get(&tk, &entries);
                     }
                     let mut it = table.iter();
                     collect(&mut it, &tk, &target, &mut entries)?;
                     if done(&entries) {
-                        return self.finish_get(user_key, &entries);
+                        return self.finish_get(&tk, &entries);
                     }
                 }
                 None => continue,
             }
         }
-        self.finish_get(user_key, &entries)
+        self.finish_get(&tk, &entries)
     }
 
     fn finish_get(
         &self,
-        user_key: &[u8],
+        tk: &[u8],
         entries: &[(Kind, Vec<u8>)],
     ) -> Result<Option<crate::blob::LazyValue>> {
-        self.found(user_key, entries)
+        self.found(tk, entries)
     }
 
     /// A merged iterator over every source of `view`.
@@ -167,7 +167,9 @@ fn collect(
 /// It pins the memtables and tables it reads: it sees the data as of its
 /// creation, never blocks writers, and keeps the database open while it lives.
 /// Iterate with `next` (ascending) and `next_back` (descending); `.rev()`
-/// gives a descending iterator. An error is yielded once, then the iterator ends.
+/// gives a descending iterator. An error is yielded once, then the iterator
+/// ends — except [`Error::Merge`], which concerns one key only: the iterator
+/// goes on past that key.
 pub struct Iter {
     handle: Arc<Handle>,
     view: Option<ReadView>,
@@ -179,6 +181,7 @@ pub struct Iter {
     back_last: Option<Vec<u8>>,
     done: bool,
     error: Option<Error>,
+    keys_only: bool,
 }
 
 fn bound_tree_key<K: AsRef<[u8]>>(ks: KeyspaceId, b: Bound<&K>) -> Bound<Vec<u8>> {
@@ -262,20 +265,31 @@ impl Iter {
             back_last: None,
             done: false,
             error,
+            keys_only: false,
         }
+    }
+
+    /// The same iterator yielding keys with empty values: it folds no merge
+    /// operand, so a key whose operands cannot be folded is listed like any
+    /// other (what counting and listing keys need). Call it before the first
+    /// `next` or `next_back`.
+    pub fn keys_only(mut self) -> Iter {
+        self.keys_only = true;
+        self
     }
 
     fn cursor(&self) -> Option<Cursor> {
         let view = self.view.as_ref()?;
         let inner = &self.handle.inner;
-        let cursor = Cursor::new(
+        let c = Cursor::new(
             inner.merged(view),
             view.seqno,
             self.lower.clone(),
             self.upper.clone(),
             Arc::clone(&inner.opts.merge_operator),
         );
-        Some(cursor.with_blobs(Arc::clone(&inner.blobs)))
+        let c = c.with_blobs(Arc::clone(&inner.blobs));
+        Some(if self.keys_only { c.keys_only() } else { c })
     }
 
     fn finish(
@@ -287,6 +301,30 @@ impl Iter {
             None => {
                 self.done = true;
                 None
+            }
+            Some(Err(e @ Error::Merge(_))) => {
+                // One key's operands could not be folded: report it and go on
+                // past it, unless the two ends have met there.
+                let cursor = if forward { &self.front } else { &self.back };
+                let tk = cursor
+                    .as_ref()
+                    .and_then(|c| c.last_tree_key())
+                    .map(<[u8]>::to_vec);
+                let crossed = match (&tk, forward) {
+                    (Some(tk), true) => self.back_last.as_ref().is_some_and(|b| tk >= b),
+                    (Some(tk), false) => self.front_last.as_ref().is_some_and(|f| tk <= f),
+                    (None, _) => false,
+                };
+                if crossed {
+                    self.done = true;
+                    return None;
+                }
+                if forward {
+                    self.front_last = tk;
+                } else {
+                    self.back_last = tk;
+                }
+                Some(Err(e))
             }
             Some(Err(e)) => {
                 self.done = true;

@@ -8,9 +8,11 @@ use crate::key::{self, Kind, SeqNo};
 use crate::merge::MergeOperator;
 use std::ops::Bound;
 
-/// Folds the entries of one key, newest first, into its value (`None` if deleted or absent).
+/// Folds the entries of the key `tree_key`, newest first, into its value
+/// (`None` if deleted or absent). An operator that refuses to fold gives
+/// [`Error::Merge`] naming the key and its keyspace.
 pub fn resolve<'a>(
-    user_key: &[u8],
+    tree_key: &[u8],
     entries: impl Iterator<Item = (Kind, &'a [u8])>,
     op: &dyn MergeOperator,
 ) -> Result<Option<Vec<u8>>> {
@@ -37,9 +39,19 @@ pub fn resolve<'a>(
         return Ok(base.map(<[u8]>::to_vec));
     }
     operands.reverse();
+    let user_key = tree_key.get(key::KEYSPACE_ID_LEN..).unwrap_or_default();
     op.full_merge(user_key, base, &operands)
         .map(Some)
-        .map_err(Error::Merge)
+        .map_err(|why| crate::merge::merge_error(tree_key, &why))
+}
+
+/// Whether the key whose newest visible entry is of `kind` has a value,
+/// without folding anything: a Put or a Merge operand says yes.
+fn present(newest: Option<Kind>) -> Option<Vec<u8>> {
+    match newest {
+        Some(Kind::Put | Kind::Merge | Kind::Blob) => Some(Vec::new()),
+        _ => None,
+    }
 }
 
 /// A one-directional cursor over user entries (tree key, value).
@@ -52,6 +64,10 @@ pub struct Cursor {
     started: bool,
     scratch: Vec<(Kind, Vec<u8>)>,
     blobs: Option<std::sync::Arc<crate::blob::BlobStore>>,
+    /// Yield keys with empty values, folding no merge operand.
+    keys_only: bool,
+    /// The tree key of the last key resolved (returned or failed).
+    last: Option<Vec<u8>>,
 }
 
 fn above_lower(tk: &[u8], lower: &Bound<Vec<u8>>) -> bool {
@@ -95,6 +111,8 @@ impl Cursor {
             merge_operator,
             started: false,
             scratch: Vec::new(),
+            keys_only: false,
+            last: None,
             blobs: None,
         }
     }
@@ -107,8 +125,11 @@ impl Cursor {
 
     /// Replaces the entry that decides the key (the newest Put, Delete or
     /// Blob; `newest_first` tells the scratch order) by its value when it is
-    /// in a blob file.
+    /// in a blob file. A keys-only cursor reads no value.
     fn load_blob(&mut self, newest_first: bool) -> Result<()> {
+        if self.keys_only {
+            return Ok(());
+        }
         let decider = if newest_first {
             self.scratch.iter_mut().find(|(k, _)| *k != Kind::Merge)
         } else {
@@ -130,6 +151,19 @@ impl Cursor {
         let v = blobs.lazy(&entry.1)?.into_vec()?;
         *entry = (Kind::Put, v);
         Ok(())
+    }
+
+    /// The same cursor yielding keys with empty values: it folds no merge
+    /// operand, so it never fails for a key whose operands cannot be folded.
+    pub fn keys_only(mut self) -> Cursor {
+        self.keys_only = true;
+        self
+    }
+
+    /// The tree key of the last key this cursor resolved, whether it was
+    /// returned or its merge failed.
+    pub fn last_tree_key(&self) -> Option<&[u8]> {
+        self.last.as_deref()
     }
 
     /// The next entry in ascending order.
@@ -177,12 +211,17 @@ impl Cursor {
             if let Err(e) = self.load_blob(true) {
                 return Some(Err(e));
             }
-            let user_key = tk.get(key::KEYSPACE_ID_LEN..).unwrap_or(&[]);
-            match resolve(
-                user_key,
-                self.scratch.iter().map(|(k, v)| (*k, v.as_slice())),
-                self.merge_operator.as_ref(),
-            ) {
+            let resolved = if self.keys_only {
+                Ok(present(self.scratch.first().map(|(k, _)| *k)))
+            } else {
+                resolve(
+                    &tk,
+                    self.scratch.iter().map(|(k, v)| (*k, v.as_slice())),
+                    self.merge_operator.as_ref(),
+                )
+            };
+            self.last = Some(tk.clone());
+            match resolved {
                 Ok(Some(v)) => return Some(Ok((tk, v))),
                 Ok(None) => continue,
                 Err(e) => return Some(Err(e)),
@@ -234,9 +273,14 @@ impl Cursor {
             if let Err(e) = self.load_blob(false) {
                 return Some(Err(e));
             }
-            let user_key = tk.get(key::KEYSPACE_ID_LEN..).unwrap_or(&[]);
             let newest_first = self.scratch.iter().rev().map(|(k, v)| (*k, v.as_slice()));
-            match resolve(user_key, newest_first, self.merge_operator.as_ref()) {
+            let resolved = if self.keys_only {
+                Ok(present(self.scratch.last().map(|(k, _)| *k)))
+            } else {
+                resolve(&tk, newest_first, self.merge_operator.as_ref())
+            };
+            self.last = Some(tk.clone());
+            match resolved {
                 Ok(Some(v)) => return Some(Ok((tk, v))),
                 Ok(None) => continue,
                 Err(e) => return Some(Err(e)),

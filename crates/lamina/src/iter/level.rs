@@ -48,7 +48,7 @@ impl LevelIter {
         let Some(f) = self.files.get(index) else {
             return false;
         };
-        match self.tables.get(f.number) {
+        match self.tables.get_listed(f) {
             Ok(t) => {
                 self.cur = Some(if self.fill_cache {
                     t.iter()

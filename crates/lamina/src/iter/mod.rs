@@ -32,7 +32,9 @@ pub trait InternalIterator: Send {
 mod cursor;
 mod level;
 mod merging;
+mod seek_cursor;
 
 pub use cursor::{resolve, Cursor};
 pub use level::LevelIter;
 pub use merging::{MergingIter, VecIter};
+pub use seek_cursor::SeekCursor;

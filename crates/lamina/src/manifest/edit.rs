@@ -19,6 +19,8 @@ const TAG_LIFETIME: u32 = 9;
 const TAG_BLOB_FILE_ADDED: u32 = 12;
 const TAG_BLOB_FILE_REMOVED: u32 = 13;
 const TAG_BLOB_DEAD_BYTES: u32 = 14;
+const TAG_IDENTITY: u32 = 10;
+const TAG_WAL_STARTED: u32 = 11;
 
 /// Bytes counted since the database was created, kept in the manifest so
 /// that write amplification can be reported over the database's whole life.
@@ -101,6 +103,11 @@ pub struct VersionEdit {
     pub deleted_blobs: Vec<u64>,
     /// Dead value bytes of blob files: (file number, total dead bytes).
     pub blob_dead: Vec<(u64, u64)>,
+    /// The database identity (docs/format.md#database-identity); never 0.
+    pub identity: Option<u128>,
+    /// WAL segments started, by file number: each must exist until the log
+    /// number passes it.
+    pub wals_started: Vec<u64>,
 }
 
 impl VersionEdit {
@@ -161,6 +168,15 @@ impl VersionEdit {
             }
         }
         self.encode_blobs(&mut b);
+        if let Some(id) = self.identity {
+            put_varint(&mut b, u64::from(TAG_IDENTITY));
+            b.extend_from_slice(&(id as u64).to_le_bytes());
+            b.extend_from_slice(&((id >> 64) as u64).to_le_bytes());
+        }
+        for n in &self.wals_started {
+            put_varint(&mut b, u64::from(TAG_WAL_STARTED));
+            put_varint(&mut b, *n);
+        }
         b
     }
 
@@ -278,6 +294,22 @@ impl VersionEdit {
                     let dead = d.varint().ok_or_else(|| bad("blob dead bytes"))?;
                     e.blob_dead.push((n, dead));
                 }
+                TAG_IDENTITY => {
+                    let (lo, hi) = (d.u64(), d.u64());
+                    let (Some(lo), Some(hi)) = (lo, hi) else {
+                        return Err(bad("database identity"));
+                    };
+                    let id = u128::from(lo) | (u128::from(hi) << 64);
+                    if id == 0 {
+                        return Err(format!(
+                            "database identity 0 at byte {at} of a version edit"
+                        ));
+                    }
+                    e.identity = Some(id);
+                }
+                TAG_WAL_STARTED => e
+                    .wals_started
+                    .push(d.varint().ok_or_else(|| bad("WAL segment started"))?),
                 other => {
                     return Err(format!(
                         "unknown tag {other} at byte {at} of a version edit"
@@ -323,6 +355,8 @@ mod tests {
                 compaction_read_bytes: 4,
                 compaction_written_bytes: 5,
             }),
+            identity: Some(0x0123_4567_89ab_cdef_fedc_ba98_7654_3210),
+            wals_started: vec![7, 10],
             ..Default::default()
         }
     }
@@ -366,6 +400,30 @@ mod tests {
         assert_eq!(bytes[0], 12, "tag 12 is a blob file added");
         assert_eq!(VersionEdit::decode(&bytes).unwrap(), e);
         assert!(VersionEdit::decode(&bytes[..bytes.len() - 1]).is_err());
+    }
+
+    #[test]
+    fn identity_is_sixteen_fixed_bytes_and_never_zero() {
+        let e = VersionEdit {
+            identity: Some(u128::MAX - 1),
+            ..Default::default()
+        };
+        let bytes = e.encode();
+        assert_eq!(bytes.len(), 1 + 16);
+        assert_eq!(bytes[0], 10);
+        assert_eq!(&bytes[1..9], &(u64::MAX - 1).to_le_bytes());
+        assert_eq!(&bytes[9..], &u64::MAX.to_le_bytes());
+        let mut zero = vec![10u8];
+        zero.extend_from_slice(&[0; 16]);
+        assert!(VersionEdit::decode(&zero)
+            .unwrap_err()
+            .contains("identity 0"));
+        assert!(VersionEdit::decode(&bytes[..16]).is_err());
+        let w = VersionEdit {
+            wals_started: vec![300],
+            ..Default::default()
+        };
+        assert_eq!(w.encode(), vec![11, 0xac, 0x02]);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::key::{KeyspaceId, SeqNo};
 use crate::wal::{LogReader, LogWriter, MANIFEST_MAGIC};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -91,6 +91,40 @@ pub fn wal_numbers(names: &[String], from: u64) -> Vec<u64> {
     wals
 }
 
+/// Writes `MANIFEST-<number>` in `dir` holding `snapshot` as its first
+/// record, makes it durable, and points `CURRENT` at it. Returns the writer,
+/// for later edits. Used by the version set and by backups.
+pub(crate) fn write_manifest(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    number: u64,
+    snapshot: &VersionEdit,
+) -> Result<LogWriter> {
+    let path = dir.join(file_name(FileKind::Manifest, number));
+    let mut w = LogWriter::create(fs, &path, MANIFEST_MAGIC)?;
+    w.add_record(&snapshot.encode());
+    w.sync()?;
+    // The manifest's name must be durable before CURRENT can name it.
+    fs.sync_dir(dir).map_err(|e| Error::io(dir, e))?;
+    set_current(fs, dir, number)?;
+    Ok(w)
+}
+
+/// Points `CURRENT` in `dir` at `MANIFEST-<number>`, atomically: written to
+/// `CURRENT.tmp`, synced, renamed, directory synced.
+/// Layout: docs/format.md#current.
+fn set_current(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<()> {
+    let tmp = dir.join("CURRENT.tmp");
+    let dst = dir.join(file_name(FileKind::Current, 0));
+    let mut f = fs.create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+    f.append(format!("{}\n", file_name(FileKind::Manifest, number)).as_bytes())
+        .and_then(|()| f.sync_data())
+        .map_err(|e| Error::io(&tmp, e))?;
+    drop(f);
+    fs.rename(&tmp, &dst).map_err(|e| Error::io(&dst, e))?;
+    fs.sync_dir(dir).map_err(|e| Error::io(dir, e))
+}
+
 /// The current version, counters and keyspaces, and the manifest writer.
 /// Callers serialise access (the database keeps it behind a mutex).
 pub struct VersionSet {
@@ -104,6 +138,11 @@ pub struct VersionSet {
     keyspaces: BTreeMap<KeyspaceId, String>,
     next_keyspace_id: KeyspaceId,
     lifetime: super::edit::Lifetime,
+    /// The database identity; `None` for a database created before format
+    /// version 2 until a read-write open assigns one.
+    identity: Option<u128>,
+    /// WAL segments recorded as started, at or above `log_number`.
+    wals: BTreeSet<u64>,
     current: Arc<Version>,
 }
 
@@ -121,6 +160,8 @@ impl VersionSet {
             keyspaces: BTreeMap::new(),
             next_keyspace_id: 1,
             lifetime: super::edit::Lifetime::default(),
+            identity: None,
+            wals: BTreeSet::new(),
             current: Arc::new(Version::default()),
         }
     }
@@ -192,14 +233,17 @@ impl VersionSet {
         if let Some(l) = edit.lifetime {
             self.lifetime = l;
         }
+        if let Some(id) = edit.identity {
+            self.identity = Some(id);
+        }
+        self.wals.extend(edit.wals_started.iter().copied());
+        let floor = self.log_number;
+        self.wals.retain(|&n| n >= floor);
     }
 
-    /// Starts a new manifest holding a snapshot of the current state, points
-    /// `CURRENT` at it and removes the previous manifest.
-    pub fn start_manifest(&mut self) -> Result<()> {
-        let number = self.new_file_number();
-        let path = self.dir.join(file_name(FileKind::Manifest, number));
-        let mut w = LogWriter::create(self.fs.as_ref(), &path, MANIFEST_MAGIC)?;
+    /// The whole state as one edit, the first record of every manifest: every
+    /// live table, every keyspace, and the counters.
+    pub fn snapshot_edit(&self) -> VersionEdit {
         let mut snap = self.current.snapshot_edit();
         snap.log_number = Some(self.log_number);
         snap.next_file_number = Some(self.next_file_number);
@@ -211,13 +255,16 @@ impl VersionSet {
             .collect();
         snap.next_keyspace_id = Some(self.next_keyspace_id);
         snap.lifetime = Some(self.lifetime);
-        w.add_record(&snap.encode());
-        w.sync()?;
-        // The manifest's name must be durable before CURRENT can name it.
-        self.fs
-            .sync_dir(&self.dir)
-            .map_err(|e| Error::io(&self.dir, e))?;
-        self.set_current(number)?;
+        snap.identity = self.identity;
+        snap.wals_started = self.wals.iter().copied().collect();
+        snap
+    }
+
+    /// Starts a new manifest holding a snapshot of the current state, points
+    /// `CURRENT` at it and removes the previous manifest.
+    pub fn start_manifest(&mut self) -> Result<()> {
+        let number = self.new_file_number();
+        let w = write_manifest(self.fs.as_ref(), &self.dir, number, &self.snapshot_edit())?;
         let old = self.manifest_number;
         self.manifest = Some(w);
         self.manifest_number = number;
@@ -226,20 +273,6 @@ impl VersionSet {
             let _ = self.fs.remove_file(&old_path);
         }
         Ok(())
-    }
-
-    fn set_current(&self, number: u64) -> Result<()> {
-        let tmp = self.dir.join("CURRENT.tmp");
-        let dst = self.dir.join(file_name(FileKind::Current, 0));
-        let mut f = self.fs.create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-        f.append(format!("{}\n", file_name(FileKind::Manifest, number)).as_bytes())
-            .and_then(|()| f.sync_data())
-            .map_err(|e| Error::io(&tmp, e))?;
-        drop(f);
-        self.fs.rename(&tmp, &dst).map_err(|e| Error::io(&dst, e))?;
-        self.fs
-            .sync_dir(&self.dir)
-            .map_err(|e| Error::io(&self.dir, e))
     }
 
     /// Writes `edit` to the manifest (synced), then installs the version it
@@ -274,6 +307,50 @@ impl VersionSet {
             m.sync()?;
         }
         Ok(Arc::clone(&self.current))
+    }
+
+    /// The database identity, drawing one and recording it in the manifest
+    /// (synced) if the database has none: a new database, or one created
+    /// before format version 2. REQUIRES: a read-write handle. Called before
+    /// any file naming the identity is written, so that every such file's
+    /// identity is durable in the manifest first.
+    pub fn ensure_identity(&mut self) -> Result<u128> {
+        if let Some(id) = self.identity {
+            return Ok(id);
+        }
+        let id = new_identity(&self.dir)?;
+        self.log_and_apply(VersionEdit {
+            identity: Some(id),
+            ..VersionEdit::default()
+        })?;
+        Ok(id)
+    }
+
+    /// The database identity; `None` until [`VersionSet::ensure_identity`]
+    /// gives an old database one.
+    pub fn identity(&self) -> Option<u128> {
+        self.identity
+    }
+
+    /// Records (synced) that WAL segment `number` was started. REQUIRES: the
+    /// segment's file and name are durable, and nothing in it is acknowledged
+    /// yet. Layout: docs/format.md#wal.
+    pub fn record_wal_started(&mut self, number: u64) -> Result<()> {
+        self.log_and_apply(VersionEdit {
+            wals_started: vec![number],
+            ..VersionEdit::default()
+        })
+        .map(drop)
+    }
+
+    /// The WAL segments that must be in the directory: every one recorded
+    /// as started at or above the log number, and the log number's own.
+    pub fn wals_required(&self) -> BTreeSet<u64> {
+        let mut w = self.wals.clone();
+        if self.log_number != 0 {
+            w.insert(self.log_number);
+        }
+        w
     }
 
     /// Records that file number `n` is taken (found on disk), so it is never
@@ -334,6 +411,24 @@ impl VersionSet {
     /// The next keyspace id that would be allocated.
     pub fn next_keyspace_id(&self) -> KeyspaceId {
         self.next_keyspace_id
+    }
+}
+
+/// A random, non-zero 128-bit database identity from the operating
+/// system's generator.
+fn new_identity(dir: &Path) -> Result<u128> {
+    loop {
+        let mut b = [0u8; 16];
+        getrandom::getrandom(&mut b).map_err(|e| {
+            Error::io(
+                dir,
+                std::io::Error::other(format!("no random identity: {e}")),
+            )
+        })?;
+        let id = u128::from_le_bytes(b);
+        if id != 0 {
+            return Ok(id);
+        }
     }
 }
 

@@ -1,8 +1,11 @@
 //! Merge operators: fold blind updates (`Db::merge`) onto the value below them.
 
 mod builtin;
+mod failure;
 
 pub use builtin::{Add, Append};
+pub use failure::describe_key;
+pub(crate) use failure::merge_error;
 
 /// Folds merge operands. Implementations must be deterministic: the same
 /// inputs give the same output whenever and wherever they are folded (on a

@@ -194,6 +194,13 @@ impl TableBuilder {
         self.props.entries
     }
 
+    /// Records in the properties the database identity and the table's file
+    /// number (docs/format.md#properties, counters 10–12).
+    pub fn set_origin(&mut self, identity: u128, file_number: u64) {
+        self.props.identity = identity;
+        self.props.file_number = file_number;
+    }
+
     /// Writes the last data block, the filter, properties and index blocks
     /// and the footer, then syncs the file. When it returns `Ok`, the
     /// table's bytes are durable (the file's directory entry is not: the

@@ -257,3 +257,85 @@ mod tests {
         assert!(e.is_corruption(), "{e}");
     }
 }
+
+/// Properties of the block trailer decoder: arbitrary bytes never panic it;
+/// an uncompressed block is canonical (decoding then storing it gives the same
+/// bytes); compressed ones are not (the compressor's output may change with
+/// its version), so their content round-trips instead.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod decode_properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn with_trailer(stored: &[u8], kind: u8) -> Vec<u8> {
+        let mut v = stored.to_vec();
+        v.push(kind);
+        v.extend_from_slice(&masked_crc2(stored, &[kind]).to_le_bytes());
+        v
+    }
+
+    fn compression() -> impl Strategy<Value = Compression> {
+        prop_oneof![
+            Just(Compression::None),
+            Just(Compression::Lz4),
+            Just(Compression::Zstd)
+        ]
+    }
+
+    /// Raw bytes from random to very repetitive.
+    fn raw() -> impl Strategy<Value = Vec<u8>> {
+        (prop::collection::vec(any::<u8>(), 1..64), 1usize..100)
+            .prop_map(|(unit, times)| unit.repeat(times))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+        #[test]
+        fn stored_blocks_round_trip(raw in raw(), comp in compression()) {
+            let mut out = Vec::new();
+            BlockCompressor::default().append(&raw, comp, &mut out);
+            prop_assert_eq!(decode_block(out, Path::new("t.sst"), 0).unwrap(), raw);
+        }
+
+        /// Arbitrary stored bytes under a good checksum, for every kind byte.
+        #[test]
+        fn decode_never_panics(stored in prop::collection::vec(any::<u8>(), 0..200), kind in 0u8..4) {
+            let block = with_trailer(&stored, kind);
+            if let Ok(raw) = decode_block(block.clone(), Path::new("t.sst"), 0) {
+                let comp = match kind {
+                    0 => Compression::None,
+                    1 => Compression::Lz4,
+                    _ => Compression::Zstd,
+                };
+                if comp == Compression::None {
+                    let mut out = Vec::new();
+                    BlockCompressor::default().append(&raw, comp, &mut out);
+                    prop_assert_eq!(out, block);
+                }
+                let mut out = Vec::new();
+                BlockCompressor::default().append(&raw, comp, &mut out);
+                prop_assert_eq!(decode_block(out, Path::new("t.sst"), 0).unwrap(), raw);
+            }
+        }
+
+        #[test]
+        fn damaged_compressed_blocks_never_panic(
+            raw in raw(),
+            comp in compression(),
+            at in any::<prop::sample::Index>(),
+            x in 1u8..,
+        ) {
+            let mut out = Vec::new();
+            let size = BlockCompressor::default().append(&raw, comp, &mut out);
+            let kind = out[size];
+            let mut stored = out[..size].to_vec();
+            if !stored.is_empty() {
+                let i = at.index(stored.len());
+                stored[i] ^= x;
+            }
+            let _ = decode_block(with_trailer(&stored, kind), Path::new("t.sst"), 0);
+        }
+    }
+}

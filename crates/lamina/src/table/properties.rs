@@ -29,10 +29,16 @@ pub struct Properties {
     pub smallest_seqno: u64,
     /// Largest seqno of any entry.
     pub largest_seqno: u64,
+    /// The identity of the database that wrote the table (counters 10–11;
+    /// 0 = unknown, as in tables written before format version 2).
+    pub identity: u128,
+    /// The table's own file number (counter 12; 0 = unknown).
+    pub file_number: u64,
 }
 
 impl Properties {
-    /// Names of the counters, in on-disk order, for messages.
+    /// Names of the counters counted from the entries (0–9), in on-disk
+    /// order, for messages.
     pub(crate) const NAMES: [&'static str; 10] = [
         "entries",
         "delete entries",
@@ -46,7 +52,7 @@ impl Properties {
         "largest seqno",
     ];
 
-    /// The counters in on-disk order.
+    /// The counters counted from the entries (0–9), in on-disk order.
     pub(crate) fn counters(&self) -> [u64; 10] {
         [
             self.entries,
@@ -64,7 +70,12 @@ impl Properties {
 
     /// The properties block: `count u32 ‖ count × u64`.
     pub fn encode(&self) -> Vec<u8> {
-        let counters = self.counters();
+        let mut counters = self.counters().to_vec();
+        counters.extend([
+            self.identity as u64,
+            (self.identity >> 64) as u64,
+            self.file_number,
+        ]);
         let mut buf = Vec::with_capacity(4 + 8 * counters.len());
         buf.extend_from_slice(&(counters.len() as u32).to_le_bytes());
         for c in counters {
@@ -74,7 +85,7 @@ impl Properties {
     }
 
     /// Decodes a properties block read at `offset` of `file`. Counters past
-    /// the ten known are ignored; missing ones read as 0. Corruption if the
+    /// the thirteen known are ignored; missing ones read as 0. Corruption if the
     /// block is not exactly `4 + 8 × count` bytes.
     pub fn decode(bytes: &[u8], file: &Path, offset: u64) -> Result<Properties> {
         let mut d = Decoder::new(bytes);
@@ -104,6 +115,8 @@ impl Properties {
             data_raw_bytes: next(),
             smallest_seqno: next(),
             largest_seqno: next(),
+            identity: u128::from(next()) | (u128::from(next()) << 64),
+            file_number: next(),
         })
     }
 }
@@ -124,9 +137,9 @@ mod tests {
         };
         let f = Path::new("t");
         assert_eq!(Properties::decode(&p.encode(), f, 0).unwrap(), p);
-        // A later version with an eleventh counter.
+        // A later version with a fourteenth counter.
         let mut longer = p.encode();
-        longer[0] = 11;
+        longer[0] = 14;
         longer.extend_from_slice(&7u64.to_le_bytes());
         assert_eq!(Properties::decode(&longer, f, 0).unwrap(), p);
         // An earlier version with only two counters.
@@ -135,6 +148,28 @@ mod tests {
         shorter.extend_from_slice(&1u64.to_le_bytes());
         let old = Properties::decode(&shorter, f, 0).unwrap();
         assert_eq!((old.entries, old.deletes, old.merges), (5, 1, 0));
+    }
+
+    #[test]
+    fn identity_and_number_are_counters_10_to_12() {
+        let p = Properties {
+            identity: (3u128 << 64) | 2,
+            file_number: 41,
+            ..Default::default()
+        };
+        let b = p.encode();
+        assert_eq!(b.len(), 4 + 8 * 13);
+        assert_eq!(&b[..4], &13u32.to_le_bytes());
+        assert_eq!(&b[4 + 80..4 + 88], &2u64.to_le_bytes());
+        assert_eq!(&b[4 + 88..4 + 96], &3u64.to_le_bytes());
+        assert_eq!(&b[4 + 96..], &41u64.to_le_bytes());
+        assert_eq!(Properties::decode(&b, Path::new("t"), 0).unwrap(), p);
+        // A table written before format version 2 has ten counters: its
+        // identity and number read as 0, unknown.
+        let mut old = vec![10, 0, 0, 0];
+        old.extend_from_slice(&[0u8; 80]);
+        let old = Properties::decode(&old, Path::new("t"), 0).unwrap();
+        assert_eq!((old.identity, old.file_number), (0, 0));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iter::InternalIterator;
 use crate::key::{self, Kind};
+use crate::manifest::FileMeta;
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -199,6 +200,93 @@ impl Table {
                 "index entry holds a malformed block handle",
             )
         })
+    }
+
+    /// Checks the table against what the manifest lists for it, before it
+    /// serves a read (docs/format.md#properties, "Checked on open"): a known
+    /// identity must be `identity` (the database's; `None` if it has none
+    /// yet, so no table of its own names one), a known file number must be
+    /// its own, and its size, entry count, seqno range and first and last
+    /// keys must be the manifest's. Any difference is corruption naming the
+    /// table: it was copied or renamed in from elsewhere, or damaged.
+    pub fn check_listed(&self, listed: &FileMeta, identity: Option<u128>) -> Result<()> {
+        let props_at = self.footer.properties.offset;
+        let p = &self.props;
+        if p.identity != 0 && Some(p.identity) != identity {
+            let ours = identity.map_or_else(|| "none yet".to_string(), |i| format!("{i:032x}"));
+            return Err(corruption(
+                &self.path,
+                props_at,
+                format!(
+                    "table belongs to another database (identity {:032x}, this database's is {ours})",
+                    p.identity
+                ),
+            ));
+        }
+        if p.file_number != 0 && p.file_number != self.file_number {
+            return Err(corruption(
+                &self.path,
+                props_at,
+                format!(
+                    "table was written as number {} but is named as number {} (copied or renamed)",
+                    p.file_number, self.file_number
+                ),
+            ));
+        }
+        let differs = |what: &str, listed: String, found: String| {
+            corruption(
+                &self.path,
+                0,
+                format!("the manifest lists {what} {listed} but the table has {found}"),
+            )
+        };
+        if self.file_size != listed.size {
+            let (l, f) = (listed.size.to_string(), self.file_size.to_string());
+            return Err(differs("a size of", l, f));
+        }
+        if p.entries != listed.entries {
+            let (l, f) = (listed.entries.to_string(), p.entries.to_string());
+            return Err(differs("an entry count of", l, f));
+        }
+        if (p.smallest_seqno, p.largest_seqno) != (listed.smallest_seqno, listed.largest_seqno) {
+            return Err(differs(
+                "seqnos",
+                format!("{}..={}", listed.smallest_seqno, listed.largest_seqno),
+                format!("{}..={}", p.smallest_seqno, p.largest_seqno),
+            ));
+        }
+        let mut index = self.index.iter();
+        index.seek_to_last();
+        let last = index.valid().then(|| index.key().to_vec());
+        index.status()?;
+        if last.as_deref() != Some(listed.largest.as_slice()) {
+            let found = last.map_or_else(|| "no key".to_string(), |k| format!("{k:02x?}"));
+            return Err(differs(
+                "the largest key",
+                format!("{:02x?}", listed.largest),
+                found,
+            ));
+        }
+        index.seek_to_first();
+        let first = if index.valid() {
+            let block = Arc::new(self.read_data_block(self.handle_of(index.value())?)?);
+            let mut it = block.iter();
+            it.seek_to_first();
+            let k = it.valid().then(|| it.key().to_vec());
+            it.status()?;
+            k
+        } else {
+            None
+        };
+        if first.as_deref() != Some(listed.smallest.as_slice()) {
+            let found = first.map_or_else(|| "no key".to_string(), |k| format!("{k:02x?}"));
+            return Err(differs(
+                "the smallest key",
+                format!("{:02x?}", listed.smallest),
+                found,
+            ));
+        }
+        Ok(())
     }
 
     /// The data block at `handle`, from the cache or the file.

@@ -1,5 +1,6 @@
-//! The record framing shared by WAL segments and manifests: a 16-byte file
-//! header, then 32 KiB blocks of checksummed fragments.
+//! The record framing shared by WAL segments and manifests: a file header
+//! (16 bytes; 40 for a WAL segment naming its database), then 32 KiB blocks
+//! of checksummed fragments.
 //!
 //! Layout: docs/format.md#record-framing. [`LogWriter`] appends records;
 //! [`LogReader`] reads them back and tells a torn tail (the end of a write a
@@ -19,11 +20,16 @@ pub const WAL_MAGIC: &[u8; 8] = b"LAMNAWAL";
 /// Magic number of a manifest (`MANIFEST-NNNNNN`).
 pub const MANIFEST_MAGIC: &[u8; 8] = b"LAMNAMAN";
 
-/// Version of the framing written in every file header.
+/// Version of the framing written in every manifest header (and in WAL
+/// headers before format version 2).
 pub const FORMAT_VERSION: u32 = 1;
-/// Size of the file header: magic, version, checksum.
+/// Version of the WAL segment header that names its database and number.
+pub const WAL_VERSION: u32 = 2;
+/// Size of a version-1 file header: magic, version, checksum.
 pub const FILE_HEADER_LEN: usize = 16;
-/// Size of a block; blocks start at `FILE_HEADER_LEN + k * BLOCK_SIZE`.
+/// Size of a version-2 WAL header: magic, version, identity, file number, checksum.
+pub const WAL_HEADER_LEN: usize = 40;
+/// Size of a block; blocks start at `header length + k * BLOCK_SIZE`.
 pub const BLOCK_SIZE: usize = 32 * 1024;
 /// Size of a fragment header: checksum u32, length u16, type u8.
 pub const FRAGMENT_HEADER_LEN: usize = 7;
@@ -34,7 +40,20 @@ const FIRST: u8 = 2;
 const MIDDLE: u8 = 3;
 const LAST: u8 = 4;
 
-/// The 16-byte file header for `magic`.
+/// Whose WAL segment a file is: the database identity and the segment's own
+/// file number, as its version-2 header says.
+///
+/// Layout: docs/format.md#record-framing (file header, version 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Origin {
+    /// The database identity (never 0).
+    pub identity: u128,
+    /// The segment's file number.
+    pub number: u64,
+}
+
+/// The 16-byte version-1 file header for `magic`.
+// Layout: docs/format.md#record-framing
 fn file_header(magic: &[u8; 8]) -> [u8; FILE_HEADER_LEN] {
     let mut h = [0u8; FILE_HEADER_LEN];
     let (head, crc) = h.split_at_mut(12);
@@ -45,11 +64,46 @@ fn file_header(magic: &[u8; 8]) -> [u8; FILE_HEADER_LEN] {
     h
 }
 
-/// Checks a 16-byte file header against `magic`; the error says what is wrong.
-fn check_file_header(header: &[u8], magic: &[u8; 8]) -> Result<(), String> {
-    let (Some(covered), Some(stored)) = (header.get(..12), get_u32(header, 12)) else {
+/// The 40-byte version-2 WAL header naming `origin`.
+// Layout: docs/format.md#record-framing
+fn wal_header(origin: Origin) -> Vec<u8> {
+    let mut h = Vec::with_capacity(WAL_HEADER_LEN);
+    h.extend_from_slice(WAL_MAGIC);
+    h.extend_from_slice(&WAL_VERSION.to_le_bytes());
+    h.extend_from_slice(&(origin.identity as u64).to_le_bytes());
+    h.extend_from_slice(&((origin.identity >> 64) as u64).to_le_bytes());
+    h.extend_from_slice(&origin.number.to_le_bytes());
+    let crc = masked_crc(&h);
+    h.extend_from_slice(&crc.to_le_bytes());
+    h
+}
+
+/// The length of the file header that starts with `prefix` (at least its
+/// first 12 bytes) in a file with `magic`: 40 for a version-2 WAL header,
+/// otherwise 16 (a version-1 header, or one that [`check_file_header`]
+/// will refuse).
+fn header_len(prefix: &[u8], magic: &[u8; 8]) -> usize {
+    if magic == WAL_MAGIC && get_u32(prefix, 8) == Some(WAL_VERSION) {
+        WAL_HEADER_LEN
+    } else {
+        FILE_HEADER_LEN
+    }
+}
+
+/// Checks a whole file header (16 or 40 bytes, as [`header_len`] said)
+/// against `magic`; returns the origin a version-2 WAL header names, or
+/// says what is wrong.
+fn check_file_header(header: &[u8], magic: &[u8; 8]) -> Result<Option<Origin>, String> {
+    let n = header.len();
+    let (Some(covered), Some(stored)) = (
+        header.get(..n.saturating_sub(4)),
+        get_u32(header, n.saturating_sub(4)),
+    ) else {
         return Err("file header is shorter than 16 bytes".to_string());
     };
+    if n < FILE_HEADER_LEN {
+        return Err("file header is shorter than 16 bytes".to_string());
+    }
     if masked_crc(covered) != stored {
         return Err("file header checksum mismatch".to_string());
     }
@@ -61,10 +115,16 @@ fn check_file_header(header: &[u8], magic: &[u8; 8]) -> Result<(), String> {
             found.escape_ascii()
         ));
     }
+    let u64_at = |at: usize| crate::coding::get_u64(covered, at).unwrap_or_default();
     match get_u32(covered, 8) {
-        Some(FORMAT_VERSION) => Ok(()),
+        Some(FORMAT_VERSION) => Ok(None),
+        Some(WAL_VERSION) if magic == WAL_MAGIC && n == WAL_HEADER_LEN => Ok(Some(Origin {
+            identity: u128::from(u64_at(12)) | (u128::from(u64_at(20)) << 64),
+            number: u64_at(28),
+        })),
         v => Err(format!(
-            "unsupported format version {} (this build reads version {FORMAT_VERSION})",
+            "unsupported format version {} (this build reads version {FORMAT_VERSION}, \
+             and {WAL_VERSION} for WAL segments)",
             v.unwrap_or_default()
         )),
     }
@@ -364,11 +424,11 @@ mod tests {
         assert_eq!(r.next_record().unwrap().unwrap(), b"edit");
 
         let mut header = file_header(WAL_MAGIC);
-        header[8] = 2;
+        header[8] = 3;
         let crc = masked_crc(&header[..12]);
         header[12..].copy_from_slice(&crc.to_le_bytes());
-        put_file(&fs, "/db/v2", &header);
-        assert!(reason("/db/v2").contains("unsupported format version 2"));
+        put_file(&fs, "/db/v3", &header);
+        assert!(reason("/db/v3").contains("unsupported format version 3"));
 
         let mut header = file_header(WAL_MAGIC);
         header[13] ^= 1;
@@ -389,6 +449,59 @@ mod tests {
             );
             assert_eq!(r.valid_end(), 0);
         }
+    }
+
+    #[test]
+    fn a_version_2_header_names_its_database_and_number() {
+        let fs = mem();
+        let origin = Origin {
+            identity: (7u128 << 64) | 9,
+            number: 42,
+        };
+        let mut w = LogWriter::create_wal(&fs, Path::new(LOG), origin).unwrap();
+        w.add_record(b"batch");
+        w.sync().unwrap();
+        let bytes = fs.read_all(Path::new(LOG)).unwrap();
+        assert_eq!(&bytes[..8], WAL_MAGIC);
+        assert_eq!(&bytes[8..12], &2u32.to_le_bytes());
+        assert_eq!(&bytes[12..20], &9u64.to_le_bytes());
+        assert_eq!(&bytes[20..28], &7u64.to_le_bytes());
+        assert_eq!(&bytes[28..36], &42u64.to_le_bytes());
+        assert_eq!(&bytes[36..40], &masked_crc(&bytes[..36]).to_le_bytes());
+        let (got, err, r) = read_log(&fs, LOG);
+        assert_eq!((got, err.is_none()), (vec![b"batch".to_vec()], true));
+        assert_eq!(r.origin(), Some(origin));
+        r.check_origin(Some(origin.identity), 42).unwrap();
+        let foreign = r.check_origin(Some(1), 42).unwrap_err().to_string();
+        assert!(foreign.contains("another database"), "{foreign}");
+        let renamed = r.check_origin(Some(origin.identity), 43).unwrap_err();
+        assert!(renamed.to_string().contains("written as number 42"));
+        assert!(r.check_origin(None, 42).is_err());
+        // A version-1 segment names nothing and passes.
+        let (_, _, old) = {
+            write_log(&fs, "/db/old", &[b"x".to_vec()]);
+            read_log(&fs, "/db/old")
+        };
+        assert_eq!(old.origin(), None);
+        old.check_origin(Some(5), 1).unwrap();
+        // A version-2 header cut short by a crash is a torn tail at offset 0.
+        for len in 16..WAL_HEADER_LEN {
+            put_file(&fs, "/db/short", &bytes[..len]);
+            let (got, err, r) = read_log(&fs, "/db/short");
+            assert!(got.is_empty() && err.is_none());
+            assert_eq!(r.torn_tail().map(|t| t.offset), Some(0));
+        }
+        // A flipped byte in it is corruption at offset 0.
+        let mut bad = bytes.clone();
+        bad[25] ^= 1;
+        put_file(&fs, "/db/bad", &bad);
+        let e = LogReader::open(&fs, Path::new("/db/bad"), WAL_MAGIC).unwrap_err();
+        assert!(e.to_string().contains("checksum"), "{e}");
+        // The manifest magic never takes a version-2 header.
+        let mut man = bytes[..40].to_vec();
+        man[..8].copy_from_slice(MANIFEST_MAGIC);
+        put_file(&fs, "/db/man", &man);
+        assert!(LogReader::open(&fs, Path::new("/db/man"), MANIFEST_MAGIC).is_err());
     }
 
     #[test]

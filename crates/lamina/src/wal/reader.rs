@@ -1,8 +1,8 @@
 //! Reads records back from a log file and classifies damage.
 
 use super::{
-    check_file_header, type_name, BLOCK_SIZE, FILE_HEADER_LEN, FIRST, FRAGMENT_HEADER_LEN, FULL,
-    LAST, MIDDLE,
+    check_file_header, header_len, type_name, Origin, BLOCK_SIZE, FILE_HEADER_LEN, FIRST,
+    FRAGMENT_HEADER_LEN, FULL, LAST, MIDDLE,
 };
 use crate::coding::{get_u32, masked_crc2};
 use crate::fs::{FileSystem, RandomAccessFile};
@@ -44,6 +44,10 @@ pub struct LogReader {
     file: Arc<dyn RandomAccessFile>,
     path: PathBuf,
     file_len: u64,
+    /// Length of the file header (16, or 40 for a version-2 WAL header).
+    header_len: u64,
+    /// Whose segment this is, if its header says.
+    origin: Option<Origin>,
     /// Bytes of the current block present in the file (the last one may be short).
     block: Vec<u8>,
     /// File offset of `block[0]`.
@@ -89,6 +93,8 @@ impl LogReader {
             file,
             path: path.to_path_buf(),
             file_len,
+            header_len: FILE_HEADER_LEN as u64,
+            origin: None,
             block: Vec::new(),
             block_start: FILE_HEADER_LEN as u64,
             pos: 0,
@@ -101,9 +107,17 @@ impl LogReader {
             reader.stop_torn();
             return Ok(reader);
         }
-        let header = reader.read(0, FILE_HEADER_LEN)?;
-        check_file_header(&header, magic).map_err(|r| Error::corruption(path, 0, r))?;
-        reader.valid_end = FILE_HEADER_LEN as u64;
+        let len = header_len(&reader.read(0, 12)?, magic);
+        if file_len < len as u64 {
+            reader.stop_torn();
+            return Ok(reader);
+        }
+        let header = reader.read(0, len)?;
+        reader.origin =
+            check_file_header(&header, magic).map_err(|r| Error::corruption(path, 0, r))?;
+        reader.header_len = len as u64;
+        reader.block_start = len as u64;
+        reader.valid_end = len as u64;
         reader.load_block()?;
         Ok(reader)
     }
@@ -191,7 +205,45 @@ impl LogReader {
         }
     }
 
-    /// Offset just past the last whole record returned so far (16, the end of
+    /// Whose WAL segment this is, as a version-2 header says; `None` for a
+    /// version-1 header (which names no database) or an incomplete one.
+    pub fn origin(&self) -> Option<Origin> {
+        self.origin
+    }
+
+    /// Refuses a WAL segment from elsewhere: corruption at offset 0 if its
+    /// version-2 header names a database other than `identity` (`None`: the
+    /// database has no identity yet, so no segment of its own names one) or
+    /// a file number other than `number`. A version-1 header names neither
+    /// and passes. Layout: docs/format.md#wal.
+    pub fn check_origin(&self, identity: Option<u128>, number: u64) -> Result<()> {
+        let Some(o) = self.origin else {
+            return Ok(());
+        };
+        if Some(o.identity) != identity {
+            return Err(self.corruption(
+                0,
+                format!(
+                    "WAL segment belongs to another database (identity {:032x}, this database's is {})",
+                    o.identity,
+                    identity.map_or_else(|| "not yet assigned".to_string(), |i| format!("{i:032x}"))
+                ),
+            ));
+        }
+        if o.number != number {
+            return Err(self.corruption(
+                0,
+                format!(
+                    "WAL segment was written as number {} but is named as number {number} \
+                     (copied or renamed)",
+                    o.number
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Offset just past the last whole record returned so far (the end of
     /// the header, before any; 0 if the header is incomplete).
     pub fn valid_end(&self) -> u64 {
         self.valid_end
@@ -341,7 +393,7 @@ impl LogReader {
             }
         }
         let block = BLOCK_SIZE as u64;
-        let header = FILE_HEADER_LEN as u64;
+        let header = self.header_len;
         let mut start = header.saturating_add(
             (bad.saturating_sub(header) / block)
                 .saturating_add(1)
@@ -359,10 +411,10 @@ impl LogReader {
     /// Whether the bytes at `offset` hold a fragment with a good checksum, a
     /// known type and a length that keeps it inside its block and the file.
     fn valid_fragment_at(&self, offset: u64) -> Result<bool> {
-        let in_block = offset.saturating_sub(FILE_HEADER_LEN as u64) % BLOCK_SIZE as u64;
+        let in_block = offset.saturating_sub(self.header_len) % BLOCK_SIZE as u64;
         let room = BLOCK_SIZE as u64 - in_block;
         let available = self.file_len.saturating_sub(offset);
-        if offset < FILE_HEADER_LEN as u64 || room.min(available) < FRAGMENT_HEADER_LEN as u64 {
+        if offset < self.header_len || room.min(available) < FRAGMENT_HEADER_LEN as u64 {
             return Ok(false);
         }
         let bytes = self.read(offset, FRAGMENT_HEADER_LEN)?;

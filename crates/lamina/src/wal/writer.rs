@@ -1,6 +1,8 @@
 //! Appends records to a log file.
 
-use super::{file_header, BLOCK_SIZE, FIRST, FRAGMENT_HEADER_LEN, FULL, LAST, MIDDLE};
+use super::{
+    file_header, wal_header, Origin, BLOCK_SIZE, FIRST, FRAGMENT_HEADER_LEN, FULL, LAST, MIDDLE,
+};
 use crate::coding::masked_crc2;
 use crate::fs::{FileSystem, WritableFile};
 use crate::{Error, Result};
@@ -43,6 +45,20 @@ impl LogWriter {
             file,
             path: path.to_path_buf(),
             buf: file_header(magic).to_vec(),
+            flushed: 0,
+            block_offset: 0,
+        })
+    }
+
+    /// Creates (or truncates) the WAL segment at `path` and starts it with
+    /// the version-2 header naming `origin` (docs/format.md#record-framing).
+    /// Buffered and durable as [`LogWriter::create`] says.
+    pub fn create_wal(fs: &dyn FileSystem, path: &Path, origin: Origin) -> Result<LogWriter> {
+        let file = fs.create(path).map_err(|e| Error::io(path, e))?;
+        Ok(LogWriter {
+            file,
+            path: path.to_path_buf(),
+            buf: wal_header(origin),
             flushed: 0,
             block_offset: 0,
         })

@@ -1,67 +1,25 @@
-//! `lamina shell`: gdbmtool's command language over a lamina database.
-//!
-//! `numbers.pl | lamina shell --newdb numbers.lamina` builds the database
-//! that `numbers.pl | gdbmtool --newdb numbers.db` builds, record for record.
-//! Output formats are gdbmtool's; see `gdbm_lang` for the language.
-//!
-//! Stores are batched: they reach the engine a few thousand at a time, with
-//! no durability of their own. Any other command first hands the pending
-//! batch to the engine, so it sees every earlier store. Nothing is
-//! acknowledged until the input ends (the database is then flushed and
-//! closed) or a `sync` command returns — gdbm's contract too, where writes
-//! wait in its cache until `gdbm_sync` or `gdbm_close`. `--synchronize`
-//! makes each write durable before the next command is read.
-//!
-//! A command that fails prints `lamina: stdin:LINE.COL-COL: message` on
-//! stderr and the shell goes on (unless `--stop-on-error`); the exit code is
-//! then 1. An I/O error in the engine stops the shell at once (exit code 5).
+//! One shell session: carries out parsed commands against the database,
+//! printing gdbmtool's output formats.
 
-use crate::cmd::Ctx;
+use super::commands::{help_text, Verb};
+use super::datum::format_datum;
+use super::parser::Command;
 use crate::dumpfmt::{self, Format};
-use crate::engine::{self, check_record, Db, Loader, Mode};
-use crate::error::{exit_of, CliError, CliResult, Exit};
-use crate::gdbm_lang::{format_datum, help_text, Command, Parser, Step, Verb};
+use crate::engine::{check_record, Db, Loader};
+use crate::error::{CliError, Exit};
 use crate::progress::{Mode as ProgressMode, Progress, Total};
-use std::io::{self, BufRead, IsTerminal, Read, Write};
+use std::io::{self, BufRead, Write};
 use std::ops::Bound;
 use std::path::PathBuf;
 
-/// Arguments of `lamina shell` (gdbmtool's options where they apply).
-#[derive(Debug, clap::Args)]
-pub struct ShellArgs {
-    /// The database directory.
-    pub db: PathBuf,
-    /// Create a new database, replacing an existing one (gdbmtool --newdb).
-    #[arg(short = 'n', long)]
-    pub newdb: bool,
-    /// Open the database read-only (gdbmtool --read-only).
-    #[arg(short = 'r', long, conflicts_with = "newdb")]
-    pub read_only: bool,
-    /// Read commands from FILE instead of standard input (gdbmtool --file).
-    #[arg(short = 'f', long, value_name = "FILE")]
-    pub file: Option<PathBuf>,
-    /// Stop at the first command that fails (exit code 1).
-    #[arg(short = 'e', long)]
-    pub stop_on_error: bool,
-    /// Make every write durable before the next command (gdbmtool --synchronize).
-    #[arg(short = 's', long)]
-    pub synchronize: bool,
-    /// Show progress (records, bytes, rate) on stderr while reading.
-    #[arg(short = 'p', long)]
-    pub progress: bool,
-    /// Number of records expected, for the ETA (like `pv -s`).
-    #[arg(long, value_name = "RECORDS")]
-    pub total: Option<u64>,
-}
-
 /// What a command asks of the read loop.
-enum Flow {
+pub(super) enum Flow {
     Continue,
     Quit,
 }
 
 /// A failure that ends the shell: an engine error or broken output.
-enum Fatal {
+pub(super) enum Fatal {
     Engine(lamina::Error),
     Output(io::Error),
     Stop(CliError),
@@ -79,18 +37,18 @@ impl From<io::Error> for Fatal {
     }
 }
 
-struct Shell<'d, W: Write> {
-    loader: Loader<'d>,
-    out: W,
-    db_name: String,
-    source: String,
-    read_only: bool,
-    interactive: bool,
+pub(super) struct Shell<'d, W: Write> {
+    pub loader: Loader<'d>,
+    pub out: W,
+    pub db_name: String,
+    pub source: String,
+    pub read_only: bool,
+    pub interactive: bool,
     /// Print UTF-8 characters as they are (the locale is UTF-8).
-    utf8: bool,
-    cursor: Option<Vec<u8>>,
-    errors: u64,
-    line: Vec<u8>,
+    pub utf8: bool,
+    pub cursor: Option<Vec<u8>>,
+    pub errors: u64,
+    pub line: Vec<u8>,
 }
 
 impl<'d, W: Write> Shell<'d, W> {
@@ -98,7 +56,7 @@ impl<'d, W: Write> Shell<'d, W> {
         self.loader.db()
     }
 
-    fn report(&mut self, locus: impl std::fmt::Display, message: &str) {
+    pub fn report(&mut self, locus: impl std::fmt::Display, message: &str) {
         self.errors += 1;
         let _ = self.out.flush();
         let prefix = if self.interactive { "" } else { "lamina: " };
@@ -115,7 +73,7 @@ impl<'d, W: Write> Shell<'d, W> {
         self.out.write_all(&self.line)
     }
 
-    fn execute(&mut self, cmd: &Command<'_>) -> Result<Flow, Fatal> {
+    pub fn execute(&mut self, cmd: &Command<'_>) -> Result<Flow, Fatal> {
         let args = &cmd.args;
         let verb = cmd.spec.verb;
         let writes = matches!(
@@ -154,7 +112,7 @@ impl<'d, W: Write> Shell<'d, W> {
             },
             Verb::Delete => {
                 let key = args.get(0);
-                if !key.is_empty() && self.db().contains_key(key)? {
+                if self.db().contains_key(key)? {
                     self.db().delete(key)?;
                 } else {
                     self.report(cmd.locus, "No such item found");
@@ -345,20 +303,25 @@ impl<'d, W: Write> Shell<'d, W> {
             ProgressMode::Off,
             &Default::default(),
         );
-        let result = crate::cmd::load::copy_records(
+        let before = self.loader.acknowledged();
+        let (_, result) = crate::cmd::load::copy_records(
             reader.as_mut(),
             &mut self.loader,
             &mut progress,
             replace,
+            false,
         );
         self.loader.write_pending()?;
+        // Later stores go to the default keyspace again.
+        self.loader.set_keyspace(self.db().default_keyspace());
         match result {
             Ok(_) => Ok(()),
             Err(e) if e.exit == Exit::Io || e.exit == Exit::Damage => Err(Fatal::Stop(e)),
             Err(e) => {
+                let kept = crate::cmd::load::kept(self.loader.acknowledged() - before);
                 self.report(
                     cmd.locus,
-                    &format!("import: {}: {}", path.display(), e.message),
+                    &format!("import: {}: {}; {kept}", path.display(), e.message),
                 );
                 Ok(())
             }
@@ -369,205 +332,4 @@ impl<'d, W: Write> Shell<'d, W> {
 fn os_path(bytes: &[u8]) -> PathBuf {
     use std::os::unix::ffi::OsStrExt;
     PathBuf::from(std::ffi::OsStr::from_bytes(bytes))
-}
-
-/// Where commands come from.
-enum Input {
-    Stdin(io::Stdin),
-    File(std::fs::File),
-}
-
-impl Input {
-    /// Appends what can be read now to `buf`; 0 at the end of input.
-    fn read_more(&mut self, buf: &mut Vec<u8>, interactive: bool) -> io::Result<usize> {
-        const CHUNK: usize = 1 << 20;
-        match self {
-            Input::Stdin(s) if interactive => s.lock().read_until(b'\n', buf),
-            Input::Stdin(s) => read_chunk(&mut s.lock(), buf, CHUNK),
-            Input::File(f) => read_chunk(f, buf, CHUNK),
-        }
-    }
-}
-
-fn read_chunk(r: &mut impl Read, buf: &mut Vec<u8>, chunk: usize) -> io::Result<usize> {
-    let len = buf.len();
-    buf.resize(len + chunk, 0);
-    let n = loop {
-        match r.read(buf.get_mut(len..).unwrap_or_default()) {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            other => break other,
-        }
-    };
-    buf.truncate(len + *n.as_ref().unwrap_or(&0));
-    n
-}
-
-/// Runs `lamina shell`.
-pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
-    let (mut input, source, size) = match &args.file {
-        Some(p) => {
-            let f = std::fs::File::open(p).map_err(|e| CliError::io(p.display(), e))?;
-            let size = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
-            (Input::File(f), p.display().to_string(), size)
-        }
-        None => {
-            let size = stdin_file_size();
-            (Input::Stdin(io::stdin()), "stdin".to_string(), size)
-        }
-    };
-    let interactive = matches!(input, Input::Stdin(_)) && io::stdin().is_terminal();
-    let mode = if args.newdb {
-        Mode::New
-    } else if args.read_only {
-        Mode::ReadOnly
-    } else {
-        Mode::Create
-    };
-    let db = engine::open(&args.db, mode)?;
-    let loader = if args.synchronize {
-        Loader::synchronous(&db)
-    } else {
-        Loader::new(&db)
-    };
-    let stdout = io::stdout();
-    let mut shell = Shell {
-        loader,
-        out: io::BufWriter::with_capacity(1 << 16, stdout.lock()),
-        db_name: args.db.display().to_string(),
-        source,
-        read_only: args.read_only,
-        interactive,
-        utf8: crate::gdbm_lang::locale_is_utf8(),
-        cursor: None,
-        errors: 0,
-        line: Vec::new(),
-    };
-    let total = match (args.total, size) {
-        (Some(n), _) => Total::Records(n),
-        (None, Some(bytes)) => Total::Bytes(bytes),
-        (None, None) => Total::Unknown,
-    };
-    let mut progress = Progress::new(
-        "shell",
-        total,
-        ctx.progress.mode(args.progress),
-        &ctx.progress,
-    );
-
-    let mut parser = Parser::new();
-    let mut buf: Vec<u8> = Vec::with_capacity(1 << 21);
-    let mut start = 0;
-    let mut eof = false;
-    let mut stopped = false;
-    let mut fatal: Option<(String, Fatal)> = None;
-    loop {
-        let (step, n) = parser.parse(buf.get(start..).unwrap_or_default(), eof);
-        let flow = match step {
-            Step::NeedMore => None,
-            Step::End => break,
-            Step::Blank => Some(Flow::Continue),
-            Step::Error { locus, message } => {
-                shell.report(locus, &message);
-                Some(Flow::Continue)
-            }
-            Step::Command(cmd) => {
-                let is_store = cmd.spec.verb == Verb::Store;
-                match shell.execute(&cmd) {
-                    Ok(flow) => {
-                        if is_store {
-                            progress.add(1, 0);
-                        }
-                        Some(flow)
-                    }
-                    Err(e) => {
-                        fatal = Some((format!("{}:{}", shell.source, cmd.locus), e));
-                        break;
-                    }
-                }
-            }
-        };
-        match flow {
-            Some(Flow::Continue) => {
-                start += n;
-                if args.stop_on_error && shell.errors > 0 {
-                    stopped = true;
-                    break;
-                }
-            }
-            Some(Flow::Quit) => break,
-            None => {
-                // Need more input: drop what was consumed, then read.
-                buf.drain(..start);
-                start = 0;
-                if interactive {
-                    if let Err(e) = shell.loader.write_pending() {
-                        fatal = Some((shell.source.clone(), Fatal::Engine(e)));
-                        break;
-                    }
-                    let _ = shell.out.flush();
-                    eprint!("lamina> ");
-                }
-                match input.read_more(&mut buf, interactive) {
-                    Ok(0) => eof = true,
-                    Ok(read) => progress.add(0, read as u64),
-                    Err(e) => {
-                        let _ = shell.out.flush();
-                        return Err(CliError::io(format!("reading {}", shell.source), e));
-                    }
-                }
-            }
-        }
-    }
-    let _ = shell.out.flush();
-    let errors = shell.errors;
-    let source = shell.source;
-    let loader = shell.loader;
-    drop(shell.out);
-    if let Some((at, fatal)) = fatal {
-        return match fatal {
-            Fatal::Output(e) if e.kind() == io::ErrorKind::BrokenPipe => {
-                loader.finish()?;
-                db.close()?;
-                Ok(Exit::Ok)
-            }
-            Fatal::Output(e) => {
-                let _ = loader.finish();
-                let _ = db.close();
-                Err(CliError::io(format!("{at}: writing output"), e))
-            }
-            Fatal::Engine(e) => {
-                // What was acknowledged (by a `sync` command) is durable; try
-                // to keep the rest too, then stop.
-                let _ = db.close();
-                Err(CliError::new(exit_of(&e), format!("{at}: {e}; stopped")))
-            }
-            Fatal::Stop(e) => {
-                let _ = db.close();
-                Err(e.context(at))
-            }
-        };
-    }
-    let summary_needed = progress.records() > 0;
-    let at_end =
-        |e: lamina::Error| CliError::from(e).context(format!("{source}: at the end of input"));
-    loader.finish().map_err(at_end)?;
-    if summary_needed {
-        progress.note(&engine::write_summary(&db.stats()));
-    }
-    db.close().map_err(at_end)?;
-    if summary_needed {
-        progress.finish();
-    }
-    if stopped {
-        eprintln!("lamina: stopped at the first error (--stop-on-error)");
-    }
-    Ok(if errors > 0 { Exit::Failed } else { Exit::Ok })
-}
-
-/// The size of standard input when it is a regular file (for the ETA).
-fn stdin_file_size() -> Option<u64> {
-    use std::os::fd::AsFd;
-    let fd = io::stdin().as_fd().try_clone_to_owned().ok()?;
-    let meta = std::fs::File::from(fd).metadata().ok()?;
-    meta.is_file().then_some(meta.len())
 }

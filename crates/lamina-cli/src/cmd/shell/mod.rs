@@ -1,0 +1,313 @@
+//! `lamina shell`: gdbmtool's command language over a lamina database.
+//!
+//! `numbers.pl | lamina shell --newdb numbers.lamina` builds the database
+//! that `numbers.pl | gdbmtool --newdb numbers.db` builds, record for record.
+//! Output formats are gdbmtool's; see `parser` for the language.
+//!
+//! Stores are batched: they reach the engine a few thousand at a time, and
+//! once a batch is handed over it survives the process being killed. Any
+//! other command first hands the pending batch to the engine, so it sees
+//! every earlier store. Nothing is on stable storage until the input ends
+//! (the database is then flushed and closed) or a `sync` command returns —
+//! gdbm's contract too, where writes wait in its cache until `gdbm_sync` or
+//! `gdbm_close`. `--synchronize` makes each write durable before the next
+//! command is read. If the engine fails, the shell stops and says how many
+//! stores the engine had acknowledged; those are kept.
+//!
+//! The language is read by `lexer` and `parser`, looked up in `commands`,
+//! carried out by `session` and printed by `datum`.
+//!
+//! A command that fails prints `lamina: stdin:LINE.COL-COL: message` on
+//! stderr and the shell goes on (unless `--stop-on-error`); the exit code is
+//! then 1. An I/O error in the engine stops the shell at once (exit code 5).
+
+mod commands;
+mod datum;
+mod input;
+mod lexer;
+mod parser;
+mod session;
+
+use crate::cmd::Ctx;
+use crate::engine::{self, Loader, Mode};
+use crate::error::{exit_of, CliError, CliResult, Exit};
+use crate::progress::{Progress, Total};
+use commands::Verb;
+use input::{stdin_file_size, Input};
+use parser::{Parser, Step};
+use session::{Fatal, Flow, Shell};
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+
+/// Arguments of `lamina shell` (gdbmtool's options where they apply).
+#[derive(Debug, clap::Args)]
+pub struct ShellArgs {
+    /// The database directory.
+    pub db: PathBuf,
+    /// Create a new database, replacing an existing one (gdbmtool --newdb).
+    #[arg(short = 'n', long)]
+    pub newdb: bool,
+    /// Open the database read-only (gdbmtool --read-only).
+    #[arg(short = 'r', long, conflicts_with = "newdb")]
+    pub read_only: bool,
+    /// Read commands from FILE instead of standard input (gdbmtool --file).
+    #[arg(short = 'f', long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Stop at the first command that fails (exit code 1).
+    #[arg(short = 'e', long)]
+    pub stop_on_error: bool,
+    /// Make every write durable before the next command (gdbmtool --synchronize).
+    #[arg(short = 's', long)]
+    pub synchronize: bool,
+    /// Show progress (records, bytes, rate) on stderr while reading.
+    #[arg(short = 'p', long)]
+    pub progress: bool,
+    /// Number of records expected, for the ETA (like `pv -s`).
+    #[arg(long, value_name = "RECORDS")]
+    pub total: Option<u64>,
+    /// A command to run instead of reading commands, as with `gdbmtool DB
+    /// COMMAND [ARG...]`: each ARG is one argument, as if quoted; a `;`
+    /// word separates commands.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND",
+        conflicts_with = "file"
+    )]
+    pub command: Vec<std::ffi::OsString>,
+}
+
+/// The command text for the words of a one-shot command: verbs as they
+/// are, arguments as they are when they can be, else quoted with the
+/// language's escapes; `;` between commands.
+fn one_shot_text(words: &[std::ffi::OsString]) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut text = Vec::new();
+    let mut verb_next = true;
+    for word in words {
+        let w = word.as_bytes();
+        if w == b";" {
+            text.extend_from_slice(b";\n");
+            verb_next = true;
+            continue;
+        }
+        if !verb_next {
+            text.push(b' ');
+        }
+        if verb_next {
+            text.extend_from_slice(w);
+            verb_next = false;
+            continue;
+        }
+        if !w.is_empty() && w.iter().all(|&b| lexer::is_word_byte(b)) {
+            text.extend_from_slice(w);
+            continue;
+        }
+        text.push(b'"');
+        for &b in w {
+            match b {
+                b'"' => text.extend_from_slice(b"\\\""),
+                b'\\' => text.extend_from_slice(b"\\\\"),
+                b'\n' => text.extend_from_slice(b"\\n"),
+                b'\r' => text.extend_from_slice(b"\\r"),
+                _ => text.push(b),
+            }
+        }
+        text.push(b'"');
+    }
+    text.push(b'\n');
+    text
+}
+
+/// Runs `lamina shell`.
+pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
+    let (mut input, source, size) = match &args.file {
+        _ if !args.command.is_empty() => {
+            let text = one_shot_text(&args.command);
+            (
+                Input::Bytes(io::Cursor::new(text)),
+                "argv".to_string(),
+                None,
+            )
+        }
+        Some(p) => {
+            let f = std::fs::File::open(p).map_err(|e| CliError::io(p.display(), e))?;
+            let size = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+            (Input::File(f), p.display().to_string(), size)
+        }
+        None if io::stdin().is_terminal() => (Input::terminal(), "stdin".to_string(), None),
+        None => {
+            let size = stdin_file_size();
+            (Input::Stdin(io::stdin()), "stdin".to_string(), size)
+        }
+    };
+    let interactive = input.is_interactive();
+    let mode = if args.newdb {
+        Mode::New
+    } else if args.read_only {
+        Mode::ReadOnly
+    } else {
+        Mode::Create
+    };
+    let db = engine::open(&args.db, mode)?;
+    let loader = if args.synchronize {
+        Loader::synchronous(&db)
+    } else {
+        Loader::new(&db)
+    };
+    let stdout = io::stdout();
+    let mut shell = Shell {
+        loader,
+        out: io::BufWriter::with_capacity(1 << 16, stdout.lock()),
+        db_name: args.db.display().to_string(),
+        source,
+        read_only: args.read_only,
+        interactive,
+        utf8: datum::locale_is_utf8(),
+        cursor: None,
+        errors: 0,
+        line: Vec::new(),
+    };
+    let total = match (args.total, size) {
+        (Some(n), _) => Total::Records(n),
+        (None, Some(bytes)) => Total::Bytes(bytes),
+        (None, None) => Total::Unknown,
+    };
+    let mut progress = Progress::new(
+        "shell",
+        total,
+        ctx.progress.mode(args.progress),
+        &ctx.progress,
+    );
+
+    let mut parser = Parser::new();
+    let mut buf: Vec<u8> = Vec::with_capacity(1 << 21);
+    let mut start = 0;
+    let mut eof = false;
+    let mut stopped = false;
+    let mut fatal: Option<(String, Fatal)> = None;
+    loop {
+        let (step, n) = parser.parse(buf.get(start..).unwrap_or_default(), eof);
+        let flow = match step {
+            Step::NeedMore => None,
+            Step::End => break,
+            Step::Blank => Some(Flow::Continue),
+            Step::Error { locus, message } => {
+                shell.report(locus, &message);
+                Some(Flow::Continue)
+            }
+            Step::Command(cmd) => {
+                let is_store = cmd.spec.verb == Verb::Store;
+                match shell.execute(&cmd) {
+                    Ok(flow) => {
+                        if is_store {
+                            progress.add(1, 0);
+                        }
+                        Some(flow)
+                    }
+                    Err(e) => {
+                        fatal = Some((format!("{}:{}", shell.source, cmd.locus), e));
+                        break;
+                    }
+                }
+            }
+        };
+        match flow {
+            Some(Flow::Continue) => {
+                start += n;
+                if args.stop_on_error && shell.errors > 0 {
+                    stopped = true;
+                    break;
+                }
+            }
+            Some(Flow::Quit) => break,
+            None => {
+                // Need more input: drop what was consumed, then read.
+                buf.drain(..start);
+                start = 0;
+                if interactive {
+                    if let Err(e) = shell.loader.write_pending() {
+                        fatal = Some((shell.source.clone(), Fatal::Engine(e)));
+                        break;
+                    }
+                    let _ = shell.out.flush();
+                }
+                match input.read_more(&mut buf) {
+                    Ok(0) => eof = true,
+                    Ok(read) => progress.add(0, read as u64),
+                    Err(e) => {
+                        let _ = shell.out.flush();
+                        return Err(CliError::io(format!("reading {}", shell.source), e));
+                    }
+                }
+            }
+        }
+    }
+    let _ = shell.out.flush();
+    let errors = shell.errors;
+    let source = shell.source;
+    let mut loader = shell.loader;
+    drop(shell.out);
+    if let Some((at, fatal)) = fatal {
+        return match fatal {
+            Fatal::Output(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                loader.finish()?;
+                db.close()?;
+                Ok(Exit::Ok)
+            }
+            Fatal::Output(e) => {
+                let _ = loader.finish();
+                let _ = db.close();
+                Err(CliError::io(format!("{at}: writing output"), e))
+            }
+            Fatal::Engine(e) => {
+                // What the engine acknowledged is kept; try to make it
+                // durable, then stop.
+                let _ = db.close();
+                let kept = stores_kept(loader.acknowledged());
+                Err(CliError::new(
+                    exit_of(&e),
+                    format!("{at}: {e}; stopped: {kept}"),
+                ))
+            }
+            Fatal::Stop(e) => {
+                let _ = db.close();
+                let kept = stores_kept(loader.acknowledged());
+                Err(e.context(at).context_after(format!("stopped: {kept}")))
+            }
+        };
+    }
+    let summary_needed = progress.records() > 0;
+    let at_end = |e: lamina::Error, kept: u64| {
+        CliError::from(e)
+            .context(format!("{source}: at the end of input"))
+            .context_after(format!("stopped: {}", stores_kept(kept)))
+    };
+    if let Err(e) = loader.finish() {
+        let _ = db.close();
+        return Err(at_end(e, loader.acknowledged()));
+    }
+    if summary_needed {
+        progress.note(&engine::write_summary(&db.stats()));
+    }
+    db.close().map_err(|e| at_end(e, loader.acknowledged()))?;
+    if summary_needed {
+        progress.finish();
+    }
+    if stopped {
+        eprintln!("lamina: stopped at the first error (--stop-on-error)");
+    }
+    Ok(if errors > 0 { Exit::Failed } else { Exit::Ok })
+}
+
+/// Words for how many stores a shell that stopped kept.
+fn stores_kept(n: u64) -> String {
+    match n {
+        0 => "no store was kept".to_string(),
+        1 => "the 1 store the engine acknowledged before it is kept".to_string(),
+        n => format!(
+            "the {} stores the engine acknowledged before it are kept",
+            crate::progress::thousands(n)
+        ),
+    }
+}

@@ -1,0 +1,373 @@
+//! Databases written by earlier versions of lamina (`tests/fixtures/vN/`) open
+//! in this one with every key, value and keyspace they were written with.
+//! A fixture is never regenerated: see `tests/fixtures/README.md`.
+
+#![allow(clippy::indexing_slicing)]
+
+use lamina::fs::RealFs;
+use lamina::iter::InternalIterator;
+use lamina::manifest::{parse_file_name, FileKind, VersionEdit};
+use lamina::table::{Block, BlockHandle, Footer, FOOTER_LEN};
+use lamina::wal::{LogReader, FILE_HEADER_LEN, MANIFEST_MAGIC};
+use lamina::{Db, Options};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Keyspace name (empty: default) to its keys and values.
+type Contents = BTreeMap<String, BTreeMap<Vec<u8>, Vec<u8>>>;
+
+fn fixtures_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// Every fixture directory: `tests/fixtures/vN/NAME/`.
+fn fixtures() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for version in std::fs::read_dir(fixtures_root()).expect("read fixtures") {
+        let version = version.expect("entry").path();
+        if !version.is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(&version).expect("read version") {
+            let f = f.expect("entry").path();
+            if f.join("db").is_dir() {
+                out.push(f);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn unhex(s: &str) -> Vec<u8> {
+    s.as_bytes()
+        .chunks(2)
+        .map(|pair| {
+            assert_eq!(pair.len(), 2, "odd hex {s:?}");
+            u8::from_str_radix(std::str::from_utf8(pair).expect("ascii"), 16).expect("hex")
+        })
+        .collect()
+}
+
+fn expected(fixture: &Path) -> (Contents, Vec<String>) {
+    let tsv = std::fs::read_to_string(fixture.join("expected.tsv")).expect("expected.tsv");
+    let mut want = Contents::new();
+    want.entry(String::new()).or_default();
+    for line in tsv.lines().filter(|l| !l.starts_with('#')) {
+        let mut f = line.split('\t');
+        let (ks, k, v) = (f.next(), f.next(), f.next());
+        let (Some(ks), Some(k), Some(v), None) = (ks, k, v, f.next()) else {
+            panic!("bad line in expected.tsv: {line:?}");
+        };
+        want.entry(ks.to_string())
+            .or_default()
+            .insert(unhex(k), unhex(v));
+    }
+    let names = std::fs::read_to_string(fixture.join("keyspaces.txt")).expect("keyspaces.txt");
+    let names: Vec<String> = names
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect();
+    for n in &names {
+        want.entry(n.clone()).or_default();
+    }
+    (want, names)
+}
+
+fn shape(fixture: &Path) -> Vec<(usize, usize)> {
+    let tsv = std::fs::read_to_string(fixture.join("shape.tsv")).expect("shape.tsv");
+    tsv.lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            let (level, tables) = l.split_once('\t').expect("level\ttables");
+            (
+                level.parse().expect("level"),
+                tables.parse().expect("tables"),
+            )
+        })
+        .collect()
+}
+
+/// Everything the database holds, read by iteration.
+fn contents(db: &Db) -> Contents {
+    let mut got = Contents::new();
+    let mut names = db.keyspaces();
+    names.push(String::new());
+    for name in names {
+        let ks = if name.is_empty() {
+            db.default_keyspace()
+        } else {
+            db.open_keyspace(&name).expect("open keyspace")
+        };
+        let map = ks
+            .iter()
+            .collect::<Result<BTreeMap<_, _>, _>>()
+            .expect("iterate");
+        got.insert(name, map);
+    }
+    got
+}
+
+/// The database agrees with the expectation by iteration and by point reads.
+fn assert_holds(db: &Db, want: &Contents, names: &[String], fixture: &Path) {
+    let mut live = db.keyspaces();
+    live.sort();
+    let mut names = names.to_vec();
+    names.sort();
+    assert_eq!(live, names, "keyspaces of {}", fixture.display());
+    let got = contents(db);
+    for (ks, map) in want {
+        let got_map = got.get(ks).expect("keyspace present");
+        for (k, v) in map {
+            assert_eq!(
+                got_map.get(k),
+                Some(v),
+                "{}: keyspace {ks:?} key {k:02x?}",
+                fixture.display()
+            );
+        }
+        assert_eq!(
+            got_map.len(),
+            map.len(),
+            "{}: keyspace {ks:?} holds keys it should not",
+            fixture.display()
+        );
+        let handle = if ks.is_empty() {
+            db.default_keyspace()
+        } else {
+            db.open_keyspace(ks).expect("open keyspace")
+        };
+        for (k, v) in map {
+            assert_eq!(
+                handle.get(k).expect("get").as_ref(),
+                Some(v),
+                "get {k:02x?}"
+            );
+        }
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read dir") {
+        let e = e.expect("entry");
+        std::fs::copy(e.path(), to.join(e.file_name())).expect("copy");
+    }
+}
+
+fn file_kinds(db: &Path) -> Vec<String> {
+    let mut kinds: Vec<String> = std::fs::read_dir(db)
+        .expect("read db")
+        .map(|e| {
+            let name = e.expect("entry").file_name().to_string_lossy().to_string();
+            match name.rsplit_once('.') {
+                Some((_, ext)) => ext.to_string(),
+                None => name.split('-').next().unwrap_or("").to_string(),
+            }
+        })
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    kinds
+}
+
+#[test]
+fn there_are_fixtures_and_they_hold_every_file_kind() {
+    let all = fixtures();
+    assert!(all.len() >= 2, "fixtures found: {all:?}");
+    for f in &all {
+        let kinds = file_kinds(&f.join("db"));
+        for kind in ["CURRENT", "LOCK", "MANIFEST", "sst", "wal"] {
+            assert!(
+                kinds.iter().any(|k| k == kind),
+                "{} has no {kind} file: {kinds:?}",
+                f.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn every_fixture_opens_read_only_with_its_contents_and_shape() {
+    for fixture in fixtures() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = tmp.path().join("db");
+        copy_dir(&fixture.join("db"), &path);
+        let (want, names) = expected(&fixture);
+        let opts = Options {
+            read_only: true,
+            ..Options::default()
+        };
+        let db = Db::open(&path, opts).expect("open read-only");
+        assert_holds(&db, &want, &names, &fixture);
+        let levels: Vec<(usize, usize)> = db
+            .stats()
+            .levels
+            .iter()
+            .filter(|l| l.tables > 0)
+            .map(|l| (l.level, l.tables))
+            .collect();
+        assert_eq!(levels, shape(&fixture), "{}", fixture.display());
+        let report = db.check().expect("check");
+        assert!(report.is_ok(), "{}: {report:?}", fixture.display());
+        db.close().expect("close");
+    }
+}
+
+#[test]
+fn every_fixture_opens_read_write_takes_writes_and_reopens() {
+    for fixture in fixtures() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = tmp.path().join("db");
+        copy_dir(&fixture.join("db"), &path);
+        let (mut want, mut names) = expected(&fixture);
+        let db = Db::open(&path, Options::default()).expect("open read-write");
+        assert_holds(&db, &want, &names, &fixture);
+        let report = db.check().expect("check");
+        assert!(report.is_ok(), "{}: {report:?}", fixture.display());
+
+        // Write more: overwrite the first key, delete the last, and add a
+        // keyspace under a name that may once have been dropped.
+        let default = want.entry(String::new()).or_default();
+        let first = default.keys().next().cloned().expect("a key");
+        db.put(&first, b"written by today's code").expect("put");
+        default.insert(first, b"written by today's code".to_vec());
+        let last = default.keys().next_back().cloned().expect("a key");
+        db.delete(&last).expect("delete");
+        default.remove(&last);
+        let ks = db.keyspace("dropped").expect("keyspace");
+        assert_eq!(
+            ks.iter().count(),
+            0,
+            "a dropped keyspace's entries came back"
+        );
+        ks.put(b"new", b"value").expect("put");
+        want.entry("dropped".into())
+            .or_default()
+            .insert(b"new".to_vec(), b"value".to_vec());
+        names.push("dropped".into());
+        db.flush().expect("flush");
+        db.compact().expect("compact");
+        assert_holds(&db, &want, &names, &fixture);
+        db.close().expect("close");
+
+        let db = Db::open(&path, Options::default()).expect("reopen");
+        assert_holds(&db, &want, &names, &fixture);
+        let report = db.check().expect("check");
+        assert!(report.is_ok(), "{}: {report:?}", fixture.display());
+        db.close().expect("close");
+    }
+}
+
+/// The block at `h` of `table`, decompressed, and its compression byte.
+fn stored_block(table: &[u8], h: BlockHandle) -> (Vec<u8>, u8) {
+    let (off, size) = (h.offset as usize, h.size as usize);
+    let stored = &table[off..off + size];
+    let kind = table[off + size];
+    let raw = match kind {
+        0 => stored.to_vec(),
+        1 => lz4_flex::block::decompress_size_prepended(stored).expect("lz4"),
+        2 => zstd::decode_all(stored).expect("zstd"),
+        k => panic!("compression byte {k}"),
+    };
+    (raw, kind)
+}
+
+/// What the files of one fixture show, read directly (not through `Db`).
+#[derive(Default)]
+struct Features {
+    compressions: BTreeSet<u8>,
+    filters: BTreeSet<bool>,
+    wal_bytes: u64,
+    edits: usize,
+    lifetime_edits: usize,
+    keyspaces_dropped: usize,
+}
+
+fn features(db: &Path) -> Features {
+    let mut f = Features::default();
+    for e in std::fs::read_dir(db).expect("read db") {
+        let path = e.expect("entry").path();
+        let name = path
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .to_string();
+        match parse_file_name(&name).map(|(k, _)| k) {
+            Some(FileKind::Table) => {
+                let t = std::fs::read(&path).expect("read table");
+                let footer = Footer::decode(&t[t.len() - FOOTER_LEN..], &path, 0).expect("footer");
+                f.filters.insert(footer.filter.size > 0);
+                let (index, _) = stored_block(&t, footer.index);
+                let index =
+                    Arc::new(Block::new(index, Arc::from(path.as_path()), 0).expect("index"));
+                let mut it = index.iter();
+                it.seek_to_first();
+                while it.valid() {
+                    let h = BlockHandle::decode(it.value()).expect("handle");
+                    f.compressions.insert(stored_block(&t, h).1);
+                    it.next();
+                }
+                it.status().expect("index entries");
+            }
+            Some(FileKind::Wal) => {
+                f.wal_bytes +=
+                    std::fs::metadata(&path).expect("wal").len() - FILE_HEADER_LEN as u64;
+            }
+            Some(FileKind::Manifest) => {
+                let mut r = LogReader::open(&RealFs, &path, MANIFEST_MAGIC).expect("manifest");
+                while let Some(rec) = r.next_record().expect("record") {
+                    let e = VersionEdit::decode(&rec).expect("edit");
+                    f.edits += 1;
+                    f.lifetime_edits += usize::from(e.lifetime.is_some());
+                    f.keyspaces_dropped += e.keyspaces_dropped.len();
+                }
+            }
+            _ => {}
+        }
+    }
+    f
+}
+
+/// Each version's fixtures, taken together, hold every kind of block, tables
+/// with and without a filter, a WAL with records, and a manifest of several
+/// edits with the lifetime counters and a dropped keyspace: a later version
+/// that stops reading any of them fails here or in the tests above.
+#[test]
+fn each_version_covers_every_feature_of_its_format() {
+    let mut by_version: BTreeMap<PathBuf, Vec<Features>> = BTreeMap::new();
+    for fixture in fixtures() {
+        let version = fixture.parent().expect("version dir").to_path_buf();
+        by_version
+            .entry(version)
+            .or_default()
+            .push(features(&fixture.join("db")));
+    }
+    assert!(!by_version.is_empty());
+    for (version, fs) in by_version {
+        let v = version.display();
+        let compressions: BTreeSet<u8> = fs.iter().flat_map(|f| f.compressions.clone()).collect();
+        assert_eq!(
+            compressions,
+            BTreeSet::from([0, 1, 2]),
+            "{v}: block compressions"
+        );
+        let filters: BTreeSet<bool> = fs.iter().flat_map(|f| f.filters.clone()).collect();
+        assert_eq!(filters, BTreeSet::from([false, true]), "{v}: filters");
+        assert!(
+            fs.iter().all(|f| f.wal_bytes > 0),
+            "{v}: a WAL with records"
+        );
+        assert!(fs.iter().any(|f| f.edits >= 5), "{v}: manifest edits");
+        assert!(
+            fs.iter().all(|f| f.lifetime_edits > 0),
+            "{v}: lifetime counters"
+        );
+        assert!(
+            fs.iter().any(|f| f.keyspaces_dropped > 0),
+            "{v}: a dropped keyspace"
+        );
+    }
+}
