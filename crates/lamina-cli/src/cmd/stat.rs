@@ -81,6 +81,14 @@ pub fn to_json(path: &str, stats: &Stats) -> serde_json::Value {
         "cache_bytes": stats.cache_bytes,
         "cache_capacity": stats.cache_capacity,
         "keyspaces": stats.keyspaces,
+        "blobs": {
+            "threshold": stats.blob_threshold,
+            "files": stats.blob_files,
+            "file_bytes": stats.blob_file_bytes,
+            "value_bytes": stats.blob_value_bytes,
+            "dead_bytes": stats.blob_dead_bytes,
+            "space_amplification": (stats.blob_files > 0).then(|| stats.blob_space_amplification()),
+        },
         "advice": advice(stats),
     })
 }
