@@ -222,6 +222,13 @@ impl Options {
             limits::MULTIPLIER,
         )?;
         in_range("target_table_size", self.target_table_size, limits::TABLE)?;
+        in_range("blob_threshold", u(self.blob_threshold), (1, u64::MAX))?;
+        if !(0.0..=1.0).contains(&self.blob_gc_ratio) {
+            return Err(crate::Error::InvalidArgument(format!(
+                "option blob_gc_ratio is {}; it must be between 0 and 1",
+                self.blob_gc_ratio
+            )));
+        }
         Ok(())
     }
 }
