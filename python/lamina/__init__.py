@@ -110,7 +110,9 @@ def open(path: str | bytes | _os.PathLike[Any], flag: str = "r", mode: int = 0o6
     ``'none'``; the default is ``'os'``: each write reaches the OS before the
     call returns, so it survives the process being killed), ``cache_size``,
     ``memtable_size``, ``block_size``, ``compression`` (``'lz4'``, ``'zstd'``,
-    ``'none'``), ``bloom_bits_per_key`` and the compaction settings listed in
+    ``'none'``), ``bloom_bits_per_key``, ``blob_threshold`` (values of at
+    least this many bytes, 8192 by default, are kept in blob files apart from
+    the tree), ``blob_gc_ratio`` and the compaction settings listed in
     ``lamina.Db``'s documentation.
     """
     if not isinstance(flag, str):

@@ -170,6 +170,8 @@ class Db(Keyspace):
         level_base_size: int = ...,
         level_multiplier: int = ...,
         target_table_size: int = ...,
+        blob_threshold: int = 8192,
+        blob_gc_ratio: float = 0.5,
     ) -> None: ...
     @property
     def path(self) -> str: ...

@@ -23,6 +23,7 @@ mod snapshot;
 mod state;
 mod stats;
 mod table_writer;
+mod value;
 
 use pyo3::prelude::*;
 

@@ -26,6 +26,8 @@ pub const NAMES: &[&str] = &[
     "level_base_size",
     "level_multiplier",
     "target_table_size",
+    "blob_threshold",
+    "blob_gc_ratio",
 ];
 
 /// `'sync'`, `'os'` or `'none'`.
@@ -67,6 +69,19 @@ fn count<T: TryFrom<u64>>(name: &str, v: &Bound<'_, PyAny>, zero_ok: bool) -> Py
     T::try_from(n).map_err(|_| PyValueError::new_err(format!("{name} is too large")))
 }
 
+/// A share: a number from 0 to 1.
+fn ratio(name: &str, v: &Bound<'_, PyAny>) -> PyResult<f64> {
+    let r: f64 = v
+        .extract()
+        .map_err(|_| PyTypeError::new_err(format!("{name} must be a number")))?;
+    if !(0.0..=1.0).contains(&r) {
+        return Err(PyValueError::new_err(format!(
+            "{name} must be between 0 and 1, not {r}"
+        )));
+    }
+    Ok(r)
+}
+
 /// Engine options from keyword arguments, starting from the defaults.
 pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Options> {
     let mut o = Options::default();
@@ -91,6 +106,8 @@ pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Options> {
             "level_base_size" => o.level_base_size = count(&name, &v, false)?,
             "level_multiplier" => o.level_multiplier = count(&name, &v, false)?,
             "target_table_size" => o.target_table_size = count(&name, &v, false)?,
+            "blob_threshold" => o.blob_threshold = count(&name, &v, false)?,
+            "blob_gc_ratio" => o.blob_gc_ratio = ratio(&name, &v)?,
             _ => {
                 return Err(PyTypeError::new_err(format!(
                     "unknown lamina option {name:?} (known: {})",

@@ -14,6 +14,10 @@ use pyo3::types::{PyBytes, PyList};
 pub trait Reader: Send + Sync {
     /// The value of `key`, if any.
     fn get(&self, key: &[u8]) -> lamina::Result<Option<Vec<u8>>>;
+    /// The value of `key`, a value in a blob file not yet read.
+    fn get_lazy(&self, key: &[u8]) -> lamina::Result<Option<lamina::LazyValue>> {
+        Ok(self.get(key)?.map(lamina::LazyValue::inline))
+    }
     /// True when `key` has a value.
     fn contains(&self, key: &[u8]) -> lamina::Result<bool> {
         Ok(self.get(key)?.is_some())
@@ -47,6 +51,9 @@ impl Reader for Live<'_> {
     fn get(&self, key: &[u8]) -> lamina::Result<Option<Vec<u8>>> {
         self.ks.get(key)
     }
+    fn get_lazy(&self, key: &[u8]) -> lamina::Result<Option<lamina::LazyValue>> {
+        self.ks.get_lazy(key)
+    }
     fn contains(&self, key: &[u8]) -> lamina::Result<bool> {
         self.ks.contains_key(key)
     }
@@ -65,6 +72,9 @@ impl Reader for SnapshotIn {
     fn get(&self, key: &[u8]) -> lamina::Result<Option<Vec<u8>>> {
         self.snap.get_in(&self.ks, key)
     }
+    fn get_lazy(&self, key: &[u8]) -> lamina::Result<Option<lamina::LazyValue>> {
+        self.snap.get_lazy_in(&self.ks, key)
+    }
     fn range(&self, bounds: &Bounds) -> lamina::Iter {
         snapshot_range(&self.snap, &self.ks, bounds)
     }
@@ -77,8 +87,8 @@ pub fn get_item<'py>(
     key: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let k = convert::key(key)?;
-    match py.detach(|| r.get(k)).map_err(to_py)? {
-        Some(v) => Ok(PyBytes::new(py, &v)),
+    match py.detach(|| r.get_lazy(k)).map_err(to_py)? {
+        Some(v) => crate::value::to_bytes(py, &v),
         None => Err(PyKeyError::new_err(key.clone().unbind())),
     }
 }
@@ -91,8 +101,8 @@ pub fn get<'py>(
     default: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let k = convert::key(key)?;
-    match py.detach(|| r.get(k)).map_err(to_py)? {
-        Some(v) => Ok(PyBytes::new(py, &v).into_any()),
+    match py.detach(|| r.get_lazy(k)).map_err(to_py)? {
+        Some(v) => Ok(crate::value::to_bytes(py, &v)?.into_any()),
         None => Ok(default.unwrap_or_else(|| py.None().into_bound(py))),
     }
 }

@@ -46,6 +46,12 @@ pub fn stats_dict<'py>(py: Python<'py>, s: &lamina::Stats) -> PyResult<Bound<'py
     d.set_item("live_entries_estimate", s.live_entries_estimate)?;
     d.set_item("keyspaces", &s.keyspaces)?;
     d.set_item("write_amplification", s.write_amplification())?;
+    d.set_item("blob_threshold", s.blob_threshold)?;
+    d.set_item("blob_files", s.blob_files)?;
+    d.set_item("blob_file_bytes", s.blob_file_bytes)?;
+    d.set_item("blob_value_bytes", s.blob_value_bytes)?;
+    d.set_item("blob_dead_bytes", s.blob_dead_bytes)?;
+    d.set_item("blob_space_amplification", s.blob_space_amplification())?;
     Ok(d)
 }
 

@@ -205,7 +205,8 @@ impl<'a> Iterator for Ops<'a> {
         self.left -= 1;
         let at = self.base + self.d.position();
         let op = (|| {
-            let kind = Kind::from_u8(self.d.u8()?)?;
+            // A blob pointer is never written to the WAL (docs/format.md#internal-key).
+            let kind = Kind::from_u8(self.d.u8()?).filter(|k| *k != Kind::Blob)?;
             let keyspace = self.d.varint32()?;
             let key = self.d.len_prefixed()?;
             let value = if kind == Kind::Delete {
@@ -304,6 +305,17 @@ mod tests {
         let mut bad_kind = rec;
         bad_kind[12] = 9;
         assert!(decode_record(&bad_kind).is_err());
+    }
+
+    #[test]
+    fn a_blob_pointer_in_the_wal_is_refused() {
+        // Before the check, kind 3 decoded from a WAL record went into the
+        // memtable, where a read would follow whatever its value pointed at.
+        let mut b = Batch::new();
+        b.put(b"key", b"value");
+        let mut rec = b.encode_with_seqno(1).to_vec();
+        rec[12] = Kind::Blob as u8;
+        assert!(decode_record(&rec).is_err());
     }
 
     #[test]

@@ -19,6 +19,10 @@ pub struct CheckReport {
     pub bytes: u64,
     /// WAL records read.
     pub wal_records: u64,
+    /// Blob files verified.
+    pub blob_files: u64,
+    /// Blob pointers found in tables.
+    pub blob_pointers: u64,
     /// Every problem found, in words (file, offset, what is wrong).
     pub problems: Vec<String>,
     /// What is normal after a crash and repaired by the next read-write
@@ -86,6 +90,7 @@ pub(crate) fn check(inner: &Inner) -> Result<CheckReport> {
         report.tables += 1;
         report.bytes += f.size;
     }
+    crate::blob::check::check_blobs(inner, &version, &mut report);
     unfoldable_keys(inner, &mut report);
     check_wals(inner, &mut report)?;
     // The live manifest must replay.
@@ -154,6 +159,17 @@ pub(crate) fn backup(inner: &Inner, dest: &Path) -> Result<()> {
     };
     for (_, f) in version.all_files() {
         let name = file_name(FileKind::Table, f.number);
+        let data = fs
+            .read_all(&inner.path.join(&name))
+            .map_err(|e| Error::io(inner.path.join(&name), e))?;
+        let dst = dest.join(&name);
+        let mut w = fs.create(&dst).map_err(|e| Error::io(&dst, e))?;
+        w.append(&data)
+            .and_then(|()| w.sync_data())
+            .map_err(|e| Error::io(&dst, e))?;
+    }
+    for &n in version.blobs().keys() {
+        let name = crate::blob::file_name(n);
         let data = fs
             .read_all(&inner.path.join(&name))
             .map_err(|e| Error::io(inner.path.join(&name), e))?;

@@ -38,6 +38,9 @@ pub enum Kind {
     Put = 1,
     /// The entry's value is a merge operand to fold onto older entries.
     Merge = 2,
+    /// The key was set to a value kept in a blob file; the entry's value is a
+    /// blob pointer (docs/format.md#blob-pointer). Only in tables.
+    Blob = 3,
 }
 
 /// Kind byte used in seek targets: larger than every real kind so that
@@ -51,6 +54,7 @@ impl Kind {
             0 => Some(Kind::Delete),
             1 => Some(Kind::Put),
             2 => Some(Kind::Merge),
+            3 => Some(Kind::Blob),
             _ => None,
         }
     }

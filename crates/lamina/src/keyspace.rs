@@ -128,6 +128,13 @@ impl Keyspace {
         self.db.inner().get(self.id, key, None)
     }
 
+    /// The value of `key`, not yet read if it is in a blob file (see
+    /// [`crate::Db::get_lazy`]).
+    pub fn get_lazy(&self, key: &[u8]) -> Result<Option<crate::LazyValue>> {
+        self.live()?;
+        self.db.inner().get_value(self.id, key, None)
+    }
+
     /// Calls `f` with the value of `key`, borrowed for the call (see
     /// [`Db::get_with`]); `None` if the key has no value.
     pub fn get_with<R>(&self, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>> {

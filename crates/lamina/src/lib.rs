@@ -32,6 +32,7 @@
 //! ```
 
 mod batch;
+pub mod blob;
 mod bulk_loader;
 pub mod cache;
 mod check;
@@ -55,6 +56,7 @@ mod table_writer;
 pub mod wal;
 
 pub use batch::Batch;
+pub use blob::LazyValue;
 pub use bulk_loader::{BulkLoadOptions, BulkLoader};
 pub use check::CheckReport;
 pub use db::{Cached, Db, IngestOptions, IngestedTable, Iter};

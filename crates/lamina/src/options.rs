@@ -80,6 +80,15 @@ pub struct Options {
     pub merge_operator: Arc<dyn MergeOperator>,
     /// The file system. Default: the operating system's.
     pub fs: Arc<dyn FileSystem>,
+    /// Values of at least this many bytes are kept in blob files, the tree
+    /// holding a pointer to each (`usize::MAX` keeps every value in the tree).
+    /// Default: 8 KiB, half a data block: a smaller value shares its block
+    /// with others, a larger one fills a block of its own and gains nothing
+    /// from the tree but being rewritten by every compaction.
+    pub blob_threshold: usize,
+    /// A blob file whose dead bytes reach this share of its values has its
+    /// live values moved by compaction and is removed. Default: 0.5.
+    pub blob_gc_ratio: f64,
 }
 
 impl Default for Options {
@@ -104,6 +113,8 @@ impl Default for Options {
             target_table_size: 64 << 20,
             merge_operator: Arc::new(Add),
             fs: default_fs(),
+            blob_threshold: 8 << 10,
+            blob_gc_ratio: 0.5,
         }
     }
 }
@@ -129,6 +140,8 @@ impl fmt::Debug for Options {
             .field("level_multiplier", &self.level_multiplier)
             .field("target_table_size", &self.target_table_size)
             .field("merge_operator", &self.merge_operator.name())
+            .field("blob_threshold", &self.blob_threshold)
+            .field("blob_gc_ratio", &self.blob_gc_ratio)
             .finish_non_exhaustive()
     }
 }
@@ -209,6 +222,13 @@ impl Options {
             limits::MULTIPLIER,
         )?;
         in_range("target_table_size", self.target_table_size, limits::TABLE)?;
+        in_range("blob_threshold", u(self.blob_threshold), (1, u64::MAX))?;
+        if !(0.0..=1.0).contains(&self.blob_gc_ratio) {
+            return Err(crate::Error::InvalidArgument(format!(
+                "option blob_gc_ratio is {}; it must be between 0 and 1",
+                self.blob_gc_ratio
+            )));
+        }
         Ok(())
     }
 }

@@ -36,6 +36,12 @@ impl Snapshot {
         self.handle.inner.get(0, key, Some(self.seqno))
     }
 
+    /// The value of `key` in keyspace `ks`, not yet read if it is in a blob
+    /// file (see [`crate::Db::get_lazy`]).
+    pub fn get_lazy_in(&self, ks: &Keyspace, key: &[u8]) -> Result<Option<crate::LazyValue>> {
+        self.handle.inner.get_value(ks.id(), key, Some(self.seqno))
+    }
+
     /// The value of `key` in keyspace `ks`.
     pub fn get_in(&self, ks: &Keyspace, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.handle.inner.get(ks.id(), key, Some(self.seqno))

@@ -19,6 +19,7 @@ pub(crate) struct Counters {
     pub trivial_moves: AtomicU64,
     pub write_delay_micros: AtomicU64,
     pub write_stops: AtomicU64,
+    pub blob_bytes_moved: AtomicU64,
 }
 
 /// The tables of one level.
@@ -106,6 +107,30 @@ pub struct Stats {
     /// Bytes written to the WAL and to tables (by flushes and compactions)
     /// since the database was created.
     pub lifetime_disk_bytes: u64,
+    /// Values of at least this many bytes go to blob files.
+    pub blob_threshold: usize,
+    /// Live blob files.
+    pub blob_files: usize,
+    /// Bytes of live blob files.
+    pub blob_file_bytes: u64,
+    /// Bytes of the values they hold, dead ones included.
+    pub blob_value_bytes: u64,
+    /// Bytes of values no live pointer names (reclaimed when their file is collected).
+    pub blob_dead_bytes: u64,
+    /// Value bytes moved out of collected blob files since open.
+    pub blob_bytes_moved: u64,
+}
+
+impl Stats {
+    /// Bytes of blob files per byte of live blob values (1.0 when nothing is
+    /// dead; 0 when there are no blob files).
+    pub fn blob_space_amplification(&self) -> f64 {
+        let live = self.blob_value_bytes.saturating_sub(self.blob_dead_bytes);
+        if live == 0 {
+            return 0.0;
+        }
+        self.blob_file_bytes as f64 / live as f64
+    }
 }
 
 impl Stats {
@@ -170,7 +195,14 @@ pub(crate) fn collect(inner: &Inner) -> Stats {
     }
     let cache = inner.tables.block_cache();
     let lifetime = inner.lifetime_now();
+    let blobs = version.blobs();
     Stats {
+        blob_threshold: inner.opts.blob_threshold,
+        blob_files: blobs.len(),
+        blob_file_bytes: blobs.values().map(|m| m.size).sum(),
+        blob_value_bytes: blobs.values().map(|m| m.value_bytes).sum(),
+        blob_dead_bytes: blobs.keys().map(|n| version.blob_dead(*n)).sum(),
+        blob_bytes_moved: get(&c.blob_bytes_moved),
         total_table_bytes: levels.iter().map(|l| l.bytes).sum(),
         live_entries_estimate: levels.iter().map(|l| l.entries).sum::<u64>() + mem_entries,
         levels,

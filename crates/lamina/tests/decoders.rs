@@ -72,6 +72,42 @@ fn file_meta() -> impl Strategy<Value = (usize, Arc<FileMeta>)> {
 }
 
 fn version_edit() -> impl Strategy<Value = VersionEdit> {
+    (base_version_edit(), blob_fields()).prop_map(|(e, (new_blobs, deleted_blobs, blob_dead))| {
+        VersionEdit {
+            new_blobs,
+            deleted_blobs,
+            blob_dead,
+            ..e
+        }
+    })
+}
+
+/// Tags 12-14: blob files added and removed, dead bytes.
+#[allow(clippy::type_complexity)]
+fn blob_fields(
+) -> impl Strategy<Value = (Vec<Arc<lamina::blob::BlobMeta>>, Vec<u64>, Vec<(u64, u64)>)> {
+    (
+        prop::collection::vec(
+            (any::<[u64; 4]>(), bytes(8), bytes(8)).prop_map(
+                |([number, size, records, value_bytes], smallest, largest)| {
+                    Arc::new(lamina::blob::BlobMeta {
+                        number,
+                        size,
+                        records,
+                        value_bytes,
+                        smallest,
+                        largest,
+                    })
+                },
+            ),
+            0..3,
+        ),
+        prop::collection::vec(any::<u64>(), 0..3),
+        prop::collection::vec(any::<(u64, u64)>(), 0..3),
+    )
+}
+
+fn base_version_edit() -> impl Strategy<Value = VersionEdit> {
     (
         (
             any::<Option<u64>>(),
@@ -107,6 +143,7 @@ fn version_edit() -> impl Strategy<Value = VersionEdit> {
                     }),
                     identity,
                     wals_started: wals,
+                    ..Default::default()
                 }
             },
         )
@@ -117,7 +154,7 @@ fn version_edit() -> impl Strategy<Value = VersionEdit> {
 fn edit_like_bytes() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
         bytes(64),
-        (1u8..=11, bytes(64)).prop_map(|(tag, mut rest)| {
+        (1u8..=14, bytes(64)).prop_map(|(tag, mut rest)| {
             rest.insert(0, tag);
             rest
         }),

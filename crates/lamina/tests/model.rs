@@ -19,6 +19,7 @@ enum Config {
     Tiny,
     Small,
     Default,
+    Blobs,
 }
 
 fn options(config: Config, fs: &MemFs) -> Options {
@@ -50,6 +51,19 @@ fn options(config: Config, fs: &MemFs) -> Options {
             ..base
         },
         Config::Default => base,
+        // Most values in blob files, tiny memtables so flushes, compactions
+        // and blob collections never stop.
+        Config::Blobs => Options {
+            memtable_size: 4 << 10,
+            block_size: 256,
+            l0_compaction_trigger: 2,
+            level_base_size: 16 << 10,
+            level_multiplier: 4,
+            target_table_size: 8 << 10,
+            blob_threshold: 16,
+            blob_gc_ratio: 0.3,
+            ..base
+        },
     }
 }
 
@@ -477,6 +491,11 @@ fn model_tiny_memtables_and_blocks() {
 #[test]
 fn model_small_zstd_without_filters() {
     runs(Config::Small);
+}
+
+#[test]
+fn model_small_blob_threshold() {
+    runs(Config::Blobs);
 }
 
 #[test]

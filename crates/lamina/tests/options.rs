@@ -125,3 +125,22 @@ fn options_within_range_open() {
     .expect("open");
     db.put(b"k", b"v").expect("put");
 }
+
+#[test]
+fn a_blob_gc_ratio_outside_zero_to_one_is_refused() {
+    for bad in [1.5, -0.1, f64::NAN] {
+        let msg = refusal(Options {
+            blob_gc_ratio: bad,
+            ..Options::default()
+        });
+        assert!(
+            msg.contains("blob_gc_ratio") && msg.contains("between 0 and 1"),
+            "{msg}"
+        );
+    }
+    let msg = refusal(Options {
+        blob_threshold: 0,
+        ..Options::default()
+    });
+    assert!(msg.contains("blob_threshold"), "{msg}");
+}

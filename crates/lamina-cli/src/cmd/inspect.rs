@@ -1,4 +1,4 @@
-//! `lamina inspect wal|table|manifest FILE`: prints one file of a database,
+//! `lamina inspect wal|table|manifest|blob FILE`: prints one file of a database,
 //! one record or entry per line, for debugging. Reads the file only; it
 //! does not open the database.
 
@@ -17,6 +17,8 @@ pub enum Kind {
     Table,
     /// The manifest (`MANIFEST-NNNNNN`).
     Manifest,
+    /// A blob file of large values (`NNNNNN.blob`).
+    Blob,
 }
 
 /// Arguments of `lamina inspect`.
@@ -37,6 +39,7 @@ pub fn run(args: InspectArgs, _ctx: &Ctx) -> CliResult<Exit> {
         Kind::Wal => inspect::dump_wal(&fs, &args.file, &mut out),
         Kind::Table => inspect::dump_table(&fs, &args.file, &mut out),
         Kind::Manifest => inspect::dump_manifest(&fs, &args.file, &mut out),
+        Kind::Blob => inspect::dump_blob(&fs, &args.file, &mut out),
     };
     match result {
         Err(lamina::Error::Io { source, .. })

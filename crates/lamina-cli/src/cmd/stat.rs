@@ -81,6 +81,14 @@ pub fn to_json(path: &str, stats: &Stats) -> serde_json::Value {
         "cache_bytes": stats.cache_bytes,
         "cache_capacity": stats.cache_capacity,
         "keyspaces": stats.keyspaces,
+        "blobs": {
+            "threshold": stats.blob_threshold,
+            "files": stats.blob_files,
+            "file_bytes": stats.blob_file_bytes,
+            "value_bytes": stats.blob_value_bytes,
+            "dead_bytes": stats.blob_dead_bytes,
+            "space_amplification": (stats.blob_files > 0).then(|| stats.blob_space_amplification()),
+        },
         "advice": advice(stats),
     })
 }
@@ -122,6 +130,26 @@ pub fn space_amplification(stats: &Stats) -> Option<f64> {
     let last = stats.levels.iter().rev().find(|l| l.tables > 0)?;
     let total: u64 = stats.levels.iter().map(|l| l.bytes).sum();
     ratio(total, last.bytes)
+}
+
+/// Blob files: how many, their bytes, the dead share, and the threshold.
+fn blob_line(stats: &Stats) -> String {
+    let threshold = if stats.blob_threshold == usize::MAX {
+        "values kept in the tree".to_string()
+    } else {
+        format!("values of {} or more", bytes(stats.blob_threshold as u64))
+    };
+    if stats.blob_files == 0 {
+        return format!("blob files       none ({threshold} go to blob files)");
+    }
+    format!(
+        "blob files       {} files, {} holding {} of values, {} dead; space amp. {} ({threshold})",
+        thousands(stats.blob_files as u64),
+        bytes(stats.blob_file_bytes),
+        bytes(stats.blob_value_bytes),
+        bytes(stats.blob_dead_bytes),
+        times(Some(stats.blob_space_amplification()))
+    )
 }
 
 /// The report.
@@ -200,6 +228,7 @@ pub fn render(path: &str, stats: &Stats) -> String {
         bytes(stats.cache_bytes),
         bytes(stats.cache_capacity)
     );
+    let _ = writeln!(s, "{}", blob_line(stats));
     if !stats.keyspaces.is_empty() {
         let _ = writeln!(s, "keyspaces        {}", stats.keyspaces.join(", "));
     }

@@ -55,7 +55,7 @@ pub fn collapse(
         rest = after;
         let oldest = rest.is_empty();
         match head.kind {
-            Kind::Put | Kind::Delete => out.push(head.clone()),
+            Kind::Put | Kind::Delete | Kind::Blob => out.push(head.clone()),
             Kind::Merge => {
                 let ops_len = run.iter().take_while(|e| e.kind == Kind::Merge).count();
                 let operands: Vec<&[u8]> = run
@@ -66,6 +66,9 @@ pub fn collapse(
                     .collect();
                 let base = run.get(ops_len);
                 let folded = match base {
+                    // Folding onto a value in a blob file would read it: the
+                    // operands stay, and reads fold them.
+                    Some(b) if b.kind == Kind::Blob => None,
                     Some(b) => {
                         let base_value = (b.kind == Kind::Put).then_some(b.value.as_slice());
                         op.full_merge(user_key, base_value, &operands)

@@ -138,6 +138,44 @@ fn inputs_overlap(files: &[Arc<FileMeta>]) -> bool {
     })
 }
 
+/// A task that rewrites tables which may point into blob files being
+/// collected (`ranges`: the tree-key ranges of those files' records), so that
+/// their live values move to a new blob file: the shallowest level holding
+/// such tables is compacted into the next. `None` when only the last level
+/// holds them (its tables have no level to go to).
+pub fn pick_blob_collection(v: &Version, ranges: &[(Vec<u8>, Vec<u8>)]) -> Option<Task> {
+    let hits = |f: &Arc<FileMeta>| {
+        ranges
+            .iter()
+            .any(|(lo, hi)| f.overlaps(Some(lo.as_slice()), Some(hi.as_slice())))
+    };
+    for level in 0..NUM_LEVELS - 1 {
+        let files = v.level(level);
+        let inputs: Vec<Arc<FileMeta>> = if level == 0 {
+            // Level-0 tables overlap: they go down together, as in `pick`.
+            if files.iter().any(hits) {
+                files.to_vec()
+            } else {
+                Vec::new()
+            }
+        } else {
+            files.iter().filter(|f| hits(f)).cloned().collect()
+        };
+        if inputs.is_empty() {
+            continue;
+        }
+        let mut t = task_for(
+            v,
+            level,
+            inputs,
+            format!("blob files to collect are named from level {level}"),
+        );
+        t.trivial_move = false;
+        return Some(t);
+    }
+    None
+}
+
 /// Tasks that together rewrite every table overlapping `[lo, hi]` down to
 /// the deepest non-empty level (a manual full or range compaction), one level
 /// at a time: returns the first step, or `None` when nothing is left to do.
@@ -182,6 +220,27 @@ mod tests {
             largest_seqno: number,
             entries: 1,
         })
+    }
+
+    #[test]
+    fn blob_collection_takes_the_shallowest_overlapping_level() {
+        let v = version(&[
+            (1, meta(1, "a", "c", 10)),
+            (1, meta(2, "m", "p", 10)),
+            (2, meta(3, "a", "z", 10)),
+            (6, meta(4, "a", "z", 10)),
+        ]);
+        let ranges = [(tree_key(0, b"n"), tree_key(0, b"o"))];
+        let t = pick_blob_collection(&v, &ranges).unwrap();
+        assert_eq!((t.level, t.inputs.len(), t.inputs[0].number), (1, 1, 2));
+        assert_eq!(
+            t.next_inputs.iter().map(|f| f.number).collect::<Vec<_>>(),
+            vec![3]
+        );
+        assert!(!t.trivial_move);
+        let only_last = version(&[(6, meta(4, "a", "z", 10))]);
+        assert!(pick_blob_collection(&only_last, &ranges).is_none());
+        assert!(pick_blob_collection(&v, &[(tree_key(1, b""), tree_key(1, b"z"))]).is_none());
     }
 
     fn version(files: &[(usize, Arc<FileMeta>)]) -> Version {

@@ -36,6 +36,8 @@ pub struct OutputSpec<'a> {
     /// Polled now and then; when it returns true the run stops with
     /// `Error::Closed` and removes what it wrote (the database is closing).
     pub cancelled: &'a dyn Fn() -> bool,
+    /// Routes values to blob files and counts the pointers read and written.
+    pub blobs: &'a mut crate::blob::Separator,
 }
 
 /// What a run wrote.
@@ -47,6 +49,9 @@ pub struct Output {
     pub bytes_read: u64,
     /// Bytes of table files written.
     pub bytes_written: u64,
+    /// Blob files written (synced), dead bytes per existing blob file, and
+    /// value bytes moved out of collected files; filled in by the caller.
+    pub blobs: crate::blob::BlobOutput,
 }
 
 struct Current {
@@ -137,10 +142,17 @@ fn run(
                 }
                 if let Some(c) = cur.as_mut() {
                     for e in &kept {
+                        let routed =
+                            spec.blobs
+                                .route(&tree_key, e.kind, &e.value, spec.new_file_number)?;
+                        let (kind, value) = match &routed {
+                            Some((k, v)) => (*k, v.as_slice()),
+                            None => (e.kind, e.value.as_slice()),
+                        };
                         ikey.clear();
                         ikey.extend_from_slice(&tree_key);
-                        key::push_trailer(&mut ikey, e.seqno, e.kind as u8);
-                        c.builder.add(&ikey, &e.value)?;
+                        key::push_trailer(&mut ikey, e.seqno, kind as u8);
+                        c.builder.add(&ikey, value)?;
                     }
                 }
             }
@@ -149,6 +161,9 @@ fn run(
         if !same {
             tree_key.clear();
             tree_key.extend_from_slice(p.tree_key);
+        }
+        if p.kind == Kind::Blob {
+            spec.blobs.note_input(input.value())?;
         }
         if (spec.keyspace_live)(p.keyspace()) {
             entries.push(Entry {

@@ -62,12 +62,18 @@ impl Inner {
         let mut input = MergingIter::new(children);
         // Closing does not wait for a long compaction: it stops, and its inputs stay live.
         let table = self.table_options(out_level >= deepest && bottommost);
-        let out = self.write_surviving(
+        let collect = self
+            .blobs_to_collect(&version)
+            .iter()
+            .map(|m| m.number)
+            .collect();
+        let mut out = self.write_surviving(
             &mut input,
             table,
             self.opts.target_table_size,
             bottommost,
             true,
+            collect,
         )?;
         drop(input);
         self.counters
@@ -77,6 +83,11 @@ impl Inner {
             .compaction_bytes_written
             .fetch_add(out.bytes_written, Ordering::Relaxed);
         self.counters.compactions.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .blob_bytes_moved
+            .fetch_add(out.blobs.moved, Ordering::Relaxed);
+        drop(version);
+        let removed = self.settle_blobs(&mut edit, &self.current_version(), &mut out.blobs);
         for t in out.tables {
             edit.new_files.push((out_level, Arc::new(t)));
         }
@@ -86,7 +97,9 @@ impl Inner {
             .chain(&task.next_inputs)
             .cloned()
             .collect();
-        self.install(edit, obsolete)
+        self.install(edit, obsolete)?;
+        self.retire_blobs(removed);
+        Ok(())
     }
 
     fn install(
@@ -124,7 +137,7 @@ impl Inner {
                     }
                     if st.manual_compactions == 0
                         && self.poisoned.lock().is_none()
-                        && picker::pick(&st.version, &popts).is_some()
+                        && self.pick_task(&st.version, &popts).is_some()
                     {
                         break;
                     }
@@ -135,7 +148,7 @@ impl Inner {
                 }
             }
             let guard = self.compaction_lock.lock();
-            let Some(task) = picker::pick(&self.current_version(), &popts) else {
+            let Some(task) = self.pick_task(&self.current_version(), &popts) else {
                 continue;
             };
             let result = self.run_task(&task);
@@ -147,8 +160,27 @@ impl Inner {
         }
     }
 
+    /// The next background task: the picker's, else one that collects blob files.
+    fn pick_task(&self, v: &Version, popts: &PickerOptions) -> Option<Task> {
+        picker::pick(v, popts).or_else(|| self.blob_task(v))
+    }
+
+    /// A task moving the live values out of blob files past the collection ratio.
+    fn blob_task(&self, v: &Version) -> Option<Task> {
+        let ranges: Vec<_> = self
+            .blobs_to_collect(v)
+            .iter()
+            .map(|m| (m.smallest.clone(), m.largest.clone()))
+            .collect();
+        if ranges.is_empty() {
+            return None;
+        }
+        picker::pick_blob_collection(v, &ranges)
+    }
+
     /// Compacts every table overlapping `[lo, hi]` (tree keys; `None` = unbounded)
-    /// down to the deepest level, after flushing the memtable.
+    /// down to the deepest level, after flushing the memtable; then moves the
+    /// live values out of the blob files that passed the collection ratio.
     pub fn compact_manual(&self, lo: Option<&[u8]>, hi: Option<&[u8]>) -> Result<()> {
         self.flush_and_wait()?;
         self.state.lock().manual_compactions += 1;
@@ -157,16 +189,30 @@ impl Inner {
             loop {
                 self.check_writable()?;
                 let _guard = self.compaction_lock.lock();
-                let v = self.current_version();
-                let Some(task) = pick_manual(&v, lo, hi, level) else {
-                    return Ok(());
+                // The version is not held while the task runs, so the blob
+                // files it retires can be removed when it ends.
+                let Some(task) = pick_manual(&self.current_version(), lo, hi, level) else {
+                    break;
                 };
                 level = task.level + 1;
                 self.run_task(&task)?;
             }
+            // Each step moves the tables that name blob files to collect one
+            // level down, so this ends.
+            for _ in 0..NUM_LEVELS {
+                self.check_writable()?;
+                let _guard = self.compaction_lock.lock();
+                let Some(task) = self.blob_task(&self.current_version()) else {
+                    break;
+                };
+                self.run_task(&task)?;
+            }
+            Ok(())
         })();
         self.state.lock().manual_compactions -= 1;
         self.bg_cv.notify_all();
+        // Files retired earlier and pinned by readers since gone go now.
+        self.delete_obsolete_files();
         result
     }
 }

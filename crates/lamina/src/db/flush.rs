@@ -27,10 +27,14 @@ impl Inner {
         }
     }
 
-    /// Writes `mem` to level-0 tables (none if it is empty). Returns their metadata.
-    pub fn write_level0(&self, mem: &Arc<Memtable>) -> Result<Vec<FileMeta>> {
+    /// Writes `mem` to level-0 tables (none if it is empty) and its large
+    /// values to a blob file. Returns their metadata.
+    pub fn write_level0(
+        &self,
+        mem: &Arc<Memtable>,
+    ) -> Result<(Vec<FileMeta>, Vec<crate::blob::BlobMeta>)> {
         if mem.is_empty() {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), Vec::new()));
         }
         let out = self.write_surviving(
             &mut mem.scan(),
@@ -38,12 +42,13 @@ impl Inner {
             u64::MAX,
             false,
             false,
+            Default::default(),
         )?;
         self.counters
             .flush_bytes_written
             .fetch_add(out.bytes_written, Ordering::Relaxed);
         self.counters.flushes.fetch_add(1, Ordering::Relaxed);
-        Ok(out.tables)
+        Ok((out.tables, out.blobs.written))
     }
 
     /// Writes what survives of `input` (see `compaction::collapse`) into new
@@ -56,7 +61,9 @@ impl Inner {
         target_size: u64,
         bottommost: bool,
         cancellable: bool,
+        collect_blobs: std::collections::HashSet<u64>,
     ) -> Result<crate::compaction::runner::Output> {
+        let mut blobs = self.separator(collect_blobs);
         let live = self.keyspace_filter();
         let mut alloc = || self.versions.lock().new_file_number();
         let cancelled = || cancellable && self.closed.load(Ordering::Acquire);
@@ -72,8 +79,10 @@ impl Inner {
             merge_operator: self.opts.merge_operator.as_ref(),
             new_file_number: &mut alloc,
             cancelled: &cancelled,
+            blobs: &mut blobs,
         };
-        let out = write_tables(input, &mut spec)?;
+        let out = write_tables(input, &mut spec);
+        let out = self.finish_blobs(out, &mut blobs)?;
         self.fs
             .sync_dir(&self.path)
             .map_err(|e| Error::io(&self.path, e))?;
@@ -108,7 +117,7 @@ impl Inner {
     }
 
     fn install_flush(&self, mem: &Arc<Memtable>) -> Result<()> {
-        let tables = self.write_level0(mem)?;
+        let (tables, blobs) = self.write_level0(mem)?;
         let mut vs = self.versions.lock();
         let log_number = {
             let st = self.state.lock();
@@ -126,6 +135,7 @@ impl Inner {
         for t in tables {
             edit.new_files.push((0, Arc::new(t)));
         }
+        edit.new_blobs = blobs.into_iter().map(Arc::new).collect();
         let version = vs.log_and_apply(edit)?;
         let mut st = self.state.lock();
         st.version = version;
@@ -170,6 +180,7 @@ impl Inner {
                 .fs
                 .remove_file(&self.path.join(file_name(FileKind::Table, n)));
         }
+        self.delete_obsolete_blobs();
     }
 
     /// The flush thread's loop: flush sealed memtables as they appear.

@@ -1,5 +1,6 @@
 //! The database handle and the state it shares with its background threads.
 
+mod blobs;
 mod commit;
 mod compact;
 mod flush;
@@ -73,6 +74,8 @@ pub(crate) struct State {
     pub manual_compactions: usize,
     /// Set while a flush is writing a table.
     pub flushing: bool,
+    /// Blob files no longer in the current version, removed once no reader pins them.
+    pub obsolete_blobs: Vec<Arc<crate::blob::BlobMeta>>,
 }
 
 /// Everything shared by the handles and the background threads.
@@ -81,6 +84,7 @@ pub(crate) struct Inner {
     pub fs: Arc<dyn FileSystem>,
     pub opts: Options,
     pub tables: Arc<TableCache>,
+    pub blobs: Arc<crate::blob::BlobStore>,
     pub state: Mutex<State>,
     /// The memtables and version of `state`, published for lock-free reads.
     pub pinned: arc_swap::ArcSwapOption<point::Pinned>,
@@ -258,6 +262,13 @@ impl Db {
     /// The value of `key` in the default keyspace.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.inner().get(0, key, None)
+    }
+
+    /// The value of `key` in the default keyspace, not yet read if it is in a
+    /// blob file: [`LazyValue::read_into`](crate::LazyValue::read_into) copies
+    /// it once, straight into the caller's buffer.
+    pub fn get_lazy(&self, key: &[u8]) -> Result<Option<crate::LazyValue>> {
+        self.inner().get_value(0, key, None)
     }
 
     /// Calls `f` with the value of `key` in the default keyspace, borrowed

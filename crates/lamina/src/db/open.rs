@@ -124,6 +124,11 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         path: path.to_path_buf(),
         fs: Arc::clone(&fs),
         tables,
+        blobs: Arc::new(crate::blob::BlobStore::new(
+            Arc::clone(&fs),
+            path,
+            opts.max_open_tables,
+        )),
         state: Mutex::new(State {
             mem: Arc::new(Memtable::new(0)),
             imm: Vec::new(),
@@ -132,6 +137,7 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
             shutting_down: false,
             manual_compactions: 0,
             flushing: false,
+            obsolete_blobs: Vec::new(),
         }),
         pinned: Default::default(),
         bg_cv: Condvar::new(),
@@ -243,9 +249,11 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         return Ok(());
     }
     for m in &sealed {
-        for t in inner.write_level0(m)? {
+        let (tables, blobs) = inner.write_level0(m)?;
+        for t in tables {
             edit.new_files.push((0, Arc::new(t)));
         }
+        edit.new_blobs.extend(blobs.into_iter().map(Arc::new));
     }
     let wal_number = inner.versions.lock().new_file_number();
     let wal_path = inner.path.join(file_name(FileKind::Wal, wal_number));
@@ -336,6 +344,7 @@ fn remove_leftovers(inner: &Inner) {
             Some((FileKind::Manifest, n)) => n != manifest,
             Some((FileKind::Wal, n)) => n < wal_live,
             Some((FileKind::Temp, _)) => true,
+            Some((FileKind::Blob, n)) => !version.blobs().contains_key(&n),
             _ => false,
         };
         if doomed {

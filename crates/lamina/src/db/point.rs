@@ -66,6 +66,9 @@ struct Point<'k, F, R> {
     operands: Vec<Vec<u8>>,
     f: Option<F>,
     out: Option<Result<Option<R>>>,
+    /// The pointer of a value in a blob file the key was decided by (its
+    /// newest Put-like entry), not yet read.
+    blob: Option<Vec<u8>>,
 }
 
 impl<F: FnOnce(&[u8]) -> R, R> Point<'_, F, R> {
@@ -81,6 +84,11 @@ impl<F: FnOnce(&[u8]) -> R, R> Point<'_, F, R> {
             Kind::Put => self.fold(Some(value), op),
             Kind::Delete if self.operands.is_empty() => Ok(None),
             Kind::Delete => self.fold(None, op),
+            Kind::Blob if self.exists_only => Ok(self.give(&[])),
+            Kind::Blob => {
+                self.blob = Some(value.to_vec());
+                return true;
+            }
         };
         self.out = Some(out);
         true
@@ -107,6 +115,34 @@ impl<F: FnOnce(&[u8]) -> R, R> Point<'_, F, R> {
         }
         self.fold(None, op)
     }
+}
+
+/// What a point lookup is asked for.
+#[derive(Clone, Copy)]
+struct Lookup {
+    /// Stop at the first entry of any kind (an existence check).
+    exists_only: bool,
+    /// Never read from the disk.
+    cached_only: bool,
+}
+
+impl Lookup {
+    const VALUE: Lookup = Lookup {
+        exists_only: false,
+        cached_only: false,
+    };
+    const CACHED_VALUE: Lookup = Lookup {
+        exists_only: false,
+        cached_only: true,
+    };
+    const EXISTS: Lookup = Lookup {
+        exists_only: true,
+        cached_only: false,
+    };
+    const CACHED_EXISTS: Lookup = Lookup {
+        exists_only: true,
+        cached_only: true,
+    };
 }
 
 /// The answer of a lookup that was asked not to wait for the disk
@@ -161,7 +197,21 @@ impl Inner {
         seqno: Option<SeqNo>,
         f: impl FnOnce(&[u8]) -> R,
     ) -> Result<Option<R>> {
-        answered(self.point(ks, user_key, seqno, false, false, f)?)
+        answered(self.point(ks, user_key, seqno, Lookup::VALUE, f, |v, f| {
+            Ok(f(&v.into_vec()?))
+        })?)
+    }
+
+    /// The value of `user_key` in keyspace `ks` as of `seqno` (default:
+    /// now); a value in a blob file is returned unread.
+    pub(crate) fn get_lazy_value(
+        &self,
+        ks: KeyspaceId,
+        user_key: &[u8],
+        seqno: Option<SeqNo>,
+    ) -> Result<Option<crate::blob::LazyValue>> {
+        let inline = |v: &[u8]| crate::blob::LazyValue::inline(v.to_vec());
+        answered(self.point(ks, user_key, seqno, Lookup::VALUE, inline, |v, _| Ok(v))?)
     }
 
     /// Like [`Inner::get_with`], but without reading from the disk: a
@@ -173,7 +223,13 @@ impl Inner {
         user_key: &[u8],
         f: impl FnOnce(&[u8]) -> R,
     ) -> Result<Cached<Option<R>>> {
-        self.point(ks, user_key, None, false, true, f)
+        // A value in a blob file needs the disk: `settle` answers NeedsIo
+        // before it would read one.
+        self.point(ks, user_key, None, Lookup::CACHED_VALUE, f, |_, _| {
+            Err(Error::InvalidArgument(
+                "a cached lookup reached a blob".into(),
+            ))
+        })
     }
 
     /// Whether `user_key` has a value in keyspace `ks` as of `seqno`; stops
@@ -184,28 +240,50 @@ impl Inner {
         user_key: &[u8],
         seqno: Option<SeqNo>,
     ) -> Result<bool> {
-        Ok(answered(self.point(ks, user_key, seqno, true, false, |_| ())?)?.is_some())
+        // An existence check stops at a blob pointer without reading it.
+        let found = self.point(
+            ks,
+            user_key,
+            seqno,
+            Lookup::EXISTS,
+            |_: &[u8]| (),
+            |_, _| Ok(()),
+        )?;
+        Ok(answered(found)?.is_some())
     }
 
     /// Like [`Inner::contains`] now, but without reading from the disk.
     pub(crate) fn try_contains(&self, ks: KeyspaceId, user_key: &[u8]) -> Result<Cached<bool>> {
-        Ok(match self.point(ks, user_key, None, true, true, |_| ())? {
-            Cached::Answered(v) => Cached::Answered(v.is_some()),
-            Cached::NeedsIo => Cached::NeedsIo,
-        })
+        Ok(
+            match self.point(
+                ks,
+                user_key,
+                None,
+                Lookup::CACHED_EXISTS,
+                |_: &[u8]| (),
+                |_, _| Ok(()),
+            )? {
+                Cached::Answered(v) => Cached::Answered(v.is_some()),
+                Cached::NeedsIo => Cached::NeedsIo,
+            },
+        )
     }
 
     /// The lookup behind every point read: `exists_only` stops at the first
     /// entry, `cached_only` never reads from the disk.
-    fn point<R>(
+    fn point<F: FnOnce(&[u8]) -> R, R>(
         &self,
         ks: KeyspaceId,
         user_key: &[u8],
         seqno: Option<SeqNo>,
-        exists_only: bool,
-        cached_only: bool,
-        f: impl FnOnce(&[u8]) -> R,
+        lookup: Lookup,
+        f: F,
+        on_blob: impl FnOnce(crate::blob::LazyValue, F) -> Result<R>,
     ) -> Result<Cached<Option<R>>> {
+        let Lookup {
+            exists_only,
+            cached_only,
+        } = lookup;
         self.check_open()?;
         if user_key.len() > key::MAX_KEY_LEN {
             return Err(Error::InvalidArgument(format!(
@@ -238,6 +316,7 @@ impl Inner {
             operands: Vec::new(),
             f: Some(f),
             out: None,
+            blob: None,
         };
         for mem in &pinned.mems {
             if mem.is_empty() {
@@ -249,7 +328,7 @@ impl Inner {
                 decided
             });
             if decided {
-                return point.finish(op).map(Cached::Answered);
+                return self.settle(point, op, cached_only, on_blob);
             }
         }
         // Rows hold what the tables of one version say at their newest; a
@@ -297,12 +376,14 @@ impl Inner {
             match step {
                 Probe::NeedsIo => return Ok(Cached::NeedsIo),
                 Probe::Absent | Probe::Found(Step::Elsewhere) => {}
-                Probe::Found(Step::Seen(true)) => return point.finish(op).map(Cached::Answered),
+                Probe::Found(Step::Seen(true)) => {
+                    return self.settle(point, op, cached_only, on_blob)
+                }
                 // The key's older entries in this table may be in blocks not cached.
                 Probe::Found(Step::Seen(false)) if cached_only => return Ok(Cached::NeedsIo),
                 Probe::Found(Step::Seen(false)) => {
                     if older_in_table(&table, tk, target.as_slice(), &mut point, op)? {
-                        return point.finish(op).map(Cached::Answered);
+                        return self.settle(point, op, cached_only, on_blob);
                     }
                 }
                 Probe::Found(Step::Malformed(len)) => {
@@ -314,7 +395,34 @@ impl Inner {
                 }
             }
         }
-        point.finish(op).map(Cached::Answered)
+        self.settle(point, op, cached_only, on_blob)
+    }
+
+    /// The answer of a decided (or exhausted) lookup: a value in a blob
+    /// file goes to `on_blob` unread when nothing is to be folded onto it,
+    /// and is read whole when merge operands must be.
+    fn settle<F: FnOnce(&[u8]) -> R, R>(
+        &self,
+        mut point: Point<'_, F, R>,
+        op: &dyn MergeOperator,
+        cached_only: bool,
+        on_blob: impl FnOnce(crate::blob::LazyValue, F) -> Result<R>,
+    ) -> Result<Cached<Option<R>>> {
+        let Some(ptr) = point.blob.take() else {
+            return point.finish(op).map(Cached::Answered);
+        };
+        if cached_only {
+            return Ok(Cached::NeedsIo);
+        }
+        let lazy = self.blobs.lazy(&ptr)?;
+        if point.operands.is_empty() {
+            return match point.f.take() {
+                Some(f) => on_blob(lazy, f).map(|r| Cached::Answered(Some(r))),
+                None => Ok(Cached::Answered(None)),
+            };
+        }
+        let base = lazy.into_vec()?;
+        point.fold(Some(&base), op).map(Cached::Answered)
     }
 }
 

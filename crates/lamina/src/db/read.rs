@@ -30,14 +30,15 @@ impl Inner {
         }
     }
 
-    /// The value of `user_key` in keyspace `ks` as of `seqno` (default: now).
-    pub fn get(
+    /// The value of `user_key` in keyspace `ks` as of `seqno` (default: now);
+    /// a value in a blob file is returned unread.
+    pub fn get_value(
         &self,
         ks: KeyspaceId,
         user_key: &[u8],
         seqno: Option<SeqNo>,
-    ) -> Result<Option<Vec<u8>>> {
-        self.get_with(ks, user_key, seqno, <[u8]>::to_vec)
+    ) -> Result<Option<crate::blob::LazyValue>> {
+        self.get_lazy_value(ks, user_key, seqno)
     }
 
     /// A merged iterator over every source of `view`.
@@ -191,6 +192,7 @@ impl Iter {
             self.upper.clone(),
             Arc::clone(&inner.opts.merge_operator),
         );
+        let c = c.with_blobs(Arc::clone(&inner.blobs));
         Some(if self.keys_only { c.keys_only() } else { c })
     }
 

@@ -196,6 +196,11 @@ impl RandomAccessFile for FaultReadable {
         self.inner.read_at(offset, len)
     }
 
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        self.faults.check(FaultKind::Read)?;
+        self.inner.read_exact_at(offset, buf)
+    }
+
     fn len(&self) -> u64 {
         self.inner.len()
     }

@@ -37,6 +37,14 @@ pub trait WritableFile: Send {
 pub trait RandomAccessFile: Send + Sync {
     /// Reads exactly `len` bytes at `offset`; `UnexpectedEof` if the file is shorter.
     fn read_at(&self, offset: u64, len: usize) -> io::Result<Vec<u8>>;
+    /// Reads exactly `buf.len()` bytes at `offset` straight into `buf` (one
+    /// positional read, no intermediate copy where the file system allows);
+    /// `UnexpectedEof` if the file is shorter.
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        let data = self.read_at(offset, buf.len())?;
+        buf.copy_from_slice(&data);
+        Ok(())
+    }
     /// Length of the file in bytes when it was opened.
     fn len(&self) -> u64;
     /// True when the file is empty.

@@ -45,6 +45,10 @@ impl RandomAccessFile for RealReadable {
         Ok(buf)
     }
 
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        FileExt::read_exact_at(&self.file, buf, offset)
+    }
+
     fn len(&self) -> u64 {
         self.len
     }

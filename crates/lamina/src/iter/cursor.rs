@@ -26,6 +26,13 @@ pub fn resolve<'a>(
             }
             Kind::Delete => break,
             Kind::Merge => operands.push(value),
+            Kind::Blob => {
+                return Err(Error::corruption(
+                    "<tree>",
+                    0,
+                    "a blob pointer was resolved without its blob file",
+                ))
+            }
         }
     }
     if operands.is_empty() {
@@ -42,7 +49,7 @@ pub fn resolve<'a>(
 /// without folding anything: a Put or a Merge operand says yes.
 fn present(newest: Option<Kind>) -> Option<Vec<u8>> {
     match newest {
-        Some(Kind::Put | Kind::Merge) => Some(Vec::new()),
+        Some(Kind::Put | Kind::Merge | Kind::Blob) => Some(Vec::new()),
         _ => None,
     }
 }
@@ -56,6 +63,7 @@ pub struct Cursor {
     merge_operator: std::sync::Arc<dyn MergeOperator>,
     started: bool,
     scratch: Vec<(Kind, Vec<u8>)>,
+    blobs: Option<std::sync::Arc<crate::blob::BlobStore>>,
     /// Yield keys with empty values, folding no merge operand.
     keys_only: bool,
     /// The tree key of the last key resolved (returned or failed).
@@ -105,7 +113,44 @@ impl Cursor {
             scratch: Vec::new(),
             keys_only: false,
             last: None,
+            blobs: None,
         }
+    }
+
+    /// The cursor, reading the values of kind 3 entries from `blobs`.
+    pub fn with_blobs(mut self, blobs: std::sync::Arc<crate::blob::BlobStore>) -> Cursor {
+        self.blobs = Some(blobs);
+        self
+    }
+
+    /// Replaces the entry that decides the key (the newest Put, Delete or
+    /// Blob; `newest_first` tells the scratch order) by its value when it is
+    /// in a blob file. A keys-only cursor reads no value.
+    fn load_blob(&mut self, newest_first: bool) -> Result<()> {
+        if self.keys_only {
+            return Ok(());
+        }
+        let decider = if newest_first {
+            self.scratch.iter_mut().find(|(k, _)| *k != Kind::Merge)
+        } else {
+            self.scratch
+                .iter_mut()
+                .rev()
+                .find(|(k, _)| *k != Kind::Merge)
+        };
+        let Some(entry) = decider.filter(|(k, _)| *k == Kind::Blob) else {
+            return Ok(());
+        };
+        let Some(blobs) = self.blobs.as_ref() else {
+            return Err(Error::corruption(
+                "<tree>",
+                0,
+                "a blob pointer met by a cursor without blob files",
+            ));
+        };
+        let v = blobs.lazy(&entry.1)?.into_vec()?;
+        *entry = (Kind::Put, v);
+        Ok(())
     }
 
     /// The same cursor yielding keys with empty values: it folds no merge
@@ -162,6 +207,9 @@ impl Cursor {
             }
             if !wanted || self.scratch.is_empty() {
                 continue;
+            }
+            if let Err(e) = self.load_blob(true) {
+                return Some(Err(e));
             }
             let resolved = if self.keys_only {
                 Ok(present(self.scratch.first().map(|(k, _)| *k)))
@@ -221,6 +269,9 @@ impl Cursor {
             }
             if !wanted || self.scratch.is_empty() {
                 continue;
+            }
+            if let Err(e) = self.load_blob(false) {
+                return Some(Err(e));
             }
             let newest_first = self.scratch.iter().rev().map(|(k, v)| (*k, v.as_slice()));
             let resolved = if self.keys_only {

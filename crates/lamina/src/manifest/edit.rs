@@ -16,6 +16,9 @@ const TAG_KEYSPACE_CREATED: u32 = 6;
 const TAG_KEYSPACE_DROPPED: u32 = 7;
 const TAG_NEXT_KEYSPACE_ID: u32 = 8;
 const TAG_LIFETIME: u32 = 9;
+const TAG_BLOB_FILE_ADDED: u32 = 12;
+const TAG_BLOB_FILE_REMOVED: u32 = 13;
+const TAG_BLOB_DEAD_BYTES: u32 = 14;
 const TAG_IDENTITY: u32 = 10;
 const TAG_WAL_STARTED: u32 = 11;
 
@@ -94,6 +97,12 @@ pub struct VersionEdit {
     pub next_keyspace_id: Option<KeyspaceId>,
     /// Lifetime byte counters as of this edit.
     pub lifetime: Option<Lifetime>,
+    /// Blob files added.
+    pub new_blobs: Vec<Arc<crate::blob::BlobMeta>>,
+    /// Blob files removed (no live pointer names them).
+    pub deleted_blobs: Vec<u64>,
+    /// Dead value bytes of blob files: (file number, total dead bytes).
+    pub blob_dead: Vec<(u64, u64)>,
     /// The database identity (docs/format.md#database-identity); never 0.
     pub identity: Option<u128>,
     /// WAL segments started, by file number: each must exist until the log
@@ -158,6 +167,7 @@ impl VersionEdit {
                 put_varint(&mut b, v);
             }
         }
+        self.encode_blobs(&mut b);
         if let Some(id) = self.identity {
             put_varint(&mut b, u64::from(TAG_IDENTITY));
             b.extend_from_slice(&(id as u64).to_le_bytes());
@@ -168,6 +178,27 @@ impl VersionEdit {
             put_varint(&mut b, *n);
         }
         b
+    }
+
+    // Layout: docs/format.md#version-edit (tags 12-14)
+    fn encode_blobs(&self, b: &mut Vec<u8>) {
+        for m in &self.new_blobs {
+            put_varint(b, u64::from(TAG_BLOB_FILE_ADDED));
+            for v in [m.number, m.size, m.records, m.value_bytes] {
+                put_varint(b, v);
+            }
+            put_len_prefixed(b, &m.smallest);
+            put_len_prefixed(b, &m.largest);
+        }
+        for n in &self.deleted_blobs {
+            put_varint(b, u64::from(TAG_BLOB_FILE_REMOVED));
+            put_varint(b, *n);
+        }
+        for (n, dead) in &self.blob_dead {
+            put_varint(b, u64::from(TAG_BLOB_DEAD_BYTES));
+            put_varint(b, *n);
+            put_varint(b, *dead);
+        }
     }
 
     /// Decodes a manifest record; `Err` says what is wrong and at which byte.
@@ -241,6 +272,28 @@ impl VersionEdit {
                     .ok_or_else(|| bad("lifetime counters"))?;
                     e.lifetime = Some(l);
                 }
+                TAG_BLOB_FILE_ADDED => {
+                    let m = (|| {
+                        Some(crate::blob::BlobMeta {
+                            number: d.varint()?,
+                            size: d.varint()?,
+                            records: d.varint()?,
+                            value_bytes: d.varint()?,
+                            smallest: d.len_prefixed()?.to_vec(),
+                            largest: d.len_prefixed()?.to_vec(),
+                        })
+                    })()
+                    .ok_or_else(|| bad("blob file added"))?;
+                    e.new_blobs.push(Arc::new(m));
+                }
+                TAG_BLOB_FILE_REMOVED => e
+                    .deleted_blobs
+                    .push(d.varint().ok_or_else(|| bad("blob file removed"))?),
+                TAG_BLOB_DEAD_BYTES => {
+                    let n = d.varint().ok_or_else(|| bad("blob dead bytes"))?;
+                    let dead = d.varint().ok_or_else(|| bad("blob dead bytes"))?;
+                    e.blob_dead.push((n, dead));
+                }
                 TAG_IDENTITY => {
                     let (lo, hi) = (d.u64(), d.u64());
                     let (Some(lo), Some(hi)) = (lo, hi) else {
@@ -304,6 +357,7 @@ mod tests {
             }),
             identity: Some(0x0123_4567_89ab_cdef_fedc_ba98_7654_3210),
             wals_started: vec![7, 10],
+            ..Default::default()
         }
     }
 
@@ -325,6 +379,27 @@ mod tests {
         assert!(VersionEdit::decode(&[99, 1])
             .unwrap_err()
             .contains("unknown tag 99"));
+    }
+
+    #[test]
+    fn blob_tags_round_trip() {
+        let e = VersionEdit {
+            new_blobs: vec![Arc::new(crate::blob::BlobMeta {
+                number: 21,
+                size: 1 << 20,
+                records: 10,
+                value_bytes: 1_000_000,
+                smallest: tree_key(0, b"a"),
+                largest: tree_key(0, b"q"),
+            })],
+            deleted_blobs: vec![4, 5],
+            blob_dead: vec![(6, 300)],
+            ..Default::default()
+        };
+        let bytes = e.encode();
+        assert_eq!(bytes[0], 12, "tag 12 is a blob file added");
+        assert_eq!(VersionEdit::decode(&bytes).unwrap(), e);
+        assert!(VersionEdit::decode(&bytes[..bytes.len() - 1]).is_err());
     }
 
     #[test]

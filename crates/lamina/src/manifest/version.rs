@@ -14,6 +14,10 @@ pub const NUM_LEVELS: usize = 7;
 #[derive(Debug, Clone, Default)]
 pub struct Version {
     levels: [Vec<Arc<FileMeta>>; NUM_LEVELS],
+    /// Live blob files by number.
+    blobs: std::collections::BTreeMap<u64, Arc<crate::blob::BlobMeta>>,
+    /// Dead value bytes of live blob files (absent = none).
+    blob_dead: std::collections::BTreeMap<u64, u64>,
 }
 
 impl Version {
@@ -89,9 +93,47 @@ impl Version {
                 .ok_or_else(|| format!("level {level} out of range"))?
                 .push(Arc::clone(f));
         }
+        v.apply_blobs(edit)?;
         v.sort();
         v.validate()?;
         Ok(v)
+    }
+
+    fn apply_blobs(&mut self, edit: &VersionEdit) -> Result<(), String> {
+        for m in &edit.new_blobs {
+            if self.blobs.insert(m.number, Arc::clone(m)).is_some() {
+                return Err(format!("blob file {:06} is added twice", m.number));
+            }
+        }
+        for n in &edit.deleted_blobs {
+            if self.blobs.remove(n).is_none() {
+                return Err(format!("blob file {n:06} removed, but it is not live"));
+            }
+            self.blob_dead.remove(n);
+        }
+        for (n, dead) in &edit.blob_dead {
+            let m = self.blobs.get(n).ok_or_else(|| {
+                format!("dead bytes recorded for blob file {n:06}, which is not live")
+            })?;
+            if *dead > m.value_bytes {
+                return Err(format!(
+                    "blob file {n:06} has {dead} dead bytes of {} value bytes",
+                    m.value_bytes
+                ));
+            }
+            self.blob_dead.insert(*n, *dead);
+        }
+        Ok(())
+    }
+
+    /// Live blob files by number.
+    pub fn blobs(&self) -> &std::collections::BTreeMap<u64, Arc<crate::blob::BlobMeta>> {
+        &self.blobs
+    }
+
+    /// Dead value bytes of blob file `number` (0 if none or not live).
+    pub fn blob_dead(&self, number: u64) -> u64 {
+        self.blob_dead.get(&number).copied().unwrap_or(0)
     }
 
     fn sort(&mut self) {
@@ -147,6 +189,8 @@ impl Version {
         for (level, f) in self.all_files() {
             e.new_files.push((level, Arc::clone(f)));
         }
+        e.new_blobs = self.blobs.values().cloned().collect();
+        e.blob_dead = self.blob_dead.iter().map(|(n, d)| (*n, *d)).collect();
         e
     }
 }

@@ -31,6 +31,8 @@ pub enum FileKind {
     Lock,
     /// `*.tmp`
     Temp,
+    /// `NNNNNN.blob`
+    Blob,
 }
 
 /// The name of a file of `kind` with `number` (ignored for CURRENT and LOCK).
@@ -42,6 +44,7 @@ pub fn file_name(kind: FileKind, number: u64) -> String {
         FileKind::Current => "CURRENT".into(),
         FileKind::Lock => "LOCK".into(),
         FileKind::Temp => format!("{number:06}.tmp"),
+        FileKind::Blob => crate::blob::file_name(number),
     }
 }
 
@@ -69,6 +72,7 @@ pub fn parse_file_name(name: &str) -> Option<(FileKind, u64)> {
     match ext {
         "wal" => Some((FileKind::Wal, num(stem)?)),
         "sst" => Some((FileKind::Table, num(stem)?)),
+        "blob" => Some((FileKind::Blob, num(stem)?)),
         _ => None,
     }
 }
@@ -212,6 +216,9 @@ impl VersionSet {
         for (_, f) in &edit.new_files {
             self.next_file_number = self.next_file_number.max(f.number + 1);
             self.last_seqno = self.last_seqno.max(f.largest_seqno);
+        }
+        for b in &edit.new_blobs {
+            self.next_file_number = self.next_file_number.max(b.number + 1);
         }
         for (id, name) in &edit.keyspaces_created {
             self.keyspaces.insert(*id, name.clone());
@@ -431,7 +438,12 @@ mod tests {
 
     #[test]
     fn file_names_round_trip() {
-        for kind in [FileKind::Wal, FileKind::Table, FileKind::Manifest] {
+        for kind in [
+            FileKind::Wal,
+            FileKind::Table,
+            FileKind::Manifest,
+            FileKind::Blob,
+        ] {
             assert_eq!(
                 parse_file_name(&file_name(kind, 1234567)),
                 Some((kind, 1234567))

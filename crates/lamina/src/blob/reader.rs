@@ -1,0 +1,174 @@
+//! Reads blob files: one value through its pointer, or every record in order.
+//!
+//! Layout: docs/format.md#blob-file.
+
+use super::pointer::BlobPointer;
+use super::{FOOTER_LEN, HEADER_LEN, MAGIC, RECORD_HEADER_LEN, VERSION};
+use crate::coding::{get_u32, get_u64, masked_crc};
+use crate::error::{Error, Result};
+use crate::fs::RandomAccessFile;
+use std::path::Path;
+
+/// Reads the value `ptr` names from `file` (at `path`) into `buf` and
+/// verifies its checksum. REQUIRES: `buf.len() == ptr.len`.
+/// A mismatch is `Corruption` naming the file and the value's offset; `buf`
+/// then holds bytes that must not be used.
+pub fn read_value(
+    file: &dyn RandomAccessFile,
+    path: &Path,
+    ptr: &BlobPointer,
+    buf: &mut [u8],
+) -> Result<()> {
+    if buf.len() != ptr.len as usize {
+        return Err(Error::InvalidArgument(format!(
+            "a buffer of {} bytes for a value of {}",
+            buf.len(),
+            ptr.len
+        )));
+    }
+    let end = ptr.offset.checked_add(u64::from(ptr.len));
+    if ptr.offset < HEADER_LEN as u64 || end.is_none_or(|e| e > file.len()) {
+        return Err(Error::corruption(
+            path,
+            ptr.offset,
+            format!(
+                "a blob pointer names {} bytes at offset {}, outside the file of {} bytes",
+                ptr.len,
+                ptr.offset,
+                file.len()
+            ),
+        ));
+    }
+    file.read_exact_at(ptr.offset, buf).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            Error::corruption(path, ptr.offset, "blob file ends inside a value")
+        } else {
+            Error::io(path, e)
+        }
+    })?;
+    if masked_crc(buf) != ptr.crc {
+        return Err(Error::corruption(
+            path,
+            ptr.offset,
+            format!(
+                "checksum mismatch in the blob value of {} bytes at offset {}",
+                ptr.len, ptr.offset
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// One record of a blob file, as listed by [`scan`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlobRecord {
+    /// The tree key the value was written under.
+    pub tree_key: Vec<u8>,
+    /// The pointer to its value.
+    pub pointer: BlobPointer,
+}
+
+/// What [`scan`] found: the records, and the counts the footer declares.
+#[derive(Debug, Clone, Default)]
+pub struct BlobListing {
+    /// Every record, in file order.
+    pub records: Vec<BlobRecord>,
+    /// Records declared by the footer.
+    pub footer_records: u64,
+    /// Value bytes declared by the footer.
+    pub footer_value_bytes: u64,
+}
+
+/// Reads every record of the blob file at `path`, verifying the header, each
+/// record's header and value checksums, and the footer. The first problem is
+/// `Corruption` naming the offset.
+pub fn scan(file: &dyn RandomAccessFile, path: &Path, number: u64) -> Result<BlobListing> {
+    let bad = |at: u64, why: String| Error::corruption(path, at, why);
+    let len = file.len();
+    if len < (HEADER_LEN + FOOTER_LEN) as u64 {
+        return Err(bad(
+            0,
+            format!("blob file of {len} bytes is shorter than a header and a footer"),
+        ));
+    }
+    let io = |e| Error::io(path, e);
+    let header = file.read_at(0, HEADER_LEN).map_err(io)?;
+    let (magic, rest) = header.split_at(MAGIC.len().min(header.len()));
+    if magic != MAGIC {
+        return Err(bad(0, "not a blob file (bad magic)".into()));
+    }
+    if get_u32(rest, 0) != Some(VERSION) {
+        return Err(bad(
+            0,
+            format!("unknown blob file version {:?}", get_u32(rest, 0)),
+        ));
+    }
+    if get_u32(rest, 4) != Some(masked_crc(header.get(..12).unwrap_or(&[]))) {
+        return Err(bad(0, "blob file header checksum mismatch".into()));
+    }
+    let footer_at = len - FOOTER_LEN as u64;
+    let footer = file.read_at(footer_at, FOOTER_LEN).map_err(io)?;
+    if footer.get(20..) != Some(MAGIC.as_slice())
+        || get_u32(&footer, 16) != Some(masked_crc(footer.get(..16).unwrap_or(&[])))
+    {
+        return Err(bad(
+            footer_at,
+            "blob file footer is missing or damaged (the file was not finished)".into(),
+        ));
+    }
+    let mut listing = BlobListing {
+        records: Vec::new(),
+        footer_records: get_u64(&footer, 0).unwrap_or(0),
+        footer_value_bytes: get_u64(&footer, 8).unwrap_or(0),
+    };
+    let mut at = HEADER_LEN as u64;
+    let mut value_bytes = 0u64;
+    while at < footer_at {
+        if footer_at - at < RECORD_HEADER_LEN as u64 {
+            return Err(bad(at, "record header runs into the footer".into()));
+        }
+        let head = file.read_at(at, RECORD_HEADER_LEN).map_err(io)?;
+        let field = |i: usize| get_u32(&head, i).unwrap_or(0);
+        let (header_crc, key_len, value_len, value_crc) = (field(0), field(4), field(8), field(12));
+        let key_at = at + RECORD_HEADER_LEN as u64;
+        let value_at = key_at + u64::from(key_len);
+        if value_at + u64::from(value_len) > footer_at {
+            return Err(bad(
+                at,
+                format!("record of a {key_len}-byte key and a {value_len}-byte value runs into the footer"),
+            ));
+        }
+        let tree_key = file.read_at(key_at, key_len as usize).map_err(io)?;
+        let mut covered = head.get(4..).unwrap_or(&[]).to_vec();
+        covered.extend_from_slice(&tree_key);
+        if masked_crc(&covered) != header_crc {
+            return Err(bad(at, "record header checksum mismatch".into()));
+        }
+        let pointer = BlobPointer {
+            file: number,
+            offset: value_at,
+            len: value_len,
+            crc: value_crc,
+        };
+        let mut value = vec![0u8; value_len as usize];
+        read_value(file, path, &pointer, &mut value)?;
+        listing.records.push(BlobRecord { tree_key, pointer });
+        value_bytes += u64::from(value_len);
+        at = value_at + u64::from(value_len);
+    }
+    if listing.records.len() as u64 != listing.footer_records
+        || value_bytes != listing.footer_value_bytes
+    {
+        return Err(bad(
+            footer_at,
+            format!(
+                "footer declares {} records of {} value bytes; the file holds {} of {}",
+                listing.footer_records,
+                listing.footer_value_bytes,
+                listing.records.len(),
+                value_bytes
+            ),
+        ));
+    }
+    Ok(listing)
+}

@@ -1,0 +1,82 @@
+//! The blob files of one database, opened on first use and kept open.
+
+use super::pointer::BlobPointer;
+use super::value::LazyValue;
+use crate::error::{Error, Result};
+use crate::fs::{FileSystem, RandomAccessFile};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Open blob files by number, at most `max_open` at once. Thread-safe.
+pub struct BlobStore {
+    fs: Arc<dyn FileSystem>,
+    dir: PathBuf,
+    max_open: usize,
+    open: Mutex<HashMap<u64, Arc<dyn RandomAccessFile>>>,
+}
+
+impl BlobStore {
+    /// The blob files of the database in `dir`, keeping at most `max_open`
+    /// of them open (a value being read keeps its own file open).
+    pub fn new(fs: Arc<dyn FileSystem>, dir: &Path, max_open: usize) -> BlobStore {
+        BlobStore {
+            fs,
+            dir: dir.to_path_buf(),
+            max_open: max_open.max(1),
+            open: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The path of blob file `number`.
+    pub fn path(&self, number: u64) -> PathBuf {
+        self.dir.join(super::file_name(number))
+    }
+
+    /// Blob file `number`, opened if it is not yet.
+    pub fn file(&self, number: u64) -> Result<Arc<dyn RandomAccessFile>> {
+        if let Some(f) = self.open.lock().get(&number) {
+            return Ok(Arc::clone(f));
+        }
+        let path = self.path(number);
+        let f = self.fs.open(&path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                Error::corruption(&path, 0, "a blob pointer names a blob file that is missing")
+            } else {
+                Error::io(&path, e)
+            }
+        })?;
+        let mut open = self.open.lock();
+        if open.len() >= self.max_open {
+            // Any one will do: blob files are read rarely enough that which
+            // stays open matters less than the bound.
+            if let Some(&victim) = open.keys().next() {
+                open.remove(&victim);
+            }
+        }
+        open.insert(number, Arc::clone(&f));
+        Ok(f)
+    }
+
+    /// Decodes a kind 3 entry's value; a bad pointer is corruption of `table`.
+    pub fn pointer(table: &Path, value: &[u8]) -> Result<BlobPointer> {
+        BlobPointer::decode(value).map_err(|r| Error::corruption(table, 0, r))
+    }
+
+    /// The value a pointer (the bytes of a kind 3 entry) names, not yet read.
+    pub fn lazy(&self, pointer_bytes: &[u8]) -> Result<LazyValue> {
+        let p = BlobStore::pointer(&self.dir, pointer_bytes)?;
+        Ok(LazyValue::blob(self.file(p.file)?, self.path(p.file), p))
+    }
+
+    /// Reads the value `p` names into a new vector (checksum verified).
+    pub fn read(&self, p: &BlobPointer) -> Result<Vec<u8>> {
+        LazyValue::blob(self.file(p.file)?, self.path(p.file), *p).into_vec()
+    }
+
+    /// Forgets blob file `number` (it was removed).
+    pub fn evict(&self, number: u64) {
+        self.open.lock().remove(&number);
+    }
+}

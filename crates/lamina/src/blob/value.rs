@@ -1,0 +1,116 @@
+//! A value found by a lookup, read from its blob file only when asked.
+
+use super::pointer::BlobPointer;
+use super::reader::read_value;
+use crate::error::Result;
+use crate::fs::RandomAccessFile;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// A value returned by [`crate::Db::get_lazy`]: either in memory, or a value
+/// in a blob file that is read (and its checksum verified) straight into the
+/// buffer the caller provides, so a large value is copied once at most.
+///
+/// It holds the blob file open: the value stays readable even if a later
+/// compaction removes the file. Thread-safe; may be read any number of times.
+pub struct LazyValue(Repr);
+
+enum Repr {
+    Inline(Vec<u8>),
+    Blob {
+        file: Arc<dyn RandomAccessFile>,
+        path: PathBuf,
+        pointer: BlobPointer,
+    },
+}
+
+impl LazyValue {
+    /// A value already in memory.
+    pub fn inline(v: Vec<u8>) -> LazyValue {
+        LazyValue(Repr::Inline(v))
+    }
+
+    pub(crate) fn blob(
+        file: Arc<dyn RandomAccessFile>,
+        path: PathBuf,
+        pointer: BlobPointer,
+    ) -> LazyValue {
+        LazyValue(Repr::Blob {
+            file,
+            path,
+            pointer,
+        })
+    }
+
+    /// Length of the value in bytes.
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            Repr::Inline(v) => v.len(),
+            Repr::Blob { pointer, .. } => pointer.len as usize,
+        }
+    }
+
+    /// True for an empty value.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// True when the value lives in a blob file (and is read by `read_into`).
+    pub fn is_separated(&self) -> bool {
+        matches!(self.0, Repr::Blob { .. })
+    }
+
+    /// Copies the value into `buf`, which must be exactly [`len`](Self::len)
+    /// bytes. A blob value is read with one positional read into `buf` and its
+    /// checksum verified: on `Corruption` (naming the blob file and offset)
+    /// `buf`'s contents must not be used.
+    pub fn read_into(&self, buf: &mut [u8]) -> Result<()> {
+        match &self.0 {
+            Repr::Inline(v) => {
+                if buf.len() != v.len() {
+                    return Err(crate::Error::InvalidArgument(format!(
+                        "a buffer of {} bytes for a value of {}",
+                        buf.len(),
+                        v.len()
+                    )));
+                }
+                buf.copy_from_slice(v);
+                Ok(())
+            }
+            Repr::Blob {
+                file,
+                path,
+                pointer,
+            } => read_value(file.as_ref(), path, pointer, buf),
+        }
+    }
+
+    /// The value as an owned vector.
+    pub fn into_vec(self) -> Result<Vec<u8>> {
+        match self.0 {
+            Repr::Inline(v) => Ok(v),
+            Repr::Blob {
+                file,
+                path,
+                pointer,
+            } => {
+                let mut v = vec![0u8; pointer.len as usize];
+                read_value(file.as_ref(), &path, &pointer, &mut v)?;
+                Ok(v)
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for LazyValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Repr::Inline(v) => f.debug_tuple("Inline").field(&v.len()).finish(),
+            Repr::Blob { path, pointer, .. } => f
+                .debug_struct("Blob")
+                .field("path", path)
+                .field("pointer", pointer)
+                .finish(),
+        }
+    }
+}

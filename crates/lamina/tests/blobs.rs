@@ -1,0 +1,436 @@
+//! Key-value separation: large values live in blob files, read back whole
+//! through pointers, survive reopen, are never read to be deleted or
+//! overwritten, fail loudly when damaged, and their space is reclaimed.
+
+use lamina::fs::MemFs;
+use lamina::{Db, Error, Options};
+use std::path::Path;
+use std::sync::Arc;
+
+const DIR: &str = "/blobs";
+
+fn opts(fs: &MemFs) -> Options {
+    Options {
+        fs: Arc::new(fs.clone()),
+        memtable_size: 4 << 20,
+        l0_compaction_trigger: 8,
+        blob_threshold: 1000,
+        ..Options::default()
+    }
+}
+
+fn value(i: u64, round: u64, len: usize) -> Vec<u8> {
+    let mut v = format!("value {i} round {round} ").into_bytes();
+    let mut x = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ round;
+    while v.len() < len {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        v.push(x as u8);
+    }
+    v
+}
+
+fn key(i: u64) -> Vec<u8> {
+    format!("key{i:05}").into_bytes()
+}
+
+fn size(fs: &MemFs, path: &Path) -> u64 {
+    lamina::fs::FileSystem::file_size(fs, path).expect("file size")
+}
+
+fn blob_files(fs: &MemFs) -> Vec<String> {
+    let mut v: Vec<String> = fs
+        .file_names(Path::new(DIR))
+        .into_iter()
+        .filter(|n| n.ends_with(".blob"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn large_values_go_to_blob_files_and_read_back() {
+    let fs = MemFs::new();
+    let db = Db::open(DIR, opts(&fs)).expect("open");
+    for i in 0..40 {
+        let len = if i % 2 == 0 { 5000 } else { 100 };
+        db.put(&key(i), &value(i, 0, len)).expect("put");
+    }
+    db.flush().expect("flush");
+    let stats = db.stats();
+    assert_eq!(stats.blob_files, 1, "one flush writes one blob file");
+    assert_eq!(stats.blob_value_bytes, 20 * 5000);
+    assert!(
+        stats.total_table_bytes < 20 * 5000,
+        "the tables hold pointers, not the large values ({} bytes)",
+        stats.total_table_bytes
+    );
+    let check = |db: &Db| {
+        for i in 0..40 {
+            let len = if i % 2 == 0 { 5000 } else { 100 };
+            assert_eq!(
+                db.get(&key(i)).expect("get"),
+                Some(value(i, 0, len)),
+                "key {i}"
+            );
+        }
+        let all: Vec<_> = db.iter().collect::<Result<_, _>>().expect("iter");
+        assert_eq!(all.len(), 40);
+        assert_eq!(all[2], (key(2), value(2, 0, 5000)));
+        let back: Vec<_> = db.iter().rev().collect::<Result<_, _>>().expect("rev");
+        assert_eq!(back[1], (key(38), value(38, 0, 5000)));
+        let lazy = db.get_lazy(&key(4)).expect("get_lazy").expect("present");
+        assert!(lazy.is_separated());
+        let mut buf = vec![0u8; lazy.len()];
+        lazy.read_into(&mut buf).expect("read_into");
+        assert_eq!(buf, value(4, 0, 5000));
+        assert!(!db
+            .get_lazy(&key(5))
+            .expect("get")
+            .expect("present")
+            .is_separated());
+        let report = db.check().expect("check");
+        assert!(report.is_ok(), "{:?}", report.problems);
+        assert_eq!((report.blob_files, report.blob_pointers), (1, 20));
+    };
+    check(&db);
+    db.close().expect("close");
+    let db = Db::open(DIR, opts(&fs)).expect("reopen");
+    check(&db);
+}
+
+#[test]
+fn snapshots_and_merges_see_blob_values() {
+    let fs = MemFs::new();
+    let db = Db::open(
+        DIR,
+        Options {
+            merge_operator: Arc::new(lamina::merge::Append),
+            ..opts(&fs)
+        },
+    )
+    .expect("open");
+    db.put(b"k", &value(1, 0, 3000)).expect("put");
+    db.flush().expect("flush");
+    let snap = db.snapshot();
+    db.merge(b"k", b"+tail").expect("merge");
+    db.flush().expect("flush");
+    db.compact().expect("compact");
+    let mut want = value(1, 0, 3000);
+    want.extend_from_slice(b"+tail");
+    assert_eq!(db.get(b"k").expect("get"), Some(want.clone()));
+    assert_eq!(
+        snap.get(b"k").expect("snapshot get"),
+        Some(value(1, 0, 3000))
+    );
+    drop(snap);
+    db.compact().expect("compact");
+    assert_eq!(db.get(b"k").expect("get"), Some(want));
+    let report = db.check().expect("check");
+    assert!(report.is_ok(), "{:?}", report.problems);
+}
+
+#[test]
+fn deleting_or_overwriting_a_large_value_never_reads_it() {
+    let fs = MemFs::new();
+    let db = Db::open(DIR, opts(&fs)).expect("open");
+    for i in 0..10 {
+        db.put(&key(i), &value(i, 0, 4000)).expect("put");
+    }
+    db.flush().expect("flush");
+    // Damage every value: any read of one would fail with Corruption.
+    let blob = blob_files(&fs).pop().expect("a blob file");
+    let path = Path::new(DIR).join(&blob);
+    let len = size(&fs, &path);
+    for off in (100..len - 100).step_by(500) {
+        fs.corrupt_byte(&path, off).expect("corrupt");
+    }
+    for i in 0..5 {
+        db.delete(&key(i)).expect("delete");
+    }
+    for i in 5..10 {
+        assert!(db.contains_key(&key(i)).expect("contains"));
+        db.put(&key(i), b"small now").expect("overwrite");
+    }
+    db.compact()
+        .expect("compact drops the pointers without reading the values");
+    assert_eq!(db.get(&key(7)).expect("get"), Some(b"small now".to_vec()));
+    assert_eq!(
+        db.stats().blob_files,
+        0,
+        "a blob file with no live value is removed"
+    );
+    assert!(blob_files(&fs).is_empty());
+}
+
+#[test]
+fn a_flipped_byte_in_a_blob_value_is_corruption_naming_file_and_offset() {
+    let fs = MemFs::new();
+    let db = Db::open(DIR, opts(&fs)).expect("open");
+    db.put(b"big", &value(1, 0, 4000)).expect("put");
+    db.put(b"other", &value(2, 0, 4000)).expect("put");
+    db.flush().expect("flush");
+    let blob = blob_files(&fs).pop().expect("a blob file");
+    let path = Path::new(DIR).join(&blob);
+    // The first record's value starts after the 16-byte file header, the
+    // 16-byte record header and the 7-byte tree key of "big".
+    let value_at = 16 + 16 + 7;
+    fs.corrupt_byte(&path, value_at + 1000).expect("corrupt");
+    match db.get(b"big") {
+        Err(Error::Corruption {
+            file,
+            offset,
+            reason,
+        }) => {
+            assert_eq!(file, path);
+            assert_eq!(offset, value_at);
+            assert!(reason.contains("checksum"), "{reason}");
+        }
+        other => panic!("expected corruption, got {other:?}"),
+    }
+    assert_eq!(
+        db.get(b"other").expect("undamaged value"),
+        Some(value(2, 0, 4000))
+    );
+    let first = db.iter().next().expect("an item");
+    assert!(matches!(first, Err(Error::Corruption { .. })), "{first:?}");
+    let report = db.check().expect("check");
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains(&blob) && p.contains("checksum")),
+        "{:?}",
+        report.problems
+    );
+}
+
+#[test]
+fn damaged_blob_file_header_and_footer_are_reported_by_check() {
+    let fs = MemFs::new();
+    let db = Db::open(DIR, opts(&fs)).expect("open");
+    db.put(b"big", &value(1, 0, 4000)).expect("put");
+    db.flush().expect("flush");
+    let blob = blob_files(&fs).pop().expect("a blob file");
+    let path = Path::new(DIR).join(&blob);
+    let len = size(&fs, &path);
+    fs.corrupt_byte(&path, len - 3)
+        .expect("corrupt the footer magic");
+    let report = db.check().expect("check");
+    assert!(
+        report.problems.iter().any(|p| p.contains("footer")),
+        "{:?}",
+        report.problems
+    );
+    fs.truncate(&path, 40).expect("truncate");
+    let err = db.get(b"big").expect_err("a value past the end");
+    assert!(err.is_corruption(), "{err}");
+}
+
+fn disk_bytes(fs: &MemFs) -> u64 {
+    fs.file_names(Path::new(DIR))
+        .iter()
+        .filter(|n| n.ends_with(".blob") || n.ends_with(".sst"))
+        .map(|n| size(fs, &Path::new(DIR).join(n)))
+        .sum()
+}
+
+#[test]
+fn compaction_reclaims_the_space_of_overwritten_values() {
+    // The space-amplification target: files on disk at most 1.5 times the
+    // live data once compacted.
+    let fs = MemFs::new();
+    let db = Db::open(DIR, opts(&fs)).expect("open");
+    let (n, len) = (200u64, 10_000usize);
+    for round in 0..4 {
+        for i in 0..n {
+            db.put(&key(i), &value(i, round, len)).expect("put");
+        }
+        db.flush().expect("flush");
+    }
+    let live = n * len as u64;
+    assert!(disk_bytes(&fs) > 3 * live, "four copies before compaction");
+    db.compact().expect("compact");
+    let after = disk_bytes(&fs);
+    assert!(
+        (after as f64) <= 1.5 * live as f64,
+        "{after} bytes on disk for {live} live bytes"
+    );
+    let s = db.stats();
+    assert!(
+        s.blob_space_amplification() < 1.1,
+        "{}",
+        s.blob_space_amplification()
+    );
+    for i in (0..n).step_by(17) {
+        assert_eq!(db.get(&key(i)).expect("get"), Some(value(i, 3, len)));
+    }
+    let report = db.check().expect("check");
+    assert!(report.is_ok(), "{:?}", report.problems);
+}
+
+#[test]
+fn half_dead_blob_files_have_their_live_values_moved() {
+    let fs = MemFs::new();
+    let db = Db::open(DIR, opts(&fs)).expect("open");
+    let (n, len) = (100u64, 8000usize);
+    for i in 0..n {
+        db.put(&key(i), &value(i, 0, len)).expect("put");
+    }
+    db.flush().expect("flush");
+    let first = blob_files(&fs);
+    // Overwrite 60% of the keys: the first blob file is 60% dead.
+    for i in (0..n).filter(|i| i % 5 < 3) {
+        db.put(&key(i), &value(i, 1, len)).expect("overwrite");
+    }
+    db.compact().expect("compact");
+    let now = blob_files(&fs);
+    assert!(
+        first.iter().all(|f| !now.contains(f)),
+        "the 60%-dead file {first:?} was collected; files now {now:?}"
+    );
+    assert!(db.stats().blob_bytes_moved >= 40 * len as u64);
+    assert!((disk_bytes(&fs) as f64) <= 1.5 * (n * len as u64) as f64);
+    for i in 0..n {
+        let round = u64::from(i % 5 < 3);
+        assert_eq!(
+            db.get(&key(i)).expect("get"),
+            Some(value(i, round, len)),
+            "key {i}"
+        );
+    }
+    let report = db.check().expect("check");
+    assert!(report.is_ok(), "{:?}", report.problems);
+    db.close().expect("close");
+    let db = Db::open(DIR, opts(&fs)).expect("reopen");
+    assert_eq!(db.get(&key(4)).expect("get"), Some(value(4, 0, len)));
+}
+
+#[test]
+fn values_written_inline_stay_readable_and_move_out_in_compaction() {
+    // A database written with every value in the tree (as before blob files
+    // existed) opens with a blob threshold and reads the same.
+    let fs = MemFs::new();
+    let inline = Options {
+        blob_threshold: usize::MAX,
+        ..opts(&fs)
+    };
+    let db = Db::open(DIR, inline).expect("open");
+    for i in 0..20 {
+        db.put(&key(i), &value(i, 0, 5000)).expect("put");
+    }
+    db.close().expect("close");
+    assert!(blob_files(&fs).is_empty());
+    let db = Db::open(DIR, opts(&fs)).expect("reopen with blobs");
+    assert_eq!(db.get(&key(3)).expect("get"), Some(value(3, 0, 5000)));
+    db.compact().expect("compact");
+    assert_eq!(
+        db.stats().blob_files,
+        1,
+        "compaction separated the large values"
+    );
+    for i in 0..20 {
+        assert_eq!(db.get(&key(i)).expect("get"), Some(value(i, 0, 5000)));
+    }
+    db.close().expect("close");
+    let db = Db::open(
+        DIR,
+        Options {
+            blob_threshold: usize::MAX,
+            ..opts(&fs)
+        },
+    )
+    .expect("reopen without separation");
+    assert_eq!(db.get(&key(9)).expect("get"), Some(value(9, 0, 5000)));
+}
+
+#[test]
+fn a_blob_file_the_manifest_does_not_list_is_removed_on_open() {
+    let fs = MemFs::new();
+    let db = Db::open(DIR, opts(&fs)).expect("open");
+    db.put(b"k", &value(1, 0, 4000)).expect("put");
+    db.close().expect("close");
+    {
+        use lamina::fs::FileSystem;
+        let mut f = fs
+            .create(&Path::new(DIR).join("999999.blob"))
+            .expect("create");
+        f.append(b"leftover of a crash").expect("append");
+        f.sync_data().expect("sync");
+    }
+    let db = Db::open(DIR, opts(&fs)).expect("reopen");
+    assert!(!blob_files(&fs).contains(&"999999.blob".to_string()));
+    assert_eq!(db.get(b"k").expect("get"), Some(value(1, 0, 4000)));
+}
+
+#[test]
+fn readers_keep_a_collected_blob_file_until_they_finish() {
+    let fs = MemFs::new();
+    let db = Db::open(DIR, opts(&fs)).expect("open");
+    for i in 0..10 {
+        db.put(&key(i), &value(i, 0, 3000)).expect("put");
+    }
+    db.flush().expect("flush");
+    let old = blob_files(&fs);
+    let mut iter = db.iter();
+    let first = iter.next().expect("an item").expect("read");
+    assert_eq!(first, (key(0), value(0, 0, 3000)));
+    let lazy = db.get_lazy(&key(9)).expect("get").expect("present");
+    for i in 0..10 {
+        db.put(&key(i), &value(i, 1, 3000)).expect("overwrite");
+    }
+    db.compact().expect("compact");
+    assert_eq!(db.stats().blob_files, 1, "the old file left the version");
+    assert!(
+        old.iter().all(|f| blob_files(&fs).contains(f)),
+        "but stays on disk while an iterator pins it"
+    );
+    let rest: Vec<_> = iter.collect::<Result<_, _>>().expect("iterate on");
+    assert_eq!(rest.len(), 9);
+    assert_eq!(rest[8], (key(9), value(9, 0, 3000)));
+    assert_eq!(
+        lazy.into_vec().expect("a value found before"),
+        value(9, 0, 3000)
+    );
+    db.compact().expect("compact again");
+    assert!(
+        old.iter().all(|f| !blob_files(&fs).contains(f)),
+        "removed once no reader pins it: {:?}",
+        blob_files(&fs)
+    );
+    assert_eq!(db.get(&key(9)).expect("get"), Some(value(9, 1, 3000)));
+}
+
+#[test]
+fn keys_only_iteration_lists_blob_keys_without_reading_them() {
+    // A keys-only walk decides presence from the newest entry's kind; a blob
+    // pointer is a present value, and its (damaged) value is never read.
+    let fs = MemFs::new();
+    let db = Db::open(DIR, opts(&fs)).expect("open");
+    for i in 0..6 {
+        db.put(&key(i), &value(i, 0, 4000)).expect("put");
+    }
+    db.delete(&key(2)).expect("delete");
+    db.flush().expect("flush");
+    let blob = blob_files(&fs).pop().expect("a blob file");
+    let path = Path::new(DIR).join(&blob);
+    for off in (100..size(&fs, &path) - 100).step_by(700) {
+        fs.corrupt_byte(&path, off).expect("corrupt");
+    }
+    let keys: Vec<Vec<u8>> = db
+        .iter()
+        .keys_only()
+        .map(|e| e.map(|(k, _)| k))
+        .collect::<Result<_, _>>()
+        .expect("keys only");
+    assert_eq!(keys, vec![key(0), key(1), key(3), key(4), key(5)]);
+    let back: Vec<Vec<u8>> = db
+        .iter()
+        .keys_only()
+        .rev()
+        .map(|e| e.map(|(k, _)| k))
+        .collect::<Result<_, _>>()
+        .expect("keys only, reversed");
+    assert_eq!(back.len(), 5);
+}

@@ -1,0 +1,66 @@
+"""Large values in blob files: written and read back whole from Python, the
+threshold as an option, and the blob counters in stats()."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import lamina
+
+
+def _value(i: int, size: int) -> bytes:
+    """`size` bytes, different for each `i`."""
+    return ((b"%d:" % i + os.urandom(64)) * (size // 64 + 1))[:size]
+
+
+def test_large_values_round_trip_through_blob_files(path):
+    values = {b"k%03d" % i: _value(i, 100_000) for i in range(30)}
+    with lamina.open(path, "c", blob_threshold=4096) as db:
+        for k, v in values.items():
+            db[k] = v
+        db["small"] = "tiny"
+        db.flush()
+        s = db.stats()
+        assert s["blob_files"] >= 1
+        assert s["blob_value_bytes"] == sum(len(v) for v in values.values())
+        assert s["blob_threshold"] == 4096
+        assert db[b"k007"] == values[b"k007"]
+    with lamina.open(path, "r") as db:
+        for k, v in values.items():
+            got = db[k]
+            assert type(got) is bytes
+            assert got == v
+        assert db.get(b"k003") == values[b"k003"]
+        assert db[b"small"] == b"tiny"
+        assert db.check()["ok"]
+
+
+def test_overwritten_large_values_are_reclaimed(path):
+    with lamina.open(path, "c", blob_threshold=1024) as db:
+        for rnd in range(3):
+            for i in range(20):
+                db[b"k%d" % i] = _value(i + rnd, 50_000)
+            db.flush()
+        db.compact()
+        s = db.stats()
+        live = 20 * 50_000
+        assert s["blob_value_bytes"] - s["blob_dead_bytes"] == live
+        assert s["blob_file_bytes"] <= 1.5 * live
+        assert len(db[b"k5"]) == 50_000
+        assert db[b"k5"].startswith(b"7:")
+
+
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        ({"blob_threshold": 0}, ValueError),
+        ({"blob_threshold": "big"}, TypeError),
+        ({"blob_gc_ratio": 1.5}, ValueError),
+        ({"blob_gc_ratio": "half"}, TypeError),
+    ],
+)
+def test_bad_blob_options_are_refused(path, kwargs, error):
+    with pytest.raises(error):
+        lamina.open(path, "c", **kwargs)
