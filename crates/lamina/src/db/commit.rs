@@ -9,10 +9,8 @@ use super::Inner;
 use crate::batch::Batch;
 use crate::error::{Error, Result};
 use crate::key::SeqNo;
-use crate::manifest::{file_name, FileKind};
 use crate::memtable::Memtable;
 use crate::options::Durability;
-use crate::wal::{LogWriter, Origin};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -286,7 +284,6 @@ impl Inner {
     /// the commit queue otherwise quiet (flush, close).
     pub fn rotate_memtable(&self) -> Result<()> {
         let number = self.versions.lock().new_file_number();
-        let path = self.path.join(file_name(FileKind::Wal, number));
         let mut wal = self.wal.lock();
         {
             let st = self.state.lock();
@@ -294,12 +291,7 @@ impl Inner {
                 return Ok(());
             }
         }
-        let origin = Origin {
-            identity: self.tables.identity().unwrap_or_default(),
-            number,
-        };
-        let created = LogWriter::create_wal(self.fs.as_ref(), &path, origin).and_then(|mut w| {
-            w.flush()?;
+        let created = self.start_wal_segment(number).and_then(|w| {
             self.fs
                 .sync_dir(&self.path)
                 .map_err(|e| Error::io(&self.path, e))?;
@@ -315,7 +307,7 @@ impl Inner {
             }
         };
         if let Some(old) = wal.as_mut() {
-            if let Err(e) = old.sync() {
+            if let Err(e) = self.close_wal_segment(old) {
                 self.poison(&e);
                 return Err(e);
             }

@@ -6,6 +6,7 @@ mod flush;
 mod open;
 mod point;
 mod read;
+mod segments;
 
 use crate::batch::Batch;
 use crate::cache::TableCache;
@@ -92,6 +93,8 @@ pub(crate) struct Inner {
     pub commit_cv: Condvar,
     /// The WAL segment being written; only the commit leader, `sync` and rotation touch it.
     pub wal: Mutex<Option<LogWriter>>,
+    /// Retired WAL segments (below the log number) kept to be reused.
+    pub reusable_wals: Mutex<Vec<u64>>,
     /// Highest seqno whose write is visible to readers.
     pub visible_seqno: AtomicU64,
     /// Live snapshots: seqno -> count.
@@ -213,7 +216,7 @@ impl Inner {
         // A commit group racing with close may have appended after the sync
         // above; make it durable too before the segment is let go.
         let last = match self.wal.lock().take() {
-            Some(mut w) if self.poisoned.lock().is_none() => w.sync(),
+            Some(mut w) if self.poisoned.lock().is_none() => self.close_wal_segment(&mut w),
             _ => Ok(()),
         };
         *self.lock.lock() = None;

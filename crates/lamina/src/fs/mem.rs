@@ -779,7 +779,10 @@ mod tests {
         f.write_at(0, b"NEW").unwrap();
         f.write_at(8, b"NEWER").unwrap();
         assert_eq!(fs.read_all(p("/db/a")).unwrap(), b"NEW-old-NEWER");
-        assert_eq!(fs.crash_clone().read_all(p("/db/a")).unwrap(), b"old-old-old");
+        assert_eq!(
+            fs.crash_clone().read_all(p("/db/a")).unwrap(),
+            b"old-old-old"
+        );
         let mut seen = HashSet::new();
         for seed in 0..100 {
             let got = fs.crash_clone_with(seed).read_all(p("/db/a")).unwrap();
@@ -796,7 +799,10 @@ mod tests {
         }
         assert!(seen.len() >= 3, "{seen:?}");
         f.sync_data().unwrap();
-        assert_eq!(fs.crash_clone().read_all(p("/db/a")).unwrap(), b"NEW-old-NEWER");
+        assert_eq!(
+            fs.crash_clone().read_all(p("/db/a")).unwrap(),
+            b"NEW-old-NEWER"
+        );
         assert!(f.write_at(100, b"x").is_err(), "a write past the end");
         assert!(fs.reopen(p("/db/missing")).is_err());
     }
