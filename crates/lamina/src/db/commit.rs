@@ -181,15 +181,16 @@ impl Inner {
         let mut wal = self.wal.lock();
         let w = wal.as_mut().ok_or(Error::Closed)?;
         let mut seq = first_seqno;
-        let mut sync = false;
+        let mut syncs = 0u64;
         let mut hand_over = false;
         for p in group.iter_mut() {
             let n = p.batch.len() as u64;
             w.add_record(p.batch.encode_with_seqno(seq));
             seq += n;
-            sync |= p.durability == Durability::Sync;
+            syncs += u64::from(p.durability == Durability::Sync);
             hand_over |= p.durability != Durability::None;
         }
+        let sync = syncs > 0;
         let io = if sync {
             self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
             w.sync()
@@ -206,6 +207,12 @@ impl Inner {
         self.counters
             .wal_bytes_written
             .fetch_add(bytes as u64, Ordering::Relaxed);
+        self.counters
+            .commits
+            .fetch_add(group.len() as u64, Ordering::Relaxed);
+        self.counters
+            .sync_commits
+            .fetch_add(syncs, Ordering::Relaxed);
         let mut seq = first_seqno;
         let mut user_bytes = 0u64;
         for p in group.iter() {
