@@ -383,7 +383,10 @@ impl Db {
     /// Compacts the whole database down to its last level, dropping every
     /// overwritten value and tombstone no snapshot needs.
     pub fn compact(&self) -> Result<()> {
-        self.compact_range(None, None)
+        self.compact_range(None, None)?;
+        // Reclaiming space includes the WAL segments kept for reuse.
+        self.inner().remove_reusable_wals();
+        Ok(())
     }
 
     /// Compacts the tables overlapping `[start, end]` of the default keyspace.

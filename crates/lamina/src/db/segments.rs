@@ -12,8 +12,10 @@ use crate::error::Result;
 use crate::manifest::{file_name, parse_file_name, FileKind};
 use crate::wal::{LogWriter, Origin};
 
-/// Most retired segments kept for reuse; the others are removed.
-const KEEP_FOR_REUSE: usize = 4;
+/// Most retired segments kept for reuse; the others are removed. A flush
+/// retires about one segment per rotation, so two cover a flush that ends
+/// after the next rotation has begun.
+const KEEP_FOR_REUSE: usize = 2;
 
 impl Inner {
     /// Starts WAL segment `number`: reuses a retired segment if one is kept
@@ -54,6 +56,15 @@ impl Inner {
     pub(crate) fn close_wal_segment(&self, w: &mut LogWriter) -> Result<()> {
         w.add_end();
         w.sync()
+    }
+
+    /// Removes the retired segments kept for reuse (to reclaim their space).
+    pub(crate) fn remove_reusable_wals(&self) {
+        for n in std::mem::take(&mut *self.reusable_wals.lock()) {
+            let _ = self
+                .fs
+                .remove_file(&self.path.join(file_name(FileKind::Wal, n)));
+        }
     }
 
     /// Retires every WAL segment numbered below `log_number` (which the
