@@ -10,6 +10,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+/// A key and the value a write that failed tried to give it.
+type InFlight = Option<(Vec<u8>, Vec<u8>)>;
 
 const DB: &str = "/reuse";
 
@@ -65,7 +67,7 @@ fn with_old_lives() -> MemFs {
 
 /// Writes `new/…` keys with `Sync` until one fails; returns what was
 /// acknowledged and the write that failed (which may land or not).
-fn write_new(db: &Db) -> (Model, Option<(Vec<u8>, Vec<u8>)>) {
+fn write_new(db: &Db) -> (Model, InFlight) {
     let mut acknowledged = Model::new();
     for i in 0..150u32 {
         let key = format!("new/{:03}", i % 60).into_bytes();
@@ -84,7 +86,15 @@ fn reuse_happens_and_no_earlier_record_comes_back() {
     let db = Db::open(Path::new(DB), opts(Arc::new(fs.clone()))).expect("open");
     let (acknowledged, failed) = write_new(&db);
     assert!(failed.is_none());
-    let reused = db.stats().wal_segments_reused;
+    let stats = db.stats();
+    assert_eq!((stats.commits, stats.sync_commits), (150, 150));
+    // One thread: no commit shares an fsync.
+    assert!(
+        stats.wal_syncs >= 150 && stats.commits_per_fsync() <= 1.0,
+        "{} fsyncs",
+        stats.wal_syncs
+    );
+    let reused = stats.wal_segments_reused;
     assert!(reused >= 2, "only {reused} segments were reused");
     let crashed = fs.crash_clone();
     drop(db);
