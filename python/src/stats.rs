@@ -37,6 +37,11 @@ pub fn stats_dict<'py>(py: Python<'py>, s: &lamina::Stats) -> PyResult<Bound<'py
     d.set_item("trivial_moves", s.trivial_moves)?;
     d.set_item("write_delay_micros", s.write_delay_micros)?;
     d.set_item("write_stops", s.write_stops)?;
+    d.set_item("commits", s.commits)?;
+    d.set_item("sync_commits", s.sync_commits)?;
+    d.set_item("wal_syncs", s.wal_syncs)?;
+    d.set_item("commits_per_fsync", s.commits_per_fsync())?;
+    d.set_item("wal_segments_reused", s.wal_segments_reused)?;
     d.set_item("cache_hits", s.cache_hits)?;
     d.set_item("cache_misses", s.cache_misses)?;
     d.set_item("cache_bytes", s.cache_bytes)?;

@@ -122,8 +122,8 @@ fn base_options() -> Options {
     Options {
         memtable_size: 64 << 20,
         l0_compaction_trigger: 1000,
-        l0_slowdown_trigger: 1000,
-        l0_stop_trigger: 1000,
+        l0_slowdown_trigger: 1001,
+        l0_stop_trigger: 1001,
         block_size: 1024,
         ..Options::default()
     }

@@ -243,7 +243,11 @@ fn check_wals(inner: &Inner, report: &mut CheckReport) -> Result<()> {
             path.display()
         ));
     }
-    let mut torn: Option<(std::path::PathBuf, crate::wal::TornTail)> = None;
+    // A segment that ended early: its path, where its records end, and the
+    // torn tail if it has one (a version-3 segment may end open without).
+    let mut torn: Option<(std::path::PathBuf, u64, Option<crate::wal::TornTail>)> = None;
+    // The torn tail of the last segment read, if nothing was read after it.
+    let mut last_tail: Option<(std::path::PathBuf, crate::wal::TornTail)> = None;
     for num in wals {
         let path = inner.path.join(file_name(FileKind::Wal, num));
         let opened = LogReader::open(inner.fs.as_ref(), &path, WAL_MAGIC)
@@ -259,13 +263,15 @@ fn check_wals(inner: &Inner, report: &mut CheckReport) -> Result<()> {
             match r.next_record() {
                 Ok(Some(rec)) => {
                     report.wal_records += 1;
-                    if let Some((p, t)) = torn.take() {
+                    last_tail = None;
+                    if let Some((p, at, t)) = torn.take() {
+                        let unreadable = t
+                            .map(|t| format!(" ({} bytes unreadable)", t.dropped_bytes))
+                            .unwrap_or_default();
                         report.problems.push(format!(
-                            "{}: ends early at offset {} ({} bytes unreadable) but a later \
+                            "{}: ends early at offset {at}{unreadable} but a later \
                              segment holds writes",
                             p.display(),
-                            t.offset,
-                            t.dropped_bytes
                         ));
                     }
                     if let Err(why) = crate::batch::decode_record(&rec) {
@@ -276,8 +282,11 @@ fn check_wals(inner: &Inner, report: &mut CheckReport) -> Result<()> {
                     }
                 }
                 Ok(None) => {
-                    if let (Some(t), None) = (r.torn_tail(), &torn) {
-                        torn = Some((path.clone(), t));
+                    if r.ends_open() && torn.is_none() {
+                        torn = Some((path.clone(), r.valid_end(), r.torn_tail()));
+                    }
+                    if let Some(t) = r.torn_tail() {
+                        last_tail = Some((path.clone(), t));
                     }
                     break;
                 }
@@ -288,7 +297,7 @@ fn check_wals(inner: &Inner, report: &mut CheckReport) -> Result<()> {
             }
         }
     }
-    if let Some((p, t)) = torn {
+    if let (Some(_), Some((p, t))) = (torn, last_tail) {
         report.notes.push(format!(
             "{}: a write torn by a crash ends it at offset {} ({} bytes); \
              they will be dropped at the next open",

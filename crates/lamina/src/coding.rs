@@ -124,6 +124,14 @@ pub fn masked_crc2(a: &[u8], b: &[u8]) -> u32 {
     mask(crc32c::crc32c_append(crc32c::crc32c(a), b))
 }
 
+/// Masked CRC32C of `a ‖ b ‖ c`.
+pub fn masked_crc3(a: &[u8], b: &[u8], c: &[u8]) -> u32 {
+    mask(crc32c::crc32c_append(
+        crc32c::crc32c_append(crc32c::crc32c(a), b),
+        c,
+    ))
+}
+
 fn mask(crc: u32) -> u32 {
     crc.rotate_right(15).wrapping_add(0xa282_ead8)
 }

@@ -11,6 +11,9 @@ pub(crate) struct Counters {
     pub user_bytes_written: AtomicU64,
     pub wal_bytes_written: AtomicU64,
     pub wal_syncs: AtomicU64,
+    pub commits: AtomicU64,
+    pub sync_commits: AtomicU64,
+    pub wal_segments_reused: AtomicU64,
     pub flush_bytes_written: AtomicU64,
     pub compaction_bytes_read: AtomicU64,
     pub compaction_bytes_written: AtomicU64,
@@ -68,8 +71,16 @@ pub struct Stats {
     pub user_bytes_written: u64,
     /// Bytes written to the WAL since open.
     pub wal_bytes_written: u64,
-    /// WAL fsyncs since open.
+    /// WAL fsyncs since open (by commits, `sync`, rotation and close).
     pub wal_syncs: u64,
+    /// Write batches committed since open (each `put`, `delete`, `merge`
+    /// or `write` of a non-empty batch).
+    pub commits: u64,
+    /// Of `commits`, those made durable with `Durability::Sync`.
+    pub sync_commits: u64,
+    /// WAL segments started by reusing a retired one instead of creating a
+    /// file, since open.
+    pub wal_segments_reused: u64,
     /// Bytes of tables written by flushes since open.
     pub flush_bytes_written: u64,
     /// Bytes read by compactions since open.
@@ -130,6 +141,18 @@ impl Stats {
             return 0.0;
         }
         self.blob_file_bytes as f64 / live as f64
+    }
+}
+
+impl Stats {
+    /// Sync commits per WAL fsync since open: how many durable commits
+    /// shared each `fdatasync` (0 before the first fsync).
+    pub fn commits_per_fsync(&self) -> f64 {
+        if self.wal_syncs == 0 {
+            0.0
+        } else {
+            self.sync_commits as f64 / self.wal_syncs as f64
+        }
     }
 }
 
@@ -212,6 +235,9 @@ pub(crate) fn collect(inner: &Inner) -> Stats {
         user_bytes_written: get(&c.user_bytes_written),
         wal_bytes_written: get(&c.wal_bytes_written),
         wal_syncs: get(&c.wal_syncs),
+        commits: get(&c.commits),
+        sync_commits: get(&c.sync_commits),
+        wal_segments_reused: get(&c.wal_segments_reused),
         flush_bytes_written: get(&c.flush_bytes_written),
         compaction_bytes_read: get(&c.compaction_bytes_read),
         compaction_bytes_written: get(&c.compaction_bytes_written),

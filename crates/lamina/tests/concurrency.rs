@@ -35,6 +35,12 @@ fn concurrent_sync_writers_share_fsyncs_and_lose_nothing() {
         "{} fsyncs for {commits} commits: no group commit",
         stats.wal_syncs
     );
+    assert_eq!((stats.commits, stats.sync_commits), (commits, commits));
+    assert!(
+        stats.commits_per_fsync() > 1.0,
+        "{}",
+        stats.commits_per_fsync()
+    );
     db.close().expect("close");
     let db = Db::open(dir.path().join("db"), opts).expect("reopen");
     assert_eq!(

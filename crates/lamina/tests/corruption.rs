@@ -96,6 +96,14 @@ fn files(fs: &MemFs, suffix: &str) -> Vec<String> {
         .collect()
 }
 
+/// Whether the database reads back whole without the file at `path`.
+fn unread(fs: &MemFs, path: &Path, model: &Model) -> bool {
+    use lamina::fs::FileSystem;
+    let copy = fs.crash_clone();
+    copy.remove_file(path).expect("remove");
+    probe(&copy, model) == Ok(true)
+}
+
 #[test]
 fn flipped_bytes_in_every_file_kind() {
     let (fs, model) = build();
@@ -110,9 +118,16 @@ fn flipped_bytes_in_every_file_kind() {
         for name in names {
             let path = Path::new("/db").join(&name);
             let len = fs.file_size_of(&path);
+            if kind == ".wal" && unread(&fs, &path, &model) {
+                // A retired segment kept for reuse: recovery never reads it.
+                continue;
+            }
             let mut detected = 0;
+            // A WAL segment's records are at its start (zero fill follows).
+            let dense = if kind == ".wal" { len.min(4096) } else { 0 };
             let offsets: Vec<u64> = (0..len)
                 .step_by((len as usize / 40).max(1))
+                .chain((0..dense).step_by(53))
                 .chain([len - 1])
                 .collect();
             for &off in &offsets {

@@ -477,6 +477,9 @@ impl WritableFile for TapFile {
     fn len(&self) -> u64 {
         self.inner.len()
     }
+    fn write_at(&mut self, offset: u64, data: &[u8]) -> io::Result<()> {
+        self.inner.write_at(offset, data)
+    }
 }
 
 impl FileSystem for SyncTap {
@@ -486,6 +489,12 @@ impl FileSystem for SyncTap {
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
         Ok(Box::new(TapFile {
             inner: self.mem.create(path)?,
+            tap: self.clone(),
+        }))
+    }
+    fn reopen(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        Ok(Box::new(TapFile {
+            inner: self.mem.reopen(path)?,
             tap: self.clone(),
         }))
     }

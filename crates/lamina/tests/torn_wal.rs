@@ -5,6 +5,7 @@
 
 use lamina::coding::masked_crc;
 use lamina::fs::{FileSystem, MemFs};
+use lamina::wal::{LogReader, LogWriter, WAL_MAGIC};
 use lamina::{Db, Options};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -87,16 +88,20 @@ fn a_torn_tail_before_a_segment_holding_writes_is_corruption() {
         .map(|n| PathBuf::from("/db").join(n))
         .find(|p| *p != later)
         .expect("first segment");
-    // The later segment gets records: the first one's, under its own header.
-    let whole = fs.read_all(&first).expect("read");
-    let mut bytes = fs.read_all(&later).expect("read")[..40].to_vec();
-    bytes.extend_from_slice(&whole[40..]);
-    let mut f = fs.create(&later).expect("create");
-    f.append(&bytes).expect("append");
-    f.sync_data().expect("sync");
-    // And the first one is torn.
-    fs.truncate(&first, whole.len() as u64 - 3)
-        .expect("truncate");
+    // The later segment gets records: the first one's, framed under its own
+    // number (a segment's records are checked with its number).
+    let mut r = LogReader::open(&fs, &first, WAL_MAGIC).expect("read");
+    let origin = LogReader::open(&fs, &later, WAL_MAGIC)
+        .expect("read")
+        .origin()
+        .expect("a version-3 header");
+    let mut w = LogWriter::create_wal(&fs, &later, origin).expect("create");
+    while let Some(rec) = r.next_record().expect("record") {
+        w.add_record(&rec);
+    }
+    w.sync().expect("sync");
+    // And the first one is torn, inside its last record.
+    fs.truncate(&first, r.valid_end() - 3).expect("truncate");
     let e = Db::open(Path::new("/db"), opts(&fs, true)).expect_err("open");
     assert!(e.is_corruption(), "{e}");
     assert!(e.to_string().contains(&first.display().to_string()), "{e}");
@@ -125,8 +130,13 @@ fn a_crash_while_recovering_a_torn_tail_still_recovers() {
             .find(|n| n.ends_with(".wal"))
             .expect("a WAL segment"),
     );
-    let len = torn.file_size(&wal).expect("size");
-    torn.truncate(&wal, len - 3).expect("tear the last write");
+    // The segment is zero-filled past its records: cut inside the last one.
+    let end = {
+        let mut r = LogReader::open(&torn, &wal, WAL_MAGIC).expect("read");
+        while r.next_record().expect("record").is_some() {}
+        r.valid_end()
+    };
+    torn.truncate(&wal, end - 3).expect("tear the last write");
     let mut interrupted = 0;
     for k in 0..20 {
         let mem = torn.crash_clone();

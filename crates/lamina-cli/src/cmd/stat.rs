@@ -77,6 +77,13 @@ pub fn to_json(path: &str, stats: &Stats) -> serde_json::Value {
             "write_amplification":
                 engine::amplification(stats.lifetime_user_bytes, stats.lifetime_disk_bytes),
         },
+        "commits": {
+            "since_open": stats.commits,
+            "sync": stats.sync_commits,
+            "wal_fsyncs": stats.wal_syncs,
+            "per_fsync": (stats.wal_syncs > 0).then(|| stats.commits_per_fsync()),
+            "wal_segments_reused": stats.wal_segments_reused,
+        },
         "block_size": stats.block_size,
         "cache_bytes": stats.cache_bytes,
         "cache_capacity": stats.cache_capacity,
@@ -152,6 +159,21 @@ fn blob_line(stats: &Stats) -> String {
     )
 }
 
+/// Commits since the handle was opened and how many shared each fsync.
+fn commit_line(stats: &Stats) -> String {
+    let per = if stats.wal_syncs > 0 {
+        format!("{:.1}", stats.commits_per_fsync())
+    } else {
+        "-".into()
+    };
+    format!(
+        "commits          {} since open, {} durable (Sync); {} WAL fsyncs, {per} durable commits per fsync",
+        thousands(stats.commits),
+        thousands(stats.sync_commits),
+        thousands(stats.wal_syncs)
+    )
+}
+
 /// The report.
 pub fn render(path: &str, stats: &Stats) -> String {
     let mut s = String::new();
@@ -220,6 +242,9 @@ pub fn render(path: &str, stats: &Stats) -> String {
         );
     } else {
         let _ = writeln!(s, "write amp.       nothing written yet");
+    }
+    if stats.commits > 0 {
+        let _ = writeln!(s, "{}", commit_line(stats));
     }
     let _ = writeln!(
         s,
@@ -398,6 +423,24 @@ mod tests {
             to_json("big", &stats)["lifetime"]["write_amplification"].as_f64(),
             Some(2.5)
         );
+    }
+
+    #[test]
+    fn commits_and_their_fsyncs_are_shown_once_there_are_any() {
+        let mut stats = Stats::default();
+        assert!(!render("db", &stats).contains("commits "));
+        assert!(to_json("db", &stats)["commits"]["per_fsync"].is_null());
+        stats.commits = 12_000;
+        stats.sync_commits = 10_000;
+        stats.wal_syncs = 800;
+        let text = render("db", &stats);
+        assert!(
+            text.contains("commits          12,000 since open, 10,000 durable (Sync); 800 WAL fsyncs, 12.5 durable commits per fsync"),
+            "{text}"
+        );
+        let j = to_json("db", &stats);
+        assert_eq!(j["commits"]["per_fsync"].as_f64(), Some(12.5));
+        assert_eq!(j["commits"]["since_open"].as_u64(), Some(12_000));
     }
 
     #[test]

@@ -9,10 +9,8 @@ use super::Inner;
 use crate::batch::Batch;
 use crate::error::{Error, Result};
 use crate::key::SeqNo;
-use crate::manifest::{file_name, FileKind};
 use crate::memtable::Memtable;
 use crate::options::Durability;
-use crate::wal::{LogWriter, Origin};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -183,15 +181,16 @@ impl Inner {
         let mut wal = self.wal.lock();
         let w = wal.as_mut().ok_or(Error::Closed)?;
         let mut seq = first_seqno;
-        let mut sync = false;
+        let mut syncs = 0u64;
         let mut hand_over = false;
         for p in group.iter_mut() {
             let n = p.batch.len() as u64;
             w.add_record(p.batch.encode_with_seqno(seq));
             seq += n;
-            sync |= p.durability == Durability::Sync;
+            syncs += u64::from(p.durability == Durability::Sync);
             hand_over |= p.durability != Durability::None;
         }
+        let sync = syncs > 0;
         let io = if sync {
             self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
             w.sync()
@@ -208,6 +207,12 @@ impl Inner {
         self.counters
             .wal_bytes_written
             .fetch_add(bytes as u64, Ordering::Relaxed);
+        self.counters
+            .commits
+            .fetch_add(group.len() as u64, Ordering::Relaxed);
+        self.counters
+            .sync_commits
+            .fetch_add(syncs, Ordering::Relaxed);
         let mut seq = first_seqno;
         let mut user_bytes = 0u64;
         for p in group.iter() {
@@ -286,7 +291,6 @@ impl Inner {
     /// the commit queue otherwise quiet (flush, close).
     pub fn rotate_memtable(&self) -> Result<()> {
         let number = self.versions.lock().new_file_number();
-        let path = self.path.join(file_name(FileKind::Wal, number));
         let mut wal = self.wal.lock();
         {
             let st = self.state.lock();
@@ -294,12 +298,7 @@ impl Inner {
                 return Ok(());
             }
         }
-        let origin = Origin {
-            identity: self.tables.identity().unwrap_or_default(),
-            number,
-        };
-        let created = LogWriter::create_wal(self.fs.as_ref(), &path, origin).and_then(|mut w| {
-            w.flush()?;
+        let created = self.start_wal_segment(number).and_then(|w| {
             self.fs
                 .sync_dir(&self.path)
                 .map_err(|e| Error::io(&self.path, e))?;
@@ -315,7 +314,7 @@ impl Inner {
             }
         };
         if let Some(old) = wal.as_mut() {
-            if let Err(e) = old.sync() {
+            if let Err(e) = self.close_wal_segment(old) {
                 self.poison(&e);
                 return Err(e);
             }

@@ -145,23 +145,8 @@ impl Inner {
         self.publish(&st);
         drop(st);
         drop(vs);
-        self.delete_old_wals(log_number);
+        self.retire_wals_below(log_number);
         Ok(())
-    }
-
-    fn delete_old_wals(&self, log_number: u64) {
-        let Ok(names) = self.fs.list_dir(&self.path) else {
-            return;
-        };
-        for name in names {
-            if let Some((FileKind::Wal, n)) = crate::manifest::parse_file_name(&name) {
-                if n < log_number {
-                    let _ = self
-                        .fs
-                        .remove_file(&self.path.join(file_name(FileKind::Wal, n)));
-                }
-            }
-        }
     }
 
     /// Removes tables that left the current version once no reader pins them.

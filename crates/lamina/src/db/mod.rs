@@ -8,6 +8,7 @@ mod ingest;
 mod open;
 mod point;
 mod read;
+mod segments;
 
 use crate::batch::Batch;
 use crate::cache::TableCache;
@@ -98,6 +99,8 @@ pub(crate) struct Inner {
     pub commit_cv: Condvar,
     /// The WAL segment being written; only the commit leader, `sync` and rotation touch it.
     pub wal: Mutex<Option<LogWriter>>,
+    /// Retired WAL segments (below the log number) kept to be reused.
+    pub reusable_wals: Mutex<Vec<u64>>,
     /// Highest seqno whose write is visible to readers.
     pub visible_seqno: AtomicU64,
     /// Live snapshots: seqno -> count.
@@ -219,7 +222,7 @@ impl Inner {
         // A commit group racing with close may have appended after the sync
         // above; make it durable too before the segment is let go.
         let last = match self.wal.lock().take() {
-            Some(mut w) if self.poisoned.lock().is_none() => w.sync(),
+            Some(mut w) if self.poisoned.lock().is_none() => self.close_wal_segment(&mut w),
             _ => Ok(()),
         };
         *self.lock.lock() = None;
@@ -393,7 +396,10 @@ impl Db {
     /// Compacts the whole database down to its last level, dropping every
     /// overwritten value and tombstone no snapshot needs.
     pub fn compact(&self) -> Result<()> {
-        self.compact_range(None, None)
+        self.compact_range(None, None)?;
+        // Reclaiming space includes the WAL segments kept for reuse.
+        self.inner().remove_reusable_wals();
+        Ok(())
     }
 
     /// Compacts the tables overlapping `[start, end]` of the default keyspace.

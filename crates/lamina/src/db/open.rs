@@ -9,7 +9,7 @@ use crate::manifest::{file_name, parse_file_name, FileKind, Version, VersionEdit
 use crate::memtable::Memtable;
 use crate::options::Options;
 use crate::stats::Counters;
-use crate::wal::{LogReader, LogWriter, Origin, WAL_MAGIC};
+use crate::wal::{LogReader, WAL_MAGIC};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -146,6 +146,7 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         commit: Mutex::new(CommitQueue::new(last_seqno)),
         commit_cv: Condvar::new(),
         wal: Mutex::new(None),
+        reusable_wals: Mutex::new(Vec::new()),
         visible_seqno: AtomicU64::new(last_seqno),
         snapshots: Mutex::new(BTreeMap::new()),
         keyspaces: RwLock::new(keyspaces),
@@ -228,10 +229,10 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
                 sealed.push(std::mem::replace(&mut mem, next));
             }
         }
-        if let (Some(t), None) = (reader.torn_tail(), &torn) {
+        if let (true, None) = (reader.ends_open(), &torn) {
             torn = Some(Error::corruption(
                 &path,
-                t.offset,
+                reader.valid_end(),
                 "WAL segment ends early but a later segment holds writes",
             ));
         }
@@ -256,13 +257,9 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         edit.new_blobs.extend(blobs.into_iter().map(Arc::new));
     }
     let wal_number = inner.versions.lock().new_file_number();
-    let wal_path = inner.path.join(file_name(FileKind::Wal, wal_number));
-    let origin = Origin {
-        identity: identity.unwrap_or_default(),
-        number: wal_number,
-    };
-    let mut w = LogWriter::create_wal(inner.fs.as_ref(), &wal_path, origin)?;
-    w.flush()?;
+    // Segments a previous run retired are reused first.
+    inner.retire_wals_below(log_number);
+    let w = inner.start_wal_segment(wal_number)?;
     inner
         .fs
         .sync_dir(&inner.path)
@@ -278,11 +275,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         st.mem = Arc::new(Memtable::new(wal_number));
     }
     *inner.wal.lock() = Some(w);
-    for num in wals {
-        let _ = inner
-            .fs
-            .remove_file(&inner.path.join(file_name(FileKind::Wal, num)));
-    }
+    inner.retire_wals_below(wal_number);
     Ok(())
 }
 
@@ -337,12 +330,12 @@ fn remove_leftovers(inner: &Inner) {
     let version: Arc<Version> = Arc::clone(&inner.state.lock().version);
     let live: std::collections::HashSet<u64> = version.all_files().map(|(_, f)| f.number).collect();
     let manifest = inner.versions.lock().manifest_number();
-    let wal_live = inner.state.lock().mem.wal_number();
     for name in names {
         let doomed = match parse_file_name(&name) {
             Some((FileKind::Table, n)) => !live.contains(&n),
             Some((FileKind::Manifest, n)) => n != manifest,
-            Some((FileKind::Wal, n)) => n < wal_live,
+            // Retired segments are kept for reuse or removed (retire_wals_below).
+            Some((FileKind::Wal, _)) => false,
             Some((FileKind::Temp, _)) => true,
             Some((FileKind::Blob, n)) => !version.blobs().contains_key(&n),
             _ => false,

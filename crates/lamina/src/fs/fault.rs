@@ -14,13 +14,13 @@ const EIO: i32 = 5;
 /// The kinds of operation a fault can target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FaultKind {
-    /// `WritableFile::append`. Fails with `ENOSPC`.
+    /// `WritableFile::append` and `write_at`. Fails with `ENOSPC`.
     Write,
     /// `WritableFile::sync_data` and `FileSystem::sync_dir`. Fails with `EIO`.
     Sync,
     /// `RandomAccessFile::read_at` and `FileSystem::open`. Fails with `EIO`.
     Read,
-    /// `FileSystem::create`, `rename`, `remove_file` and `create_dir_all`.
+    /// `FileSystem::create`, `reopen`, `rename`, `remove_file` and `create_dir_all`.
     /// Fails with `EIO`.
     Metadata,
 }
@@ -175,6 +175,11 @@ impl WritableFile for FaultWritable {
         self.inner.append(data)
     }
 
+    fn write_at(&mut self, offset: u64, data: &[u8]) -> io::Result<()> {
+        self.faults.check(FaultKind::Write)?;
+        self.inner.write_at(offset, data)
+    }
+
     fn sync_data(&mut self) -> io::Result<()> {
         self.faults.check(FaultKind::Sync)?;
         self.inner.sync_data()
@@ -215,6 +220,15 @@ impl FileSystem for FaultFs {
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
         self.faults.check(FaultKind::Metadata)?;
         let inner = self.inner.create(path)?;
+        Ok(Box::new(FaultWritable {
+            inner,
+            faults: self.faults(),
+        }))
+    }
+
+    fn reopen(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        self.faults.check(FaultKind::Metadata)?;
+        let inner = self.inner.reopen(path)?;
         Ok(Box::new(FaultWritable {
             inner,
             faults: self.faults(),

@@ -38,10 +38,55 @@ struct Shared {
 }
 
 /// The bytes of one file. `synced_len <= data.len()` always holds.
+///
+/// The durable contents are `data[..synced_len]` with `undo` applied from
+/// its last entry back: each entry holds the synced bytes a `write_at`
+/// replaced since the last sync (at their offset).
 #[derive(Default)]
 struct Inode {
     data: Vec<u8>,
     synced_len: usize,
+    undo: Vec<(usize, Vec<u8>)>,
+}
+
+impl Inode {
+    /// The durable contents, with the first `kept` overwrites of the synced
+    /// bytes since the last sync taken as written back, and `extra` bytes
+    /// past the synced length.
+    fn durable(&self, kept: usize, extra: usize) -> Vec<u8> {
+        let len = self.synced_len.saturating_add(extra).min(self.data.len());
+        let mut out = self.data.get(..len).unwrap_or_default().to_vec();
+        for (at, old) in self.undo.iter().skip(kept).rev() {
+            if let Some(dst) = out.get_mut(*at..at.saturating_add(old.len())) {
+                dst.copy_from_slice(old);
+            }
+        }
+        out
+    }
+
+    /// Writes `bytes` at `at` (at most the length), remembering the synced
+    /// bytes it replaces.
+    fn write_at(&mut self, at: usize, bytes: &[u8]) -> io::Result<()> {
+        if at > self.data.len() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "write_at past the end of the file",
+            ));
+        }
+        let end = at.saturating_add(bytes.len());
+        let synced_end = end.min(self.synced_len);
+        if at < synced_end {
+            let old = self.data.get(at..synced_end).unwrap_or_default().to_vec();
+            self.undo.push((at, old));
+        }
+        if end > self.data.len() {
+            self.data.resize(end, 0);
+        }
+        if let Some(dst) = self.data.get_mut(at..end) {
+            dst.copy_from_slice(bytes);
+        }
+        Ok(())
+    }
 }
 
 type InodeRef = Arc<Mutex<Inode>>;
@@ -145,6 +190,7 @@ impl State {
                 let mut i = inode.lock();
                 i.data.clear();
                 i.synced_len = 0;
+                i.undo.clear();
             }
             return Ok(Arc::clone(inode));
         }
@@ -193,7 +239,7 @@ impl MemFs {
     pub fn crash_clone(&self) -> MemFs {
         let state = self.shared.state.lock();
         let names = state.durable.clone();
-        Self::materialize(&state, names, |inode| inode.synced_len)
+        Self::materialize(&state, names, |inode| inode.durable(0, 0))
     }
 
     /// Like [`MemFs::crash_clone`], but models partial writeback, with every
@@ -213,27 +259,32 @@ impl MemFs {
         }
         Self::materialize(&state, names, |inode| {
             let unsynced = inode.data.len().saturating_sub(inode.synced_len);
-            inode.synced_len.saturating_add(rng.up_to(unsynced))
+            let extra = rng.up_to(unsynced);
+            let kept = if inode.undo.is_empty() {
+                0
+            } else {
+                rng.up_to(inode.undo.len())
+            };
+            inode.durable(kept, extra)
         })
     }
 
     /// Builds a new file system from `names`, giving each distinct inode the
-    /// first `keep(inode)` bytes of its data.
+    /// contents `keep(inode)` says survive.
     fn materialize(
         state: &State,
         names: BTreeMap<PathBuf, InodeRef>,
-        mut keep: impl FnMut(&Inode) -> usize,
+        mut keep: impl FnMut(&Inode) -> Vec<u8>,
     ) -> MemFs {
         let mut copies: HashMap<*const Mutex<Inode>, InodeRef> = HashMap::new();
         let mut files = BTreeMap::new();
         for (path, inode) in names {
             let copy = copies.entry(Arc::as_ptr(&inode)).or_insert_with(|| {
-                let i = inode.lock();
-                let len = keep(&i).min(i.data.len());
-                let data = i.data.get(..len).unwrap_or_default().to_vec();
+                let data = keep(&inode.lock());
                 Arc::new(Mutex::new(Inode {
+                    synced_len: data.len(),
                     data,
-                    synced_len: len,
+                    undo: Vec::new(),
                 }))
             });
             files.insert(path, Arc::clone(copy));
@@ -287,6 +338,7 @@ impl MemFs {
         let len = usize::try_from(len).unwrap_or(usize::MAX);
         inode.data.truncate(len);
         inode.synced_len = inode.synced_len.min(len);
+        inode.undo.clear();
         Ok(())
     }
 
@@ -330,9 +382,15 @@ impl WritableFile for MemWritable {
         Ok(())
     }
 
+    fn write_at(&mut self, offset: u64, data: &[u8]) -> io::Result<()> {
+        let at = usize::try_from(offset).unwrap_or(usize::MAX);
+        self.inode.lock().write_at(at, data)
+    }
+
     fn sync_data(&mut self) -> io::Result<()> {
         let mut inode = self.inode.lock();
         inode.synced_len = inode.data.len();
+        inode.undo.clear();
         self.shared.syncs.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -406,6 +464,14 @@ impl FileSystem for MemFs {
             .state
             .lock()
             .create_or_truncate(&normalize(path), true)?;
+        Ok(Box::new(MemWritable {
+            inode,
+            shared: Arc::clone(&self.shared),
+        }))
+    }
+
+    fn reopen(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        let inode = Arc::clone(self.shared.state.lock().file(&normalize(path))?);
         Ok(Box::new(MemWritable {
             inode,
             shared: Arc::clone(&self.shared),
@@ -735,6 +801,43 @@ mod tests {
         assert_eq!(fs.file_names(p("/db")), ["a", "b"]);
         assert_eq!(fs.read_all(p("/db/a")).unwrap(), b"12345678");
         assert_eq!(crashed.sync_count(), 0);
+    }
+
+    #[test]
+    fn writes_over_synced_bytes_are_undone_by_a_crash_until_synced() {
+        let fs = db();
+        write(&fs, "/db/a", b"old-old-old", true);
+        fs.sync_dir(p("/db")).unwrap();
+        let mut f = fs.reopen(p("/db/a")).unwrap();
+        f.write_at(0, b"NEW").unwrap();
+        f.write_at(8, b"NEWER").unwrap();
+        assert_eq!(fs.read_all(p("/db/a")).unwrap(), b"NEW-old-NEWER");
+        assert_eq!(
+            fs.crash_clone().read_all(p("/db/a")).unwrap(),
+            b"old-old-old"
+        );
+        let mut seen = HashSet::new();
+        for seed in 0..100 {
+            let got = fs.crash_clone_with(seed).read_all(p("/db/a")).unwrap();
+            // The overwrites reach the disk in order; the bytes past the
+            // synced length, a prefix of them.
+            let (head, tail) = got.split_at(11);
+            assert!(
+                [&b"old-old-old"[..], b"NEW-old-old", b"NEW-old-NEW"].contains(&head)
+                    && b"ER".starts_with(tail),
+                "seed {seed}: {}",
+                got.escape_ascii()
+            );
+            seen.insert(got);
+        }
+        assert!(seen.len() >= 3, "{seen:?}");
+        f.sync_data().unwrap();
+        assert_eq!(
+            fs.crash_clone().read_all(p("/db/a")).unwrap(),
+            b"NEW-old-NEWER"
+        );
+        assert!(f.write_at(100, b"x").is_err(), "a write past the end");
+        assert!(fs.reopen(p("/db/missing")).is_err());
     }
 
     #[test]

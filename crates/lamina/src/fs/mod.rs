@@ -15,14 +15,17 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
-/// A file opened for writing at its end.
+/// A file opened for writing.
 ///
-/// `append` hands the bytes to the operating system before it returns (no
-/// buffering inside the implementation): a killed process does not lose them.
-/// Only `sync_data` makes them survive a power loss.
+/// `append` and `write_at` hand the bytes to the operating system before
+/// they return (no buffering inside the implementation): a killed process
+/// does not lose them. Only `sync_data` makes them survive a power loss.
 pub trait WritableFile: Send {
     /// Writes all of `data` at the end of the file.
     fn append(&mut self, data: &[u8]) -> io::Result<()>;
+    /// Writes all of `data` at `offset`, over the bytes there and past the
+    /// end if it reaches beyond (`offset` at most the file's length).
+    fn write_at(&mut self, offset: u64, data: &[u8]) -> io::Result<()>;
     /// Makes every appended byte durable (`fdatasync`).
     fn sync_data(&mut self) -> io::Result<()>;
     /// Current length of the file in bytes.
@@ -67,6 +70,9 @@ pub trait FileSystem: Send + Sync + 'static {
     fn create_dir_all(&self, path: &Path) -> io::Result<()>;
     /// Creates (or truncates) a file for writing.
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>>;
+    /// Opens an existing file for writing, keeping its bytes (to be written
+    /// over with [`WritableFile::write_at`]). `NotFound` if it is missing.
+    fn reopen(&self, path: &Path) -> io::Result<Box<dyn WritableFile>>;
     /// Opens an existing file for reading.
     fn open(&self, path: &Path) -> io::Result<Arc<dyn RandomAccessFile>>;
     /// Names (not paths) of the entries of a directory, in no particular order.

@@ -24,6 +24,12 @@ impl WritableFile for RealWritable {
         Ok(())
     }
 
+    fn write_at(&mut self, offset: u64, data: &[u8]) -> io::Result<()> {
+        self.file.write_all_at(data, offset)?;
+        self.len = self.len.max(offset.saturating_add(data.len() as u64));
+        Ok(())
+    }
+
     fn sync_data(&mut self) -> io::Result<()> {
         self.file.sync_data()
     }
@@ -72,6 +78,12 @@ impl FileSystem for RealFs {
             .truncate(true)
             .open(path)?;
         Ok(Box::new(RealWritable { file, len: 0 }))
+    }
+
+    fn reopen(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new().write(true).open(path)?;
+        let len = file.metadata()?.len();
+        Ok(Box::new(RealWritable { file, len }))
     }
 
     fn open(&self, path: &Path) -> io::Result<Arc<dyn RandomAccessFile>> {

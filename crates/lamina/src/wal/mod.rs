@@ -1,6 +1,8 @@
 //! The record framing shared by WAL segments and manifests: a file header
 //! (16 bytes; 40 for a WAL segment naming its database), then 32 KiB blocks
-//! of checksummed fragments.
+//! of checksummed fragments. A version-3 WAL segment is recyclable: its
+//! fragments' checksums cover its file number, END closes it, and it is
+//! zero-filled ahead of its writes.
 //!
 //! Layout: docs/format.md#record-framing. [`LogWriter`] appends records;
 //! [`LogReader`] reads them back and tells a torn tail (the end of a write a
@@ -13,7 +15,7 @@ mod writer;
 pub use reader::{LogReader, TornTail};
 pub use writer::LogWriter;
 
-use crate::coding::{get_u32, masked_crc};
+use crate::coding::{get_u32, masked_crc, masked_crc2, masked_crc3};
 
 /// Magic number of a WAL segment (`NNNNNN.wal`).
 pub const WAL_MAGIC: &[u8; 8] = b"LAMNAWAL";
@@ -23,8 +25,12 @@ pub const MANIFEST_MAGIC: &[u8; 8] = b"LAMNAMAN";
 /// Version of the framing written in every manifest header (and in WAL
 /// headers before format version 2).
 pub const FORMAT_VERSION: u32 = 1;
-/// Version of the WAL segment header that names its database and number.
-pub const WAL_VERSION: u32 = 2;
+/// Version of the WAL segment header written today: it names its database
+/// and number, and its fragments' checksums cover the number (recyclable).
+pub const WAL_VERSION: u32 = 3;
+/// Version of the WAL segment header that names its database and number,
+/// with fragments checked as in version 1 (read, no longer written).
+pub const WAL_VERSION_2: u32 = 2;
 /// Size of a version-1 file header: magic, version, checksum.
 pub const FILE_HEADER_LEN: usize = 16;
 /// Size of a version-2 WAL header: magic, version, identity, file number, checksum.
@@ -33,12 +39,16 @@ pub const WAL_HEADER_LEN: usize = 40;
 pub const BLOCK_SIZE: usize = 32 * 1024;
 /// Size of a fragment header: checksum u32, length u16, type u8.
 pub const FRAGMENT_HEADER_LEN: usize = 7;
+/// How far ahead of its data a version-3 segment is zero-filled.
+pub const ZERO_FILL_STEP: u64 = 1 << 20;
 
 // Fragment types. Written to disk; never renumber.
 const FULL: u8 = 1;
 const FIRST: u8 = 2;
 const MIDDLE: u8 = 3;
 const LAST: u8 = 4;
+/// Closes a version-3 segment (never in other versions).
+const END: u8 = 5;
 
 /// Whose WAL segment a file is: the database identity and the segment's own
 /// file number, as its version-2 header says.
@@ -64,7 +74,25 @@ fn file_header(magic: &[u8; 8]) -> [u8; FILE_HEADER_LEN] {
     h
 }
 
-/// The 40-byte version-2 WAL header naming `origin`.
+/// The checksum of a fragment: over its type and payload, and first the
+/// segment's file number in a version-3 segment (`salt`).
+// Layout: docs/format.md#recyclable-segments-version-3
+fn fragment_crc(salt: Option<u64>, ty: u8, payload: &[u8]) -> u32 {
+    match salt {
+        None => masked_crc2(&[ty], payload),
+        Some(n) => masked_crc3(&n.to_le_bytes(), &[ty], payload),
+    }
+}
+
+/// What a file header says.
+struct Header {
+    /// Whose WAL segment it is (version 2 and 3).
+    origin: Option<Origin>,
+    /// A version-3 segment: fragments checked with the number, END allowed.
+    recyclable: bool,
+}
+
+/// The 40-byte version-3 WAL header naming `origin`.
 // Layout: docs/format.md#record-framing
 fn wal_header(origin: Origin) -> Vec<u8> {
     let mut h = Vec::with_capacity(WAL_HEADER_LEN);
@@ -79,11 +107,12 @@ fn wal_header(origin: Origin) -> Vec<u8> {
 }
 
 /// The length of the file header that starts with `prefix` (at least its
-/// first 12 bytes) in a file with `magic`: 40 for a version-2 WAL header,
-/// otherwise 16 (a version-1 header, or one that [`check_file_header`]
-/// will refuse).
+/// first 12 bytes) in a file with `magic`: 40 for a version-2 or 3 WAL
+/// header, otherwise 16 (a version-1 header, or one that
+/// [`check_file_header`] will refuse).
 fn header_len(prefix: &[u8], magic: &[u8; 8]) -> usize {
-    if magic == WAL_MAGIC && get_u32(prefix, 8) == Some(WAL_VERSION) {
+    let v = get_u32(prefix, 8);
+    if magic == WAL_MAGIC && (v == Some(WAL_VERSION) || v == Some(WAL_VERSION_2)) {
         WAL_HEADER_LEN
     } else {
         FILE_HEADER_LEN
@@ -91,9 +120,8 @@ fn header_len(prefix: &[u8], magic: &[u8; 8]) -> usize {
 }
 
 /// Checks a whole file header (16 or 40 bytes, as [`header_len`] said)
-/// against `magic`; returns the origin a version-2 WAL header names, or
-/// says what is wrong.
-fn check_file_header(header: &[u8], magic: &[u8; 8]) -> Result<Option<Origin>, String> {
+/// against `magic`; returns what it says, or what is wrong.
+fn check_file_header(header: &[u8], magic: &[u8; 8]) -> Result<Header, String> {
     let n = header.len();
     let (Some(covered), Some(stored)) = (
         header.get(..n.saturating_sub(4)),
@@ -116,15 +144,24 @@ fn check_file_header(header: &[u8], magic: &[u8; 8]) -> Result<Option<Origin>, S
         ));
     }
     let u64_at = |at: usize| crate::coding::get_u64(covered, at).unwrap_or_default();
+    let origin = || Origin {
+        identity: u128::from(u64_at(12)) | (u128::from(u64_at(20)) << 64),
+        number: u64_at(28),
+    };
     match get_u32(covered, 8) {
-        Some(FORMAT_VERSION) => Ok(None),
-        Some(WAL_VERSION) if magic == WAL_MAGIC && n == WAL_HEADER_LEN => Ok(Some(Origin {
-            identity: u128::from(u64_at(12)) | (u128::from(u64_at(20)) << 64),
-            number: u64_at(28),
-        })),
+        Some(FORMAT_VERSION) => Ok(Header {
+            origin: None,
+            recyclable: false,
+        }),
+        Some(v @ (WAL_VERSION_2 | WAL_VERSION)) if magic == WAL_MAGIC && n == WAL_HEADER_LEN => {
+            Ok(Header {
+                origin: Some(origin()),
+                recyclable: v == WAL_VERSION,
+            })
+        }
         v => Err(format!(
             "unsupported format version {} (this build reads version {FORMAT_VERSION}, \
-             and {WAL_VERSION} for WAL segments)",
+             and {FORMAT_VERSION} to {WAL_VERSION} for WAL segments)",
             v.unwrap_or_default()
         )),
     }
@@ -137,6 +174,7 @@ fn type_name(ty: u8) -> &'static str {
         FIRST => "FIRST",
         MIDDLE => "MIDDLE",
         LAST => "LAST",
+        END => "END",
         _ => "unknown",
     }
 }
@@ -424,11 +462,11 @@ mod tests {
         assert_eq!(r.next_record().unwrap().unwrap(), b"edit");
 
         let mut header = file_header(WAL_MAGIC);
-        header[8] = 3;
+        header[8] = 4;
         let crc = masked_crc(&header[..12]);
         header[12..].copy_from_slice(&crc.to_le_bytes());
-        put_file(&fs, "/db/v3", &header);
-        assert!(reason("/db/v3").contains("unsupported format version 3"));
+        put_file(&fs, "/db/v4", &header);
+        assert!(reason("/db/v4").contains("unsupported format version 4"));
 
         let mut header = file_header(WAL_MAGIC);
         header[13] ^= 1;
@@ -452,7 +490,7 @@ mod tests {
     }
 
     #[test]
-    fn a_version_2_header_names_its_database_and_number() {
+    fn a_version_3_header_names_its_database_and_number() {
         let fs = mem();
         let origin = Origin {
             identity: (7u128 << 64) | 9,
@@ -463,7 +501,7 @@ mod tests {
         w.sync().unwrap();
         let bytes = fs.read_all(Path::new(LOG)).unwrap();
         assert_eq!(&bytes[..8], WAL_MAGIC);
-        assert_eq!(&bytes[8..12], &2u32.to_le_bytes());
+        assert_eq!(&bytes[8..12], &3u32.to_le_bytes());
         assert_eq!(&bytes[12..20], &9u64.to_le_bytes());
         assert_eq!(&bytes[20..28], &7u64.to_le_bytes());
         assert_eq!(&bytes[28..36], &42u64.to_le_bytes());
@@ -484,7 +522,7 @@ mod tests {
         };
         assert_eq!(old.origin(), None);
         old.check_origin(Some(5), 1).unwrap();
-        // A version-2 header cut short by a crash is a torn tail at offset 0.
+        // A version-3 header cut short by a crash is a torn tail at offset 0.
         for len in 16..WAL_HEADER_LEN {
             put_file(&fs, "/db/short", &bytes[..len]);
             let (got, err, r) = read_log(&fs, "/db/short");
@@ -497,11 +535,188 @@ mod tests {
         put_file(&fs, "/db/bad", &bad);
         let e = LogReader::open(&fs, Path::new("/db/bad"), WAL_MAGIC).unwrap_err();
         assert!(e.to_string().contains("checksum"), "{e}");
-        // The manifest magic never takes a version-2 header.
+        // The manifest magic never takes a version-3 header.
         let mut man = bytes[..40].to_vec();
         man[..8].copy_from_slice(MANIFEST_MAGIC);
         put_file(&fs, "/db/man", &man);
         assert!(LogReader::open(&fs, Path::new("/db/man"), MANIFEST_MAGIC).is_err());
+    }
+
+    const SEG: &str = "/db/000007.wal";
+    const NEXT: &str = "/db/000012.wal";
+
+    fn origin(number: u64) -> Origin {
+        Origin {
+            identity: 99,
+            number,
+        }
+    }
+
+    /// A version-3 segment `number` at `path` holding `records`, synced.
+    fn write_segment(fs: &dyn FileSystem, path: &str, number: u64, records: &[Vec<u8>]) {
+        let mut w = LogWriter::create_wal(fs, Path::new(path), origin(number)).unwrap();
+        for r in records {
+            w.add_record(r);
+        }
+        w.sync().unwrap();
+    }
+
+    #[test]
+    fn a_version_3_segment_is_zero_filled_ahead_and_keeps_its_size() {
+        let fs = mem();
+        let mut w = LogWriter::create_wal(&fs, Path::new(SEG), origin(7)).unwrap();
+        w.add_record(b"first");
+        w.sync().unwrap();
+        let size = fs.file_size(Path::new(SEG)).unwrap();
+        assert_eq!(size, w.len() + ZERO_FILL_STEP);
+        for i in 0..100u32 {
+            w.add_record(&i.to_le_bytes());
+            w.sync().unwrap();
+        }
+        assert_eq!(
+            fs.file_size(Path::new(SEG)).unwrap(),
+            size,
+            "no growth per commit"
+        );
+        w.add_record(&vec![1u8; ZERO_FILL_STEP as usize]);
+        w.sync().unwrap();
+        assert_eq!(
+            fs.file_size(Path::new(SEG)).unwrap(),
+            w.len() + ZERO_FILL_STEP
+        );
+        let (got, err, r) = read_log(&fs, SEG);
+        assert_eq!((got.len(), err.is_none()), (102, true));
+        assert!(
+            r.ends_open() && r.torn_tail().is_none(),
+            "zero fill is not a tear"
+        );
+        assert_eq!(r.valid_end(), w.len());
+    }
+
+    #[test]
+    fn end_closes_a_segment_and_what_follows_is_ignored() {
+        let fs = mem();
+        let mut w = LogWriter::create_wal(&fs, Path::new(SEG), origin(7)).unwrap();
+        w.add_record(b"a");
+        w.add_end();
+        w.add_record(b"after the end");
+        w.sync().unwrap();
+        let (got, err, r) = read_log(&fs, SEG);
+        assert_eq!(got, [b"a".to_vec()]);
+        assert!(err.is_none() && !r.ends_open() && r.torn_tail().is_none());
+        // END in a version-1 file is an unknown type, and a writer of one
+        // never frames it.
+        let mut v1 = LogWriter::create(&fs, Path::new(LOG), WAL_MAGIC).unwrap();
+        v1.add_record(b"x");
+        v1.add_end();
+        v1.sync().unwrap();
+        let (got, err, r) = read_log(&fs, LOG);
+        assert!(got == [b"x".to_vec()] && err.is_none() && r.torn_tail().is_none());
+        let file = [
+            file_header(WAL_MAGIC).to_vec(),
+            fragment(END, b""),
+            fragment(FULL, b"ok"),
+        ]
+        .concat();
+        put_file(&fs, LOG, &file);
+        let e = read_log(&fs, LOG).1.unwrap();
+        assert!(e.to_string().contains("unknown fragment type 5"), "{e}");
+    }
+
+    /// Recognisable old records, a reuse as a later number, fewer new
+    /// records: only the new ones are read, whatever the old ones hold.
+    #[test]
+    fn a_reused_segment_never_yields_its_earlier_records() {
+        let fs = mem();
+        let old: Vec<Vec<u8>> = (0..300u32)
+            .map(|i| format!("OLD record {i} {}", "o".repeat((i % 50) as usize)).into_bytes())
+            .collect();
+        write_segment(&fs, SEG, 7, &old);
+        fs.sync_dir(Path::new("/db")).unwrap();
+        let size = fs.file_size(Path::new(SEG)).unwrap();
+        let mut w = LogWriter::reuse_wal(&fs, Path::new(SEG), Path::new(NEXT), origin(12)).unwrap();
+        assert!(fs.read_all(Path::new(SEG)).is_err(), "renamed away");
+        fs.sync_dir(Path::new("/db")).unwrap();
+        // Each kind of new start: nothing yet, one short record, records of
+        // other sizes than the old ones, a record crossing a block.
+        let mut new: Vec<Vec<u8>> = Vec::new();
+        for step in 0..4 {
+            if step > 0 {
+                let r = match step {
+                    1 => b"new".to_vec(),
+                    2 => vec![b'n'; 777],
+                    _ => vec![b'N'; BLOCK_SIZE + 5],
+                };
+                w.add_record(&r);
+                new.push(r);
+            }
+            w.sync().unwrap();
+            for crashed in [fs.clone(), fs.crash_clone()] {
+                let (got, err, r) = read_log(&crashed, NEXT);
+                assert!(err.is_none(), "step {step}: {err:?}");
+                assert_eq!(got, new, "step {step}");
+                assert!(r.ends_open() && r.torn_tail().is_none(), "step {step}");
+                assert_eq!(r.origin(), Some(origin(12)));
+            }
+        }
+        assert_eq!(
+            fs.file_size(Path::new(NEXT)).unwrap(),
+            size,
+            "reuse keeps the size"
+        );
+        w.add_end();
+        w.sync().unwrap();
+        let (got, _, r) = read_log(&fs, NEXT);
+        assert!(got == new && !r.ends_open());
+    }
+
+    #[test]
+    fn damage_in_a_version_3_segment_is_corruption_when_records_follow() {
+        let fs = mem();
+        write_segment(&fs, SEG, 7, &[b"one".to_vec(), b"two".to_vec()]);
+        fs.corrupt_byte(Path::new(SEG), 40 + 8).unwrap();
+        let (got, err, _) = read_log(&fs, SEG);
+        assert!(got.is_empty());
+        assert!(
+            matches!(err, Some(Error::Corruption { offset: 40, .. })),
+            "{err:?}"
+        );
+        // A segment cut inside a fragment is torn (a write a crash cut short).
+        let fs = mem();
+        write_segment(&fs, SEG, 7, &[b"one".to_vec(), b"two".to_vec()]);
+        fs.truncate(Path::new(SEG), 40 + 10 + 5).unwrap();
+        let (got, err, r) = read_log(&fs, SEG);
+        assert!(got == [b"one".to_vec()] && err.is_none());
+        assert_eq!(r.torn_tail().map(|t| t.offset), Some(50));
+        assert!(r.ends_open());
+        // A record checked as version 2 checks it (no number) does not verify.
+        let mut file = wal_header(origin(7));
+        file.extend_from_slice(&fragment(FULL, b"v2-style"));
+        put_file(&fs, SEG, &file);
+        let (got, err, r) = read_log(&fs, SEG);
+        assert!(got.is_empty() && err.is_none() && r.ends_open());
+    }
+
+    #[test]
+    fn reuse_syncs_the_header_before_the_rename() {
+        let fs = mem();
+        write_segment(&fs, SEG, 7, &[b"old".to_vec()]);
+        fs.sync_dir(Path::new("/db")).unwrap();
+        let faulty = FaultFs::new(Arc::new(fs.clone()));
+        faulty.faults().fail_after(FaultKind::Sync, 0);
+        let e = LogWriter::reuse_wal(&faulty, Path::new(SEG), Path::new(NEXT), origin(12));
+        assert!(e.is_err(), "a failed header sync stops the reuse");
+        assert!(fs.read_all(Path::new(NEXT)).is_err(), "not renamed");
+        faulty.faults().clear();
+        LogWriter::reuse_wal(&faulty, Path::new(SEG), Path::new(NEXT), origin(12)).unwrap();
+        // The rename is not durable yet: a crash leaves the old name, whose
+        // header (already synced) names 12; that name is never read again.
+        let crashed = fs.crash_clone();
+        assert!(crashed.read_all(Path::new(NEXT)).is_err());
+        fs.sync_dir(Path::new("/db")).unwrap();
+        let (got, err, r) = read_log(&fs.crash_clone(), NEXT);
+        assert!(got.is_empty() && err.is_none());
+        assert_eq!(r.origin(), Some(origin(12)));
     }
 
     #[test]

@@ -1,10 +1,10 @@
 //! Reads records back from a log file and classifies damage.
 
 use super::{
-    check_file_header, header_len, type_name, Origin, BLOCK_SIZE, FILE_HEADER_LEN, FIRST,
-    FRAGMENT_HEADER_LEN, FULL, LAST, MIDDLE,
+    check_file_header, fragment_crc, header_len, type_name, Origin, BLOCK_SIZE, END,
+    FILE_HEADER_LEN, FIRST, FRAGMENT_HEADER_LEN, FULL, LAST, MIDDLE,
 };
-use crate::coding::{get_u32, masked_crc2};
+use crate::coding::get_u32;
 use crate::fs::{FileSystem, RandomAccessFile};
 use crate::{Error, Result};
 use std::ops::Range;
@@ -40,6 +40,13 @@ pub struct TornTail {
 /// tail; any bytes after the last whole record (part of a record, a zero
 /// trailer, zero fill) make one. Once `next_record` has returned an error it
 /// returns the same error again.
+///
+/// A version-3 WAL segment (docs/format.md#recyclable-segments-version-3)
+/// checks each fragment with its file number and stops at END (it is then
+/// *closed*). Without END it *ends open* at the first fragment that does not
+/// verify; that is a torn tail only if the file ends inside that fragment
+/// (otherwise the rest is zero fill or an earlier life's records). Damage
+/// followed by a fragment that verifies is corruption, as in every version.
 pub struct LogReader {
     file: Arc<dyn RandomAccessFile>,
     path: PathBuf,
@@ -48,6 +55,10 @@ pub struct LogReader {
     header_len: u64,
     /// Whose segment this is, if its header says.
     origin: Option<Origin>,
+    /// The number fragments are checked with (version-3 segments).
+    salt: Option<u64>,
+    /// END was read.
+    closed: bool,
     /// Bytes of the current block present in the file (the last one may be short).
     block: Vec<u8>,
     /// File offset of `block[0]`.
@@ -70,6 +81,8 @@ enum Step {
         offset: u64,
         next: Option<u64>,
         reason: String,
+        /// The file ends inside this fragment (header or payload cut short).
+        at_eof: bool,
     },
     /// A fragment with a good checksum and a known type; `payload` indexes `block`.
     Good {
@@ -95,6 +108,8 @@ impl LogReader {
             file_len,
             header_len: FILE_HEADER_LEN as u64,
             origin: None,
+            salt: None,
+            closed: false,
             block: Vec::new(),
             block_start: FILE_HEADER_LEN as u64,
             pos: 0,
@@ -113,8 +128,9 @@ impl LogReader {
             return Ok(reader);
         }
         let header = reader.read(0, len)?;
-        reader.origin =
-            check_file_header(&header, magic).map_err(|r| Error::corruption(path, 0, r))?;
+        let h = check_file_header(&header, magic).map_err(|r| Error::corruption(path, 0, r))?;
+        reader.origin = h.origin;
+        reader.salt = h.origin.filter(|_| h.recyclable).map(|o| o.number);
         reader.header_len = len as u64;
         reader.block_start = len as u64;
         reader.valid_end = len as u64;
@@ -148,7 +164,8 @@ impl LogReader {
                 Step::End => {
                     // Bytes after the last whole record (an unfinished record,
                     // or the zero trailer written with one) are a torn write.
-                    if partial.is_some() || self.file_len > self.valid_end {
+                    if partial.is_some() || (self.file_len > self.valid_end && self.salt.is_none())
+                    {
                         self.stop_torn();
                     } else {
                         self.done = true;
@@ -159,11 +176,17 @@ impl LogReader {
                     offset,
                     next,
                     reason,
+                    at_eof,
                 } => {
                     if self.valid_data_follows(offset, next)? {
                         return Err(self.corruption(offset, reason));
                     }
-                    self.stop_torn();
+                    if self.salt.is_some() && !at_eof {
+                        // Zero fill or an earlier life: the segment ends open.
+                        self.done = true;
+                    } else {
+                        self.stop_torn();
+                    }
                     return Ok(None);
                 }
                 Step::Good {
@@ -173,6 +196,11 @@ impl LogReader {
                 } => {
                     let bytes = self.block.get(payload).unwrap_or_default();
                     match (ty, partial.as_mut()) {
+                        (END, None) => {
+                            self.closed = true;
+                            self.done = true;
+                            return Ok(None);
+                        }
                         (FULL, None) => {
                             let record = bytes.to_vec();
                             self.record_ends_here();
@@ -186,7 +214,7 @@ impl LogReader {
                             self.record_ends_here();
                             return Ok(Some(record));
                         }
-                        (FULL | FIRST, Some((start, _))) => {
+                        (FULL | FIRST | END, Some((start, _))) => {
                             let reason = format!(
                                 "FIRST fragment is not followed by MIDDLE or LAST: \
                                  a {} fragment follows at offset {offset}",
@@ -241,6 +269,13 @@ impl LogReader {
             ));
         }
         Ok(())
+    }
+
+    /// Whether the log ended without a clean end, once `next_record` has
+    /// returned `Ok(None)`: a torn tail, or a version-3 segment not closed
+    /// by END (the one being written, or one a crash stopped).
+    pub fn ends_open(&self) -> bool {
+        self.torn.is_some() || (self.salt.is_some() && !self.closed)
     }
 
     /// Offset just past the last whole record returned so far (the end of
@@ -308,6 +343,7 @@ impl LogReader {
                         offset,
                         next: None,
                         reason,
+                        at_eof: false,
                     });
                 }
                 if self.block.len() < BLOCK_SIZE {
@@ -326,6 +362,7 @@ impl LogReader {
                     offset,
                     next: None,
                     reason,
+                    at_eof: true,
                 });
             };
             let end = FRAGMENT_HEADER_LEN.saturating_add(header.len);
@@ -339,6 +376,7 @@ impl LogReader {
                     offset,
                     next: None,
                     reason,
+                    at_eof: false,
                 });
             }
             let Some(payload) = rest.get(FRAGMENT_HEADER_LEN..end) else {
@@ -347,6 +385,7 @@ impl LogReader {
                     offset,
                     next: None,
                     reason,
+                    at_eof: true,
                 });
             };
             let next = Some(offset.saturating_add(end as u64));
@@ -356,22 +395,25 @@ impl LogReader {
                     offset,
                     next,
                     reason,
+                    at_eof: false,
                 });
             }
-            if masked_crc2(&[header.ty], payload) != header.crc {
+            if fragment_crc(self.salt, header.ty, payload) != header.crc {
                 let reason = "fragment checksum mismatch".to_string();
                 return Ok(Step::Bad {
                     offset,
                     next,
                     reason,
+                    at_eof: false,
                 });
             }
-            if !(FULL..=LAST).contains(&header.ty) {
+            if !self.known_type(header.ty) {
                 let reason = format!("unknown fragment type {}", header.ty);
                 return Ok(Step::Bad {
                     offset,
                     next,
                     reason,
+                    at_eof: false,
                 });
             }
             let start = self.pos.saturating_add(FRAGMENT_HEADER_LEN);
@@ -422,14 +464,19 @@ impl LogReader {
             return Ok(false);
         };
         let end = (FRAGMENT_HEADER_LEN + header.len) as u64;
-        if end > room.min(available) || header.is_zero() || !(FULL..=LAST).contains(&header.ty) {
+        if end > room.min(available) || header.is_zero() || !self.known_type(header.ty) {
             return Ok(false);
         }
         let payload = self.read(
             offset.saturating_add(FRAGMENT_HEADER_LEN as u64),
             header.len,
         )?;
-        Ok(masked_crc2(&[header.ty], &payload) == header.crc)
+        Ok(fragment_crc(self.salt, header.ty, &payload) == header.crc)
+    }
+
+    /// Whether `ty` is a fragment type of this file's version.
+    fn known_type(&self, ty: u8) -> bool {
+        (FULL..=LAST).contains(&ty) || (ty == END && self.salt.is_some())
     }
 }
 

@@ -1,9 +1,9 @@
 //! Appends records to a log file.
 
 use super::{
-    file_header, wal_header, Origin, BLOCK_SIZE, FIRST, FRAGMENT_HEADER_LEN, FULL, LAST, MIDDLE,
+    file_header, fragment_crc, wal_header, Origin, BLOCK_SIZE, END, FIRST, FRAGMENT_HEADER_LEN,
+    FULL, LAST, MIDDLE, ZERO_FILL_STEP,
 };
-use crate::coding::masked_crc2;
 use crate::fs::{FileSystem, WritableFile};
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -17,6 +17,11 @@ use std::path::{Path, PathBuf};
 /// (it then survives a power loss). A commit group adds several records and
 /// syncs once.
 ///
+/// A WAL segment (version 3, docs/format.md#recyclable-segments-version-3)
+/// is written at its own position, over whatever the file held, and kept
+/// zero-filled [`ZERO_FILL_STEP`] bytes past its data, so its size changes
+/// once per step rather than on every flush.
+///
 /// After any error the file's contents are unknown (part of a flush may
 /// have reached it): the caller must stop using the writer and start a new
 /// file, as lamina does by refusing writes until reopened.
@@ -29,6 +34,11 @@ pub struct LogWriter {
     flushed: u64,
     /// Position inside the current block of the next fragment.
     block_offset: usize,
+    /// The segment's number, covered by every fragment's checksum
+    /// (version-3 WAL segments only).
+    salt: Option<u64>,
+    /// Length of the file (its data, then zeros or an earlier life's bytes).
+    file_len: u64,
 }
 
 // A log is never empty (it holds at least its file header), so no `is_empty`.
@@ -47,12 +57,15 @@ impl LogWriter {
             buf: file_header(magic).to_vec(),
             flushed: 0,
             block_offset: 0,
+            salt: None,
+            file_len: 0,
         })
     }
 
     /// Creates (or truncates) the WAL segment at `path` and starts it with
-    /// the version-2 header naming `origin` (docs/format.md#record-framing).
-    /// Buffered and durable as [`LogWriter::create`] says.
+    /// the version-3 header naming `origin` (docs/format.md#record-framing).
+    /// Buffered and durable as [`LogWriter::create`] says; the first flush
+    /// also zero-fills the file ahead.
     pub fn create_wal(fs: &dyn FileSystem, path: &Path, origin: Origin) -> Result<LogWriter> {
         let file = fs.create(path).map_err(|e| Error::io(path, e))?;
         Ok(LogWriter {
@@ -61,7 +74,57 @@ impl LogWriter {
             buf: wal_header(origin),
             flushed: 0,
             block_offset: 0,
+            salt: Some(origin.number),
+            file_len: 0,
         })
+    }
+
+    /// Reuses the WAL segment at `old` as segment `origin` at `new`
+    /// (docs/format.md#recyclable-segments-version-3): writes the new
+    /// header over the old one and syncs it, then renames `old` to `new`.
+    /// The rest of the file is kept (its records no longer verify). The
+    /// rename is durable only after the caller syncs the directory.
+    /// REQUIRES: `old` is no longer needed (below the manifest's log number).
+    pub fn reuse_wal(
+        fs: &dyn FileSystem,
+        old: &Path,
+        new: &Path,
+        origin: Origin,
+    ) -> Result<LogWriter> {
+        let file = fs.reopen(old).map_err(|e| Error::io(old, e))?;
+        let file_len = file.len();
+        let mut w = LogWriter {
+            file,
+            path: old.to_path_buf(),
+            buf: wal_header(origin),
+            flushed: 0,
+            block_offset: 0,
+            salt: Some(origin.number),
+            file_len,
+        };
+        w.sync()?;
+        fs.rename(old, new).map_err(|e| Error::io(new, e))?;
+        w.path = new.to_path_buf();
+        Ok(w)
+    }
+
+    /// Frames END, which closes a version-3 segment (no record follows);
+    /// does nothing in other files. Does no I/O.
+    pub fn add_end(&mut self) {
+        if self.salt.is_some() {
+            self.make_room_for_header();
+            self.emit(END, &[]);
+        }
+    }
+
+    /// Moves to the next block if the current one has no room for a
+    /// fragment header, zero-filling the rest.
+    fn make_room_for_header(&mut self) {
+        let room = BLOCK_SIZE.saturating_sub(self.block_offset);
+        if room < FRAGMENT_HEADER_LEN {
+            self.buf.resize(self.buf.len().saturating_add(room), 0);
+            self.block_offset = 0;
+        }
     }
 
     /// Frames `payload` as one record at the end of the buffer. Does no I/O
@@ -101,7 +164,7 @@ impl LogWriter {
         // A fragment never exceeds BLOCK_SIZE - FRAGMENT_HEADER_LEN < u16::MAX bytes.
         let len = u16::try_from(chunk.len()).unwrap_or(u16::MAX);
         self.buf
-            .extend_from_slice(&masked_crc2(&[ty], chunk).to_le_bytes());
+            .extend_from_slice(&fragment_crc(self.salt, ty, chunk).to_le_bytes());
         self.buf.extend_from_slice(&len.to_le_bytes());
         self.buf.push(ty);
         self.buf.extend_from_slice(chunk);
@@ -110,18 +173,29 @@ impl LogWriter {
             .saturating_add(FRAGMENT_HEADER_LEN + chunk.len());
     }
 
-    /// Hands every buffered byte to the file with one `append`. When it
-    /// returns `Ok` the bytes survive the process being killed, not a power
-    /// loss. Does nothing if the buffer is empty.
+    /// Hands every buffered byte to the file with one write at the log's
+    /// position (for a WAL segment that passes the file's end, followed by
+    /// [`ZERO_FILL_STEP`] zeros). When it returns `Ok` the bytes survive the
+    /// process being killed, not a power loss. Does nothing if the buffer
+    /// is empty.
     pub fn flush(&mut self) -> Result<()> {
         if self.buf.is_empty() {
             return Ok(());
         }
-        self.file
-            .append(&self.buf)
-            .map_err(|e| Error::io(&self.path, e))?;
-        self.flushed = self.flushed.saturating_add(self.buf.len() as u64);
+        let data_len = self.buf.len();
+        let end = self.flushed.saturating_add(data_len as u64);
+        let fill = if self.salt.is_some() && end > self.file_len {
+            usize::try_from(ZERO_FILL_STEP).unwrap_or(0)
+        } else {
+            0
+        };
+        // Layout: docs/format.md#recyclable-segments-version-3 (filling)
+        self.buf.resize(data_len.saturating_add(fill), 0);
+        let written = self.file.write_at(self.flushed, &self.buf);
         self.buf.clear();
+        written.map_err(|e| Error::io(&self.path, e))?;
+        self.flushed = end;
+        self.file_len = self.file_len.max(end.saturating_add(fill as u64));
         Ok(())
     }
 

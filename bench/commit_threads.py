@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""seed 004 from Python threads: durable commits against the disk's limit.
+
+First the testfile loop (write 256 zero bytes, lseek 0, fsync; the same loop as
+bench/testfile.py, in Python) on the disk of --dir, then for each thread count
+(default 1, 2, 4, 8, 16, 32) a fresh database opened with lamina.open(path, 'cs')
+(synchronous: each `db[k] = v` is a durable commit) and that many threads, each
+writing 256-byte values under its own keys for --seconds. Printed per thread
+count: commits/s, WAL fsyncs (stats()['wal_syncs']), durable commits per fsync,
+commits/s as a multiple of testfile's ops/s and of one thread's commits/s.
+The same as `lamina bench commit`, from Python; --csv appends the rows.
+
+    .venv/bin/python bench/commit_threads.py --dir /path/on/the/disk --seconds 3
+"""
+import argparse
+import csv
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from testfile import python_testfile  # noqa: E402
+
+VALUE = bytes(256)
+
+
+def run_threads(lamina, path, threads, seconds):
+    """Commits by `threads` threads for `seconds`; returns (commits, secs, stats)."""
+    db = lamina.open(path, "cs")
+    counts = [0] * threads
+    start = threading.Barrier(threads + 1)
+    stop = threading.Event()
+
+    def worker(t):
+        n = 0
+        start.wait()
+        while not stop.is_set():
+            db[b"t%02d-%09d" % (t, n)] = VALUE
+            n += 1
+        counts[t] = n
+
+    workers = [threading.Thread(target=worker, args=(t,)) for t in range(threads)]
+    for w in workers:
+        w.start()
+    before = db.stats()
+    start.wait()
+    t0 = time.perf_counter()
+    time.sleep(seconds)
+    stop.set()
+    for w in workers:
+        w.join()
+    secs = time.perf_counter() - t0
+    after = db.stats()
+    db.close()
+    stats = {k: after.get(k, 0) - before.get(k, 0) for k in ("wal_syncs", "sync_commits")}
+    return sum(counts), secs, stats
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dir", default=".", help="where the files go (the disk measured)")
+    ap.add_argument("--threads", default="1,2,4,8,16,32")
+    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--testfile-ops", type=int, default=1000)
+    ap.add_argument("--csv", help="append the rows to this CSV file")
+    args = ap.parse_args()
+    try:
+        import lamina
+    except ImportError:
+        sys.exit("the lamina module is not installed (make py-build)")
+    work = tempfile.mkdtemp(prefix="lamina-commit-", dir=args.dir)
+    rows = []
+    try:
+        secs = python_testfile(os.path.join(work, "testfile"), 256, args.testfile_ops)
+        testfile = args.testfile_ops / secs
+        print(f"testfile (Python loop)  {testfile:10.0f} ops/s")
+        print(f"{'threads':>7} {'commits/s':>10} {'fsyncs':>8} {'per fsync':>9} "
+              f"{'x testfile':>10} {'x 1 thread':>10}")
+        one = None
+        for threads in [int(t) for t in args.threads.split(",")]:
+            path = os.path.join(work, f"db-{threads}")
+            commits, secs, stats = run_threads(lamina, path, threads, args.seconds)
+            shutil.rmtree(path, ignore_errors=True)
+            rate = commits / secs
+            one = one or rate
+            syncs = stats["wal_syncs"]
+            per = stats["sync_commits"] / syncs if syncs else 0.0
+            print(f"{threads:7d} {rate:10.0f} {syncs:8d} {per:9.1f} "
+                  f"{rate / testfile:10.2f} {rate / one:10.2f}")
+            rows.append(["lamina-python", threads, commits, f"{secs:.3f}", f"{rate:.1f}",
+                         syncs, f"{per:.2f}", f"{testfile:.1f}", f"{rate / testfile:.3f}"])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if args.csv:
+        new = not os.path.exists(args.csv)
+        with open(args.csv, "a", newline="") as f:
+            w = csv.writer(f)
+            if new:
+                w.writerow(["engine", "threads", "commits", "seconds", "commits_per_s", "fsyncs",
+                            "commits_per_fsync", "testfile_ops_per_s", "ratio_to_testfile"])
+            w.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()

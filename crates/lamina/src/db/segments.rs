@@ -1,0 +1,100 @@
+//! The life of WAL segments: started (a fresh file, or an old segment
+//! reused under the new number), closed with END, and retired once the
+//! manifest's log number has passed them — kept for reuse, a few at a time,
+//! or removed.
+//!
+//! Layout: docs/format.md#recyclable-segments-version-3. A reused file was
+//! written before, to its whole length, so writing over it changes neither
+//! its size nor its allocation and `fdatasync` has no metadata to write.
+
+use super::Inner;
+use crate::error::Result;
+use crate::manifest::{file_name, parse_file_name, FileKind};
+use crate::wal::{LogWriter, Origin};
+
+/// Most retired segments kept for reuse; the others are removed. A flush
+/// retires about one segment per rotation, so two cover a flush that ends
+/// after the next rotation has begun.
+const KEEP_FOR_REUSE: usize = 2;
+
+impl Inner {
+    /// Starts WAL segment `number`: reuses a retired segment if one is kept
+    /// (its new header synced, then renamed), else creates the file. The
+    /// header is handed to the file; the caller syncs the directory and
+    /// records the segment in the manifest before anything in it is
+    /// acknowledged (docs/format.md#wal).
+    pub(crate) fn start_wal_segment(&self, number: u64) -> Result<LogWriter> {
+        let path = self.path.join(file_name(FileKind::Wal, number));
+        let origin = Origin {
+            identity: self.tables.identity().unwrap_or_default(),
+            number,
+        };
+        let reusable = self.reusable_wals.lock().pop();
+        if let Some(old) = reusable {
+            let old_path = self.path.join(file_name(FileKind::Wal, old));
+            match LogWriter::reuse_wal(self.fs.as_ref(), &old_path, &path, origin) {
+                Ok(mut w) => {
+                    self.counters
+                        .wal_segments_reused
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    w.flush()?;
+                    return Ok(w);
+                }
+                // A file that cannot be reused is not needed: a new one will do.
+                Err(_) => {
+                    let _ = self.fs.remove_file(&old_path);
+                }
+            }
+        }
+        let mut w = LogWriter::create_wal(self.fs.as_ref(), &path, origin)?;
+        w.flush()?;
+        Ok(w)
+    }
+
+    /// Closes a segment that will receive no more records: END, then a
+    /// sync. When it returns `Ok`, everything written to it is durable.
+    pub(crate) fn close_wal_segment(&self, w: &mut LogWriter) -> Result<()> {
+        w.add_end();
+        w.sync()
+    }
+
+    /// Removes the retired segments kept for reuse (to reclaim their space).
+    pub(crate) fn remove_reusable_wals(&self) {
+        for n in std::mem::take(&mut *self.reusable_wals.lock()) {
+            let _ = self
+                .fs
+                .remove_file(&self.path.join(file_name(FileKind::Wal, n)));
+        }
+    }
+
+    /// Retires every WAL segment numbered below `log_number` (which the
+    /// manifest has recorded durably): up to [`KEEP_FOR_REUSE`] are kept to
+    /// be reused by later segments, the others removed.
+    /// REQUIRES: no segment below `log_number` is still needed.
+    pub(crate) fn retire_wals_below(&self, log_number: u64) {
+        let Ok(names) = self.fs.list_dir(&self.path) else {
+            return;
+        };
+        let mut old: Vec<u64> = names
+            .iter()
+            .filter_map(|n| match parse_file_name(n) {
+                Some((FileKind::Wal, n)) if n < log_number => Some(n),
+                _ => None,
+            })
+            .collect();
+        old.sort_unstable();
+        let mut keep = self.reusable_wals.lock();
+        for n in old {
+            if keep.contains(&n) {
+                continue;
+            }
+            if keep.len() < KEEP_FOR_REUSE && !self.opts.read_only {
+                keep.push(n);
+            } else {
+                let _ = self
+                    .fs
+                    .remove_file(&self.path.join(file_name(FileKind::Wal, n)));
+            }
+        }
+    }
+}
