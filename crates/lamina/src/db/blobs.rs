@@ -60,12 +60,11 @@ impl Inner {
                 blobs.abandon();
                 for t in &out.tables {
                     self.tables.evict(t.number);
-                    let _ = self
-                        .fs
-                        .remove_file(&self.path.join(crate::manifest::file_name(
-                            crate::manifest::FileKind::Table,
-                            t.number,
-                        )));
+                    let _ = self.fs.remove_file(&crate::filename::path(
+                        &self.path,
+                        crate::filename::FileKind::Table,
+                        t.number,
+                    ));
                 }
                 Err(e)
             }

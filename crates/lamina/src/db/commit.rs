@@ -8,8 +8,8 @@
 use super::Inner;
 use crate::batch::Batch;
 use crate::error::{Error, Result};
+use crate::filename::{self, FileKind};
 use crate::key::SeqNo;
-use crate::manifest::{file_name, FileKind};
 use crate::memtable::Memtable;
 use crate::options::Durability;
 use crate::wal::{LogWriter, Origin};
@@ -286,7 +286,7 @@ impl Inner {
     /// the commit queue otherwise quiet (flush, close).
     pub fn rotate_memtable(&self) -> Result<()> {
         let number = self.versions.lock().new_file_number();
-        let path = self.path.join(file_name(FileKind::Wal, number));
+        let path = filename::path(&self.path, FileKind::Wal, number);
         let mut wal = self.wal.lock();
         {
             let st = self.state.lock();

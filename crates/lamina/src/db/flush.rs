@@ -3,7 +3,8 @@
 use super::Inner;
 use crate::compaction::runner::{write_tables, OutputSpec};
 use crate::error::{Error, Result};
-use crate::manifest::{file_name, FileKind, FileMeta, VersionEdit};
+use crate::filename::{self, FileKind};
+use crate::manifest::{FileMeta, VersionEdit};
 use crate::memtable::Memtable;
 use crate::table::TableOptions;
 use std::sync::atomic::Ordering;
@@ -150,15 +151,15 @@ impl Inner {
     }
 
     fn delete_old_wals(&self, log_number: u64) {
-        let Ok(names) = self.fs.list_dir(&self.path) else {
+        let Ok(names) = filename::list(self.fs.as_ref(), &self.path) else {
             return;
         };
         for name in names {
-            if let Some((FileKind::Wal, n)) = crate::manifest::parse_file_name(&name) {
+            if let Some((FileKind::Wal, n)) = filename::parse_file_name(&name) {
                 if n < log_number {
                     let _ = self
                         .fs
-                        .remove_file(&self.path.join(file_name(FileKind::Wal, n)));
+                        .remove_file(&filename::path(&self.path, FileKind::Wal, n));
                 }
             }
         }
@@ -178,7 +179,7 @@ impl Inner {
             self.tables.evict(n);
             let _ = self
                 .fs
-                .remove_file(&self.path.join(file_name(FileKind::Table, n)));
+                .remove_file(&filename::path(&self.path, FileKind::Table, n));
         }
         self.delete_obsolete_blobs();
     }

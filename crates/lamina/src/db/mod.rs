@@ -1,6 +1,8 @@
 //! The database handle and the state it shares with its background threads.
 
+mod backup;
 mod blobs;
+mod check;
 mod commit;
 mod compact;
 mod flush;
@@ -8,10 +10,10 @@ mod ingest;
 mod open;
 mod point;
 mod read;
+mod stats;
 
 use crate::batch::Batch;
 use crate::cache::TableCache;
-use crate::check::CheckReport;
 use crate::error::{Error, Result};
 use crate::fs::{FileLock, FileSystem};
 use crate::key::{KeyspaceId, SeqNo};
@@ -20,12 +22,14 @@ use crate::manifest::{FileMeta, Version, VersionSet};
 use crate::memtable::Memtable;
 use crate::options::{Durability, Options};
 use crate::snapshot::Snapshot;
-use crate::stats::{Counters, Stats};
 use crate::wal::LogWriter;
+pub use check::CheckReport;
 pub use ingest::{IngestOptions, IngestedTable};
 use parking_lot::{Condvar, Mutex, RwLock};
 pub use point::Cached;
 pub use read::Iter;
+use stats::Counters;
+pub use stats::{LevelStats, Stats};
 use std::collections::BTreeMap;
 use std::ops::RangeBounds;
 use std::path::{Path, PathBuf};
@@ -427,19 +431,19 @@ impl Db {
 
     /// Counters and the shape of the tree.
     pub fn stats(&self) -> Stats {
-        crate::stats::collect(self.inner())
+        self.inner().stats()
     }
 
     /// Verifies every checksum and invariant; the report lists what is wrong.
     pub fn check(&self) -> Result<CheckReport> {
-        crate::check::check(self.inner())
+        self.inner().check()
     }
 
     /// Writes a consistent copy of the database into `dest` (which must not exist
     /// or be empty): the memtable is flushed first, then every table and a fresh
     /// manifest are copied.
     pub fn backup(&self, dest: impl AsRef<Path>) -> Result<()> {
-        crate::check::backup(self.inner(), dest.as_ref())
+        self.inner().backup(dest.as_ref())
     }
 }
 

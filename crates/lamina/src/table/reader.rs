@@ -257,6 +257,7 @@ impl Table {
         &self.props
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// The table's format version (docs/format.md#version-history).
     pub fn format_version(&self) -> u32 {
         self.footer.version
@@ -272,6 +273,7 @@ impl Table {
         self.footer.index.size + BLOCK_TRAILER_LEN as u64
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// The table's file number.
     pub fn file_number(&self) -> u64 {
         self.file_number

@@ -7,8 +7,9 @@ use super::placement::{self, Range};
 use super::{memtable_overlaps, IngestedTable, Source};
 use crate::db::Inner;
 use crate::error::{Error, Result};
+use crate::filename::{self, FileKind};
 use crate::key::{self, KeyspaceId, SeqNo};
-use crate::manifest::{file_name, FileKind, FileMeta, VersionEdit};
+use crate::manifest::{FileMeta, VersionEdit};
 use crate::memtable::Memtable;
 use crate::table::TableBuilder;
 use crate::table_writer::show_key;
@@ -88,7 +89,7 @@ impl Inner {
             for f in &written {
                 let _ = self
                     .fs
-                    .remove_file(&self.path.join(file_name(FileKind::Table, f.number)));
+                    .remove_file(&filename::path(&self.path, FileKind::Table, f.number));
             }
         }
         result
@@ -178,7 +179,7 @@ impl Inner {
     fn rewrite(&self, s: &Source, id: KeyspaceId, seqno: SeqNo) -> Result<FileMeta> {
         use crate::iter::InternalIterator;
         let number = self.versions.lock().new_file_number();
-        let path = self.path.join(file_name(FileKind::Table, number));
+        let path = filename::path(&self.path, FileKind::Table, number);
         let file = self.fs.create(&path).map_err(|e| Error::io(&path, e))?;
         let mut b = TableBuilder::new(file, path.clone(), self.table_options(false));
         b.set_origin(self.tables.identity().unwrap_or(0), number);

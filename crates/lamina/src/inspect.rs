@@ -1,18 +1,43 @@
-//! Debug dumps of single files — a WAL segment, a table, the manifest — one
-//! record or entry per line, read with the engine's own readers (layouts in
-//! `docs/format.md`). They read the file only; the database is not opened.
+//! Dumps of single database files — a WAL segment, a table, a blob file,
+//! the manifest — as text, one record or entry per line, for tools such as
+//! `lamina inspect`. They are read with the engine's own readers (layouts in
+//! `docs/format.md`); the file is only read, and the database is not opened.
+//!
+//! The text is for people: its shape may change between versions. Keys and
+//! values are escaped as in `lamina dump`'s TSV: `\\`, `\t`, `\n`, `\r`,
+//! other control bytes as `\xHH`, everything else as is.
 
-use crate::dumpfmt::tsv::escape;
-use lamina::cache::BlockCache;
-use lamina::fs::FileSystem;
-use lamina::iter::InternalIterator;
-use lamina::manifest::VersionEdit;
-use lamina::table::Table;
-use lamina::wal::{LogReader, MANIFEST_MAGIC, WAL_MAGIC};
-use lamina::{Error, Result};
+use crate::cache::BlockCache;
+use crate::filename::{self, FileKind};
+use crate::fs::FileSystem;
+use crate::iter::InternalIterator;
+use crate::manifest::VersionEdit;
+use crate::table::Table;
+use crate::wal::{LogReader, MANIFEST_MAGIC, WAL_MAGIC};
+use crate::{Error, Result};
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Appends `d` to `out`, escaped (see the module documentation).
+fn escape(d: &[u8], out: &mut Vec<u8>) {
+    for &b in d {
+        match b {
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            0..=0x1f | 0x7f => {
+                out.extend_from_slice(b"\\x");
+                out.push(HEX.get(usize::from(b >> 4)).copied().unwrap_or(b'0'));
+                out.push(HEX.get(usize::from(b & 15)).copied().unwrap_or(b'0'));
+            }
+            _ => out.push(b),
+        }
+    }
+}
 
 fn out_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |e| Error::io(path, e)
@@ -96,7 +121,7 @@ pub fn dump_table(fs: &dyn FileSystem, path: &Path, out: &mut dyn Write) -> Resu
     let mut line = Vec::new();
     while it.valid() {
         line.clear();
-        match lamina::key::parse(it.key()) {
+        match crate::key::parse(it.key()) {
             Some(p) => {
                 line.extend_from_slice(format!("ks {} ", p.keyspace()).as_bytes());
                 escape(p.user_key(), &mut line);
@@ -108,12 +133,12 @@ pub fn dump_table(fs: &dyn FileSystem, path: &Path, out: &mut dyn Write) -> Resu
                 line.push(b'\t');
             }
         }
-        match lamina::key::parse(it.key()).filter(|p| p.kind == lamina::key::Kind::Blob) {
-            Some(_) => match lamina::blob::BlobPointer::decode(it.value()) {
+        match crate::key::parse(it.key()).filter(|p| p.kind == crate::key::Kind::Blob) {
+            Some(_) => match crate::blob::BlobPointer::decode(it.value()) {
                 Ok(b) => line.extend_from_slice(
                     format!(
                         "-> {} offset {} length {}",
-                        lamina::blob::file_name(b.file),
+                        filename::file_name(FileKind::Blob, b.file),
                         b.offset,
                         b.len
                     )
@@ -135,22 +160,21 @@ pub fn dump_table(fs: &dyn FileSystem, path: &Path, out: &mut dyn Write) -> Resu
 /// verified), then the footer's counts.
 pub fn dump_blob(fs: &dyn FileSystem, path: &Path, out: &mut dyn Write) -> Result<()> {
     let file = fs.open(path).map_err(|e| Error::io(path, e))?;
-    let number = path
+    let number = match path
         .file_name()
         .and_then(|n| n.to_str())
-        .and_then(|n| n.strip_suffix(".blob"))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0);
-    let listing = lamina::blob::scan(file.as_ref(), path, number)?;
+        .and_then(filename::parse_file_name)
+    {
+        Some((FileKind::Blob, n)) => n,
+        _ => 0,
+    };
+    let listing = crate::blob::scan(file.as_ref(), path, number)?;
     writeln!(out, "blob file {}: {} bytes", path.display(), file.len()).map_err(out_err(path))?;
     let mut line = Vec::new();
     for r in &listing.records {
         line.clear();
-        let ks = lamina::key::keyspace_of(&r.tree_key);
-        let user_key = r
-            .tree_key
-            .get(lamina::key::KEYSPACE_ID_LEN..)
-            .unwrap_or(&[]);
+        let ks = crate::key::keyspace_of(&r.tree_key);
+        let user_key = r.tree_key.get(crate::key::KEYSPACE_ID_LEN..).unwrap_or(&[]);
         line.extend_from_slice(format!("ks {ks} ").as_bytes());
         escape(user_key, &mut line);
         let p = &r.pointer;
