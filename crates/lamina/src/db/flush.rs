@@ -167,15 +167,8 @@ impl Inner {
 
     /// Removes tables that left the current version once no reader pins them.
     pub fn delete_obsolete_files(&self) {
-        let doomed: Vec<u64> = {
-            let mut st = self.state.lock();
-            let (free, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut st.obsolete)
-                .into_iter()
-                .partition(|f| Arc::strong_count(f) == 1);
-            st.obsolete = keep;
-            free.into_iter().map(|f| f.number).collect()
-        };
-        for n in doomed {
+        let doomed = super::take_unpinned(&mut self.state.lock().obsolete);
+        for n in doomed.iter().map(|f| f.number) {
             self.tables.evict(n);
             let _ = self
                 .fs

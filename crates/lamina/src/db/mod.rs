@@ -82,6 +82,16 @@ pub(crate) struct State {
     pub obsolete_blobs: Vec<Arc<crate::blob::BlobMeta>>,
 }
 
+/// Takes from `list` the files that nothing but the list holds any more (no
+/// pinned version lists them), leaving the others.
+fn take_unpinned<T>(list: &mut Vec<Arc<T>>) -> Vec<Arc<T>> {
+    let (free, keep) = std::mem::take(list)
+        .into_iter()
+        .partition(|f| Arc::strong_count(f) == 1);
+    *list = keep;
+    free
+}
+
 /// Everything shared by the handles and the background threads.
 pub(crate) struct Inner {
     pub path: PathBuf,

@@ -87,17 +87,7 @@ impl Inner {
                 linked: true,
             });
         }
-        match vs.log_and_apply(edit) {
-            Ok(v) => {
-                let mut st = self.state.lock();
-                st.version = v;
-                self.publish(&st);
-            }
-            Err(e) => {
-                self.poison(&e);
-                return Err(e);
-            }
-        }
+        self.install_edit(&mut vs, edit)?;
         drop(vs);
         drop(compaction);
         self.bg_cv.notify_all();

@@ -9,7 +9,7 @@ use crate::db::Inner;
 use crate::error::{Error, Result};
 use crate::filename::{self, FileKind};
 use crate::key::{self, KeyspaceId, SeqNo};
-use crate::manifest::{FileMeta, VersionEdit};
+use crate::manifest::{FileMeta, VersionEdit, VersionSet};
 use crate::memtable::Memtable;
 use crate::table::TableBuilder;
 use crate::table_writer::show_key;
@@ -136,7 +136,13 @@ impl Inner {
     /// Writes `edit` to the manifest and installs the version it yields;
     /// a failure poisons the database.
     fn log_edit(&self, edit: VersionEdit) -> Result<()> {
-        let mut vs = self.versions.lock();
+        self.install_edit(&mut self.versions.lock(), edit)
+    }
+
+    /// Writes `edit` to the manifest through `vs` (the locked
+    /// `self.versions`) and installs and publishes the version it yields; a
+    /// failure poisons the database.
+    pub(super) fn install_edit(&self, vs: &mut VersionSet, edit: VersionEdit) -> Result<()> {
         match vs.log_and_apply(edit) {
             Ok(v) => {
                 let mut st = self.state.lock();
@@ -265,17 +271,7 @@ impl Inner {
                 linked: false,
             });
         }
-        match vs.log_and_apply(edit) {
-            Ok(v) => {
-                let mut st = self.state.lock();
-                st.version = v;
-                self.publish(&st);
-            }
-            Err(e) => {
-                self.poison(&e);
-                return Err(e);
-            }
-        }
+        self.install_edit(&mut vs, edit)?;
         drop(vs);
         self.visible_seqno.fetch_max(last, Ordering::AcqRel);
         drop(compaction);
