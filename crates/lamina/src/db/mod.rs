@@ -93,22 +93,54 @@ fn take_unpinned<T>(list: &mut Vec<Arc<T>>) -> Vec<Arc<T>> {
 }
 
 /// Everything shared by the handles and the background threads.
+///
+/// Its methods live beside the path they serve: `commit` (writes, memtable
+/// rotation, commit leadership), `point` and `read` (lookups, iterators, the
+/// published read view), `flush`, `compact`, `blobs` (blob files written and
+/// collected), `ingest`, `open` (recovery), `check`, `backup` and `stats`;
+/// the handle's own state (open, poisoned, closing) is below.
+///
+/// # Lock order
+///
+/// A thread that holds several of these locks takes them in this order, and
+/// never the other way round (docs/design.md#concurrency):
+///
+/// 1. the commit queue (`commit`) and commit leadership;
+/// 2. `wal`;
+/// 3. `versions`;
+/// 4. `state`;
+/// 5. the leaf locks `keyspaces`, `snapshots`, `poisoned`, `threads` and
+///    `lock`, held briefly, with none of the locks above taken under them.
+///
+/// `compaction_lock` is taken before `versions` and `state`; a thread that
+/// holds commit leadership only `try_lock`s it, so the two never wait on each
+/// other. `pinned` is lock-free.
 pub(crate) struct Inner {
+    /// The database directory.
     pub path: PathBuf,
+    /// Every file access goes through it.
     pub fs: Arc<dyn FileSystem>,
+    /// The options the database was opened with, validated.
     pub opts: Options,
+    /// Open tables, by file number.
     pub tables: Arc<TableCache>,
+    /// Open blob files, by file number.
     pub blobs: Arc<crate::blob::BlobStore>,
+    /// The memtables and the current version, as writers and background
+    /// threads change them.
     pub state: Mutex<State>,
     /// The memtables and version of `state`, published for lock-free reads.
     pub pinned: arc_swap::ArcSwapOption<point::Pinned>,
     /// Signalled when a flush or compaction finishes or work arrives.
     pub bg_cv: Condvar,
-    /// The manifest and counters. Lock order: `versions` before `state`.
+    /// The manifest and counters.
     pub versions: Mutex<VersionSet>,
-    /// Held by whoever runs a compaction.
+    /// Held by whoever runs a compaction (and by backup and ingest, so that
+    /// none runs meanwhile).
     pub compaction_lock: Mutex<()>,
+    /// Writers waiting to commit; the first is the leader.
     pub commit: Mutex<CommitQueue>,
+    /// Signalled when the leader finishes a group.
     pub commit_cv: Condvar,
     /// The WAL segment being written; only the commit leader, `sync` and rotation touch it.
     pub wal: Mutex<Option<LogWriter>>,
@@ -118,12 +150,17 @@ pub(crate) struct Inner {
     pub snapshots: Mutex<BTreeMap<SeqNo, usize>>,
     /// Named keyspaces: name -> id.
     pub keyspaces: RwLock<BTreeMap<String, KeyspaceId>>,
+    /// Set by `close`; every later call fails with `Error::Closed`.
     pub closed: AtomicBool,
+    /// Why writes are refused, after a failure made them unsafe.
     pub poisoned: Mutex<Option<String>>,
+    /// Running counters behind `Stats`.
     pub counters: Counters,
     /// Lifetime byte counters as of open; `counters` add to them.
     pub lifetime_base: crate::manifest::Lifetime,
+    /// The flush and compaction threads, joined by `close`.
     pub threads: Mutex<Vec<JoinHandle<()>>>,
+    /// The `LOCK` file's lock, held by a read-write handle until `close`.
     pub lock: Mutex<Option<Box<dyn FileLock>>>,
     /// The process generation the handle was opened in (`crate::process`).
     pub process: u64,
