@@ -12,7 +12,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 impl Inner {
-    /// Table options for a table written to `level`.
+    /// Table options for a table written by a flush or compaction; `bottom`
+    /// selects the compression of the last level.
     pub fn table_options(&self, bottom: bool) -> TableOptions {
         TableOptions {
             block_size: self.opts.block_size,
@@ -53,8 +54,10 @@ impl Inner {
     }
 
     /// Writes what survives of `input` (see `compaction::collapse`) into new
-    /// tables and syncs the directory: the shared tail of flushes and
-    /// compactions. With `cancellable`, closing the database stops the run.
+    /// tables, with values over the blob threshold (and those of the blob
+    /// files in `collect_blobs`) into new blob files, and syncs the
+    /// directory: the shared tail of flushes and compactions. With
+    /// `cancellable`, closing the database stops the run.
     pub fn write_surviving(
         &self,
         input: &mut dyn crate::iter::InternalIterator,
@@ -165,7 +168,8 @@ impl Inner {
         }
     }
 
-    /// Removes tables that left the current version once no reader pins them.
+    /// Removes tables, and then blob files, that left the current version once
+    /// no reader pins them.
     pub fn delete_obsolete_files(&self) {
         let doomed = super::take_unpinned(&mut self.state.lock().obsolete);
         for n in doomed.iter().map(|f| f.number) {

@@ -1,9 +1,9 @@
 //! Tables: immutable sorted files of internal keys and values.
 //!
 //! A table is written once by a [`TableBuilder`] (flush or compaction) and
-//! then read through a [`Table`]: point lookups with [`Table::get`] guarded by
-//! the bloom filter ([`Table::may_contain`]), and ordered scans in both
-//! directions with a [`TableIter`]. Data blocks are read through the shared
+//! then read through a [`Table`]: point lookups with [`Table::get_point`],
+//! which consults the filter and the block's hash index and copies nothing,
+//! and ordered scans in both directions with a [`TableIter`]. Data blocks are read through the shared
 //! [`BlockCache`](crate::cache::BlockCache); the index and the filter are
 //! pinned in the `Table`.
 //!

@@ -228,9 +228,10 @@ impl Table {
         TableIter::new(Arc::clone(self), self.index.iter(), false)
     }
 
-    /// The first entry whose internal key is `>= target`, as `(key, value)`;
-    /// `None` if every key is smaller. The caller checks that the entry's
-    /// tree key is the one it wants.
+    /// The first entry whose internal key is `>= target`, as `(key, value)`
+    /// copied out; `None` if every key is smaller. The caller checks that the
+    /// entry's tree key is the one it wants. It does not consult the filter;
+    /// the database's lookups use [`Table::get_point`].
     pub fn get(&self, target: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         let mut index = self.index.iter();
         index.seek(target);
