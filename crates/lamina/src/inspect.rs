@@ -190,3 +190,74 @@ pub fn dump_blob(fs: &dyn FileSystem, path: &Path, out: &mut dyn Write) -> Resul
     )
     .map_err(out_err(path))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::MemFs;
+    use crate::{Db, Options};
+
+    /// The names of `dir`'s files of `kind`.
+    fn files(fs: &MemFs, dir: &Path, kind: FileKind) -> Vec<std::path::PathBuf> {
+        filename::list(fs, dir)
+            .unwrap()
+            .iter()
+            .filter_map(|n| match filename::parse_file_name(n) {
+                Some((k, number)) if k == kind => Some(filename::path(dir, k, number)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn dump(
+        f: fn(&dyn FileSystem, &Path, &mut dyn Write) -> Result<()>,
+        fs: &MemFs,
+        path: &Path,
+    ) -> String {
+        let mut out = Vec::new();
+        f(fs, path, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn dumps_name_what_the_files_hold() {
+        let fs = MemFs::new();
+        let dir = Path::new("/db");
+        let opts = Options {
+            fs: Arc::new(fs.clone()),
+            ..Options::default()
+        };
+        let db = Db::open(dir, opts).unwrap();
+        db.put(b"apple\tpie", b"red\n").unwrap();
+        db.flush().unwrap();
+        db.put(b"banana", b"yellow").unwrap();
+
+        let tables = files(&fs, dir, FileKind::Table);
+        assert_eq!(tables.len(), 1, "{tables:?}");
+        let table = dump(dump_table, &fs, &tables[0]);
+        assert!(
+            table.contains("ks 0 apple\\tpie @1 Put\tred\\n\n"),
+            "{table}"
+        );
+
+        let wal = files(&fs, dir, FileKind::Wal).pop().unwrap();
+        let wal = dump(dump_wal, &fs, &wal);
+        assert!(
+            wal.contains("record 0: ") && wal.contains("seqnos 2..3, 1 operations"),
+            "{wal}"
+        );
+
+        let manifest = files(&fs, dir, FileKind::Manifest).pop().unwrap();
+        let manifest = dump(dump_manifest, &fs, &manifest);
+        assert!(manifest.starts_with("edit 0: "), "{manifest}");
+        let table_number = tables[0]
+            .file_name()
+            .and_then(|n| filename::parse_file_name(n.to_str()?))
+            .map(|(_, n)| n)
+            .unwrap();
+        let listed = format!("new_files: [(0, FileMeta {{ number: {table_number},");
+        assert!(manifest.contains(&listed), "{manifest}");
+        assert!(manifest.contains("\nend at offset "), "{manifest}");
+        db.close().unwrap();
+    }
+}
