@@ -106,12 +106,15 @@ impl BulkLoader {
 
     fn next_path(&mut self, what: &str) -> PathBuf {
         self.files += 1;
-        self.db.path().join(format!(
-            "bulk-{}-{}-{what}{:06}.tmp",
-            std::process::id(),
-            self.id,
-            self.files
-        ))
+        crate::filename::temp_path(
+            self.db.path(),
+            &format!(
+                "bulk-{}-{}-{what}{:06}",
+                std::process::id(),
+                self.id,
+                self.files
+            ),
+        )
     }
 
     fn writer(&mut self, what: &str) -> Result<TableWriter> {

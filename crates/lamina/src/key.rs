@@ -86,6 +86,7 @@ pub fn seek_key(tree_key: &[u8]) -> Vec<u8> {
     internal_key(tree_key, MAX_SEQNO, KIND_FOR_SEEK)
 }
 
+#[cfg(any(test, feature = "internals"))]
 /// The seek target for reading `tree_key` as of `seqno`.
 pub fn seek_key_at(tree_key: &[u8], seqno: SeqNo) -> Vec<u8> {
     internal_key(tree_key, seqno, KIND_FOR_SEEK)

@@ -4,9 +4,10 @@
 
 #![allow(clippy::indexing_slicing)]
 
+use lamina::filename::{parse_file_name, FileKind};
 use lamina::fs::RealFs;
 use lamina::iter::InternalIterator;
-use lamina::manifest::{parse_file_name, FileKind, VersionEdit};
+use lamina::manifest::VersionEdit;
 use lamina::table::{Block, BlockHandle, Footer, FOOTER_LEN};
 use lamina::wal::{LogReader, FILE_HEADER_LEN, MANIFEST_MAGIC};
 use lamina::{Db, Options};

@@ -3,8 +3,8 @@
 //! does not open the database.
 
 use crate::cmd::{output_error, Ctx};
-use crate::engine::inspect;
 use crate::error::{CliError, CliResult, Exit};
+use lamina::inspect;
 use std::io::Write;
 use std::path::PathBuf;
 

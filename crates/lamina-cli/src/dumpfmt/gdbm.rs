@@ -167,7 +167,7 @@ impl<R: BufRead> Reader<R> {
         std::str::from_utf8(digits)
             .ok()
             .and_then(|s| s.parse::<usize>().ok())
-            .filter(|&n| n <= lamina::key::MAX_VALUE_LEN)
+            .filter(|&n| n <= lamina::MAX_VALUE_LEN)
             .ok_or_else(|| self.err("bad length in '#:len=' line"))
     }
 

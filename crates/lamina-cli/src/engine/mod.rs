@@ -2,13 +2,11 @@
 //! batched writer behind every bulk load. Every call into the storage engine
 //! goes through the types re-exported here.
 
-pub mod inspect;
-
 pub use lamina::{Batch, Db, Durability, Keyspace, LevelStats, Options, Stats};
 
 use crate::error::{CliError, CliResult, Exit};
 use lamina::fs::{FaultFs, FaultKind};
-use lamina::key::{MAX_KEY_LEN, MAX_VALUE_LEN};
+use lamina::{MAX_KEY_LEN, MAX_VALUE_LEN};
 use std::path::Path;
 use std::sync::Arc;
 

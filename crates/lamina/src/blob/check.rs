@@ -3,11 +3,12 @@
 //! bytes the manifest records match the pointers found.
 
 use super::pointer::BlobPointer;
-use crate::check::CheckReport;
+use crate::db::CheckReport;
 use crate::db::Inner;
+use crate::filename::{self, FileKind};
 use crate::iter::InternalIterator;
 use crate::key::{self, Kind};
-use crate::manifest::{file_name, FileKind, Version};
+use crate::manifest::Version;
 use std::collections::{BTreeMap, HashSet};
 
 pub(crate) fn check_blobs(inner: &Inner, version: &Version, report: &mut CheckReport) {
@@ -56,7 +57,7 @@ pub(crate) fn check_blobs(inner: &Inner, version: &Version, report: &mut CheckRe
     }
     let mut live: BTreeMap<u64, u64> = BTreeMap::new();
     for (_, f) in version.all_files() {
-        let tpath = inner.path.join(file_name(FileKind::Table, f.number));
+        let tpath = filename::path(&inner.path, FileKind::Table, f.number);
         let Ok(table) = inner.tables.get(f.number) else {
             continue; // reported by the table checks
         };

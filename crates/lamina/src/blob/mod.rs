@@ -20,10 +20,13 @@ mod value;
 mod writer;
 
 pub use pointer::BlobPointer;
-pub use reader::{read_value, scan, BlobListing, BlobRecord};
+pub use reader::scan;
+#[cfg(any(test, feature = "internals"))]
+pub use reader::{read_value, BlobListing, BlobRecord};
 pub use separator::Separator;
 pub use store::BlobStore;
 pub use value::LazyValue;
+#[cfg(any(test, feature = "internals"))]
 pub use writer::BlobWriter;
 
 /// Magic number at both ends of a blob file.
@@ -36,11 +39,6 @@ pub const HEADER_LEN: usize = 16;
 pub const FOOTER_LEN: usize = 28;
 /// Bytes of a record header (before the tree key).
 pub const RECORD_HEADER_LEN: usize = 16;
-
-/// The name of blob file `number`.
-pub fn file_name(number: u64) -> String {
-    format!("{number:06}.blob")
-}
 
 /// What the manifest records of a blob file (docs/format.md#version-edit, tag 12).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -100,7 +98,7 @@ mod tests {
         let meta = w.finish().unwrap();
         assert_eq!((meta.records, meta.value_bytes), (2, 100_005));
         assert_eq!(meta.smallest, b"\0\0\0\0k");
-        let path = dir.join(file_name(7));
+        let path = crate::filename::path(dir, crate::filename::FileKind::Blob, 7);
         let f = fs.open(&path).unwrap();
         assert_eq!(f.len(), meta.size);
         let mut buf = vec![0u8; b.len as usize];
@@ -127,7 +125,7 @@ mod tests {
                 w.add(format!("key{i}").as_bytes(), v).unwrap();
             }
             w.finish().unwrap();
-            let path = dir.join(file_name(1));
+            let path = crate::filename::path(dir, crate::filename::FileKind::Blob, 1);
             let mut bytes = fs.read_all(&path).unwrap();
             let damaged = !flips.is_empty() || cut < bytes.len();
             for (at, x) in flips {

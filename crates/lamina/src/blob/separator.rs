@@ -140,7 +140,7 @@ impl Separator {
         let mut doomed: Vec<PathBuf> = self
             .written
             .drain(..)
-            .map(|m| self.dir.join(super::file_name(m.number)))
+            .map(|m| crate::filename::path(&self.dir, crate::filename::FileKind::Blob, m.number))
             .collect();
         if let Some(w) = self.writer.take() {
             doomed.push(w.path().to_path_buf());
@@ -167,7 +167,7 @@ impl Separator {
             let kept = self.kept.get(&file).copied().unwrap_or(0);
             let dead = read.checked_sub(kept).ok_or_else(|| {
                 Error::corruption(
-                    self.dir.join(super::file_name(file)),
+                    crate::filename::path(&self.dir, crate::filename::FileKind::Blob, file),
                     0,
                     "a compaction wrote more pointers into a blob file than it read",
                 )

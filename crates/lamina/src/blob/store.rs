@@ -31,7 +31,7 @@ impl BlobStore {
 
     /// The path of blob file `number`.
     pub fn path(&self, number: u64) -> PathBuf {
-        self.dir.join(super::file_name(number))
+        crate::filename::path(&self.dir, crate::filename::FileKind::Blob, number)
     }
 
     /// Blob file `number`, opened if it is not yet.

@@ -20,7 +20,7 @@ pub struct BlobWriter {
 impl BlobWriter {
     /// Creates blob file `number` in `dir` and writes its header.
     pub fn create(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<BlobWriter> {
-        let path = dir.join(super::file_name(number));
+        let path = crate::filename::path(dir, crate::filename::FileKind::Blob, number);
         let mut file = fs.create(&path).map_err(|e| Error::io(&path, e))?;
         // Layout: docs/format.md#blob-file
         let mut header = Vec::with_capacity(HEADER_LEN);

@@ -2,9 +2,10 @@
 
 use super::{BlockCache, RowCache};
 use crate::error::{Error, Result};
+use crate::filename::{self, FileKind};
 use crate::fs::FileSystem;
 use crate::manifest::FileMeta;
-use crate::table::{table_file_name, Table};
+use crate::table::Table;
 use quick_cache::sync::Cache;
 use std::io;
 use std::path::PathBuf;
@@ -94,7 +95,7 @@ impl TableCache {
     }
 
     fn open(&self, file_number: u64) -> Result<Arc<Table>> {
-        let name = table_file_name(file_number);
+        let name = filename::file_name(FileKind::Table, file_number);
         let path = self.dir.join(&name);
         let file = self.fs.open(&path).map_err(|e| {
             if e.kind() == io::ErrorKind::NotFound {

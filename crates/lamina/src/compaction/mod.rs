@@ -6,4 +6,5 @@ pub mod collapse;
 pub mod picker;
 pub mod runner;
 
+#[cfg(any(test, feature = "internals"))]
 pub use picker::{pick, PickerOptions, Task};

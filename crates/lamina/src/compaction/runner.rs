@@ -3,10 +3,11 @@
 
 use super::collapse::{collapse, Entry};
 use crate::error::{Error, Result};
+use crate::filename::{self, FileKind};
 use crate::fs::FileSystem;
 use crate::iter::InternalIterator;
 use crate::key::{self, KeyspaceId, Kind, SeqNo};
-use crate::manifest::{file_name, FileKind, FileMeta};
+use crate::manifest::FileMeta;
 use crate::merge::MergeOperator;
 use crate::table::{TableBuilder, TableOptions};
 use std::path::PathBuf;
@@ -70,12 +71,12 @@ pub fn write_tables(input: &mut dyn InternalIterator, spec: &mut OutputSpec<'_>)
             drop(c.builder);
             let _ = spec
                 .fs
-                .remove_file(&spec.dir.join(file_name(FileKind::Table, c.number)));
+                .remove_file(&filename::path(&spec.dir, FileKind::Table, c.number));
         }
         for t in &out.tables {
             let _ = spec
                 .fs
-                .remove_file(&spec.dir.join(file_name(FileKind::Table, t.number)));
+                .remove_file(&filename::path(&spec.dir, FileKind::Table, t.number));
         }
     }
     result.map(|()| out)
@@ -134,7 +135,7 @@ fn run(
                 }
                 if cur.is_none() {
                     let number = (spec.new_file_number)();
-                    let path = spec.dir.join(file_name(FileKind::Table, number));
+                    let path = filename::path(&spec.dir, FileKind::Table, number);
                     let file = spec.fs.create(&path).map_err(|e| Error::io(&path, e))?;
                     let mut builder = TableBuilder::new(file, path, spec.table);
                     builder.set_origin(spec.identity, number);

@@ -60,12 +60,11 @@ impl Inner {
                 blobs.abandon();
                 for t in &out.tables {
                     self.tables.evict(t.number);
-                    let _ = self
-                        .fs
-                        .remove_file(&self.path.join(crate::manifest::file_name(
-                            crate::manifest::FileKind::Table,
-                            t.number,
-                        )));
+                    let _ = self.fs.remove_file(&crate::filename::path(
+                        &self.path,
+                        crate::filename::FileKind::Table,
+                        t.number,
+                    ));
                 }
                 Err(e)
             }
@@ -125,15 +124,8 @@ impl Inner {
     /// Removes blob files that left the current version once no pinned
     /// version lists them.
     pub(super) fn delete_obsolete_blobs(&self) {
-        let doomed: Vec<u64> = {
-            let mut st = self.state.lock();
-            let (free, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut st.obsolete_blobs)
-                .into_iter()
-                .partition(|f| Arc::strong_count(f) == 1);
-            st.obsolete_blobs = keep;
-            free.into_iter().map(|f| f.number).collect()
-        };
-        for n in doomed {
+        let doomed = super::take_unpinned(&mut self.state.lock().obsolete_blobs);
+        for n in doomed.iter().map(|f| f.number) {
             self.blobs.evict(n);
             let _ = self.fs.remove_file(&self.blobs.path(n));
         }

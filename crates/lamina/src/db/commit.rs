@@ -8,6 +8,7 @@
 use super::Inner;
 use crate::batch::Batch;
 use crate::error::{Error, Result};
+
 use crate::key::SeqNo;
 use crate::memtable::Memtable;
 use crate::options::Durability;

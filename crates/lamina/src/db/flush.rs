@@ -3,7 +3,8 @@
 use super::Inner;
 use crate::compaction::runner::{write_tables, OutputSpec};
 use crate::error::{Error, Result};
-use crate::manifest::{file_name, FileKind, FileMeta, VersionEdit};
+use crate::filename::{self, FileKind};
+use crate::manifest::{FileMeta, VersionEdit};
 use crate::memtable::Memtable;
 use crate::table::TableOptions;
 use std::sync::atomic::Ordering;
@@ -11,7 +12,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 impl Inner {
-    /// Table options for a table written to `level`.
+    /// Table options for a table written by a flush or compaction; `bottom`
+    /// selects the compression of the last level.
     pub fn table_options(&self, bottom: bool) -> TableOptions {
         TableOptions {
             block_size: self.opts.block_size,
@@ -52,8 +54,10 @@ impl Inner {
     }
 
     /// Writes what survives of `input` (see `compaction::collapse`) into new
-    /// tables and syncs the directory: the shared tail of flushes and
-    /// compactions. With `cancellable`, closing the database stops the run.
+    /// tables, with values over the blob threshold (and those of the blob
+    /// files in `collect_blobs`) into new blob files, and syncs the
+    /// directory: the shared tail of flushes and compactions. With
+    /// `cancellable`, closing the database stops the run.
     pub fn write_surviving(
         &self,
         input: &mut dyn crate::iter::InternalIterator,
@@ -149,21 +153,15 @@ impl Inner {
         Ok(())
     }
 
-    /// Removes tables that left the current version once no reader pins them.
+    /// Removes tables, and then blob files, that left the current version once
+    /// no reader pins them.
     pub fn delete_obsolete_files(&self) {
-        let doomed: Vec<u64> = {
-            let mut st = self.state.lock();
-            let (free, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut st.obsolete)
-                .into_iter()
-                .partition(|f| Arc::strong_count(f) == 1);
-            st.obsolete = keep;
-            free.into_iter().map(|f| f.number).collect()
-        };
-        for n in doomed {
+        let doomed = super::take_unpinned(&mut self.state.lock().obsolete);
+        for n in doomed.iter().map(|f| f.number) {
             self.tables.evict(n);
             let _ = self
                 .fs
-                .remove_file(&self.path.join(file_name(FileKind::Table, n)));
+                .remove_file(&filename::path(&self.path, FileKind::Table, n));
         }
         self.delete_obsolete_blobs();
     }

@@ -1,6 +1,8 @@
 //! The database handle and the state it shares with its background threads.
 
+mod backup;
 mod blobs;
+mod check;
 mod commit;
 mod compact;
 mod flush;
@@ -9,10 +11,10 @@ mod open;
 mod point;
 mod read;
 mod segments;
+mod stats;
 
 use crate::batch::Batch;
 use crate::cache::TableCache;
-use crate::check::CheckReport;
 use crate::error::{Error, Result};
 use crate::fs::{FileLock, FileSystem};
 use crate::key::{KeyspaceId, SeqNo};
@@ -21,12 +23,14 @@ use crate::manifest::{FileMeta, Version, VersionSet};
 use crate::memtable::Memtable;
 use crate::options::{Durability, Options};
 use crate::snapshot::Snapshot;
-use crate::stats::{Counters, Stats};
 use crate::wal::LogWriter;
+pub use check::CheckReport;
 pub use ingest::{IngestOptions, IngestedTable};
 use parking_lot::{Condvar, Mutex, RwLock};
 pub use point::Cached;
 pub use read::Iter;
+use stats::Counters;
+pub use stats::{LevelStats, Stats};
 use std::collections::BTreeMap;
 use std::ops::RangeBounds;
 use std::path::{Path, PathBuf};
@@ -79,23 +83,65 @@ pub(crate) struct State {
     pub obsolete_blobs: Vec<Arc<crate::blob::BlobMeta>>,
 }
 
+/// Takes from `list` the files that nothing but the list holds any more (no
+/// pinned version lists them), leaving the others.
+fn take_unpinned<T>(list: &mut Vec<Arc<T>>) -> Vec<Arc<T>> {
+    let (free, keep) = std::mem::take(list)
+        .into_iter()
+        .partition(|f| Arc::strong_count(f) == 1);
+    *list = keep;
+    free
+}
+
 /// Everything shared by the handles and the background threads.
+///
+/// Its methods live beside the path they serve: `commit` (writes, memtable
+/// rotation, commit leadership), `point` and `read` (lookups, iterators, the
+/// published read view), `flush`, `compact`, `blobs` (blob files written and
+/// collected), `ingest`, `open` (recovery), `check`, `backup` and `stats`;
+/// the handle's own state (open, poisoned, closing) is below.
+///
+/// # Lock order
+///
+/// A thread that holds several of these locks takes them in this order, and
+/// never the other way round (docs/design.md#concurrency):
+///
+/// 1. the commit queue (`commit`) and commit leadership;
+/// 2. `wal`;
+/// 3. `versions`;
+/// 4. `state`;
+/// 5. the leaf locks `keyspaces`, `snapshots`, `poisoned`, `threads` and
+///    `lock`, held briefly, with none of the locks above taken under them.
+///
+/// `compaction_lock` is taken before `versions` and `state`; a thread that
+/// holds commit leadership only `try_lock`s it, so the two never wait on each
+/// other. `pinned` is lock-free.
 pub(crate) struct Inner {
+    /// The database directory.
     pub path: PathBuf,
+    /// Every file access goes through it.
     pub fs: Arc<dyn FileSystem>,
+    /// The options the database was opened with, validated.
     pub opts: Options,
+    /// Open tables, by file number.
     pub tables: Arc<TableCache>,
+    /// Open blob files, by file number.
     pub blobs: Arc<crate::blob::BlobStore>,
+    /// The memtables and the current version, as writers and background
+    /// threads change them.
     pub state: Mutex<State>,
     /// The memtables and version of `state`, published for lock-free reads.
     pub pinned: arc_swap::ArcSwapOption<point::Pinned>,
     /// Signalled when a flush or compaction finishes or work arrives.
     pub bg_cv: Condvar,
-    /// The manifest and counters. Lock order: `versions` before `state`.
+    /// The manifest and counters.
     pub versions: Mutex<VersionSet>,
-    /// Held by whoever runs a compaction.
+    /// Held by whoever runs a compaction (and by backup and ingest, so that
+    /// none runs meanwhile).
     pub compaction_lock: Mutex<()>,
+    /// Writers waiting to commit; the first is the leader.
     pub commit: Mutex<CommitQueue>,
+    /// Signalled when the leader finishes a group.
     pub commit_cv: Condvar,
     /// The WAL segment being written; only the commit leader, `sync` and rotation touch it.
     pub wal: Mutex<Option<LogWriter>>,
@@ -107,12 +153,17 @@ pub(crate) struct Inner {
     pub snapshots: Mutex<BTreeMap<SeqNo, usize>>,
     /// Named keyspaces: name -> id.
     pub keyspaces: RwLock<BTreeMap<String, KeyspaceId>>,
+    /// Set by `close`; every later call fails with `Error::Closed`.
     pub closed: AtomicBool,
+    /// Why writes are refused, after a failure made them unsafe.
     pub poisoned: Mutex<Option<String>>,
+    /// Running counters behind `Stats`.
     pub counters: Counters,
     /// Lifetime byte counters as of open; `counters` add to them.
     pub lifetime_base: crate::manifest::Lifetime,
+    /// The flush and compaction threads, joined by `close`.
     pub threads: Mutex<Vec<JoinHandle<()>>>,
+    /// The `LOCK` file's lock, held by a read-write handle until `close`.
     pub lock: Mutex<Option<Box<dyn FileLock>>>,
     /// The process generation the handle was opened in (`crate::process`).
     pub process: u64,
@@ -433,19 +484,19 @@ impl Db {
 
     /// Counters and the shape of the tree.
     pub fn stats(&self) -> Stats {
-        crate::stats::collect(self.inner())
+        self.inner().stats()
     }
 
     /// Verifies every checksum and invariant; the report lists what is wrong.
     pub fn check(&self) -> Result<CheckReport> {
-        crate::check::check(self.inner())
+        self.inner().check()
     }
 
     /// Writes a consistent copy of the database into `dest` (which must not exist
     /// or be empty): the memtable is flushed first, then every table and a fresh
     /// manifest are copied.
     pub fn backup(&self, dest: impl AsRef<Path>) -> Result<()> {
-        crate::check::backup(self.inner(), dest.as_ref())
+        self.inner().backup(dest.as_ref())
     }
 }
 

@@ -1,14 +1,15 @@
 //! Opening a database: the lock, the manifest, WAL replay, and the threads.
 
+use super::stats::Counters;
 use super::{CommitQueue, Inner, State};
 use crate::batch::decode_record;
 use crate::cache::{BlockCache, TableCache};
 use crate::error::{Error, Result};
+use crate::filename::{self, parse_file_name, FileKind};
 use crate::fs::FileSystem;
-use crate::manifest::{file_name, parse_file_name, FileKind, Version, VersionEdit, VersionSet};
+use crate::manifest::{Version, VersionEdit, VersionSet};
 use crate::memtable::Memtable;
 use crate::options::Options;
-use crate::stats::Counters;
 use crate::wal::{LogReader, WAL_MAGIC};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::BTreeMap;
@@ -39,8 +40,11 @@ fn inspect_dir(fs: &dyn FileSystem, path: &Path, create: bool) -> Result<Found> 
         }
         None => return Err(not_a_db(path, "no such directory")),
     }
-    let names = fs.list_dir(path).map_err(|e| Error::io(path, e))?;
-    if names.iter().any(|n| n == "CURRENT") {
+    let names = filename::list(fs, path)?;
+    if names
+        .iter()
+        .any(|n| parse_file_name(n) == Some((FileKind::Current, 0)))
+    {
         return Ok(Found::Database);
     }
     let foreign: Vec<&String> = names
@@ -63,7 +67,7 @@ fn inspect_dir(fs: &dyn FileSystem, path: &Path, create: bool) -> Result<Found> 
     };
     if has(FileKind::Table) || (has(FileKind::Manifest) && has(FileKind::Wal)) {
         return Err(Error::corruption(
-            path.join("CURRENT"),
+            filename::path(path, FileKind::Current, 0),
             0,
             "CURRENT is missing but tables or manifests exist",
         ));
@@ -79,12 +83,12 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
     let lock = if opts.read_only {
         None
     } else {
-        match fs.lock(&path.join(file_name(FileKind::Lock, 0))) {
+        match fs.lock(&filename::path(path, FileKind::Lock, 0)) {
             Ok(l) => Some(l),
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                 return Err(Error::Locked(path.to_path_buf()))
             }
-            Err(e) => return Err(Error::io(path.join("LOCK"), e)),
+            Err(e) => return Err(Error::io(filename::path(path, FileKind::Lock, 0), e)),
         }
     };
     let mut vs = match found {
@@ -170,18 +174,15 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
 /// Replays the WAL segments numbered `log_number` and above into memtables;
 /// for a read-write handle, writes them to level-0 tables and starts a new segment.
 fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
-    let names = inner
-        .fs
-        .list_dir(&inner.path)
-        .map_err(|e| Error::io(&inner.path, e))?;
-    let wals = crate::manifest::wal_numbers(&names, log_number);
+    let names = filename::list(inner.fs.as_ref(), &inner.path)?;
+    let wals = filename::wal_numbers(&names, log_number);
     let (identity, required) = {
         let vs = inner.versions.lock();
         (vs.identity(), vs.wals_required())
     };
     if let Some(missing) = required.iter().find(|n| !wals.contains(n)) {
         return Err(Error::corruption(
-            inner.path.join(file_name(FileKind::Wal, *missing)),
+            filename::path(&inner.path, FileKind::Wal, *missing),
             0,
             "WAL segment the manifest records is missing; writes acknowledged in it are lost",
         ));
@@ -207,7 +208,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     // before the torn one was synced, or by a recovery the crash interrupted).
     let mut torn: Option<Error> = None;
     for &num in &wals {
-        let path = inner.path.join(file_name(FileKind::Wal, num));
+        let path = filename::path(&inner.path, FileKind::Wal, num);
         let mut reader = LogReader::open(inner.fs.as_ref(), &path, WAL_MAGIC)?;
         reader.check_origin(identity, num)?;
         while let Some(rec) = reader.next_record()? {
@@ -310,7 +311,7 @@ fn check_orphans(
         if newest > manifest_seqno && oldest < wal_first_seqno {
             let manifest = inner.versions.lock().manifest_number();
             return Err(Error::corruption(
-                inner.path.join(file_name(FileKind::Manifest, manifest)),
+                filename::path(&inner.path, FileKind::Manifest, manifest),
                 0,
                 format!(
                     "the manifest ends before recording table {name}, whose writes (up to seqno {newest}) \
@@ -324,7 +325,7 @@ fn check_orphans(
 
 /// Removes tables the version does not list, temporary files and old manifests.
 fn remove_leftovers(inner: &Inner) {
-    let Ok(names) = inner.fs.list_dir(&inner.path) else {
+    let Ok(names) = filename::list(inner.fs.as_ref(), &inner.path) else {
         return;
     };
     let version: Arc<Version> = Arc::clone(&inner.state.lock().version);
@@ -372,23 +373,23 @@ pub(super) fn destroy(path: &Path, opts: &Options) -> Result<()> {
         Ok(Found::Empty) => {}
         Err(e) => return Err(e),
     }
-    let lock = match fs.lock(&path.join(file_name(FileKind::Lock, 0))) {
+    let lock = match fs.lock(&filename::path(path, FileKind::Lock, 0)) {
         Ok(l) => l,
         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
             return Err(Error::Locked(path.to_path_buf()))
         }
-        Err(e) => return Err(Error::io(path.join("LOCK"), e)),
+        Err(e) => return Err(Error::io(filename::path(path, FileKind::Lock, 0), e)),
     };
-    let names = fs.list_dir(path).map_err(|e| Error::io(path, e))?;
+    let names = filename::list(fs, path)?;
     for name in names
         .iter()
-        .filter(|n| parse_file_name(n).is_some() && n.as_str() != "LOCK")
+        .filter(|n| !matches!(parse_file_name(n), None | Some((FileKind::Lock, _))))
     {
         fs.remove_file(&path.join(name))
             .map_err(|e| Error::io(path.join(name), e))?;
     }
     drop(lock);
-    let _ = fs.remove_file(&path.join("LOCK"));
+    let _ = fs.remove_file(&filename::path(path, FileKind::Lock, 0));
     let _ = fs.remove_dir(path);
     fs.sync_dir(path.parent().unwrap_or(path)).ok();
     Ok(())

@@ -9,7 +9,7 @@
 
 use super::Inner;
 use crate::error::Result;
-use crate::manifest::{file_name, parse_file_name, FileKind};
+use crate::filename::{self, parse_file_name, FileKind};
 use crate::wal::{LogWriter, Origin};
 
 /// Most retired segments kept for reuse; the others are removed. A flush
@@ -24,14 +24,14 @@ impl Inner {
     /// records the segment in the manifest before anything in it is
     /// acknowledged (docs/format.md#wal).
     pub(crate) fn start_wal_segment(&self, number: u64) -> Result<LogWriter> {
-        let path = self.path.join(file_name(FileKind::Wal, number));
+        let path = filename::path(&self.path, FileKind::Wal, number);
         let origin = Origin {
             identity: self.tables.identity().unwrap_or_default(),
             number,
         };
         let reusable = self.reusable_wals.lock().pop();
         if let Some(old) = reusable {
-            let old_path = self.path.join(file_name(FileKind::Wal, old));
+            let old_path = filename::path(&self.path, FileKind::Wal, old);
             match LogWriter::reuse_wal(self.fs.as_ref(), &old_path, &path, origin) {
                 Ok(mut w) => {
                     self.counters
@@ -63,7 +63,7 @@ impl Inner {
         for n in std::mem::take(&mut *self.reusable_wals.lock()) {
             let _ = self
                 .fs
-                .remove_file(&self.path.join(file_name(FileKind::Wal, n)));
+                .remove_file(&filename::path(&self.path, FileKind::Wal, n));
         }
     }
 
@@ -93,7 +93,7 @@ impl Inner {
             } else {
                 let _ = self
                     .fs
-                    .remove_file(&self.path.join(file_name(FileKind::Wal, n)));
+                    .remove_file(&filename::path(&self.path, FileKind::Wal, n));
             }
         }
     }

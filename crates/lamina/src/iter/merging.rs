@@ -164,6 +164,7 @@ impl InternalIterator for MergingIter {
     }
 }
 
+#[cfg(any(test, feature = "internals"))]
 /// An iterator over a sorted vector of owned entries; used in tests and for
 /// small in-memory sources.
 pub struct VecIter {
@@ -171,6 +172,7 @@ pub struct VecIter {
     pos: Option<usize>,
 }
 
+#[cfg(any(test, feature = "internals"))]
 impl VecIter {
     /// REQUIRES: `entries` sorted by `key::compare` without duplicates.
     pub fn new(entries: Vec<(Vec<u8>, Vec<u8>)>) -> VecIter {
@@ -182,6 +184,7 @@ impl VecIter {
     }
 }
 
+#[cfg(any(test, feature = "internals"))]
 impl InternalIterator for VecIter {
     fn valid(&self) -> bool {
         self.at().is_some()

@@ -36,5 +36,7 @@ mod seek_cursor;
 
 pub use cursor::{resolve, Cursor};
 pub use level::LevelIter;
-pub use merging::{MergingIter, VecIter};
+pub use merging::MergingIter;
+#[cfg(any(test, feature = "internals"))]
+pub use merging::VecIter;
 pub use seek_cursor::SeekCursor;

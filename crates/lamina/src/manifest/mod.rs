@@ -8,4 +8,4 @@ mod version_set;
 pub use edit::{FileMeta, Lifetime, VersionEdit};
 pub use version::{Version, NUM_LEVELS};
 pub(crate) use version_set::write_manifest;
-pub use version_set::{file_name, parse_file_name, wal_numbers, FileKind, VersionSet};
+pub use version_set::VersionSet;

@@ -39,6 +39,7 @@ impl Version {
             .flat_map(|(l, fs)| fs.iter().map(move |f| (l, f)))
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// Number of live tables.
     pub fn file_count(&self) -> usize {
         self.levels.iter().map(Vec::len).sum()

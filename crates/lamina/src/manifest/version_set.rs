@@ -6,6 +6,7 @@
 use super::edit::VersionEdit;
 use super::version::Version;
 use crate::error::{Error, Result};
+use crate::filename::{self, FileKind};
 use crate::fs::FileSystem;
 use crate::key::{KeyspaceId, SeqNo};
 use crate::wal::{LogReader, LogWriter, MANIFEST_MAGIC};
@@ -16,81 +17,6 @@ use std::sync::Arc;
 /// A manifest larger than this is rewritten as a fresh snapshot.
 const MANIFEST_ROLL_BYTES: u64 = 64 << 20;
 
-/// The kinds of file in a database directory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileKind {
-    /// `NNNNNN.wal`
-    Wal,
-    /// `NNNNNN.sst`
-    Table,
-    /// `MANIFEST-NNNNNN`
-    Manifest,
-    /// `CURRENT`
-    Current,
-    /// `LOCK`
-    Lock,
-    /// `*.tmp`
-    Temp,
-    /// `NNNNNN.blob`
-    Blob,
-}
-
-/// The name of a file of `kind` with `number` (ignored for CURRENT and LOCK).
-pub fn file_name(kind: FileKind, number: u64) -> String {
-    match kind {
-        FileKind::Wal => format!("{number:06}.wal"),
-        FileKind::Table => format!("{number:06}.sst"),
-        FileKind::Manifest => format!("MANIFEST-{number:06}"),
-        FileKind::Current => "CURRENT".into(),
-        FileKind::Lock => "LOCK".into(),
-        FileKind::Temp => format!("{number:06}.tmp"),
-        FileKind::Blob => crate::blob::file_name(number),
-    }
-}
-
-/// Recognises a file name of a database directory.
-pub fn parse_file_name(name: &str) -> Option<(FileKind, u64)> {
-    let num = |s: &str| -> Option<u64> {
-        if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        s.parse().ok()
-    };
-    if name == "CURRENT" {
-        return Some((FileKind::Current, 0));
-    }
-    if name == "LOCK" {
-        return Some((FileKind::Lock, 0));
-    }
-    if let Some(n) = name.strip_prefix("MANIFEST-") {
-        return Some((FileKind::Manifest, num(n)?));
-    }
-    if name.ends_with(".tmp") {
-        return Some((FileKind::Temp, 0));
-    }
-    let (stem, ext) = name.split_once('.')?;
-    match ext {
-        "wal" => Some((FileKind::Wal, num(stem)?)),
-        "sst" => Some((FileKind::Table, num(stem)?)),
-        "blob" => Some((FileKind::Blob, num(stem)?)),
-        _ => None,
-    }
-}
-
-/// The numbers of the WAL segments among directory entries `names` that are
-/// numbered `from` or above, ascending.
-pub fn wal_numbers(names: &[String], from: u64) -> Vec<u64> {
-    let mut wals: Vec<u64> = names
-        .iter()
-        .filter_map(|n| match parse_file_name(n) {
-            Some((FileKind::Wal, num)) if num >= from => Some(num),
-            _ => None,
-        })
-        .collect();
-    wals.sort_unstable();
-    wals
-}
-
 /// Writes `MANIFEST-<number>` in `dir` holding `snapshot` as its first
 /// record, makes it durable, and points `CURRENT` at it. Returns the writer,
 /// for later edits. Used by the version set and by backups.
@@ -100,29 +26,14 @@ pub(crate) fn write_manifest(
     number: u64,
     snapshot: &VersionEdit,
 ) -> Result<LogWriter> {
-    let path = dir.join(file_name(FileKind::Manifest, number));
+    let path = filename::path(dir, FileKind::Manifest, number);
     let mut w = LogWriter::create(fs, &path, MANIFEST_MAGIC)?;
     w.add_record(&snapshot.encode());
     w.sync()?;
     // The manifest's name must be durable before CURRENT can name it.
     fs.sync_dir(dir).map_err(|e| Error::io(dir, e))?;
-    set_current(fs, dir, number)?;
+    filename::set_current(fs, dir, number)?;
     Ok(w)
-}
-
-/// Points `CURRENT` in `dir` at `MANIFEST-<number>`, atomically: written to
-/// `CURRENT.tmp`, synced, renamed, directory synced.
-/// Layout: docs/format.md#current.
-fn set_current(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<()> {
-    let tmp = dir.join("CURRENT.tmp");
-    let dst = dir.join(file_name(FileKind::Current, 0));
-    let mut f = fs.create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-    f.append(format!("{}\n", file_name(FileKind::Manifest, number)).as_bytes())
-        .and_then(|()| f.sync_data())
-        .map_err(|e| Error::io(&tmp, e))?;
-    drop(f);
-    fs.rename(&tmp, &dst).map_err(|e| Error::io(&dst, e))?;
-    fs.sync_dir(dir).map_err(|e| Error::io(dir, e))
 }
 
 /// The current version, counters and keyspaces, and the manifest writer.
@@ -168,19 +79,7 @@ impl VersionSet {
 
     /// Reads `CURRENT` and replays the manifest it names.
     pub fn recover(fs: Arc<dyn FileSystem>, dir: &Path) -> Result<VersionSet> {
-        let current_path = dir.join(file_name(FileKind::Current, 0));
-        let current = fs
-            .read_all(&current_path)
-            .map_err(|e| Error::io(&current_path, e))?;
-        let name = std::str::from_utf8(&current)
-            .ok()
-            .and_then(|s| s.strip_suffix('\n'))
-            .filter(|s| matches!(parse_file_name(s), Some((FileKind::Manifest, _))))
-            .ok_or_else(|| {
-                Error::corruption(&current_path, 0, "CURRENT does not name a manifest")
-            })?;
-        let manifest_number = parse_file_name(name).map(|(_, n)| n).unwrap_or(0);
-        let path = dir.join(name);
+        let (path, manifest_number) = filename::read_current(fs.as_ref(), dir)?;
         let mut vs = VersionSet::new(fs, dir);
         vs.manifest_number = manifest_number;
         let mut reader = LogReader::open(vs.fs.as_ref(), &path, MANIFEST_MAGIC)?;
@@ -269,7 +168,7 @@ impl VersionSet {
         self.manifest = Some(w);
         self.manifest_number = number;
         if old != 0 && old != number {
-            let old_path = self.dir.join(file_name(FileKind::Manifest, old));
+            let old_path = filename::path(&self.dir, FileKind::Manifest, old);
             let _ = self.fs.remove_file(&old_path);
         }
         Ok(())
@@ -281,8 +180,10 @@ impl VersionSet {
     pub fn log_and_apply(&mut self, mut edit: VersionEdit) -> Result<Arc<Version>> {
         let version = self.current.apply(&edit).map_err(|r| {
             Error::corruption(
-                self.dir
-                    .join(file_name(FileKind::Manifest, self.manifest_number)),
+                self.dir.join(filename::file_name(
+                    FileKind::Manifest,
+                    self.manifest_number,
+                )),
                 0,
                 r,
             )
@@ -386,6 +287,7 @@ impl VersionSet {
         self.manifest_number
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// The next file number that would be allocated.
     pub fn next_file_number(&self) -> u64 {
         self.next_file_number
@@ -429,29 +331,5 @@ fn new_identity(dir: &Path) -> Result<u128> {
         if id != 0 {
             return Ok(id);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn file_names_round_trip() {
-        for kind in [
-            FileKind::Wal,
-            FileKind::Table,
-            FileKind::Manifest,
-            FileKind::Blob,
-        ] {
-            assert_eq!(
-                parse_file_name(&file_name(kind, 1234567)),
-                Some((kind, 1234567))
-            );
-        }
-        assert_eq!(parse_file_name("CURRENT"), Some((FileKind::Current, 0)));
-        assert_eq!(parse_file_name("000001.txt"), None);
-        assert_eq!(parse_file_name("x.sst"), None);
-        assert_eq!(parse_file_name("MANIFEST-"), None);
     }
 }

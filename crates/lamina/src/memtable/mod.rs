@@ -40,6 +40,7 @@ impl Memtable {
         self.wal_number
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// Inserts one entry. Each `(tree_key, seqno)` is inserted at most once.
     pub fn insert(&self, tree_key: &[u8], seqno: SeqNo, kind: Kind, value: &[u8]) {
         let mut ikey = InternalKey::from_slice(tree_key);
@@ -91,6 +92,7 @@ impl Memtable {
         self.map.is_empty()
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// Largest seqno inserted (0 if empty).
     pub fn largest_seqno(&self) -> SeqNo {
         self.largest_seqno.load(Ordering::Relaxed)

@@ -150,11 +150,13 @@ impl BlockBuilder {
         self.entries == 0
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// Entries added since the last `reset`.
     pub fn len(&self) -> usize {
         self.entries
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// The last key added (empty if none).
     pub fn last_key(&self) -> &[u8] {
         &self.last_key

@@ -36,11 +36,13 @@ impl BloomBuilder {
         self.hashes.push(xxh3_64(tree_key));
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// Distinct tree keys added.
     pub fn len(&self) -> usize {
         self.hashes.len()
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// True when no key was added.
     pub fn is_empty(&self) -> bool {
         self.hashes.is_empty()
@@ -187,6 +189,7 @@ impl BlockedBloom {
         })
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// Bytes of the filter block it was made from.
     pub fn len(&self) -> usize {
         if self.lines.is_empty() {
@@ -196,6 +199,7 @@ impl BlockedBloom {
         }
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// True when the table has no filter (it matches everything).
     pub fn is_empty(&self) -> bool {
         self.lines.is_empty()

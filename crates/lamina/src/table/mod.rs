@@ -1,9 +1,9 @@
 //! Tables: immutable sorted files of internal keys and values.
 //!
 //! A table is written once by a [`TableBuilder`] (flush or compaction) and
-//! then read through a [`Table`]: point lookups with [`Table::get`] guarded by
-//! the bloom filter ([`Table::may_contain`]), and ordered scans in both
-//! directions with a [`TableIter`]. Data blocks are read through the shared
+//! then read through a [`Table`]: point lookups with [`Table::get_point`],
+//! which consults the filter and the block's hash index and copies nothing,
+//! and ordered scans in both directions with a [`TableIter`]. Data blocks are read through the shared
 //! [`BlockCache`](crate::cache::BlockCache); the index and the filter are
 //! pinned in the `Table`.
 //!
@@ -27,14 +27,18 @@ mod test_util;
 mod tests;
 mod writer_props;
 
-pub use block::{Block, BlockIter, KeyBuf};
-pub use block_builder::BlockBuilder;
-pub use bloom::{bloom_may_contain, BlockedBloom, BloomBuilder};
-pub use builder::{TableBuilder, TableSummary};
-pub use footer::{
-    BlockHandle, Footer, FOOTER_LEN, OLDEST_TABLE_VERSION, TABLE_MAGIC, TABLE_VERSION,
+pub use block::Block;
+pub use builder::TableBuilder;
+pub use footer::TABLE_VERSION;
+#[cfg(any(test, feature = "internals"))]
+pub use {
+    block::{BlockIter, KeyBuf},
+    block_builder::BlockBuilder,
+    bloom::{bloom_may_contain, BlockedBloom, BloomBuilder},
+    builder::TableSummary,
+    footer::{BlockHandle, Footer, FOOTER_LEN, OLDEST_TABLE_VERSION, TABLE_MAGIC},
+    properties::Properties,
 };
-pub use properties::Properties;
 pub use reader::{Probe, Table};
 pub use table_iter::TableIter;
 pub use writer_props::WriterProps;
@@ -82,9 +86,3 @@ pub const MAX_BLOCK_SIZE: usize = 256 << 20;
 /// corruption. A block is at most `MAX_BLOCK_SIZE` plus one entry (a key of
 /// at most 64 KiB and a value of at most 256 MiB) plus its restart array.
 pub const MAX_BLOCK_LEN: usize = 1 << 30;
-
-/// The file name of table `file_number`: `NNNNNN.sst`
-/// (docs/format.md#directory).
-pub fn table_file_name(file_number: u64) -> String {
-    format!("{file_number:06}.sst")
-}

@@ -228,9 +228,10 @@ impl Table {
         TableIter::new(Arc::clone(self), self.index.iter(), false)
     }
 
-    /// The first entry whose internal key is `>= target`, as `(key, value)`;
-    /// `None` if every key is smaller. The caller checks that the entry's
-    /// tree key is the one it wants.
+    /// The first entry whose internal key is `>= target`, as `(key, value)`
+    /// copied out; `None` if every key is smaller. The caller checks that the
+    /// entry's tree key is the one it wants. It does not consult the filter;
+    /// the database's lookups use [`Table::get_point`].
     pub fn get(&self, target: &[u8]) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         let mut index = self.index.iter();
         index.seek(target);
@@ -257,6 +258,7 @@ impl Table {
         &self.props
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// The table's format version (docs/format.md#version-history).
     pub fn format_version(&self) -> u32 {
         self.footer.version
@@ -272,6 +274,7 @@ impl Table {
         self.footer.index.size + BLOCK_TRAILER_LEN as u64
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// The table's file number.
     pub fn file_number(&self) -> u64 {
         self.file_number

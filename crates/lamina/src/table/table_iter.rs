@@ -44,6 +44,7 @@ impl TableIter {
         }
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// The table iterated over.
     pub fn table(&self) -> &Arc<Table> {
         &self.table

@@ -71,7 +71,10 @@ fn round_trip_at_several_block_sizes_and_compressions() {
     for block_size in [64, 512, 4096, 16 << 10] {
         for compression in [Compression::None, Compression::Lz4, Compression::Zstd] {
             number += 1;
-            let path = dir.path().join(table_file_name(number));
+            let path = dir.path().join(crate::filename::file_name(
+                crate::filename::FileKind::Table,
+                number,
+            ));
             let s = write_table(&path, &model, opts(block_size, compression));
             assert_eq!(s.file_size, std::fs::metadata(&path).unwrap().len());
             assert_eq!(
@@ -306,7 +309,10 @@ fn table_cache_opens_once_and_names_missing_tables() {
     let dir = tempfile::tempdir().unwrap();
     let model = sample_entries(50, 4);
     write_table(
-        &dir.path().join(table_file_name(7)),
+        &dir.path().join(crate::filename::file_name(
+            crate::filename::FileKind::Table,
+            7,
+        )),
         &model,
         TableOptions::default(),
     );

@@ -17,6 +17,7 @@ pub const ORDER_BYTEWISE: u64 = 1;
 /// Counters holding the keyspace name: 8 bytes each.
 const NAME_COUNTERS: usize = MAX_KEYSPACE_NAME.div_ceil(8);
 
+#[cfg(any(test, feature = "internals"))]
 /// Counters written after the first: order, compression, block size, bloom
 /// bits, name length, then the name.
 const COUNTERS: usize = 6 + NAME_COUNTERS;
@@ -148,6 +149,7 @@ impl WriterProps {
     }
 
     /// Number of counters written from counter 20 on.
+    #[cfg(any(test, feature = "internals"))]
     pub const fn counter_count() -> usize {
         COUNTERS
     }

@@ -233,6 +233,7 @@ impl LogReader {
         }
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// Whose WAL segment this is, as a version-2 header says; `None` for a
     /// version-1 header (which names no database) or an incomplete one.
     pub fn origin(&self) -> Option<Origin> {
@@ -290,6 +291,7 @@ impl LogReader {
         self.torn
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// The path of the file being read.
     pub fn path(&self) -> &Path {
         &self.path

@@ -217,6 +217,7 @@ impl LogWriter {
         self.flushed.saturating_add(self.buf.len() as u64)
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// The path of the file being written.
     pub fn path(&self) -> &Path {
         &self.path

@@ -7,7 +7,8 @@ use super::placement::{self, Range};
 use super::{memtable_overlaps, IngestedTable, Source};
 use crate::db::Inner;
 use crate::error::{Error, Result};
-use crate::manifest::{file_name, FileKind, FileMeta, VersionEdit};
+use crate::filename::{self, FileKind};
+use crate::manifest::{FileMeta, VersionEdit};
 use std::sync::Arc;
 
 impl Inner {
@@ -46,12 +47,12 @@ impl Inner {
             for f in linked {
                 let _ = self
                     .fs
-                    .remove_file(&self.path.join(file_name(FileKind::Table, f.number)));
+                    .remove_file(&filename::path(&self.path, FileKind::Table, f.number));
             }
         };
         for s in sources {
             let number = self.versions.lock().new_file_number();
-            let dst = self.path.join(file_name(FileKind::Table, number));
+            let dst = filename::path(&self.path, FileKind::Table, number);
             if self.fs.hard_link(&s.path, &dst).is_err() {
                 unlink(&linked);
                 return Ok(None);
@@ -86,17 +87,7 @@ impl Inner {
                 linked: true,
             });
         }
-        match vs.log_and_apply(edit) {
-            Ok(v) => {
-                let mut st = self.state.lock();
-                st.version = v;
-                self.publish(&st);
-            }
-            Err(e) => {
-                self.poison(&e);
-                return Err(e);
-            }
-        }
+        self.install_edit(&mut vs, edit)?;
         drop(vs);
         drop(compaction);
         self.bg_cv.notify_all();

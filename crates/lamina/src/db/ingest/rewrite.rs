@@ -7,8 +7,9 @@ use super::placement::{self, Range};
 use super::{memtable_overlaps, IngestedTable, Source};
 use crate::db::Inner;
 use crate::error::{Error, Result};
+use crate::filename::{self, FileKind};
 use crate::key::{self, KeyspaceId, SeqNo};
-use crate::manifest::{file_name, FileKind, FileMeta, VersionEdit};
+use crate::manifest::{FileMeta, VersionEdit, VersionSet};
 use crate::memtable::Memtable;
 use crate::table::TableBuilder;
 use crate::table_writer::show_key;
@@ -88,7 +89,7 @@ impl Inner {
             for f in &written {
                 let _ = self
                     .fs
-                    .remove_file(&self.path.join(file_name(FileKind::Table, f.number)));
+                    .remove_file(&filename::path(&self.path, FileKind::Table, f.number));
             }
         }
         result
@@ -135,7 +136,13 @@ impl Inner {
     /// Writes `edit` to the manifest and installs the version it yields;
     /// a failure poisons the database.
     fn log_edit(&self, edit: VersionEdit) -> Result<()> {
-        let mut vs = self.versions.lock();
+        self.install_edit(&mut self.versions.lock(), edit)
+    }
+
+    /// Writes `edit` to the manifest through `vs` (the locked
+    /// `self.versions`) and installs and publishes the version it yields; a
+    /// failure poisons the database.
+    pub(super) fn install_edit(&self, vs: &mut VersionSet, edit: VersionEdit) -> Result<()> {
         match vs.log_and_apply(edit) {
             Ok(v) => {
                 let mut st = self.state.lock();
@@ -178,7 +185,7 @@ impl Inner {
     fn rewrite(&self, s: &Source, id: KeyspaceId, seqno: SeqNo) -> Result<FileMeta> {
         use crate::iter::InternalIterator;
         let number = self.versions.lock().new_file_number();
-        let path = self.path.join(file_name(FileKind::Table, number));
+        let path = filename::path(&self.path, FileKind::Table, number);
         let file = self.fs.create(&path).map_err(|e| Error::io(&path, e))?;
         let mut b = TableBuilder::new(file, path.clone(), self.table_options(false));
         b.set_origin(self.tables.identity().unwrap_or(0), number);
@@ -264,17 +271,7 @@ impl Inner {
                 linked: false,
             });
         }
-        match vs.log_and_apply(edit) {
-            Ok(v) => {
-                let mut st = self.state.lock();
-                st.version = v;
-                self.publish(&st);
-            }
-            Err(e) => {
-                self.poison(&e);
-                return Err(e);
-            }
-        }
+        self.install_edit(&mut vs, edit)?;
         drop(vs);
         self.visible_seqno.fetch_max(last, Ordering::AcqRel);
         drop(compaction);

@@ -1,11 +1,10 @@
-//! `check`: verifies every checksum and invariant of a database; `backup`:
-//! a consistent copy.
+//! `check`: verifies every checksum and invariant of a database.
 
 use crate::db::Inner;
 use crate::error::{Error, Result};
-use crate::manifest::{file_name, write_manifest, FileKind, VersionEdit};
+use crate::filename::{self, FileKind};
+use crate::manifest::VersionEdit;
 use crate::wal::{LogReader, MANIFEST_MAGIC, WAL_MAGIC};
-use std::path::Path;
 use std::sync::Arc;
 
 /// What `check` found.
@@ -37,7 +36,14 @@ impl CheckReport {
     }
 }
 
-pub(crate) fn check(inner: &Inner) -> Result<CheckReport> {
+impl Inner {
+    /// Verifies every checksum and invariant; the report lists what is wrong.
+    pub(super) fn check(&self) -> Result<CheckReport> {
+        check(self)
+    }
+}
+
+fn check(inner: &Inner) -> Result<CheckReport> {
     inner.check_open()?;
     let mut report = CheckReport::default();
     let version = inner.state.lock().version.clone();
@@ -45,7 +51,7 @@ pub(crate) fn check(inner: &Inner) -> Result<CheckReport> {
         report.problems.push(format!("version: {e}"));
     }
     for (level, f) in version.all_files() {
-        let path = inner.path.join(file_name(FileKind::Table, f.number));
+        let path = filename::path(&inner.path, FileKind::Table, f.number);
         match inner.fs.file_size(&path) {
             Ok(size) if size != f.size => report.problems.push(format!(
                 "{}: the manifest says {} bytes, the file has {size}",
@@ -96,7 +102,7 @@ pub(crate) fn check(inner: &Inner) -> Result<CheckReport> {
     // The live manifest must replay.
     let manifest = inner.versions.lock().manifest_number();
     if manifest != 0 {
-        let path = inner.path.join(file_name(FileKind::Manifest, manifest));
+        let path = filename::path(&inner.path, FileKind::Manifest, manifest);
         match LogReader::open(inner.fs.as_ref(), &path, MANIFEST_MAGIC) {
             Ok(mut r) => loop {
                 match r.next_record() {
@@ -120,70 +126,6 @@ pub(crate) fn check(inner: &Inner) -> Result<CheckReport> {
         }
     }
     Ok(report)
-}
-
-pub(crate) fn backup(inner: &Inner, dest: &Path) -> Result<()> {
-    let fs = inner.fs.as_ref();
-    match fs.is_dir(dest).map_err(|e| Error::io(dest, e))? {
-        Some(true) => {
-            if !fs
-                .list_dir(dest)
-                .map_err(|e| Error::io(dest, e))?
-                .is_empty()
-            {
-                return Err(Error::InvalidArgument(format!(
-                    "backup destination {} is not empty",
-                    dest.display()
-                )));
-            }
-        }
-        Some(false) => {
-            return Err(Error::InvalidArgument(format!(
-                "backup destination {} is a file",
-                dest.display()
-            )))
-        }
-        None => fs.create_dir_all(dest).map_err(|e| Error::io(dest, e))?,
-    }
-    inner.flush_and_wait()?;
-    let _guard = inner.compaction_lock.lock();
-    let (version, mut edit) = {
-        let vs = inner.versions.lock();
-        let mut e = vs.snapshot_edit();
-        // The backup holds no WAL: the memtable was flushed above, and its
-        // counters are the source's as of now, not as of its last edit.
-        e.log_number = Some(0);
-        e.wals_started.clear();
-        e.lifetime = Some(inner.lifetime_now());
-        (vs.current(), e)
-    };
-    for (_, f) in version.all_files() {
-        let name = file_name(FileKind::Table, f.number);
-        let data = fs
-            .read_all(&inner.path.join(&name))
-            .map_err(|e| Error::io(inner.path.join(&name), e))?;
-        let dst = dest.join(&name);
-        let mut w = fs.create(&dst).map_err(|e| Error::io(&dst, e))?;
-        w.append(&data)
-            .and_then(|()| w.sync_data())
-            .map_err(|e| Error::io(&dst, e))?;
-    }
-    for &n in version.blobs().keys() {
-        let name = crate::blob::file_name(n);
-        let data = fs
-            .read_all(&inner.path.join(&name))
-            .map_err(|e| Error::io(inner.path.join(&name), e))?;
-        let dst = dest.join(&name);
-        let mut w = fs.create(&dst).map_err(|e| Error::io(&dst, e))?;
-        w.append(&data)
-            .and_then(|()| w.sync_data())
-            .map_err(|e| Error::io(&dst, e))?;
-    }
-    let manifest_number = edit.next_file_number.unwrap_or(1);
-    edit.next_file_number = Some(manifest_number + 1);
-    write_manifest(fs, dest, manifest_number, &edit)?;
-    drop(version);
-    Ok(())
 }
 
 /// Reads every live key with its value, as a reader would, and reports each
@@ -227,17 +169,14 @@ fn unfoldable_keys(inner: &Inner, report: &mut CheckReport) {
 /// leaves and recovery drops: a note. A torn tail followed by records is a
 /// problem (recovery refuses it).
 fn check_wals(inner: &Inner, report: &mut CheckReport) -> Result<()> {
-    let names = inner
-        .fs
-        .list_dir(&inner.path)
-        .map_err(|e| Error::io(&inner.path, e))?;
+    let names = filename::list(inner.fs.as_ref(), &inner.path)?;
     let (log_number, identity, required) = {
         let vs = inner.versions.lock();
         (vs.log_number(), vs.identity(), vs.wals_required())
     };
-    let wals = crate::manifest::wal_numbers(&names, log_number);
+    let wals = filename::wal_numbers(&names, log_number);
     for missing in required.iter().filter(|n| !wals.contains(n)) {
-        let path = inner.path.join(file_name(FileKind::Wal, *missing));
+        let path = filename::path(&inner.path, FileKind::Wal, *missing);
         report.problems.push(format!(
             "{}: WAL segment the manifest records is missing; writes acknowledged in it are lost",
             path.display()
@@ -249,7 +188,7 @@ fn check_wals(inner: &Inner, report: &mut CheckReport) -> Result<()> {
     // The torn tail of the last segment read, if nothing was read after it.
     let mut last_tail: Option<(std::path::PathBuf, crate::wal::TornTail)> = None;
     for num in wals {
-        let path = inner.path.join(file_name(FileKind::Wal, num));
+        let path = filename::path(&inner.path, FileKind::Wal, num);
         let opened = LogReader::open(inner.fs.as_ref(), &path, WAL_MAGIC)
             .and_then(|r| r.check_origin(identity, num).map(|()| r));
         let mut r = match opened {

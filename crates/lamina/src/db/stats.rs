@@ -179,7 +179,14 @@ impl Stats {
     }
 }
 
-pub(crate) fn collect(inner: &Inner) -> Stats {
+impl Inner {
+    /// Counters and the shape of the tree, as of now.
+    pub(super) fn stats(&self) -> Stats {
+        collect(self)
+    }
+}
+
+fn collect(inner: &Inner) -> Stats {
     let c = &inner.counters;
     let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
     let (mem_bytes, mem_entries, imm, version) = {

@@ -1,18 +1,43 @@
-//! Debug dumps of single files — a WAL segment, a table, the manifest — one
-//! record or entry per line, read with the engine's own readers (layouts in
-//! `docs/format.md`). They read the file only; the database is not opened.
+//! Dumps of single database files — a WAL segment, a table, a blob file,
+//! the manifest — as text, one record or entry per line, for tools such as
+//! `lamina inspect`. They are read with the engine's own readers (layouts in
+//! `docs/format.md`); the file is only read, and the database is not opened.
+//!
+//! The text is for people: its shape may change between versions. Keys and
+//! values are escaped as in `lamina dump`'s TSV: `\\`, `\t`, `\n`, `\r`,
+//! other control bytes as `\xHH`, everything else as is.
 
-use crate::dumpfmt::tsv::escape;
-use lamina::cache::BlockCache;
-use lamina::fs::FileSystem;
-use lamina::iter::InternalIterator;
-use lamina::manifest::VersionEdit;
-use lamina::table::Table;
-use lamina::wal::{LogReader, MANIFEST_MAGIC, WAL_MAGIC};
-use lamina::{Error, Result};
+use crate::cache::BlockCache;
+use crate::filename::{self, FileKind};
+use crate::fs::FileSystem;
+use crate::iter::InternalIterator;
+use crate::manifest::VersionEdit;
+use crate::table::Table;
+use crate::wal::{LogReader, MANIFEST_MAGIC, WAL_MAGIC};
+use crate::{Error, Result};
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Appends `d` to `out`, escaped (see the module documentation).
+fn escape(d: &[u8], out: &mut Vec<u8>) {
+    for &b in d {
+        match b {
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            0..=0x1f | 0x7f => {
+                out.extend_from_slice(b"\\x");
+                out.push(HEX.get(usize::from(b >> 4)).copied().unwrap_or(b'0'));
+                out.push(HEX.get(usize::from(b & 15)).copied().unwrap_or(b'0'));
+            }
+            _ => out.push(b),
+        }
+    }
+}
 
 fn out_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |e| Error::io(path, e)
@@ -96,7 +121,7 @@ pub fn dump_table(fs: &dyn FileSystem, path: &Path, out: &mut dyn Write) -> Resu
     let mut line = Vec::new();
     while it.valid() {
         line.clear();
-        match lamina::key::parse(it.key()) {
+        match crate::key::parse(it.key()) {
             Some(p) => {
                 line.extend_from_slice(format!("ks {} ", p.keyspace()).as_bytes());
                 escape(p.user_key(), &mut line);
@@ -108,12 +133,12 @@ pub fn dump_table(fs: &dyn FileSystem, path: &Path, out: &mut dyn Write) -> Resu
                 line.push(b'\t');
             }
         }
-        match lamina::key::parse(it.key()).filter(|p| p.kind == lamina::key::Kind::Blob) {
-            Some(_) => match lamina::blob::BlobPointer::decode(it.value()) {
+        match crate::key::parse(it.key()).filter(|p| p.kind == crate::key::Kind::Blob) {
+            Some(_) => match crate::blob::BlobPointer::decode(it.value()) {
                 Ok(b) => line.extend_from_slice(
                     format!(
                         "-> {} offset {} length {}",
-                        lamina::blob::file_name(b.file),
+                        filename::file_name(FileKind::Blob, b.file),
                         b.offset,
                         b.len
                     )
@@ -135,22 +160,21 @@ pub fn dump_table(fs: &dyn FileSystem, path: &Path, out: &mut dyn Write) -> Resu
 /// verified), then the footer's counts.
 pub fn dump_blob(fs: &dyn FileSystem, path: &Path, out: &mut dyn Write) -> Result<()> {
     let file = fs.open(path).map_err(|e| Error::io(path, e))?;
-    let number = path
+    let number = match path
         .file_name()
         .and_then(|n| n.to_str())
-        .and_then(|n| n.strip_suffix(".blob"))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0);
-    let listing = lamina::blob::scan(file.as_ref(), path, number)?;
+        .and_then(filename::parse_file_name)
+    {
+        Some((FileKind::Blob, n)) => n,
+        _ => 0,
+    };
+    let listing = crate::blob::scan(file.as_ref(), path, number)?;
     writeln!(out, "blob file {}: {} bytes", path.display(), file.len()).map_err(out_err(path))?;
     let mut line = Vec::new();
     for r in &listing.records {
         line.clear();
-        let ks = lamina::key::keyspace_of(&r.tree_key);
-        let user_key = r
-            .tree_key
-            .get(lamina::key::KEYSPACE_ID_LEN..)
-            .unwrap_or(&[]);
+        let ks = crate::key::keyspace_of(&r.tree_key);
+        let user_key = r.tree_key.get(crate::key::KEYSPACE_ID_LEN..).unwrap_or(&[]);
         line.extend_from_slice(format!("ks {ks} ").as_bytes());
         escape(user_key, &mut line);
         let p = &r.pointer;
@@ -165,4 +189,75 @@ pub fn dump_blob(fs: &dyn FileSystem, path: &Path, out: &mut dyn Write) -> Resul
         listing.footer_records, listing.footer_value_bytes
     )
     .map_err(out_err(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::MemFs;
+    use crate::{Db, Options};
+
+    /// The names of `dir`'s files of `kind`.
+    fn files(fs: &MemFs, dir: &Path, kind: FileKind) -> Vec<std::path::PathBuf> {
+        filename::list(fs, dir)
+            .unwrap()
+            .iter()
+            .filter_map(|n| match filename::parse_file_name(n) {
+                Some((k, number)) if k == kind => Some(filename::path(dir, k, number)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn dump(
+        f: fn(&dyn FileSystem, &Path, &mut dyn Write) -> Result<()>,
+        fs: &MemFs,
+        path: &Path,
+    ) -> String {
+        let mut out = Vec::new();
+        f(fs, path, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn dumps_name_what_the_files_hold() {
+        let fs = MemFs::new();
+        let dir = Path::new("/db");
+        let opts = Options {
+            fs: Arc::new(fs.clone()),
+            ..Options::default()
+        };
+        let db = Db::open(dir, opts).unwrap();
+        db.put(b"apple\tpie", b"red\n").unwrap();
+        db.flush().unwrap();
+        db.put(b"banana", b"yellow").unwrap();
+
+        let tables = files(&fs, dir, FileKind::Table);
+        assert_eq!(tables.len(), 1, "{tables:?}");
+        let table = dump(dump_table, &fs, &tables[0]);
+        assert!(
+            table.contains("ks 0 apple\\tpie @1 Put\tred\\n\n"),
+            "{table}"
+        );
+
+        let wal = files(&fs, dir, FileKind::Wal).pop().unwrap();
+        let wal = dump(dump_wal, &fs, &wal);
+        assert!(
+            wal.contains("record 0: ") && wal.contains("seqnos 2..3, 1 operations"),
+            "{wal}"
+        );
+
+        let manifest = files(&fs, dir, FileKind::Manifest).pop().unwrap();
+        let manifest = dump(dump_manifest, &fs, &manifest);
+        assert!(manifest.starts_with("edit 0: "), "{manifest}");
+        let table_number = tables[0]
+            .file_name()
+            .and_then(|n| filename::parse_file_name(n.to_str()?))
+            .map(|(_, n)| n)
+            .unwrap();
+        let listed = format!("new_files: [(0, FileMeta {{ number: {table_number},");
+        assert!(manifest.contains(&listed), "{manifest}");
+        assert!(manifest.contains("\nend at offset "), "{manifest}");
+        db.close().unwrap();
+    }
 }
