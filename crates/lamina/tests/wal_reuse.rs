@@ -52,7 +52,11 @@ fn with_old_lives() -> MemFs {
     db.compact_range(Some(b"old/"), Some(b"old/9999"))
         .expect("compact");
     assert!(contents(&db).is_empty());
-    db.close().expect("close");
+    db.sync().expect("sync");
+    // A closed database keeps no segment for reuse: the process stops
+    // without closing, as a killed one would, so the retired segments stay.
+    let fs = fs.crash_clone();
+    drop(db);
     let wals = fs
         .file_names(Path::new(DB))
         .into_iter()
@@ -151,4 +155,31 @@ fn a_crash_at_every_sync_point_of_reuse_loses_nothing_and_replays_no_old_record(
         k += 1;
     }
     assert!(k > 50, "the workload passed only {k} sync points");
+}
+
+/// Retired segments are kept for reuse only while the database is open:
+/// after `close` the directory holds no WAL segment the manifest does not
+/// need (a closed database pays no disk space for them).
+#[test]
+fn close_removes_the_segments_kept_for_reuse() {
+    let fs = MemFs::new();
+    let db = Db::open(Path::new(DB), opts(Arc::new(fs.clone()))).expect("open");
+    for i in 0..400u32 {
+        put(&db, format!("k/{i:04}").as_bytes(), &[b'v'; 40]).expect("put");
+    }
+    db.flush().expect("flush");
+    let open_wals = wal_count(&fs);
+    db.close().expect("close");
+    let closed_wals = wal_count(&fs);
+    assert!(open_wals > 1, "segments kept while open: {open_wals}");
+    assert_eq!(closed_wals, 1, "only the live segment stays after close");
+    let db = Db::open(Path::new(DB), opts(Arc::new(fs.clone()))).expect("reopen");
+    assert_eq!(contents(&db).len(), 400);
+}
+
+fn wal_count(fs: &MemFs) -> usize {
+    fs.file_names(Path::new(DB))
+        .into_iter()
+        .filter(|n| n.ends_with(".wal"))
+        .count()
 }

@@ -270,6 +270,11 @@ impl Inner {
             }
         }
         self.delete_obsolete_files();
+        // Segments kept for reuse save work only while the database is open;
+        // a closed database keeps none on disk.
+        if !self.opts.read_only {
+            self.remove_reusable_wals();
+        }
         // A commit group racing with close may have appended after the sync
         // above; make it durable too before the segment is let go.
         let last = match self.wal.lock().take() {
