@@ -31,7 +31,9 @@ fn measured(db: &Db, op: &str, keys: &[[u8; 16]], n: usize) -> usize {
             "get-mem" | "get-table" | "get-missing" => {
                 found += usize::from(db.get(k).expect("get").is_some());
             }
-            "contains" | "contains-mem" => found += usize::from(db.contains_key(k).expect("contains")),
+            "contains" | "contains-mem" => {
+                found += usize::from(db.contains_key(k).expect("contains"))
+            }
             "put" => db.put(k, &value).expect("put"),
             "delete" => db.delete(k).expect("delete"),
             _ => {}
