@@ -6,7 +6,8 @@
 //!     target/release/examples/pointops get-table 100000
 //!
 //! Operations: `get-mem` (keys in the memtable), `get-table` (keys in tables,
-//! blocks cached), `get-missing`, `contains`, `put` (default durability).
+//! blocks cached), `get-missing`, `contains`, `contains-mem`, `put`
+//! (default durability), `delete` (keys in the memtable, default durability).
 
 use lamina::{Db, Options};
 use std::hint::black_box;
@@ -30,8 +31,11 @@ fn measured(db: &Db, op: &str, keys: &[[u8; 16]], n: usize) -> usize {
             "get-mem" | "get-table" | "get-missing" => {
                 found += usize::from(db.get(k).expect("get").is_some());
             }
-            "contains" => found += usize::from(db.contains_key(k).expect("contains")),
+            "contains" | "contains-mem" => {
+                found += usize::from(db.contains_key(k).expect("contains"))
+            }
             "put" => db.put(k, &value).expect("put"),
+            "delete" => db.delete(k).expect("delete"),
             _ => {}
         }
     }
@@ -50,7 +54,7 @@ fn main() {
         for k in &keys {
             db.put(k, &value).expect("load");
         }
-        if op != "get-mem" {
+        if !matches!(op.as_str(), "get-mem" | "contains-mem" | "delete") {
             db.flush().expect("flush");
         }
     }

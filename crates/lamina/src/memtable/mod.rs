@@ -1,9 +1,13 @@
-//! The in-memory write buffer: a concurrent skip list of internal keys.
+//! The in-memory write buffer: a concurrent skip list of internal keys,
+//! with a hash index of each key's newest entry for lookups as of now.
+
+mod newest;
 
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::key::{self, InternalKey, Kind, SeqNo};
 use crossbeam_skiplist::SkipMap;
+use newest::{Newest, NewestIndex, Probe};
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -18,7 +22,8 @@ const ENTRY_OVERHEAD: usize = 96;
 /// A memtable belongs to one WAL segment (`wal_number`): the writes in it are
 /// in that segment (or, after recovery, in segments up to it).
 pub struct Memtable {
-    map: SkipMap<InternalKey, Vec<u8>>,
+    map: SkipMap<InternalKey, Arc<[u8]>>,
+    newest: NewestIndex,
     size: AtomicU64,
     wal_number: u64,
     largest_seqno: AtomicU64,
@@ -29,6 +34,7 @@ impl Memtable {
     pub fn new(wal_number: u64) -> Memtable {
         Memtable {
             map: SkipMap::new(),
+            newest: NewestIndex::new(),
             size: AtomicU64::new(0),
             wal_number,
             largest_seqno: AtomicU64::new(0),
@@ -68,11 +74,25 @@ impl Memtable {
         self.insert_internal(ikey, value);
     }
 
+    /// Inserts into the skip list, then records the entry in the index: a
+    /// reader that finds it in the index finds it in the skip list too, and
+    /// every entry a reader may see (seqno published after this returns) is
+    /// in both.
     fn insert_internal(&self, ikey: InternalKey, value: &[u8]) {
-        let seqno = key::parse(ikey.as_slice()).map_or(0, |p| p.seqno);
+        let Some((seqno, kind)) = key::parse(ikey.as_slice()).map(|p| (p.seqno, p.kind)) else {
+            // Not a well-formed internal key: no point lookup can name it.
+            let bytes = ikey.0.len() + value.len() + ENTRY_OVERHEAD;
+            self.map.insert(ikey, Arc::from(value));
+            self.size.fetch_add(bytes as u64, Ordering::Relaxed);
+            return;
+        };
         let spilled_key = if ikey.0.spilled() { ikey.0.len() } else { 0 };
-        let bytes = spilled_key + value.len() + ENTRY_OVERHEAD;
-        self.map.insert(ikey, value.to_vec());
+        let value: Arc<[u8]> = Arc::from(value);
+        let tk_len = ikey.0.len() - key::TRAILER_LEN;
+        let mut bytes = spilled_key + value.len() + ENTRY_OVERHEAD;
+        let entry = self.map.insert(ikey, Arc::clone(&value));
+        let tree_key = entry.key().0.get(..tk_len).unwrap_or(&[]);
+        bytes += self.newest.record(tree_key, Newest { seqno, kind, value });
         self.size.fetch_add(bytes as u64, Ordering::Relaxed);
         self.largest_seqno.fetch_max(seqno, Ordering::Relaxed);
     }
@@ -103,7 +123,7 @@ impl Memtable {
         let t = InternalKey::from_slice(target);
         self.map
             .lower_bound(Bound::Included(&t))
-            .map(|e| (e.key().0.to_vec(), e.value().clone()))
+            .map(|e| (e.key().0.to_vec(), e.value().to_vec()))
     }
 
     /// Appends the entries of `tree_key` at or after seek target `target`
@@ -124,7 +144,7 @@ impl Memtable {
             if p.tree_key != tree_key {
                 return false;
             }
-            out.push((p.kind, entry.value().clone()));
+            out.push((p.kind, entry.value().to_vec()));
             if p.kind != Kind::Merge {
                 return true;
             }
@@ -137,12 +157,29 @@ impl Memtable {
     /// or after seek target `target`, newest first, until it returns true
     /// (the key is decided) or the key's entries end. Values are borrowed
     /// from the memtable: nothing is copied.
+    ///
+    /// When the key's newest entry is a Put or Delete at or before the
+    /// target's seqno, the hash index answers without searching the skip
+    /// list; a key the index lacks has no entry here at all.
+    /// REQUIRES: every entry at or before the target's seqno was inserted
+    /// before this call began (the seqno was published after the insert).
     pub fn visit_entries(
         &self,
         tree_key: &[u8],
         target: &InternalKey,
         mut visit: impl FnMut(Kind, &[u8]) -> bool,
     ) {
+        let as_of = seek_seqno(target.as_slice());
+        match self.newest.probe(tree_key) {
+            Some(Probe::Absent) => return,
+            Some(Probe::Newest(n))
+                if n.seqno <= as_of && matches!(n.kind, Kind::Put | Kind::Delete) =>
+            {
+                visit(n.kind, &n.value);
+                return;
+            }
+            _ => {}
+        }
         let mut e = self.map.lower_bound(Bound::Included(target));
         while let Some(entry) = e {
             let Some(p) = key::parse(entry.key().as_slice()) else {
@@ -173,6 +210,17 @@ impl Memtable {
     }
 }
 
+/// The seqno of a seek target (its kind byte is not a real kind); 0 if the
+/// target is shorter than a trailer, which makes the index step aside.
+fn seek_seqno(target: &[u8]) -> SeqNo {
+    let trailer = target
+        .len()
+        .checked_sub(key::TRAILER_LEN)
+        .and_then(|split| target.get(split..))
+        .and_then(|t| <[u8; key::TRAILER_LEN]>::try_from(t).ok());
+    trailer.map_or(0, |t| u64::from_le_bytes(t) >> 8)
+}
+
 /// Cursor over a memtable. Entries inserted while it is open may or may not
 /// be seen; the caller filters by seqno.
 pub struct MemtableIter {
@@ -181,8 +229,8 @@ pub struct MemtableIter {
 }
 
 impl MemtableIter {
-    fn set(&mut self, e: Option<crossbeam_skiplist::map::Entry<'_, InternalKey, Vec<u8>>>) {
-        self.cur = e.map(|e| (e.key().0.to_vec(), e.value().clone()));
+    fn set(&mut self, e: Option<crossbeam_skiplist::map::Entry<'_, InternalKey, Arc<[u8]>>>) {
+        self.cur = e.map(|e| (e.key().0.to_vec(), e.value().to_vec()));
     }
 }
 
@@ -248,11 +296,11 @@ impl InternalIterator for MemtableIter {
     }
 }
 
-type Entry<'a> = crossbeam_skiplist::map::Entry<'a, InternalKey, Vec<u8>>;
+type Entry<'a> = crossbeam_skiplist::map::Entry<'a, InternalKey, Arc<[u8]>>;
 
 /// Cursor over a borrowed memtable (see [`Memtable::scan`]).
 pub struct MemtableScan<'a> {
-    map: &'a SkipMap<InternalKey, Vec<u8>>,
+    map: &'a SkipMap<InternalKey, Arc<[u8]>>,
     cur: Option<Entry<'a>>,
 }
 
@@ -286,10 +334,7 @@ impl InternalIterator for MemtableScan<'_> {
         self.cur.as_ref().map(|e| e.key().as_slice()).unwrap_or(&[])
     }
     fn value(&self) -> &[u8] {
-        self.cur
-            .as_ref()
-            .map(|e| e.value().as_slice())
-            .unwrap_or(&[])
+        self.cur.as_ref().map(|e| &e.value()[..]).unwrap_or(&[])
     }
     fn status(&self) -> Result<()> {
         Ok(())
@@ -332,5 +377,69 @@ mod tests {
         assert_eq!(key::parse(it.key()).unwrap().user_key(), b"a");
         assert!(m.approximate_size() > 0);
         assert_eq!(m.largest_seqno(), 3);
+    }
+
+    /// The entries `visit_entries` shows for `tk` as of `as_of`.
+    fn visited(m: &Memtable, tk: &[u8], as_of: SeqNo) -> Vec<(Kind, Vec<u8>)> {
+        let target = InternalKey::from_slice(&key::seek_key_at(tk, as_of));
+        let mut seen = Vec::new();
+        m.visit_entries(tk, &target, |kind, value| {
+            seen.push((kind, value.to_vec()));
+            kind != Kind::Merge
+        });
+        seen
+    }
+
+    proptest::proptest! {
+        /// Point lookups at every seqno (the hash index's now and the skip
+        /// list's snapshots), and ordered iteration, agree with a model that
+        /// keeps every entry.
+        #[test]
+        fn lookups_snapshots_and_iteration_agree_with_a_model(
+            ops in proptest::collection::vec((0u8..6, 0u8..3, 0u8..255), 1..60)
+        ) {
+            let m = Arc::new(Memtable::new(1));
+            // (tree key, seqno) → (kind, value), every entry ever inserted.
+            let mut model = std::collections::BTreeMap::new();
+            for (seqno, (k, kind, v)) in (1u64..).zip(&ops) {
+                let tk = key::tree_key(0, &[b'k', *k]);
+                let kind = match kind { 0 => Kind::Delete, 1 => Kind::Put, _ => Kind::Merge };
+                let value = if kind == Kind::Delete { Vec::new() } else { vec![*v; 3] };
+                m.insert(&tk, seqno, kind, &value);
+                model.insert((tk, seqno), (kind, value));
+            }
+            let last = ops.len() as u64;
+            for k in 0u8..7 {
+                let tk = key::tree_key(0, &[b'k', k]);
+                for as_of in 0..=last + 1 {
+                    let mut want = Vec::new();
+                    for ((_, _), (kind, value)) in model
+                        .range((tk.clone(), 0)..=(tk.clone(), as_of))
+                        .rev()
+                    {
+                        want.push((*kind, value.clone()));
+                        if *kind != Kind::Merge {
+                            break;
+                        }
+                    }
+                    proptest::prop_assert_eq!(visited(&m, &tk, as_of), want, "key {} as of {}", k, as_of);
+                }
+            }
+            let mut it = m.iter();
+            it.seek_to_first();
+            let mut got = Vec::new();
+            while it.valid() {
+                let p = key::parse(it.key()).unwrap();
+                got.push((p.tree_key.to_vec(), p.seqno, p.kind, it.value().to_vec()));
+                it.next();
+            }
+            // Internal key order: tree key ascending, seqno descending.
+            let mut want: Vec<_> = model
+                .iter()
+                .map(|((tk, s), (kind, v))| (tk.clone(), *s, *kind, v.clone()))
+                .collect();
+            want.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+            proptest::prop_assert_eq!(got, want);
+        }
     }
 }
