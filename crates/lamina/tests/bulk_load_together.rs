@@ -74,7 +74,10 @@ fn several_keyspaces_are_ingested_together() {
     let tables = BulkLoader::finish_all(loaders).expect("finish");
     let entries: u64 = tables.iter().map(|t| t.entries).sum();
     assert_eq!(entries, (want_plain.len() + want_users.len()) as u64);
-    assert!(contents(&db, None) == want_plain, "default keyspace differs");
+    assert!(
+        contents(&db, None) == want_plain,
+        "default keyspace differs"
+    );
     assert!(
         contents(&db, Some("users")) == want_users,
         "keyspace users differs"

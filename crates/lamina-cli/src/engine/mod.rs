@@ -2,6 +2,7 @@
 //! batched writer behind every bulk load. Every call into the storage engine
 //! goes through the types re-exported here.
 
+pub mod bulk;
 pub mod inspect;
 
 pub use lamina::{Batch, Db, Durability, Keyspace, LevelStats, Options, Stats};
