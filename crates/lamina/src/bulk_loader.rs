@@ -162,27 +162,67 @@ impl BulkLoader {
         Ok(())
     }
 
+    /// Sorts the pairs buffered so far and writes them out as a run,
+    /// freeing their memory (as happens by itself at `memory_bytes`). For
+    /// a caller feeding several loaders at once that bounds their memory
+    /// together.
+    pub fn write_run(&mut self) -> Result<()> {
+        self.spill()
+    }
+
     /// Merges everything added into tables and ingests them atomically.
     /// Returns the ingested tables (none if nothing was added).
-    pub fn finish(mut self) -> Result<Vec<IngestedTable>> {
-        let outputs = if self.runs.is_empty() {
-            let pairs = self.sorted();
-            self.write_outputs(pairs.into_iter().map(Ok))?
-        } else {
-            self.spill()?;
-            let merged = self.merge_runs()?;
-            self.write_outputs(merged)?
-        };
-        if outputs.is_empty() {
+    pub fn finish(self) -> Result<Vec<IngestedTable>> {
+        BulkLoader::finish_all(vec![self])
+    }
+
+    /// Finishes several loaders into one database (one per keyspace, say)
+    /// with one atomic ingest: after `Ok`, every pair of every loader is
+    /// visible and durable; after an error, none is. Of loaders into the
+    /// same keyspace, a later one's pair of a key wins.
+    ///
+    /// `InvalidArgument` if the loaders do not all load into one database.
+    pub fn finish_all(loaders: Vec<BulkLoader>) -> Result<Vec<IngestedTable>> {
+        let Some(db) = loaders.first().map(|l| l.db.clone()) else {
             return Ok(Vec::new());
+        };
+        if loaders.iter().any(|l| l.db.path() != db.path()) {
+            return Err(Error::InvalidArgument(
+                "bulk loaders finished together must load into one database".into(),
+            ));
         }
-        let done = self.db.ingest(&outputs, IngestOptions { move_files: true });
+        let mut outputs: Vec<PathBuf> = Vec::new();
+        let written = (|| {
+            for mut loader in loaders {
+                outputs.extend(loader.write_tables()?);
+            }
+            Ok(())
+        })();
+        let done = written.and_then(|()| {
+            if outputs.is_empty() {
+                Ok(Vec::new())
+            } else {
+                db.ingest(&outputs, IngestOptions { move_files: true })
+            }
+        });
         if done.is_err() {
             for p in &outputs {
-                let _ = self.db.inner().fs.remove_file(p);
+                let _ = db.inner().fs.remove_file(p);
             }
         }
         done
+    }
+
+    /// Merges everything added into tables, not yet ingested.
+    fn write_tables(&mut self) -> Result<Vec<PathBuf>> {
+        if self.runs.is_empty() {
+            let pairs = self.sorted();
+            self.write_outputs(pairs.into_iter().map(Ok))
+        } else {
+            self.spill()?;
+            let merged = self.merge_runs()?;
+            self.write_outputs(merged)
+        }
     }
 
     /// Writes sorted, distinct pairs into tables cut at `table_size`.

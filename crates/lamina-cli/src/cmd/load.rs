@@ -41,6 +41,15 @@ pub struct LoadArgs {
     /// dump goes to its own keyspace.
     #[arg(long, value_name = "NAME")]
     pub keyspace: Option<String>,
+    /// Load through sorted tables ingested in one step, without the WAL:
+    /// all records or none are kept; of a key repeated in the input, the
+    /// last value wins.
+    #[arg(long, conflicts_with = "no_replace")]
+    pub bulk: bool,
+    /// With --bulk: bytes of records sorted in memory before a sorted run
+    /// is written to a temporary file (e.g. 256M; default 64M).
+    #[arg(long, value_name = "BYTES", requires = "bulk", value_parser = crate::bench::parse_size)]
+    pub memory: Option<u64>,
 }
 
 /// Words for how many records an interrupted load kept.
@@ -132,6 +141,9 @@ pub fn run(args: LoadArgs, ctx: &Ctx) -> CliResult<Exit> {
         }
     };
     let db = engine::open(&args.db, if args.newdb { Mode::New } else { Mode::Create })?;
+    if args.bulk {
+        return crate::cmd::load_bulk::run(&args, ctx, db, source, format, size);
+    }
     let total = size.map_or(Total::Unknown, Total::Bytes);
     let mut progress = Progress::new(
         format!("load ({format})"),

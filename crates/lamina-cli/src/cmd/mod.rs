@@ -12,6 +12,7 @@ pub mod get;
 pub mod ingest;
 pub mod inspect;
 pub mod load;
+pub mod load_bulk;
 pub mod man;
 pub mod put;
 pub mod scan;

@@ -2,6 +2,8 @@
 //! batched writer behind every bulk load. Every call into the storage engine
 //! goes through the types re-exported here.
 
+pub mod bulk;
+
 pub use lamina::{Batch, Db, Durability, Keyspace, LevelStats, Options, Stats};
 
 use crate::error::{CliError, CliResult, Exit};

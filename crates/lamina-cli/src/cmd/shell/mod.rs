@@ -14,6 +14,13 @@
 //! command is read. If the engine fails, the shell stops and says how many
 //! stores the engine had acknowledged; those are kept.
 //!
+//! `--newdb --bulk` skips the WAL: stores are gathered by a `BulkSink`
+//! (sorted in runs of bounded memory) and ingested in one step at the end of
+//! input — all of them or none. The first command that reads or writes
+//! otherwise (`fetch`, `count`, `list`, `first`, `next`, `delete`, `export`,
+//! `import`, `sync`, `reorganize`) ingests what was gathered first, so it
+//! sees every earlier store, and later stores take the ordinary path.
+//!
 //! The language is read by `lexer` and `parser`, looked up in `commands`,
 //! carried out by `session` and printed by `datum`.
 //!
@@ -62,6 +69,15 @@ pub struct ShellArgs {
     /// Show progress (records, bytes, rate) on stderr while reading.
     #[arg(short = 'p', long)]
     pub progress: bool,
+    /// With --newdb: gather stores and ingest them as sorted tables in one
+    /// step at the end of input (or before the first command that reads),
+    /// without the WAL; all of them are kept or none.
+    #[arg(long, requires = "newdb", conflicts_with = "synchronize")]
+    pub bulk: bool,
+    /// With --bulk: bytes of stores sorted in memory before a sorted run is
+    /// written to a temporary file (e.g. 256M; default 64M).
+    #[arg(long, value_name = "BYTES", requires = "bulk", value_parser = crate::bench::parse_size)]
+    pub memory: Option<u64>,
     /// Number of records expected, for the ETA (like `pv -s`).
     #[arg(long, value_name = "RECORDS")]
     pub total: Option<u64>,
@@ -167,6 +183,13 @@ pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
         cursor: None,
         errors: 0,
         line: Vec::new(),
+        bulk: args.bulk.then(|| {
+            let memory = args.memory.map_or(engine::bulk::DEFAULT_MEMORY, |m| {
+                usize::try_from(m).unwrap_or(usize::MAX)
+            });
+            engine::bulk::BulkSink::new(&db, memory)
+        }),
+        ingested: 0,
     };
     let total = match (args.total, size) {
         (Some(n), _) => Total::Records(n),
@@ -243,8 +266,20 @@ pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
             }
         }
     }
+    // `--bulk`: the stores gathered are ingested at the end of input (or
+    // dropped, keeping none, when the engine stopped the shell).
+    match &fatal {
+        None | Some((_, Fatal::Output(_))) => {
+            if let Err(e) = shell.end_bulk() {
+                let at = format!("{}: at the end of input", shell.source);
+                fatal = Some((at, Fatal::Engine(e)));
+            }
+        }
+        Some(_) => shell.bulk = None,
+    }
     let _ = shell.out.flush();
     let errors = shell.errors;
+    let ingested = shell.ingested;
     let source = shell.source;
     let mut loader = shell.loader;
     drop(shell.out);
@@ -264,7 +299,7 @@ pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
                 // What the engine acknowledged is kept; try to make it
                 // durable, then stop.
                 let _ = db.close();
-                let kept = stores_kept(loader.acknowledged());
+                let kept = stores_kept(ingested + loader.acknowledged());
                 Err(CliError::new(
                     exit_of(&e),
                     format!("{at}: {e}; stopped: {kept}"),
@@ -272,7 +307,7 @@ pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
             }
             Fatal::Stop(e) => {
                 let _ = db.close();
-                let kept = stores_kept(loader.acknowledged());
+                let kept = stores_kept(ingested + loader.acknowledged());
                 Err(e.context(at).context_after(format!("stopped: {kept}")))
             }
         };
@@ -281,7 +316,7 @@ pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
     let at_end = |e: lamina::Error, kept: u64| {
         CliError::from(e)
             .context(format!("{source}: at the end of input"))
-            .context_after(format!("stopped: {}", stores_kept(kept)))
+            .context_after(format!("stopped: {}", stores_kept(ingested + kept)))
     };
     if let Err(e) = loader.finish() {
         let _ = db.close();

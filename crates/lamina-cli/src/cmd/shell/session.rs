@@ -5,6 +5,7 @@ use super::commands::{help_text, Verb};
 use super::datum::format_datum;
 use super::parser::Command;
 use crate::dumpfmt::{self, Format};
+use crate::engine::bulk::BulkSink;
 use crate::engine::{check_record, Db, Loader};
 use crate::error::{CliError, Exit};
 use crate::progress::{Mode as ProgressMode, Progress, Total};
@@ -49,6 +50,11 @@ pub(super) struct Shell<'d, W: Write> {
     pub cursor: Option<Vec<u8>>,
     pub errors: u64,
     pub line: Vec<u8>,
+    /// `--bulk`: stores gathered for one ingest, until the first command
+    /// that reads or the end of input.
+    pub bulk: Option<BulkSink>,
+    /// Stores ingested from `bulk`.
+    pub ingested: u64,
 }
 
 impl<'d, W: Write> Shell<'d, W> {
@@ -92,10 +98,21 @@ impl<'d, W: Write> Shell<'d, W> {
         if verb == Verb::Store {
             let (key, value) = (args.get(0), args.get(1));
             match check_record(key, value) {
-                Ok(()) => self.loader.put(key, value)?,
+                Ok(()) => match &mut self.bulk {
+                    Some(sink) => sink.add(key, value)?,
+                    None => self.loader.put(key, value)?,
+                },
                 Err(why) => self.report(cmd.locus, &format!("Item not inserted: {why}.")),
             }
             return Ok(Flow::Continue);
+        }
+        // A command that reads or writes sees every earlier store: gathered
+        // stores are ingested first, and later ones take the ordinary path.
+        if !matches!(
+            verb,
+            Verb::Help | Verb::Version | Verb::Status | Verb::Quit | Verb::Unsupported
+        ) {
+            self.end_bulk()?;
         }
         // Every other command sees all earlier stores.
         self.loader.write_pending()?;
@@ -196,6 +213,17 @@ impl<'d, W: Write> Shell<'d, W> {
             }
         }
         Ok(Flow::Continue)
+    }
+
+    /// Ingests the stores gathered by `--bulk` in one step (all or none);
+    /// from then on stores take the ordinary path.
+    pub fn end_bulk(&mut self) -> lamina::Result<()> {
+        if let Some(sink) = self.bulk.take() {
+            let n = sink.records();
+            sink.finish()?;
+            self.ingested += n;
+        }
+        Ok(())
     }
 
     /// `export FILE [truncate] [binary|ascii]`: a gdbm ASCII dump.
