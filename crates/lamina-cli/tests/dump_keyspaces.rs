@@ -24,23 +24,6 @@ fn bdb_dump(records: &[(Vec<u8>, Vec<u8>)]) -> String {
     dump
 }
 
-/// Records with the empty key, every byte value, and text that looks like
-/// each format's section headers.
-fn records(tag: u8) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let all: Vec<u8> = (0..=255u8).collect();
-    let mut r = vec![
-        (Vec::new(), vec![tag, 0, 255]),
-        (b"#:keyspace=x".to_vec(), b"database=y".to_vec()),
-        (b"VERSION=3".to_vec(), b"DATA=END".to_vec()),
-        (all.clone(), all.iter().rev().copied().collect()),
-        (vec![tag], Vec::new()),
-    ];
-    for b in (0..=255u8).step_by(7) {
-        r.push((vec![b'k', b, tag], vec![b, tag, b'\n', b]));
-    }
-    r
-}
-
 /// Keyspace names and record counts, from `lamina count --json`.
 fn counts(db: &str) -> (u64, Vec<(String, u64)>) {
     let text = ok(lamina_run(&["count", "--json", db]));
@@ -76,15 +59,15 @@ fn source(dir: &std::path::Path) -> String {
     let src = path(dir, "src");
     ok(lamina_with_input(
         &["-q", "load", &src],
-        bdb_dump(&records(1)).as_bytes(),
+        bdb_dump(&binary_records(1, 7)).as_bytes(),
     ));
     ok(lamina_with_input(
         &["-q", "load", "--keyspace", "users", &src],
-        bdb_dump(&records(2)).as_bytes(),
+        bdb_dump(&binary_records(2, 7)).as_bytes(),
     ));
     ok(lamina_with_input(
         &["-q", "load", "--keyspace", "tab\tand\nnewline", &src],
-        bdb_dump(&records(3)[..3]).as_bytes(),
+        bdb_dump(&binary_records(3, 7)[..3]).as_bytes(),
     ));
     ok(lamina_run(&["put", "--keyspace", "empty", &src, "k", "v"]));
     ok(lamina_run(&["delete", "--keyspace", "empty", &src, "k"]));
@@ -95,7 +78,7 @@ fn source(dir: &std::path::Path) -> String {
 fn count_counts_every_keyspace() {
     let tmp = tempdir();
     let src = source(tmp.path());
-    let n = records(1).len() as u64;
+    let n = binary_records(1, 7).len() as u64;
     let (total, per) = counts(&src);
     let want = vec![
         (String::new(), n),

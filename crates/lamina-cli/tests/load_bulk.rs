@@ -7,23 +7,6 @@
 mod common;
 use common::*;
 
-/// Records with the empty key, binary keys and values, and text that looks
-/// like each format's section headers.
-fn records(tag: u8) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let all: Vec<u8> = (0..=255u8).collect();
-    let mut r = vec![
-        (Vec::new(), vec![tag, 0, 255]),
-        (b"#:keyspace=x".to_vec(), b"database=y".to_vec()),
-        (b"VERSION=3".to_vec(), b"DATA=END".to_vec()),
-        (all.clone(), all.iter().rev().copied().collect()),
-        (vec![tag], Vec::new()),
-    ];
-    for b in (0..=255u8).step_by(5) {
-        r.push((vec![b'k', b, tag], vec![b, tag, b'\n', b]));
-    }
-    r
-}
-
 /// Shell commands storing `records`.
 fn stores(records: &[(Vec<u8>, Vec<u8>)]) -> Vec<u8> {
     let mut out = Vec::new();
@@ -43,11 +26,11 @@ fn source(dir: &std::path::Path) -> String {
     let src = path(dir, "src");
     ok(lamina_with_input(
         &["-q", "shell", &src],
-        &stores(&records(1)),
+        &stores(&binary_records(1, 5)),
     ));
     let users = path(dir, "users.tsv");
     let mut tsv = Vec::new();
-    for (k, v) in records(2) {
+    for (k, v) in binary_records(2, 5) {
         tsv.extend_from_slice(&escape(&k));
         tsv.push(b'\t');
         tsv.extend_from_slice(&escape(&v));
@@ -115,7 +98,7 @@ fn every_format_round_trips_every_keyspace_exactly() {
         );
         assert_eq!(dump(&dst, format), dump(&src, format), "{format}");
         assert_eq!(dump(&dst, "tsv"), want, "{format}");
-        let total = records(1).len() + records(2).len() + 1;
+        let total = binary_records(1, 5).len() + binary_records(2, 5).len() + 1;
         assert!(
             err.contains(&format!("kept {total} records")),
             "{format}: {err}"

@@ -128,3 +128,21 @@ pub fn quote(datum: &[u8]) -> Vec<u8> {
     out.push(b'"');
     out
 }
+
+/// Records with the empty key, binary keys and values (one key every `step`
+/// byte values), and text that looks like each dump format's section
+/// headers; `tag` makes one set's records differ from another's.
+pub fn binary_records(tag: u8, step: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let all: Vec<u8> = (0..=255u8).collect();
+    let mut r = vec![
+        (Vec::new(), vec![tag, 0, 255]),
+        (b"#:keyspace=x".to_vec(), b"database=y".to_vec()),
+        (b"VERSION=3".to_vec(), b"DATA=END".to_vec()),
+        (all.clone(), all.iter().rev().copied().collect()),
+        (vec![tag], Vec::new()),
+    ];
+    for b in (0..=255u8).step_by(step) {
+        r.push((vec![b'k', b, tag], vec![b, tag, b'\n', b]));
+    }
+    r
+}
