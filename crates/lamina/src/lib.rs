@@ -86,6 +86,8 @@ mod batch;
 mod bulk_loader;
 mod db;
 mod error;
+#[cfg(test)]
+mod format_examples;
 mod keyspace;
 mod options;
 #[allow(unsafe_code)]

@@ -1,6 +1,6 @@
 //! `BulkLoader::finish_all`: loaders into several keyspaces of one database
 //! are ingested in one step — all of them, or after a failure none of them
-//! and no file left behind (a keyspace the ingest created may remain, empty).
+//! and no file left behind, nor a keyspace the ingest created.
 
 use lamina::fs::{FaultFs, FaultKind, FileSystem, MemFs};
 use lamina::{BulkLoadOptions, BulkLoader, Db, Options};
@@ -120,11 +120,10 @@ fn a_failed_write_leaves_the_database_as_it_was() {
                 )
                 .expect("reopen");
                 assert!(contents(&reopened, None) == before, "write:{n}");
-                // Db::ingest creates a missing keyspace before it writes:
-                // it may be left, but holds nothing.
-                if let Ok(users) = reopened.open_keyspace("users") {
-                    assert_eq!(users.iter().count(), 0, "write:{n}");
-                }
+                // Before the fix: Db::ingest created the missing keyspace
+                // `users` before it wrote, and a failure after that left it
+                // behind, empty — a failed load changed the database.
+                assert_eq!(reopened.keyspaces(), Vec::<String>::new(), "write:{n}");
                 assert_eq!(tmp_files(&mem), Vec::<String>::new(), "write:{n}");
             }
         }
@@ -150,4 +149,27 @@ fn loaders_of_two_databases_are_refused() {
     let e = BulkLoader::finish_all(vec![la, lb]).expect_err("two databases");
     assert!(e.to_string().contains("one database"), "{e}");
     assert_eq!(a.iter().count() + b.iter().count(), 0);
+}
+
+/// The keyspace an ingest creates is created by the edit that installs its
+/// tables: it is there, with its records, after a reopen.
+#[test]
+fn a_keyspace_the_ingest_created_survives_a_reopen() {
+    let fs = MemFs::new();
+    let opts = || Options {
+        fs: Arc::new(fs.clone()),
+        ..Options::default()
+    };
+    let db = Db::open("/db", opts()).expect("open");
+    let (loaders, _, want_users) = feed(&db);
+    BulkLoader::finish_all(loaders).expect("finish");
+    db.close().expect("close");
+    let db = Db::open("/db", opts()).expect("reopen");
+    assert_eq!(db.keyspaces(), ["users"]);
+    assert!(contents(&db, Some("users")) == want_users);
+    // A keyspace created afterwards gets a new id: its records are its own.
+    let other = db.keyspace("other").expect("keyspace");
+    other.put(b"k", b"v").expect("put");
+    assert!(contents(&db, Some("users")) == want_users);
+    assert!(db.check().expect("check").is_ok());
 }

@@ -83,7 +83,8 @@ impl Db {
     /// before never see them. With `move_files`, files in the default
     /// keyspace that overlap nothing in the database (nor each other), with
     /// no snapshot live, are hard-linked in unchanged instead of rewritten. Keyspaces named by the files are created if
-    /// missing. Writers are held only for the moments seqnos are reserved and
+    /// missing, by the manifest edit that installs the tables: after an
+    /// error no keyspace was created. Writers are held only for the moments seqnos are reserved and
     /// the tables installed.
     ///
     /// Errors: `Corruption` naming a damaged file (nothing is added);
@@ -103,12 +104,27 @@ impl Db {
             .iter()
             .map(|p| inner.open_source(p.as_ref()))
             .collect::<Result<Vec<_>>>()?;
+        // A keyspace a file names that does not exist yet gets its id now
+        // and is created by the same manifest edit that installs the
+        // tables: a failed ingest leaves no keyspace behind.
         let mut ids = Vec::with_capacity(sources.len());
+        let mut created: Vec<(KeyspaceId, String)> = Vec::new();
         for s in &sources {
-            ids.push(match &s.keyspace {
-                None => 0,
-                Some(name) => self.keyspace(name)?.id(),
-            });
+            let Some(name) = &s.keyspace else {
+                ids.push(0);
+                continue;
+            };
+            let known = inner.keyspaces.read().get(name).copied();
+            let id = match known.or_else(|| created.iter().find(|(_, n)| n == name).map(|c| c.0)) {
+                Some(id) => id,
+                None => {
+                    inner.check_open()?;
+                    let id = inner.versions.lock().allocate_keyspace_id();
+                    created.push((id, name.clone()));
+                    id
+                }
+            };
+            ids.push(id);
         }
         let ranges: Vec<Range> = sources
             .iter()
@@ -124,7 +140,7 @@ impl Db {
         };
         let done = match linked {
             Some(done) => done,
-            None => inner.ingest_rewriting(&sources, &ids, &ranges)?,
+            None => inner.ingest_rewriting(&sources, &ids, &created, &ranges)?,
         };
         if opts.move_files {
             for s in &sources {

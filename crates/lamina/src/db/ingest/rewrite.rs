@@ -29,17 +29,20 @@ struct Reservation {
 
 impl Inner {
     /// Rewrites the files with new seqnos and installs them, retrying while
-    /// the reservation is overtaken (see the module doc).
+    /// the reservation is overtaken (see the module doc). `created`: the
+    /// keyspaces (ids allocated, not yet logged) that the installing edit
+    /// creates.
     pub(super) fn ingest_rewriting(
         &self,
         sources: &[Source],
         ids: &[KeyspaceId],
+        created: &[(KeyspaceId, String)],
         ranges: &[Range],
     ) -> Result<Vec<IngestedTable>> {
         let mut attempt = 0;
         loop {
             let exclusive = attempt >= SHARED_ATTEMPTS;
-            let run = || self.ingest_once(sources, ids, ranges, exclusive);
+            let run = || self.ingest_once(sources, ids, created, ranges, exclusive);
             let outcome = if exclusive {
                 self.with_leadership(run)
             } else {
@@ -57,6 +60,7 @@ impl Inner {
         &self,
         sources: &[Source],
         ids: &[KeyspaceId],
+        created: &[(KeyspaceId, String)],
         ranges: &[Range],
         exclusive: bool,
     ) -> Result<Option<Vec<IngestedTable>>> {
@@ -75,7 +79,7 @@ impl Inner {
             self.fs
                 .sync_dir(&self.path)
                 .map_err(|e| Error::io(&self.path, e))?;
-            let install = || self.install_ingested(sources, ranges, &written, r.first);
+            let install = || self.install_ingested(sources, created, ranges, &written, r.first);
             if exclusive {
                 install()
             } else {
@@ -222,11 +226,13 @@ impl Inner {
         })
     }
 
-    /// Step 4. REQUIRES: commit leadership. `None` if the reservation no
+    /// Step 4: one edit installs the tables and creates the keyspaces of
+    /// `created`. REQUIRES: commit leadership. `None` if the reservation no
     /// longer holds.
     fn install_ingested(
         &self,
         sources: &[Source],
+        created: &[(KeyspaceId, String)],
         ranges: &[Range],
         written: &[FileMeta],
         first: SeqNo,
@@ -253,10 +259,21 @@ impl Inner {
         if newer {
             return Ok(None);
         }
+        if let Some((_, name)) = created
+            .iter()
+            .find(|(_, name)| self.keyspaces.read().contains_key(name))
+        {
+            return Err(Error::InvalidArgument(format!(
+                "keyspace {name:?} was created by another writer while the ingest \
+                 ran; nothing was ingested (ingest again to add to it)"
+            )));
+        }
         let levels = placement::place(&version, ranges, compaction.is_some());
         let last = first + written.len() as u64 - 1;
         let mut edit = VersionEdit {
             last_seqno: Some(last),
+            keyspaces_created: created.to_vec(),
+            next_keyspace_id: (!created.is_empty()).then(|| vs.next_keyspace_id()),
             ..Default::default()
         };
         let mut report = Vec::new();
@@ -272,6 +289,11 @@ impl Inner {
             });
         }
         self.install_edit(&mut vs, edit)?;
+        // Still under the version set's lock, which `Keyspace::open` takes
+        // before it creates a keyspace: no second keyspace of these names.
+        self.keyspaces
+            .write()
+            .extend(created.iter().map(|(id, name)| (name.clone(), *id)));
         drop(vs);
         self.visible_seqno.fetch_max(last, Ordering::AcqRel);
         drop(compaction);
