@@ -124,7 +124,7 @@ impl BulkLoader {
             path,
             TableWriterOptions {
                 compression: inner.opts.compression,
-                block_size: inner.opts.block_size,
+                block_size: inner.block_size_choice().block_size,
                 bloom_bits_per_key: inner.opts.bloom_bits_per_key,
                 keyspace: self.opts.keyspace.clone(),
                 fs: Arc::clone(&inner.fs),

@@ -94,6 +94,7 @@ mod options;
 mod process;
 mod snapshot;
 mod table_writer;
+mod tuning;
 
 pub use batch::Batch;
 pub use blob::LazyValue;

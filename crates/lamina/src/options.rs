@@ -51,7 +51,10 @@ pub struct Options {
     pub durability: Durability,
     /// Bytes of writes buffered in the active memtable before it is flushed. Default: 64 MiB.
     pub memtable_size: usize,
-    /// Target size of a data block before compression. Default: 16 KiB.
+    /// Target size of a data block before compression. Default: 0, chosen
+    /// from the data: from the sizes of the entries flushes write, about 512
+    /// entries a block between 4 and 64 KiB (16 KiB before the first
+    /// flush); `Stats::block_size_reason` says what was chosen and why.
     pub block_size: usize,
     /// Compression of data blocks. Default: LZ4.
     pub compression: Compression,
@@ -99,7 +102,7 @@ impl Default for Options {
             read_only: false,
             durability: Durability::Os,
             memtable_size: 64 << 20,
-            block_size: 16 << 10,
+            block_size: crate::tuning::AUTOMATIC,
             compression: Compression::Lz4,
             bottom_compression: Compression::Lz4,
             bloom_bits_per_key: 10,
@@ -190,7 +193,9 @@ impl Options {
     pub fn validate(&self) -> crate::Result<()> {
         let u = |v: usize| v as u64;
         in_range("memtable_size", u(self.memtable_size), limits::MEMTABLE)?;
-        in_range("block_size", u(self.block_size), limits::BLOCK)?;
+        if self.block_size != crate::tuning::AUTOMATIC {
+            in_range("block_size", u(self.block_size), limits::BLOCK)?;
+        }
         in_range(
             "bloom_bits_per_key",
             u64::from(self.bloom_bits_per_key),

@@ -16,7 +16,7 @@ impl Inner {
     /// selects the compression of the last level.
     pub fn table_options(&self, bottom: bool) -> TableOptions {
         TableOptions {
-            block_size: self.opts.block_size,
+            block_size: self.block_size_choice().block_size,
             // Layout: docs/format.md#block (the interval of version 2).
             restart_interval: 4,
             compression: if bottom {
@@ -29,6 +29,36 @@ impl Inner {
         }
     }
 
+    /// The data block size of tables written now, and why
+    /// (docs/design.md#settings-chosen-from-the-data).
+    /// Before the first flush since open, the shape is that of the tables
+    /// already there: their entries and stored bytes.
+    pub fn block_size_choice(&self) -> crate::tuning::BlockSizeChoice {
+        let mut shape = *self.shape.lock();
+        if shape.entries == 0 {
+            let version = self.state.lock().version.clone();
+            for (_, f) in version.all_files() {
+                shape.entries += f.entries;
+                shape.value_bytes += f.size;
+            }
+        }
+        crate::tuning::choose_block_size(self.opts.block_size, &shape)
+    }
+
+    /// Adds the first entries of `mem` to the shape the block size is
+    /// chosen from.
+    fn observe(&self, mem: &Memtable) {
+        use crate::iter::InternalIterator;
+        let mut seen = crate::tuning::DataShape::default();
+        let mut it = mem.scan();
+        it.seek_to_first();
+        while it.valid() && seen.entries < crate::tuning::SAMPLE as u64 {
+            seen.add(it.key().len(), it.value().len());
+            it.next();
+        }
+        self.shape.lock().merge(&seen);
+    }
+
     /// Writes `mem` to level-0 tables (none if it is empty) and its large
     /// values to a blob file. Returns their metadata.
     pub fn write_level0(
@@ -38,6 +68,7 @@ impl Inner {
         if mem.is_empty() {
             return Ok((Vec::new(), Vec::new()));
         }
+        self.observe(mem);
         let out = self.write_surviving(
             &mut mem.scan(),
             self.table_options(false),

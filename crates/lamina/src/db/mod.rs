@@ -159,6 +159,9 @@ pub(crate) struct Inner {
     pub poisoned: Mutex<Option<String>>,
     /// Running counters behind `Stats`.
     pub counters: Counters,
+    /// What the entries flushed since open look like: the block size is
+    /// chosen from it (`crate::tuning`).
+    pub shape: Mutex<crate::tuning::DataShape>,
     /// Lifetime byte counters as of open; `counters` add to them.
     pub lifetime_base: crate::manifest::Lifetime,
     /// The flush and compaction threads, joined by `close`.

@@ -157,6 +157,7 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         closed: AtomicBool::new(false),
         poisoned: Mutex::new(None),
         counters: Counters::default(),
+        shape: Mutex::new(Default::default()),
         lifetime_base,
         threads: Mutex::new(Vec::new()),
         lock: Mutex::new(lock),

@@ -105,8 +105,14 @@ pub struct Stats {
     pub cache_bytes: u64,
     /// Capacity of the block cache.
     pub cache_capacity: u64,
-    /// Data block size setting.
+    /// Data block size of tables written now (chosen from the data unless
+    /// `Options::block_size` set it).
     pub block_size: usize,
+    /// Why that block size, in words.
+    pub block_size_reason: String,
+    /// When a block size set by the user is far from what the data calls
+    /// for: what it costs.
+    pub block_size_warning: Option<String>,
     /// Bytes of all table files.
     pub total_table_bytes: u64,
     /// Entries in tables and memtables (every version counted).
@@ -224,6 +230,7 @@ fn collect(inner: &Inner) -> Stats {
         levels.push(ls);
     }
     let cache = inner.tables.block_cache();
+    let block = inner.block_size_choice();
     let lifetime = inner.lifetime_now();
     let blobs = version.blobs();
     Stats {
@@ -257,7 +264,9 @@ fn collect(inner: &Inner) -> Stats {
         cache_misses: cache.misses(),
         cache_bytes: cache.usage_bytes(),
         cache_capacity: inner.opts.cache_size as u64,
-        block_size: inner.opts.block_size,
+        block_size: block.block_size,
+        block_size_reason: block.reason,
+        block_size_warning: block.warning,
         keyspaces: inner.keyspaces.read().keys().cloned().collect(),
         lifetime_user_bytes: lifetime.user_bytes,
         lifetime_disk_bytes: lifetime.wal_bytes

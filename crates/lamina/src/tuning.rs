@@ -1,0 +1,269 @@
+//! Settings chosen from the data: the data block size, from the sizes of the
+//! entries that flushes write.
+//!
+//! Policy only: [`choose_block_size`] is a pure function of what was seen
+//! ([`DataShape`]) and of what the user set, tested as data below. The engine
+//! gathers the shape when it flushes (`db/flush.rs`) and asks again for each
+//! table it writes; `lamina stat` prints the answer and its reason.
+//!
+//! Why these numbers: a data block is the unit the block cache holds, the
+//! index points at, and a point read decompresses. Seed 003 (`lamina bench
+//! blocksize`, 2^20 records of about 70 bytes as entries) found 16 KiB, the
+//! fixed default before, 13–15 % below the best of 32 and 64 KiB, because a
+//! block that holds only ~250 such entries makes index, filter lookups and
+//! per-block costs a larger share. Aiming at about [`ENTRIES_PER_BLOCK`]
+//! entries a block, within [`MIN_BLOCK`]..=[`MAX_BLOCK`], keeps that share
+//! alike for small and large entries while a point read of large values never
+//! decompresses more than 64 KiB.
+
+use std::fmt::Write as _;
+
+/// `Options::block_size` value asking for the block size to be chosen.
+pub(crate) const AUTOMATIC: usize = 0;
+/// The block size before any flush was seen.
+pub(crate) const FIRST_BLOCK: usize = 16 << 10;
+/// Smallest block size chosen.
+pub(crate) const MIN_BLOCK: usize = 4 << 10;
+/// Largest block size chosen.
+pub(crate) const MAX_BLOCK: usize = 64 << 10;
+/// Entries a chosen block aims to hold.
+pub(crate) const ENTRIES_PER_BLOCK: u64 = 512;
+/// A forced block size this many times away from the choice is reported.
+const FAR: usize = 4;
+/// Entries of a memtable sampled by a flush.
+pub(crate) const SAMPLE: usize = 4096;
+
+/// What the entries written so far look like.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DataShape {
+    /// Entries seen.
+    pub entries: u64,
+    /// Bytes of their internal keys (tree key and 8-byte trailer).
+    pub key_bytes: u64,
+    /// Bytes of their values as stored in tables.
+    pub value_bytes: u64,
+}
+
+impl DataShape {
+    /// Counts one entry.
+    pub fn add(&mut self, key_len: usize, value_len: usize) {
+        self.entries += 1;
+        self.key_bytes += key_len as u64;
+        self.value_bytes += value_len as u64;
+    }
+
+    /// Adds what `other` saw.
+    pub fn merge(&mut self, other: &DataShape) {
+        self.entries += other.entries;
+        self.key_bytes += other.key_bytes;
+        self.value_bytes += other.value_bytes;
+    }
+
+    /// Mean bytes of an entry (key and value), if any was seen.
+    pub fn mean_entry(&self) -> Option<u64> {
+        (self.entries > 0).then(|| (self.key_bytes + self.value_bytes).div_ceil(self.entries))
+    }
+}
+
+/// The block size in use and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockSizeChoice {
+    /// Bytes of a data block before compression.
+    pub block_size: usize,
+    /// False when the user set `Options::block_size`.
+    pub chosen: bool,
+    /// Why this size, in words.
+    pub reason: String,
+    /// When a forced size is far from what would be chosen: what it costs.
+    pub warning: Option<String>,
+}
+
+/// The block size for tables written now. `forced`: `Options::block_size`
+/// ([`AUTOMATIC`]: choose). `shape`: the entries flushed so far.
+pub fn choose_block_size(forced: usize, shape: &DataShape) -> BlockSizeChoice {
+    let auto = automatic(shape);
+    if forced == AUTOMATIC {
+        return auto;
+    }
+    let warning = shape.mean_entry().and_then(|mean| {
+        let (small, large) = (forced.min(auto.block_size), forced.max(auto.block_size));
+        if large < small.saturating_mul(FAR) {
+            return None;
+        }
+        let per_block = forced as u64 / mean.max(1);
+        let mut w = format!(
+            "block_size is set to {}: a block holds about {per_block} entries of {mean} bytes; ",
+            kib(forced)
+        );
+        if forced < auto.block_size {
+            let _ = write!(
+                w,
+                "the index and per-block costs grow with the number of blocks, which slows loads \
+                 and cached reads (seed 003: 4 KiB loaded and read 10-20 % slower than 32 KiB)"
+            );
+        } else {
+            let _ = write!(
+                w,
+                "every point read that misses the cache reads and decompresses the whole block"
+            );
+        }
+        let _ = write!(
+            w,
+            "; leave it unset and lamina would use {}",
+            kib(auto.block_size)
+        );
+        Some(w)
+    });
+    BlockSizeChoice {
+        block_size: forced,
+        chosen: false,
+        reason: format!("set by the user ({})", kib(forced)),
+        warning,
+    }
+}
+
+/// The choice when the user set nothing.
+fn automatic(shape: &DataShape) -> BlockSizeChoice {
+    let Some(mean) = shape.mean_entry() else {
+        return BlockSizeChoice {
+            block_size: FIRST_BLOCK,
+            chosen: true,
+            reason: format!("no flush seen yet: {}", kib(FIRST_BLOCK)),
+            warning: None,
+        };
+    };
+    let want = mean.saturating_mul(ENTRIES_PER_BLOCK);
+    let size = nearest_power_of_two(want).clamp(MIN_BLOCK as u64, MAX_BLOCK as u64) as usize;
+    BlockSizeChoice {
+        block_size: size,
+        chosen: true,
+        reason: format!(
+            "chosen from the data: entries average {mean} bytes ({} of {} sampled), \
+             {} holds about {} of them",
+            kib_u64(shape.key_bytes + shape.value_bytes),
+            shape.entries,
+            kib(size),
+            size as u64 / mean.max(1)
+        ),
+        warning: None,
+    }
+}
+
+/// The power of two nearest to `n` on a log scale (at least 1).
+fn nearest_power_of_two(n: u64) -> u64 {
+    let up = n.max(1).next_power_of_two();
+    let down = up / 2;
+    // n is nearer `down` when n / down < up / n, i.e. n² < up × down.
+    if down > 0 && u128::from(n) * u128::from(n) < u128::from(up) * u128::from(down) {
+        down
+    } else {
+        up
+    }
+}
+
+fn kib(bytes: usize) -> String {
+    kib_u64(bytes as u64)
+}
+
+fn kib_u64(bytes: u64) -> String {
+    if bytes >= 1 << 10 && bytes.is_multiple_of(1 << 10) {
+        format!("{} KiB", bytes >> 10)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(entries: u64, key: u64, value: u64) -> DataShape {
+        DataShape {
+            entries,
+            key_bytes: entries * key,
+            value_bytes: entries * value,
+        }
+    }
+
+    /// (mean key bytes, mean value bytes) → chosen block size.
+    #[test]
+    fn chosen_sizes_as_data() {
+        let cases: &[((u64, u64), usize)] = &[
+            // Seed 003's numbers: ~18-byte internal keys, ~50-byte values.
+            ((18, 50), 32 << 10),
+            // Tiny entries: the floor of 4 KiB is not reached by 512 × 16.
+            ((12, 4), 8 << 10),
+            ((8, 0), 4 << 10),
+            ((20, 100), 64 << 10),
+            // Large values: capped at 64 KiB.
+            ((20, 4000), 64 << 10),
+            ((40, 1 << 20), 64 << 10),
+        ];
+        for &((k, v), want) in cases {
+            let c = choose_block_size(AUTOMATIC, &shape(1000, k, v));
+            assert_eq!(c.block_size, want, "key {k} value {v}: {}", c.reason);
+            assert!(c.chosen);
+            assert!(c.warning.is_none());
+        }
+    }
+
+    #[test]
+    fn before_any_flush_the_first_size() {
+        let c = choose_block_size(AUTOMATIC, &DataShape::default());
+        assert_eq!(c.block_size, FIRST_BLOCK);
+        assert!(c.reason.contains("no flush"), "{}", c.reason);
+    }
+
+    #[test]
+    fn a_forced_size_is_kept_and_warned_about_only_when_far() {
+        let s = shape(1000, 18, 50);
+        let near = choose_block_size(16 << 10, &s);
+        assert_eq!((near.block_size, near.chosen), (16 << 10, false));
+        assert_eq!(near.warning, None);
+        let small = choose_block_size(4 << 10, &s);
+        assert_eq!(small.block_size, 4 << 10);
+        let w = small.warning.expect("4 KiB against 32 KiB is far");
+        assert!(w.contains("about 60 entries of 68 bytes"), "{w}");
+        assert!(w.contains("lamina would use 32 KiB"), "{w}");
+        let large = choose_block_size(1 << 20, &s);
+        let w = large.warning.expect("1 MiB against 32 KiB is far");
+        assert!(w.contains("decompresses the whole block"), "{w}");
+        // Nothing seen: nothing to compare with.
+        assert_eq!(choose_block_size(1024, &DataShape::default()).warning, None);
+    }
+
+    #[test]
+    fn nearest_power_of_two_on_a_log_scale() {
+        let cases = [
+            (0, 1),
+            (1, 1),
+            (3, 4),
+            (5, 4),
+            (34_816, 32_768),
+            (46_340, 32_768),
+            (46_341, 65_536),
+        ];
+        for (n, want) in cases {
+            assert_eq!(nearest_power_of_two(n), want, "{n}");
+        }
+    }
+
+    #[test]
+    fn shapes_merge_and_average() {
+        let mut a = DataShape::default();
+        a.add(10, 20);
+        a.add(10, 21);
+        let mut b = DataShape::default();
+        b.merge(&a);
+        b.merge(&a);
+        assert_eq!(b, shape(4, 10, 0).merged_values(82));
+        assert_eq!(b.mean_entry(), Some(31));
+    }
+
+    impl DataShape {
+        fn merged_values(mut self, v: u64) -> DataShape {
+            self.value_bytes = v;
+            self
+        }
+    }
+}
