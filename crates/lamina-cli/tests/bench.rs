@@ -272,23 +272,39 @@ fn numbers_loads_both_paths_at_each_size() {
 }
 
 #[test]
-fn blocksize_sweeps_five_sizes() {
-    let out = bench(&["blocksize", "--records", "800", "--reads", "1000"]);
+fn blocksize_sweeps_five_sizes_and_the_automatic_choice() {
+    let out = bench(&[
+        "blocksize",
+        "--records",
+        "800",
+        "--reads",
+        "1000",
+        "--repeat",
+        "2",
+    ]);
+    assert!(out.contains("the median of 2 runs of each"), "{out}");
     let rows: Vec<Vec<&str>> = out
         .lines()
         .map(|l| l.split_whitespace().collect::<Vec<_>>())
-        .filter(|f| !f.is_empty() && f[0].ends_with('K') && f[0].len() <= 3)
+        .filter(|f| !f.is_empty() && (f[0] == "auto" || f[0].ends_with('K') && f[0].len() <= 3))
         .collect();
     let blocks: Vec<&str> = rows.iter().map(|r| r[0]).collect();
-    assert_eq!(blocks, ["4K", "8K", "16K", "32K", "64K"], "{out}");
+    assert_eq!(blocks, ["auto", "4K", "8K", "16K", "32K", "64K"], "{out}");
     for r in &rows {
         positive(r[1]);
         positive(r[2]);
-        positive(r[r.len() - 2]);
-        positive(r[r.len() - 1]);
     }
+    // The automatic row names the size it chose, and the summary agrees.
+    let chose = rows[0][rows[0].len() - 1].trim_end_matches(')');
+    assert_eq!(rows[0][rows[0].len() - 2], "(chose", "{out}");
+    assert!(blocks[1..].contains(&chose), "{out}");
     let last = out.lines().last().unwrap();
-    assert!(last.starts_with("default block size 16K: load "), "{last}");
+    assert!(
+        last.starts_with(&format!(
+            "default block size (chosen from the data: {chose}): load "
+        )),
+        "{last}"
+    );
     assert!(last.contains("% below the best ("), "{last}");
 }
 

@@ -4,8 +4,10 @@
 //! numbers load of 2^20 records with the built-in generator (as `bench
 //! numbers`, timed from open to close), then, on the database reopened, random
 //! point reads of the loaded keys (a shuffle of all of them, each read once,
-//! as the dbm read_random workload). Printed per block size, then the
-//! default's (16 KiB) distance from the best, in %.
+//! as the dbm read_random workload); and the same with the block size left
+//! to the engine (`auto`, the default: chosen from the data). Each is run
+//! `--repeat` times, the runs interleaved, and the medians printed, then
+//! the default's distance from the best forced size, in %.
 
 use super::numbers::load_gen;
 use super::{clear_db, dir_size, options, parse_size, rate, Common, Csv, Workdir, XorShift64Star};
@@ -27,6 +29,10 @@ pub struct BlocksizeArgs {
     /// Point reads (default: every loaded key once, shuffled).
     #[arg(long, value_name = "N")]
     pub reads: Option<u64>,
+    /// Runs of each block size; the median is reported (runs of about a
+    /// second differ by 10 % or more on a shared machine).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub repeat: usize,
     /// Block cache in bytes (suffixes K, M, G; default: the engine's).
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub cache_size: Option<u64>,
@@ -34,17 +40,42 @@ pub struct BlocksizeArgs {
     pub common: Common,
 }
 
-/// One block size's figures.
+/// One block size's figures: the medians of its runs.
 struct Row {
+    /// `Options::block_size`; 0: chosen from the data.
     block: usize,
+    /// The block size the database used (the chosen one for 0).
+    used: usize,
     load_rate: f64,
     read_rate: f64,
+}
+
+/// The median of `v` (the mean of the middle two for an even count).
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => v.get(n / 2).copied().unwrap_or(0.0),
+        _ => {
+            (v.get(n / 2 - 1).copied().unwrap_or(0.0) + v.get(n / 2).copied().unwrap_or(0.0)) / 2.0
+        }
+    }
+}
+
+fn label(block: usize) -> String {
+    if block == 0 {
+        "auto".into()
+    } else {
+        format!("{}K", block >> 10)
+    }
 }
 
 /// Runs `lamina bench blocksize`.
 pub fn run(args: BlocksizeArgs, ctx: &Ctx) -> Result<(), String> {
     let n = args.records.max(1);
     let reads = args.reads.unwrap_or(n);
+    let repeat = args.repeat.max(1);
     let dir = Workdir::new(&args.common, "blocksize");
     std::fs::create_dir_all(dir.path()).map_err(|e| format!("{}: {e}", dir.path().display()))?;
     let mut csv = Csv::open(
@@ -60,6 +91,8 @@ pub fn run(args: BlocksizeArgs, ctx: &Ctx) -> Result<(), String> {
             "read_s",
             "reads_per_s",
             "memlimit",
+            "run",
+            "block_size_used",
         ],
     )?;
     // One shuffle of all keys, the same for every block size.
@@ -69,83 +102,109 @@ pub fn run(args: BlocksizeArgs, ctx: &Ctx) -> Result<(), String> {
         let j = (rng.next_u64() % (i as u64 + 1)) as usize;
         order.swap(i, j);
     }
-    let default_block = lamina::Options::default().block_size;
     println!(
         "seed 003 block sizes on lamina {}: numbers load of {} records (built-in generator), \
-         then {} random point reads of loaded keys",
+         then {} random point reads of loaded keys; the median of {repeat} runs of each \
+         (runs interleaved: run 1 of every size, then run 2, ...)",
         super::VERSION,
         thousands(n),
         thousands(reads)
     );
+    // Automatic (the default) first, then every size forced.
+    let configs: Vec<usize> = std::iter::once(0).chain(BLOCK_SIZES).collect();
+    let mut runs: Vec<(Vec<f64>, Vec<f64>, usize, u64)> =
+        vec![(Vec::new(), Vec::new(), 0, 0); configs.len()];
+    for round in 0..repeat {
+        for (&block, run) in configs.iter().zip(runs.iter_mut()) {
+            let path = dir.path().join(format!("block-{}", label(block)));
+            let mut opts = options(args.cache_size, None)?;
+            opts.block_size = block;
+            let load_s = load_gen(&path, opts.clone(), n, ctx)?;
+            let size = dir_size(&path);
+            let (read_s, used) = read(&path, opts.clone(), &order, reads, ctx)?;
+            if dir.temporary() {
+                let _ = clear_db(&path, &opts);
+            }
+            run.0.push(rate(n, load_s));
+            run.1.push(rate(reads, read_s));
+            run.2 = used;
+            run.3 = size;
+            csv.row(&[
+                "lamina".into(),
+                block.to_string(),
+                n.to_string(),
+                format!("{load_s:.6}"),
+                format!("{:.0}", rate(n, load_s)),
+                size.to_string(),
+                reads.to_string(),
+                format!("{read_s:.6}"),
+                format!("{:.0}", rate(reads, read_s)),
+                args.common.memlimit_note.clone(),
+                (round + 1).to_string(),
+                used.to_string(),
+            ])?;
+        }
+    }
     println!(
-        "{:>6} {:>9} {:>11} {:>24} {:>9} {:>11}",
-        "block", "load s", "records/s", "size on disk", "read s", "reads/s"
+        "{:>6} {:>11} {:>24} {:>11}",
+        "block", "records/s", "size on disk", "reads/s"
     );
     let mut rows = Vec::new();
-    for &block in &BLOCK_SIZES {
-        let path = dir.path().join(format!("block-{}K", block >> 10));
-        let mut opts = options(args.cache_size, None)?;
-        opts.block_size = block;
-        let load_s = load_gen(&path, opts.clone(), n, ctx)?;
-        let size = dir_size(&path);
-        let read_s = read(&path, opts.clone(), &order, reads, ctx)?;
-        if dir.temporary() {
-            let _ = clear_db(&path, &opts);
-        }
+    for (&block, (loads, reads_per_s, used, size)) in configs.iter().zip(runs.iter_mut()) {
         let row = Row {
             block,
-            load_rate: rate(n, load_s),
-            read_rate: rate(reads, read_s),
+            used: *used,
+            load_rate: median(loads),
+            read_rate: median(reads_per_s),
         };
         println!(
-            "{:>5}K {load_s:>9.3} {:>11} {:>24} {read_s:>9.3} {:>11}",
-            block >> 10,
+            "{:>6} {:>11} {:>24} {:>11}{}",
+            label(block),
             thousands(row.load_rate as u64),
-            format!("{} ({size} B)", bytes(size)),
-            thousands(row.read_rate as u64)
+            format!("{} ({size} B)", bytes(*size)),
+            thousands(row.read_rate as u64),
+            if block == 0 {
+                format!("  (chose {})", label(row.used))
+            } else {
+                String::new()
+            }
         );
-        csv.row(&[
-            "lamina".into(),
-            block.to_string(),
-            n.to_string(),
-            format!("{load_s:.6}"),
-            format!("{:.0}", row.load_rate),
-            size.to_string(),
-            reads.to_string(),
-            format!("{read_s:.6}"),
-            format!("{:.0}", row.read_rate),
-            args.common.memlimit_note.clone(),
-        ])?;
         rows.push(row);
     }
     let distance = |f: fn(&Row) -> f64| -> Option<String> {
-        let best = rows.iter().max_by(|a, b| f(a).total_cmp(&f(b)))?;
-        let default = rows.iter().find(|r| r.block == default_block)?;
+        let forced = rows.iter().filter(|r| r.block != 0);
+        let best = forced.max_by(|a, b| f(a).total_cmp(&f(b)))?;
+        let auto = rows.iter().find(|r| r.block == 0)?;
         let pct = if f(best) > 0.0 {
-            100.0 * (f(best) - f(default)) / f(best)
+            100.0 * (f(best) - f(auto)) / f(best)
         } else {
             0.0
         };
-        Some(format!("{pct:.1}% below the best ({}K)", best.block >> 10))
+        Some(format!("{pct:.1}% below the best ({})", label(best.block)))
     };
-    if let (Some(load), Some(read)) = (distance(|r| r.load_rate), distance(|r| r.read_rate)) {
+    if let (Some(load), Some(read), Some(auto)) = (
+        distance(|r| r.load_rate),
+        distance(|r| r.read_rate),
+        rows.iter().find(|r| r.block == 0),
+    ) {
         println!(
-            "default block size {}K: load {load}, reads {read}",
-            default_block >> 10
+            "default block size (chosen from the data: {}): load {load}, reads {read}",
+            label(auto.used)
         );
     }
     Ok(())
 }
 
 /// Reads `reads` keys of `order` (wrapping) from the database at `path`;
-/// seconds taken. Every key must be found.
+/// seconds taken, and the block size the database uses. Every key must be
+/// found.
 fn read(
     path: &std::path::Path,
     opts: lamina::Options,
     order: &[u64],
     reads: u64,
     ctx: &Ctx,
-) -> Result<f64, String> {
+) -> Result<(f64, usize), String> {
     let db = Db::open(path, opts).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut progress = Progress::new(
         "bench blocksize reads",
@@ -167,9 +226,10 @@ fn read(
     }
     let secs = t0.elapsed().as_secs_f64();
     progress.finish();
+    let used = db.stats().block_size;
     db.close().map_err(|e| format!("close: {e}"))?;
     if missing > 0 {
         return Err(format!("{missing} loaded keys not found"));
     }
-    Ok(secs)
+    Ok((secs, used))
 }

@@ -85,6 +85,8 @@ pub fn to_json(path: &str, stats: &Stats) -> serde_json::Value {
             "wal_segments_reused": stats.wal_segments_reused,
         },
         "block_size": stats.block_size,
+        "block_size_reason": stats.block_size_reason,
+        "block_size_warning": stats.block_size_warning,
         "cache_bytes": stats.cache_bytes,
         "cache_capacity": stats.cache_capacity,
         "keyspaces": stats.keyspaces,
@@ -248,8 +250,9 @@ pub fn render(path: &str, stats: &Stats) -> String {
     }
     let _ = writeln!(
         s,
-        "block size       {}; cache {} of {}",
+        "block size       {} ({}); cache {} of {}",
         bytes(stats.block_size as u64),
+        stats.block_size_reason,
         bytes(stats.cache_bytes),
         bytes(stats.cache_capacity)
     );
@@ -314,16 +317,18 @@ pub fn advice(stats: &Stats) -> Vec<String> {
         ));
     }
     let avg_record = (t.key_bytes + t.value_bytes) / t.entries.max(1);
-    if stats.block_size < 4096 {
+    if let Some(w) = &stats.block_size_warning {
+        out.push(w.clone());
+    } else if stats.block_size < 4096 {
         out.push(format!(
             "block size {} is below 4 KiB: index blocks grow and compression suffers; \
-             16 KiB (the default) is right for records of {avg_record} bytes",
+             leave block_size unset and lamina chooses it from records of {avg_record} bytes",
             bytes(stats.block_size as u64)
         ));
     } else if stats.block_size > 256 << 10 {
         out.push(format!(
             "block size {} is above 256 KiB: every point read decompresses that much; \
-             16 KiB (the default) is right for records of {avg_record} bytes",
+             leave block_size unset and lamina chooses it from records of {avg_record} bytes",
             bytes(stats.block_size as u64)
         ));
     }

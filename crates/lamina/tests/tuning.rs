@@ -1,0 +1,68 @@
+//! The block size chosen from the data: what a flush writes, what `Stats`
+//! says, and the warning about a forced size far from the choice.
+
+use lamina::fs::MemFs;
+use lamina::{Compression, Db, Options, Stats};
+use std::sync::Arc;
+
+/// Opens a database on a fresh in-memory file system with `block_size`,
+/// writes 20,000 entries of ~71 bytes (21-byte internal keys, 50-byte
+/// values), flushes, and returns its stats.
+fn loaded(block_size: usize) -> Stats {
+    let opts = Options {
+        fs: Arc::new(MemFs::new()),
+        block_size,
+        compression: Compression::None,
+        bottom_compression: Compression::None,
+        ..Options::default()
+    };
+    let db = Db::open("/db", opts).expect("open");
+    let before = db.stats();
+    let first = if block_size == 0 {
+        16 << 10
+    } else {
+        block_size
+    };
+    assert_eq!(before.block_size, first, "{}", before.block_size_reason);
+    for i in 0..20_000u32 {
+        let v = format!("{:050}", u64::from(i) * 7919);
+        db.put(format!("k{i:08}").as_bytes(), v.as_bytes())
+            .expect("put");
+    }
+    db.flush().expect("flush");
+    let stats = db.stats();
+    db.close().expect("close");
+    stats
+}
+
+fn index_bytes(s: &Stats) -> u64 {
+    s.levels.iter().map(|l| l.index_bytes).sum()
+}
+
+#[test]
+fn unset_the_block_size_follows_the_entries_flushed() {
+    let auto = loaded(0);
+    assert_eq!(auto.block_size, 32 << 10, "{}", auto.block_size_reason);
+    assert!(
+        auto.block_size_reason.contains("entries average 71 bytes"),
+        "{}",
+        auto.block_size_reason
+    );
+    assert_eq!(auto.block_size_warning, None);
+    // The flush wrote 32 KiB blocks: about half the index of 16 KiB ones.
+    let forced = loaded(16 << 10);
+    assert_eq!(forced.block_size, 16 << 10);
+    assert!(forced.block_size_reason.contains("set by the user"));
+    assert_eq!(forced.block_size_warning, None, "16 KiB is near 32 KiB");
+    let (a, f) = (index_bytes(&auto), index_bytes(&forced));
+    assert!(a > 0 && a * 10 < f * 6, "index bytes: auto {a}, 16 KiB {f}");
+}
+
+#[test]
+fn a_forced_size_far_from_the_data_is_named_with_its_cost() {
+    let s = loaded(4 << 10);
+    assert_eq!(s.block_size, 4 << 10);
+    let w = s.block_size_warning.expect("4 KiB is far from 32 KiB");
+    assert!(w.contains("block_size is set to 4 KiB"), "{w}");
+    assert!(w.contains("lamina would use 32 KiB"), "{w}");
+}
