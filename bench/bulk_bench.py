@@ -11,8 +11,9 @@ the generator's rate is shown). Then each way loads it into a fresh database:
   load-bulk    lamina load --bulk --newdb DB data.tsv     (the same, from a TSV dump)
   dask         lamina.dask.to_lamina on a LocalCluster of --workers worker processes, the
                DataFrame read from data.tsv with dask.dataframe.read_csv
-  rocksdb      rocksdict: data.tsv read and sorted in Python, written with SstFileWriter
-               (one file per --sst-records records), added with Rdict.ingest_external_file
+  rocksdb      rocksdict: data.tsv sorted externally in runs of --sst-records records (each
+               run sorted in Python and written as one SST file with SstFileWriter, so
+               memory holds one run), all runs added with one Rdict.ingest_external_file
 
 For each: wall time, records/s, size on disk, peak memory (the resident set of the command's
 whole process tree, sampled from /proc every 20 ms: Dask's scheduler and workers included), and
@@ -41,12 +42,16 @@ WAYS = ("shell", "shell-bulk", "load-bulk", "dask", "rocksdb")
 DASK_CHILD = r"""
 import csv, json, sys, time
 t0 = time.perf_counter()
+import dask
 import dask.dataframe as dd
 from dask.distributed import Client, LocalCluster
 import lamina, lamina.dask
-tsv, db, workers = sys.argv[1], sys.argv[2], int(sys.argv[3])
+tsv, db, workers, scratch = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+# The shuffle of set_index spills to the workers' directories: under --dir,
+# not the system's /tmp, and removed with it.
+dask.config.set({"temporary-directory": scratch})
 with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                  dashboard_address=None) as cluster, Client(cluster):
+                  dashboard_address=None, local_directory=scratch) as cluster, Client(cluster):
     started = time.perf_counter() - t0
     t1 = time.perf_counter()
     ddf = dd.read_csv(tsv, sep="\t", header=None, names=["k", "v"], dtype=str,
@@ -58,36 +63,52 @@ print(json.dumps({"seconds": secs, "startup": started, "reported": n}))
 
 ROCKSDB_CHILD = r"""
 import json, os, sys, time
-from rocksdict import Options, Rdict, SstFileWriter
+from rocksdict import IngestExternalFileOptions, Options, Rdict, SstFileWriter
 tsv, db, stage, chunk = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 t0 = time.perf_counter()
+opts = Options(raw_mode=True)
+files = []
+
+
+def write_run(pairs):
+    # One sorted run: one SST file.
+    pairs.sort()
+    path = os.path.join(stage, f"run-{len(files):06d}.sst")
+    w = SstFileWriter(options=opts)
+    w.open(path)
+    for k, v in pairs:
+        w[k] = v
+    w.finish()
+    files.append(path)
+
+
+# An external sort by runs: at most `chunk` records in memory at once.
 pairs = []
 with open(tsv, "rb") as f:
     for line in f:
         k, _, v = line.rstrip(b"\n").partition(b"\t")
         pairs.append((k, v))
-pairs.sort()
-opts = Options(raw_mode=True)
-files = []
-for i in range(0, len(pairs), chunk):
-    path = os.path.join(stage, f"{i:012d}.sst")
-    w = SstFileWriter(options=opts)
-    w.open(path)
-    for k, v in pairs[i:i + chunk]:
-        w[k] = v
-    w.finish()
-    files.append(path)
+        if len(pairs) >= chunk:
+            write_run(pairs)
+            pairs = []
+if pairs:
+    write_run(pairs)
 del pairs
+# The runs overlap: RocksDB ingests overlapping files of one call into level 0,
+# each with its own global seqno (later files win; the keys here are distinct).
+ingest = IngestExternalFileOptions()
+ingest.set_move_files(True)
 d = Rdict(db, opts)
-d.ingest_external_file(files)
+d.ingest_external_file(files, ingest)
 d.close()
 secs = time.perf_counter() - t0
 for p in files:
-    os.remove(p)
+    if os.path.exists(p):
+        os.remove(p)
 d = Rdict(db, opts)
 count = sum(1 for _ in d.keys())
 d.close()
-print(json.dumps({"seconds": secs, "count": count}))
+print(json.dumps({"seconds": secs, "count": count, "runs": len(files)}))
 """
 
 
@@ -211,10 +232,14 @@ def main(argv=None):
     p.add_argument("--memory", default="64M", help="--memory of the lamina bulk loads (64M)")
     p.add_argument("--workers", type=int, default=2, help="Dask worker processes (2)")
     p.add_argument("--sst-records", type=int, default=1 << 21,
-                   help="records per SST file in the rocksdb way (2^21)")
+                   help="records per sorted run (one SST file) in the rocksdb way; bounds its "
+                   "memory (2^21, about 0.5 GB)")
     p.add_argument("--pipe", action="store_true",
                    help="time `lamina gen numbers | lamina shell ...` for the shell rows")
-    p.add_argument("--tmpdir", default=None, help="where the data and databases go (/tmp)")
+    p.add_argument("--dir", "--tmpdir", dest="dir", default=None,
+                   help="where the data, databases and every temporary file go, in a "
+                   "directory made for the run and removed after it (default: the system's "
+                   "temporary directory); at 125 M records it needs about 25 GB")
     p.add_argument("--keep", action="store_true", help="keep the data and databases")
     p.add_argument("--csv", help="append the rows to this CSV file")
     p.add_argument("--png", help="write a chart of time and peak memory to this PNG")
@@ -228,7 +253,7 @@ def main(argv=None):
         print("nothing to run", file=sys.stderr)
         return 0
     n = args.records
-    work = tempfile.mkdtemp(prefix="bulk_bench.", dir=args.tmpdir)
+    work = tempfile.mkdtemp(prefix="bulk_bench.", dir=args.dir)
     rows = []
     q = shlex.quote
     gen = f"{q(lamina)} gen numbers {n - 1}"
@@ -264,7 +289,9 @@ def main(argv=None):
                 cmd = [lamina, "-q", "load", "--bulk", "--newdb", "--memory", args.memory,
                        db, tsv]
             elif way == "dask":
-                cmd = [sys.executable, "-c", DASK_CHILD, tsv, db, str(args.workers)]
+                scratch = os.path.join(work, "dask-scratch")
+                os.makedirs(scratch, exist_ok=True)
+                cmd = [sys.executable, "-c", DASK_CHILD, tsv, db, str(args.workers), scratch]
             else:
                 stage = os.path.join(work, "sst")
                 os.makedirs(stage, exist_ok=True)
@@ -279,6 +306,7 @@ def main(argv=None):
                         note = f"cluster start {child['startup']:.2f} s not included"
                     else:
                         count = child["count"]
+                        note = f"{child['runs']} sorted runs"
                 except (ValueError, IndexError, KeyError):
                     rc, err = -1, f"unreadable output: {out[-300:]}"
             if rc == 0 and way != "rocksdb":
@@ -295,6 +323,8 @@ def main(argv=None):
                   f"{size / 1e6:>9.1f} {peak / 1e6:>9.1f} {count:>12,}  {note}", flush=True)
             if not args.keep:
                 shutil.rmtree(db, ignore_errors=True)
+                for scratch in ("sst", "dask-scratch"):
+                    shutil.rmtree(os.path.join(work, scratch), ignore_errors=True)
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -32,8 +32,13 @@
 //! ```
 
 #![warn(missing_docs)]
-// The engine is safe Rust; the one exception is `process`, which registers a
-// fork handler with libc and allows `unsafe` for that alone.
+// Unsafe code: denied crate-wide, allowed module by module, each allow on
+// the `mod` line below with the reason beside it, and each `unsafe` block
+// with a `SAFETY:` comment. `forbid` would make such an allow impossible;
+// `deny` with this audited list keeps every exception in one place. The
+// list (docs/design.md#unsafe-code):
+// - `process`: registers a `pthread_atfork` child handler with libc (and,
+//   in its tests, forks).
 #![deny(unsafe_code)]
 
 // What is public, and why.

@@ -110,8 +110,9 @@ fn take_unpinned<T>(list: &mut Vec<Arc<T>>) -> Vec<Arc<T>> {
 /// 2. `wal`;
 /// 3. `versions`;
 /// 4. `state`;
-/// 5. the leaf locks `keyspaces`, `snapshots`, `poisoned`, `threads` and
-///    `lock`, held briefly, with none of the locks above taken under them.
+/// 5. the leaf locks `keyspaces`, `snapshots`, `poisoned`, `threads`,
+///    `shape` and `lock`, held briefly, with none of the locks above taken
+///    under them.
 ///
 /// `compaction_lock` is taken before `versions` and `state`; a thread that
 /// holds commit leadership only `try_lock`s it, so the two never wait on each
