@@ -131,10 +131,24 @@ fn the_last_value_of_a_repeated_key_wins_and_existing_records_stay() {
 
 #[test]
 fn a_full_disk_leaves_the_database_as_it_was() {
+    full_disk_into_keyspace_ks(true);
+}
+
+/// Before the fix: the ingest created keyspace `ks` before it wrote the
+/// tables, and a full disk after that left `ks` in the database, empty —
+/// a failed load that changed the database.
+#[test]
+fn a_full_disk_leaves_no_keyspace_the_load_named() {
+    full_disk_into_keyspace_ks(false);
+}
+
+/// Loads 20,001 records into keyspace `ks` (which exists first if
+/// `ks_exists`) with a write failing at several points; a failed load
+/// leaves the dump of the database as it was.
+fn full_disk_into_keyspace_ks(ks_exists: bool) {
     let tmp = tempdir();
     let input = path(tmp.path(), "n.tsv");
     let mut text = ok(lamina_run(&["gen", "numbers", "20000", "--format", "tsv"]));
-    // Into a keyspace the database already has, so that nothing new is named.
     text.splice(0..0, b"#:keyspace=ks\n".iter().copied());
     std::fs::write(&input, &text).unwrap();
     let mut failures = 0;
@@ -142,7 +156,9 @@ fn a_full_disk_leaves_the_database_as_it_was() {
     for n in [4u64, 12, 24, 28, 30, 32, 34, 36, 38, 40, 44] {
         let db = path(tmp.path(), &format!("db{n}"));
         ok(lamina_run(&["put", &db, "old", "kept"]));
-        ok(lamina_run(&["put", "--keyspace", "ks", &db, "7", "before"]));
+        if ks_exists {
+            ok(lamina_run(&["put", "--keyspace", "ks", &db, "7", "before"]));
+        }
         let before = dump(&db, "tsv");
         let mut cmd = lamina();
         cmd.args(["-q", "load", "--bulk", "--memory", "64K", &db, &input])
