@@ -66,3 +66,28 @@ fn a_forced_size_far_from_the_data_is_named_with_its_cost() {
     assert!(w.contains("block_size is set to 4 KiB"), "{w}");
     assert!(w.contains("lamina would use 32 KiB"), "{w}");
 }
+
+/// Before the fix: after a reopen, before any flush, the choice was made
+/// from the tables' stored (compressed) bytes per entry, and said 8 KiB for
+/// tables written with 32 KiB blocks; it now reads their properties.
+#[test]
+fn after_a_reopen_the_choice_is_the_one_the_tables_were_written_with() {
+    let fs = MemFs::new();
+    let opts = || Options {
+        fs: Arc::new(fs.clone()),
+        ..Options::default()
+    };
+    let db = Db::open("/db", opts()).expect("open");
+    for i in 0..20_000u32 {
+        let v = format!("{:050}", u64::from(i) * 7919);
+        db.put(format!("k{i:08}").as_bytes(), v.as_bytes())
+            .expect("put");
+    }
+    db.flush().expect("flush");
+    let written = db.stats().block_size;
+    db.close().expect("close");
+    let db = Db::open("/db", opts()).expect("reopen");
+    let s = db.stats();
+    assert_eq!(written, 32 << 10);
+    assert_eq!(s.block_size, written, "{}", s.block_size_reason);
+}

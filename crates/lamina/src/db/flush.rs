@@ -32,14 +32,20 @@ impl Inner {
     /// The data block size of tables written now, and why
     /// (docs/design.md#settings-chosen-from-the-data).
     /// Before the first flush since open, the shape is that of the tables
-    /// already there: their entries and stored bytes.
+    /// already there, from the properties of up to `SAMPLE_TABLES` of them.
     pub fn block_size_choice(&self) -> crate::tuning::BlockSizeChoice {
+        const SAMPLE_TABLES: usize = 8;
         let mut shape = *self.shape.lock();
         if shape.entries == 0 {
             let version = self.state.lock().version.clone();
-            for (_, f) in version.all_files() {
-                shape.entries += f.entries;
-                shape.value_bytes += f.size;
+            for (_, f) in version.all_files().take(SAMPLE_TABLES) {
+                if let Ok(t) = self.tables.get_listed(f) {
+                    let p = t.properties();
+                    shape.entries += p.entries;
+                    // Tree keys there; internal keys (8-byte trailer) here.
+                    shape.key_bytes += p.key_bytes + 8 * p.entries;
+                    shape.value_bytes += p.value_bytes;
+                }
             }
         }
         crate::tuning::choose_block_size(self.opts.block_size, &shape)
