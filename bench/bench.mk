@@ -4,6 +4,8 @@
 #   bench-setup   install the peers (Debian packages; PyPI packages into .venv)
 #   bench         the whole suite, under 30 minutes on a 2-core machine -> bench/results/<date>/
 #   bench-quick   the same steps at small sizes, under 3 minutes -> bench/results/<date>-quick/
+#                 and each step's wall time against the previous quick run's (steps.json):
+#                 "no slower" is no step marked SLOWER (above 1.10x)
 #   bench-test    the harness's own tests (seconds); `make test` runs them through EXTRA_TESTS
 # BENCH_ARGS passes options to bench/run.py, e.g. make bench BENCH_ARGS='--only dbm,numbers'.
 

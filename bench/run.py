@@ -13,6 +13,7 @@ summary and the run goes on.
 """
 import argparse
 import datetime
+import json
 import os
 import platform
 import shlex
@@ -301,7 +302,44 @@ def main(argv=None):
                         os.path.join(out, "commits.png")], check=False)
     write_summary(out, info, done, a.quick, time.time() - t_all, lamina)
     print(f"summary: {os.path.join(out, 'SUMMARY.md')} ({time.time() - t_all:.0f} s in all)")
+    steps = {name: secs for name, _d, status, _s, secs in done if status == "ok"}
+    with open(os.path.join(out, "steps.json"), "w") as f:
+        json.dump(steps, f, indent=1, sort_keys=True)
+    if a.quick:
+        print(compare_steps(steps, previous_steps(out)))
     return 0
+
+
+def previous_steps(out):
+    """The step times of the newest other quick run under bench/results (its
+    steps.json), as (directory name, {step: seconds}); None if there is none."""
+    results = os.path.dirname(os.path.abspath(out))
+    runs = sorted(d for d in os.listdir(results)
+                  if d.endswith("-quick") and os.path.join(results, d) != os.path.abspath(out)
+                  and os.path.exists(os.path.join(results, d, "steps.json")))
+    if not runs:
+        return None
+    with open(os.path.join(results, runs[-1], "steps.json")) as f:
+        return runs[-1], json.load(f)
+
+
+def compare_steps(now, before):
+    """Each step's wall time (lamina and its peers in that step) against the
+    previous quick run's, as a table a person can read: "no slower" means no
+    step well above 1.00x. Wall times of a shared machine drift by 10 % or so."""
+    if before is None:
+        return ("no earlier quick run with steps.json under bench/results: nothing to compare "
+                "(this run's step times are in steps.json; the next quick run compares with them)")
+    name, old = before
+    lines = [f"step wall times against the previous quick run ({name}); above 1.10x is marked:"]
+    for step in sorted(now):
+        if step in old and old[step] > 0:
+            r = now[step] / old[step]
+            mark = "  SLOWER" if r > 1.10 else ""
+            lines.append(f"  {step:<32} {old[step]:>7.1f} s -> {now[step]:>7.1f} s  {r:.2f}x{mark}")
+        else:
+            lines.append(f"  {step:<32} {'-':>7}   -> {now[step]:>7.1f} s  (new)")
+    return "\n".join(lines)
 
 
 def write_summary(out, info, done, quick, total, lamina):

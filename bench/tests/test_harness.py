@@ -359,3 +359,20 @@ def test_tokudb_workloads_in_c(tmp_path):
             "--build-dir", build, "--csv", str(tmp_path / "u.csv"))
     rows = list(csv.DictReader(open(tmp_path / "u.csv")))
     assert [x["ops"] for x in rows] == ["1000", "2000", "total 2000"]
+
+
+def test_quick_runs_compare_step_times_with_the_previous_one(tmp_path):
+    import run as harness
+    results = tmp_path / "results"
+    old, new = results / "2026-01-01-quick", results / "2026-01-02-quick"
+    old.mkdir(parents=True)
+    new.mkdir()
+    assert harness.previous_steps(str(new)) is None
+    assert "nothing to compare" in harness.compare_steps({"a": 1.0}, None)
+    (old / "steps.json").write_text('{"a": 10.0, "b": 4.0}')
+    before = harness.previous_steps(str(new))
+    assert before == ("2026-01-01-quick", {"a": 10.0, "b": 4.0})
+    text = harness.compare_steps({"a": 10.5, "b": 6.0, "c": 1.0}, before)
+    assert "a" in text and "1.05x" in text and "1.05x  SLOWER" not in text
+    assert "1.50x  SLOWER" in text
+    assert "(new)" in text
