@@ -6,8 +6,7 @@ use lamina::{Compression, Db, Options, Stats};
 use std::sync::Arc;
 
 /// Opens a database on a fresh in-memory file system with `block_size`,
-/// writes 20,000 entries of ~71 bytes (21-byte internal keys, 50-byte
-/// values), flushes, and returns its stats.
+/// fills it (`fill`), and returns its stats.
 fn loaded(block_size: usize) -> Stats {
     let opts = Options {
         fs: Arc::new(MemFs::new()),
@@ -24,15 +23,21 @@ fn loaded(block_size: usize) -> Stats {
         block_size
     };
     assert_eq!(before.block_size, first, "{}", before.block_size_reason);
+    fill(&db);
+    let stats = db.stats();
+    db.close().expect("close");
+    stats
+}
+
+/// Writes 20,000 entries of ~71 bytes (21-byte internal keys, 50-byte
+/// values) and flushes.
+fn fill(db: &Db) {
     for i in 0..20_000u32 {
         let v = format!("{:050}", u64::from(i) * 7919);
         db.put(format!("k{i:08}").as_bytes(), v.as_bytes())
             .expect("put");
     }
     db.flush().expect("flush");
-    let stats = db.stats();
-    db.close().expect("close");
-    stats
 }
 
 fn index_bytes(s: &Stats) -> u64 {
@@ -78,12 +83,7 @@ fn after_a_reopen_the_choice_is_the_one_the_tables_were_written_with() {
         ..Options::default()
     };
     let db = Db::open("/db", opts()).expect("open");
-    for i in 0..20_000u32 {
-        let v = format!("{:050}", u64::from(i) * 7919);
-        db.put(format!("k{i:08}").as_bytes(), v.as_bytes())
-            .expect("put");
-    }
-    db.flush().expect("flush");
+    fill(&db);
     let written = db.stats().block_size;
     db.close().expect("close");
     let db = Db::open("/db", opts()).expect("reopen");
