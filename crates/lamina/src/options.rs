@@ -52,7 +52,7 @@ pub struct Options {
     /// Bytes of writes buffered in the active memtable before it is flushed. Default: 64 MiB.
     pub memtable_size: usize,
     /// Target size of a data block before compression. Default: 0, chosen
-    /// from the data: from the sizes of the entries flushes write, about 512
+    /// from the data: from the sizes of the entries flushes write, about 1024
     /// entries a block between 4 and 64 KiB (16 KiB before the first
     /// flush); `Stats::block_size_reason` says what was chosen and why.
     pub block_size: usize,

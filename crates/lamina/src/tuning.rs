@@ -8,9 +8,10 @@
 //!
 //! Why these numbers: a data block is the unit the block cache holds, the
 //! index points at, and a point read decompresses. Seed 003 (`lamina bench
-//! blocksize`, 2^20 records of about 70 bytes as entries) found 16 KiB, the
-//! fixed default before, 13–15 % below the best of 32 and 64 KiB, because a
-//! block that holds only ~250 such entries makes index, filter lookups and
+//! blocksize`, records of about 70 bytes as entries) found 16 KiB, the fixed
+//! default before, 13–15 % below the best, and 64 KiB the best or within 3 %
+//! of it for loads and point reads in every run (2^19 and 2^20 records):
+//! a block of only ~250 such entries makes the index, filter lookups and
 //! per-block costs a larger share. Aiming at about [`ENTRIES_PER_BLOCK`]
 //! entries a block, within [`MIN_BLOCK`]..=[`MAX_BLOCK`], keeps that share
 //! alike for small and large entries while a point read of large values never
@@ -27,7 +28,7 @@ pub(crate) const MIN_BLOCK: usize = 4 << 10;
 /// Largest block size chosen.
 pub(crate) const MAX_BLOCK: usize = 64 << 10;
 /// Entries a chosen block aims to hold.
-pub(crate) const ENTRIES_PER_BLOCK: u64 = 512;
+pub(crate) const ENTRIES_PER_BLOCK: u64 = 1024;
 /// A forced block size this many times away from the choice is reported.
 const FAR: usize = 4;
 /// Entries of a memtable sampled by a flush.
@@ -99,7 +100,7 @@ pub fn choose_block_size(forced: usize, shape: &DataShape) -> BlockSizeChoice {
             let _ = write!(
                 w,
                 "the index and per-block costs grow with the number of blocks, which slows loads \
-                 and cached reads (seed 003: 4 KiB loaded and read 10-20 % slower than 32 KiB)"
+                 and cached reads (seed 003: 4 KiB loaded and read 10-40 % slower than 64 KiB)"
             );
         } else {
             let _ = write!(
@@ -190,10 +191,12 @@ mod tests {
     fn chosen_sizes_as_data() {
         let cases: &[((u64, u64), usize)] = &[
             // Seed 003's numbers: ~18-byte internal keys, ~50-byte values.
-            ((18, 50), 32 << 10),
-            // Tiny entries: the floor of 4 KiB is not reached by 512 × 16.
-            ((12, 4), 8 << 10),
-            ((8, 0), 4 << 10),
+            ((18, 50), 64 << 10),
+            // Small entries: smaller blocks, down to the floor of 4 KiB.
+            ((12, 4), 16 << 10),
+            ((8, 0), 8 << 10),
+            ((4, 0), 4 << 10),
+            ((2, 0), 4 << 10),
             ((20, 100), 64 << 10),
             // Large values: capped at 64 KiB.
             ((20, 4000), 64 << 10),
@@ -217,16 +220,16 @@ mod tests {
     #[test]
     fn a_forced_size_is_kept_and_warned_about_only_when_far() {
         let s = shape(1000, 18, 50);
-        let near = choose_block_size(16 << 10, &s);
-        assert_eq!((near.block_size, near.chosen), (16 << 10, false));
+        let near = choose_block_size(32 << 10, &s);
+        assert_eq!((near.block_size, near.chosen), (32 << 10, false));
         assert_eq!(near.warning, None);
         let small = choose_block_size(4 << 10, &s);
         assert_eq!(small.block_size, 4 << 10);
-        let w = small.warning.expect("4 KiB against 32 KiB is far");
+        let w = small.warning.expect("4 KiB against 64 KiB is far");
         assert!(w.contains("about 60 entries of 68 bytes"), "{w}");
-        assert!(w.contains("lamina would use 32 KiB"), "{w}");
+        assert!(w.contains("lamina would use 64 KiB"), "{w}");
         let large = choose_block_size(1 << 20, &s);
-        let w = large.warning.expect("1 MiB against 32 KiB is far");
+        let w = large.warning.expect("1 MiB against 64 KiB is far");
         assert!(w.contains("decompresses the whole block"), "{w}");
         // Nothing seen: nothing to compare with.
         assert_eq!(choose_block_size(1024, &DataShape::default()).warning, None);

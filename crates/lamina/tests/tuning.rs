@@ -47,34 +47,34 @@ fn index_bytes(s: &Stats) -> u64 {
 #[test]
 fn unset_the_block_size_follows_the_entries_flushed() {
     let auto = loaded(0);
-    assert_eq!(auto.block_size, 32 << 10, "{}", auto.block_size_reason);
+    assert_eq!(auto.block_size, 64 << 10, "{}", auto.block_size_reason);
     assert!(
         auto.block_size_reason.contains("entries average 71 bytes"),
         "{}",
         auto.block_size_reason
     );
     assert_eq!(auto.block_size_warning, None);
-    // The flush wrote 32 KiB blocks: about half the index of 16 KiB ones.
-    let forced = loaded(16 << 10);
-    assert_eq!(forced.block_size, 16 << 10);
+    // The flush wrote 64 KiB blocks: about half the index of 32 KiB ones.
+    let forced = loaded(32 << 10);
+    assert_eq!(forced.block_size, 32 << 10);
     assert!(forced.block_size_reason.contains("set by the user"));
-    assert_eq!(forced.block_size_warning, None, "16 KiB is near 32 KiB");
+    assert_eq!(forced.block_size_warning, None, "32 KiB is near 64 KiB");
     let (a, f) = (index_bytes(&auto), index_bytes(&forced));
-    assert!(a > 0 && a * 10 < f * 6, "index bytes: auto {a}, 16 KiB {f}");
+    assert!(a > 0 && a * 10 < f * 6, "index bytes: auto {a}, 32 KiB {f}");
 }
 
 #[test]
 fn a_forced_size_far_from_the_data_is_named_with_its_cost() {
     let s = loaded(4 << 10);
     assert_eq!(s.block_size, 4 << 10);
-    let w = s.block_size_warning.expect("4 KiB is far from 32 KiB");
+    let w = s.block_size_warning.expect("4 KiB is far from 64 KiB");
     assert!(w.contains("block_size is set to 4 KiB"), "{w}");
-    assert!(w.contains("lamina would use 32 KiB"), "{w}");
+    assert!(w.contains("lamina would use 64 KiB"), "{w}");
 }
 
 /// Before the fix: after a reopen, before any flush, the choice was made
 /// from the tables' stored (compressed) bytes per entry, and said 8 KiB for
-/// tables written with 32 KiB blocks; it now reads their properties.
+/// tables written with 32 KiB blocks (when 512 entries a block were aimed at); it now reads their properties.
 #[test]
 fn after_a_reopen_the_choice_is_the_one_the_tables_were_written_with() {
     let fs = MemFs::new();
@@ -88,6 +88,6 @@ fn after_a_reopen_the_choice_is_the_one_the_tables_were_written_with() {
     db.close().expect("close");
     let db = Db::open("/db", opts()).expect("reopen");
     let s = db.stats();
-    assert_eq!(written, 32 << 10);
+    assert_eq!(written, 64 << 10);
     assert_eq!(s.block_size, written, "{}", s.block_size_reason);
 }
