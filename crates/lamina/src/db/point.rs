@@ -370,12 +370,7 @@ impl Inner {
                     None => Step::Malformed(k.len()),
                     Some(p) if p.tree_key != tk => Step::Elsewhere,
                     Some(p) => {
-                        // An existence check copies no value, not even into a row.
-                        if use_rows
-                            && !exists_only
-                            && p.kind == Kind::Put
-                            && point.operands.is_empty()
-                        {
+                        if use_rows && p.kind == Kind::Put && point.operands.is_empty() {
                             rows.insert_hashed(tk, hash, pinned.generation, v);
                         }
                         Step::Seen(point.see(p.kind, v, op))

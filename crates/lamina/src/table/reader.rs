@@ -169,6 +169,7 @@ impl Table {
     /// hashes `tk` once for the filter and the block's hash index. With
     /// `cached_only`, a block not in the cache is not read:
     /// [`Probe::NeedsIo`], and `f` is not called.
+    #[cfg(any(test, feature = "internals"))]
     pub fn get_point<R>(
         &self,
         tk: &[u8],
