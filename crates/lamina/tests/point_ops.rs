@@ -285,13 +285,20 @@ fn delete_existing_deletes_what_exists_and_writes_nothing_for_the_rest() {
 
         assert!(!db.delete_existing(b"gone").expect("delete"), "{place:?}");
         assert!(!db.delete_existing(b"never").expect("delete"), "{place:?}");
-        assert_eq!(db.stats().last_seqno, before, "{place:?}: a missing key writes nothing");
+        assert_eq!(
+            db.stats().last_seqno,
+            before,
+            "{place:?}: a missing key writes nothing"
+        );
 
         assert!(db.delete_existing(b"live").expect("delete"), "{place:?}");
         assert!(db.delete_existing(b"counter").expect("delete"), "{place:?}");
         assert_eq!(db.get(b"live").expect("get"), None, "{place:?}");
         assert_eq!(db.get(b"counter").expect("get"), None, "{place:?}");
-        assert!(!db.delete_existing(b"live").expect("delete"), "{place:?}: once");
+        assert!(
+            !db.delete_existing(b"live").expect("delete"),
+            "{place:?}: once"
+        );
         assert_eq!(
             ks.get(b"live").expect("get").as_deref(),
             Some(&b"elsewhere"[..]),

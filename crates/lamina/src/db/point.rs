@@ -361,22 +361,19 @@ impl Inner {
             } else {
                 self.tables.get_listed(f)?
             };
-            let step = table.get_point_hashed(
-                tk,
-                hash,
-                target.as_slice(),
-                cached_only,
-                |k, v| match key::parse(k) {
-                    None => Step::Malformed(k.len()),
-                    Some(p) if p.tree_key != tk => Step::Elsewhere,
-                    Some(p) => {
-                        if use_rows && p.kind == Kind::Put && point.operands.is_empty() {
-                            rows.insert_hashed(tk, hash, pinned.generation, v);
+            let step =
+                table.get_point_hashed(tk, hash, target.as_slice(), cached_only, |k, v| {
+                    match key::parse(k) {
+                        None => Step::Malformed(k.len()),
+                        Some(p) if p.tree_key != tk => Step::Elsewhere,
+                        Some(p) => {
+                            if use_rows && p.kind == Kind::Put && point.operands.is_empty() {
+                                rows.insert_hashed(tk, hash, pinned.generation, v);
+                            }
+                            Step::Seen(point.see(p.kind, v, op))
                         }
-                        Step::Seen(point.see(p.kind, v, op))
                     }
-                },
-            )?;
+                })?;
             match step {
                 Probe::NeedsIo => return Ok(Cached::NeedsIo),
                 Probe::Absent | Probe::Found(Step::Elsewhere) => {}
