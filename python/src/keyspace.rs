@@ -121,23 +121,13 @@ impl Keyspace {
 
     fn __delitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
         let k = convert::key(key)?;
-        self.shared.writable()?;
-        let r = self.reader()?;
-        // Existence stops at the key's newest entry; the GIL is released
-        // only if that needs the disk.
-        let in_memory = if k.is_empty() {
-            lamina::Cached::NeedsIo
+        // One engine call: the existence check (which stops at the key's
+        // newest entry) and the delete, with the GIL released once.
+        if self.write(py, k, |ks, k| ks.delete_existing(k))? {
+            Ok(())
         } else {
-            self.ks.try_contains_key(k).map_err(to_py)?
-        };
-        let present = match in_memory {
-            lamina::Cached::Answered(present) => present,
-            lamina::Cached::NeedsIo => py.detach(|| r.contains(k)).map_err(to_py)?,
-        };
-        if !present {
-            return Err(PyKeyError::new_err(key.clone().unbind()));
+            Err(PyKeyError::new_err(key.clone().unbind()))
         }
-        self.write(py, k, |ks, k| ks.delete(k))
     }
 
     fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {

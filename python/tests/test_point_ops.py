@@ -42,6 +42,24 @@ def test_del_of_a_missing_or_deleted_key_raises_key_error(db):
     assert b"c" not in db
 
 
+def test_del_reads_existence_from_disk_and_deletes_once(path):
+    with lamina.open(path, "c") as db:
+        db[b"on disk"] = b"v" * 300
+        db["text"] = b"t"
+    # Reopened: the keys are in tables whose blocks are not cached yet.
+    with lamina.open(path, "w") as db:
+        del db[b"on disk"]
+        del db["text"]  # a str key is its UTF-8 bytes
+        with pytest.raises(KeyError) as caught:
+            del db[b"on disk"]
+        assert caught.value.args == (b"on disk",)
+        assert b"on disk" not in db and b"text" not in db
+    with lamina.open(path, "r") as db:
+        assert b"on disk" not in db, "the delete is durable"
+        with pytest.raises(lamina.error):
+            del db[b"never"]  # read-only: refused before any lookup
+
+
 def test_bad_point_reads_keep_their_errors(path):
     db = lamina.open(path, "c")
     with pytest.raises(TypeError):

@@ -6,8 +6,11 @@
 //!     target/release/examples/pointops get-table 100000
 //!
 //! Operations: `get-mem` (keys in the memtable), `get-table` (keys in tables,
-//! blocks cached), `get-missing`, `contains`, `contains-mem`, `put`
-//! (default durability), `delete` (keys in the memtable, default durability).
+//! blocks cached), `get-cold` (keys in tables, each read once, no block
+//! cached before: at most 20,000 operations), `get-missing`, `contains`,
+//! `contains-mem`, `put` (default durability), `delete` (keys in the
+//! memtable, default durability), `delete-existing` (`Db::delete_existing`
+//! of keys in the memtable: at most 20,000 operations, each deletes).
 
 use lamina::{Db, Options};
 use std::hint::black_box;
@@ -28,7 +31,7 @@ fn measured(db: &Db, op: &str, keys: &[[u8; 16]], n: usize) -> usize {
     let mut found = 0usize;
     for k in keys.iter().cycle().take(n) {
         match op {
-            "get-mem" | "get-table" | "get-missing" => {
+            "get-mem" | "get-table" | "get-cold" | "get-missing" => {
                 found += usize::from(db.get(k).expect("get").is_some());
             }
             "contains" | "contains-mem" => {
@@ -36,6 +39,9 @@ fn measured(db: &Db, op: &str, keys: &[[u8; 16]], n: usize) -> usize {
             }
             "put" => db.put(k, &value).expect("put"),
             "delete" => db.delete(k).expect("delete"),
+            "delete-existing" => {
+                found += usize::from(db.delete_existing(k).expect("delete_existing"))
+            }
             _ => {}
         }
     }
@@ -54,12 +60,19 @@ fn main() {
         for k in &keys {
             db.put(k, &value).expect("load");
         }
-        if !matches!(op.as_str(), "get-mem" | "contains-mem" | "delete") {
+        if !matches!(
+            op.as_str(),
+            "get-mem" | "contains-mem" | "delete" | "delete-existing"
+        ) {
             db.flush().expect("flush");
         }
     }
+    let mut n = n;
     if op == "get-missing" {
         keys = (KEYS..2 * KEYS).map(user_key).collect();
+    } else if matches!(op.as_str(), "get-cold" | "delete-existing") {
+        // Each key once: no row is cached, no key is deleted twice.
+        n = n.min(keys.len());
     } else {
         // Warm the block cache (outside `measured`).
         for k in &keys {

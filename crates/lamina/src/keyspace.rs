@@ -180,6 +180,16 @@ impl Keyspace {
         self.db.write(b)
     }
 
+    /// Deletes `key` if it has a value; returns whether it had one (see
+    /// [`crate::Db::delete_existing`]).
+    pub fn delete_existing(&self, key: &[u8]) -> Result<bool> {
+        if !self.contains_key(key)? {
+            return Ok(false);
+        }
+        self.delete(key)?;
+        Ok(true)
+    }
+
     /// Adds a merge operand for `key`.
     /// As [`crate::Db::merge`] says, an operand that certainly cannot be folded
     /// is refused with [`crate::Error::Merge`] naming the key.

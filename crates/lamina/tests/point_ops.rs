@@ -268,3 +268,48 @@ fn remembered_rows_never_outlive_the_tables_they_were_read_from() {
     db.merge(b"k", &one()).expect("merge"); // an operand over a remembered value
     assert!(matches!(db.get(b"k"), Err(Error::Merge(_))));
 }
+
+#[test]
+fn delete_existing_deletes_what_exists_and_writes_nothing_for_the_rest() {
+    for place in [Place::Memtable, Place::Level0, Place::Bottom] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = Db::open(dir.path().join("db"), Options::default()).expect("open");
+        db.put(b"live", b"value").expect("put");
+        db.put(b"gone", b"value").expect("put");
+        db.delete(b"gone").expect("delete");
+        db.merge(b"counter", &one()).expect("merge");
+        let ks = db.keyspace("other").expect("keyspace");
+        ks.put(b"live", b"elsewhere").expect("put");
+        settle(&db, place);
+        let before = db.stats().last_seqno;
+
+        assert!(!db.delete_existing(b"gone").expect("delete"), "{place:?}");
+        assert!(!db.delete_existing(b"never").expect("delete"), "{place:?}");
+        assert_eq!(
+            db.stats().last_seqno,
+            before,
+            "{place:?}: a missing key writes nothing"
+        );
+
+        assert!(db.delete_existing(b"live").expect("delete"), "{place:?}");
+        assert!(db.delete_existing(b"counter").expect("delete"), "{place:?}");
+        assert_eq!(db.get(b"live").expect("get"), None, "{place:?}");
+        assert_eq!(db.get(b"counter").expect("get"), None, "{place:?}");
+        assert!(
+            !db.delete_existing(b"live").expect("delete"),
+            "{place:?}: once"
+        );
+        assert_eq!(
+            ks.get(b"live").expect("get").as_deref(),
+            Some(&b"elsewhere"[..]),
+            "{place:?}: another keyspace's key stays"
+        );
+        assert!(ks.delete_existing(b"live").expect("delete"), "{place:?}");
+        assert!(!ks.contains_key(b"live").expect("contains"), "{place:?}");
+
+        drop(ks);
+        db.close().expect("close");
+        let db = Db::open(dir.path().join("db"), Options::default()).expect("reopen");
+        assert_eq!(db.get(b"live").expect("get"), None, "{place:?}: durable");
+    }
+}

@@ -80,9 +80,23 @@ impl RowCache {
         }
     }
 
-    /// Whether `tree_key` was offered before since the doorkeeper was last
-    /// cleared; marks it as offered.
-    fn seen_before(&self, tree_key: &[u8]) -> bool {
+    /// The doorkeeper's word and bit of the key of `hash`.
+    fn bit(&self, hash: u64) -> Option<(&AtomicU64, u64)> {
+        let bit = hash as usize % DOORKEEPER_BITS;
+        let word = self.seen.get(bit / 64)?;
+        Some((word, 1u64 << (bit % 64)))
+    }
+
+    /// Whether the key of `hash` is marked as offered (it may have been
+    /// admitted), without marking it.
+    fn marked(&self, hash: u64) -> bool {
+        self.bit(hash)
+            .is_some_and(|(word, mask)| word.load(Ordering::Relaxed) & mask != 0)
+    }
+
+    /// Whether the key of `hash` was offered before since the doorkeeper
+    /// was last cleared; marks it as offered.
+    fn seen_before(&self, hash: u64) -> bool {
         if self.offered.fetch_add(1, Ordering::Relaxed) % DOORKEEPER_PERIOD
             == DOORKEEPER_PERIOD - 1
         {
@@ -90,24 +104,33 @@ impl RowCache {
                 w.store(0, Ordering::Relaxed);
             }
         }
-        let bit = xxhash_rust::xxh3::xxh3_64(tree_key) as usize % DOORKEEPER_BITS;
-        let Some(word) = self.seen.get(bit / 64) else {
+        let Some((word, mask)) = self.bit(hash) else {
             return false;
         };
-        let mask = 1u64 << (bit % 64);
-        word.fetch_or(mask, Ordering::Relaxed) & mask != 0
+        // A plain load first: a key seen before costs no locked write.
+        word.load(Ordering::Relaxed) & mask != 0 || word.fetch_or(mask, Ordering::Relaxed) & mask != 0
     }
 
     /// The value of `tree_key` cached for version `generation`, if any.
-    pub fn get(&self, tree_key: &[u8], generation: u64) -> Option<Arc<[u8]>> {
-        let row = self.rows.as_ref()?.get(tree_key)?;
+    /// `hash` is the tables' hash of `tree_key` (`crate::table::key_hash`):
+    /// a key the doorkeeper has not seen since it was last cleared is not
+    /// looked up (it is seldom cached; a row missed this way is found
+    /// again after the next read of its key marks it).
+    pub fn get(&self, tree_key: &[u8], hash: u64, generation: u64) -> Option<Arc<[u8]>> {
+        let rows = self.rows.as_ref()?;
+        if !self.marked(hash) {
+            return None;
+        }
+        let row = rows.get(tree_key)?;
         (row.generation == generation).then_some(row.value)
     }
 
     /// Caches `value` as what `tree_key` holds in version `generation`
     /// (values over 16 KiB are not cached), if the key was offered before.
-    pub fn insert(&self, tree_key: &[u8], generation: u64, value: &[u8]) {
-        if value.len() > MAX_ROW_VALUE || self.rows.is_none() || !self.seen_before(tree_key) {
+    /// `hash` is the tables' hash of `tree_key` (`crate::table::key_hash`),
+    /// which the caller has already computed for the filters.
+    pub fn insert_hashed(&self, tree_key: &[u8], hash: u64, generation: u64, value: &[u8]) {
+        if value.len() > MAX_ROW_VALUE || self.rows.is_none() || !self.seen_before(hash) {
             return;
         }
         if let Some(c) = &self.rows {
@@ -124,22 +147,43 @@ impl RowCache {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::table::key_hash;
 
     #[test]
     fn rows_of_another_generation_are_not_answers() {
         let c = RowCache::new(1 << 20);
-        assert!(c.get(b"k", 1).is_none());
-        c.insert(b"k", 1, b"v");
-        assert!(c.get(b"k", 1).is_none(), "a key read once is not kept");
-        c.insert(b"k", 1, b"v");
-        assert_eq!(&*c.get(b"k", 1).unwrap(), b"v");
-        assert!(c.get(b"k", 2).is_none());
-        c.insert(b"big", 1, &vec![0u8; MAX_ROW_VALUE + 1]);
-        c.insert(b"big", 1, &vec![0u8; MAX_ROW_VALUE + 1]);
-        assert!(c.get(b"big", 1).is_none());
+        assert!(c.get(b"k", key_hash(b"k"), 1).is_none());
+        c.insert_hashed(b"k", key_hash(b"k"), 1, b"v");
+        assert!(c.get(b"k", key_hash(b"k"), 1).is_none(), "a key read once is not kept");
+        c.insert_hashed(b"k", key_hash(b"k"), 1, b"v");
+        assert_eq!(&*c.get(b"k", key_hash(b"k"), 1).unwrap(), b"v");
+        assert!(c.get(b"k", key_hash(b"k"), 2).is_none());
+        c.insert_hashed(b"big", key_hash(b"big"), 1, &vec![0u8; MAX_ROW_VALUE + 1]);
+        c.insert_hashed(b"big", key_hash(b"big"), 1, &vec![0u8; MAX_ROW_VALUE + 1]);
+        assert!(c.get(b"big", key_hash(b"big"), 1).is_none());
         let none = RowCache::new(0);
-        none.insert(b"k", 1, b"v");
-        none.insert(b"k", 1, b"v");
-        assert!(none.get(b"k", 1).is_none());
+        none.insert_hashed(b"k", key_hash(b"k"), 1, b"v");
+        none.insert_hashed(b"k", key_hash(b"k"), 1, b"v");
+        assert!(none.get(b"k", key_hash(b"k"), 1).is_none());
+    }
+
+    #[test]
+    fn a_row_is_found_again_after_the_doorkeeper_is_cleared() {
+        let c = RowCache::new(1 << 20);
+        let h = key_hash(b"hot");
+        c.insert_hashed(b"hot", h, 1, b"v");
+        c.insert_hashed(b"hot", h, 1, b"v");
+        assert_eq!(&*c.get(b"hot", h, 1).unwrap(), b"v");
+        // Offer other keys, each once (none is admitted, nothing is
+        // evicted), until the doorkeeper is cleared.
+        for i in 0..DOORKEEPER_PERIOD {
+            let k = i.to_le_bytes();
+            c.insert_hashed(&k, key_hash(&k), 1, b"w");
+        }
+        assert!(!c.marked(h), "the doorkeeper was cleared");
+        assert!(c.get(b"hot", h, 1).is_none(), "an unmarked key is not looked up");
+        assert!(c.rows.as_ref().unwrap().get(b"hot".as_slice()).is_some());
+        c.insert_hashed(b"hot", h, 1, b"v");
+        assert_eq!(&*c.get(b"hot", h, 1).unwrap(), b"v", "marked again, found again");
     }
 }

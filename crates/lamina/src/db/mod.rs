@@ -381,6 +381,20 @@ impl Db {
         self.write(b)
     }
 
+    /// Deletes `key` from the default keyspace if it has a value; returns
+    /// whether it had one (what a dbm's `del db[key]` needs, which fails for
+    /// a missing key). The check stops at the key's newest entry without
+    /// reading its value, as [`Db::contains_key`] does; a missing key writes
+    /// nothing. Durable as [`Db::delete`] is. The check and the delete are
+    /// not one atomic step for other threads writing `key`.
+    pub fn delete_existing(&self, key: &[u8]) -> Result<bool> {
+        if !self.contains_key(key)? {
+            return Ok(false);
+        }
+        self.delete(key)?;
+        Ok(true)
+    }
+
     /// Adds a merge operand for `key` without reading it (a blind update).
     /// [`Error::Merge`] naming the key if the operand certainly cannot be
     /// folded onto the stored value (found in the memtable); when the stored

@@ -334,12 +334,15 @@ impl Inner {
         // Rows hold what the tables of one version say at their newest; a
         // read as of now that found nothing in the memtables may use them.
         let rows = self.tables.rows();
+        // One hash of the key serves every table's filter and block hash
+        // index, and the row cache's doorkeeper.
+        let hash = crate::table::key_hash(tk);
         let use_rows = seqno_arg_is_now
             && pinned.generation != 0
             && seqno >= pinned.tables_seqno
             && point.operands.is_empty();
         if use_rows {
-            if let Some(v) = rows.get(tk, pinned.generation) {
+            if let Some(v) = rows.get(tk, hash, pinned.generation) {
                 return Ok(Cached::Answered(point.give(&v)));
             }
         }
@@ -358,21 +361,19 @@ impl Inner {
             } else {
                 self.tables.get_listed(f)?
             };
-            let step = table.get_point(
-                tk,
-                target.as_slice(),
-                cached_only,
-                |k, v| match key::parse(k) {
-                    None => Step::Malformed(k.len()),
-                    Some(p) if p.tree_key != tk => Step::Elsewhere,
-                    Some(p) => {
-                        if use_rows && p.kind == Kind::Put && point.operands.is_empty() {
-                            rows.insert(tk, pinned.generation, v);
+            let step =
+                table.get_point_hashed(tk, hash, target.as_slice(), cached_only, |k, v| {
+                    match key::parse(k) {
+                        None => Step::Malformed(k.len()),
+                        Some(p) if p.tree_key != tk => Step::Elsewhere,
+                        Some(p) => {
+                            if use_rows && p.kind == Kind::Put && point.operands.is_empty() {
+                                rows.insert_hashed(tk, hash, pinned.generation, v);
+                            }
+                            Step::Seen(point.see(p.kind, v, op))
                         }
-                        Step::Seen(point.see(p.kind, v, op))
                     }
-                },
-            )?;
+                })?;
             match step {
                 Probe::NeedsIo => return Ok(Cached::NeedsIo),
                 Probe::Absent | Probe::Found(Step::Elsewhere) => {}

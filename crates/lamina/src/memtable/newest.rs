@@ -6,16 +6,23 @@
 //! this index answers one question, "what is the newest entry of this key?",
 //! and the memtable falls back to the skip list whenever that is not the
 //! question (a snapshot older than the newest entry, a Merge operand).
+//!
+//! A key is hashed once: the hash picks the shard (bits 32..36, which the
+//! shard's own table does not use for a bucket or a tag until it holds 2^32
+//! slots) and then the slot within it.
 
 use crate::key::{Kind, SeqNo};
 use ahash::RandomState;
+use hashbrown::HashTable;
 use parking_lot::RwLock;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Shards of the index, each behind its own lock, so that concurrent
 /// readers and writers of different keys rarely meet.
 const SHARDS: usize = 16;
+
+/// Where in a key's hash the shard number is taken from.
+const SHARD_SHIFT: u32 = 32;
 
 /// Bytes an index entry takes besides its key, counted in the memtable's
 /// approximate size (the table slot, the boxed key's header, the entry).
@@ -38,7 +45,15 @@ pub(super) enum Probe {
     Newest(Newest),
 }
 
-type Shard = RwLock<HashMap<Box<[u8]>, Newest, RandomState>>;
+/// One slot: a tree key, its hash (kept so that growing the table does not
+/// hash the key again) and its newest entry.
+struct Slot {
+    hash: u64,
+    tree_key: Box<[u8]>,
+    newest: Newest,
+}
+
+type Shard = RwLock<HashTable<Slot>>;
 
 /// Tree key → newest entry, safe for concurrent readers and writers.
 pub(super) struct NewestIndex {
@@ -50,44 +65,49 @@ impl NewestIndex {
     pub(super) fn new() -> NewestIndex {
         NewestIndex {
             hasher: RandomState::new(),
-            shards: (0..SHARDS)
-                .map(|_| RwLock::new(HashMap::with_hasher(RandomState::new())))
-                .collect(),
+            shards: (0..SHARDS).map(|_| RwLock::new(HashTable::new())).collect(),
         }
     }
 
-    fn shard(&self, tree_key: &[u8]) -> Option<&Shard> {
+    /// The key's hash and its shard.
+    fn locate(&self, tree_key: &[u8]) -> Option<(u64, &Shard)> {
         let h = self.hasher.hash_one(tree_key);
-        self.shards.get((h as usize) % SHARDS)
+        let shard = self.shards.get((h >> SHARD_SHIFT) as usize % SHARDS)?;
+        Some((h, shard))
     }
 
     /// Records an entry of `tree_key`; it becomes the key's newest unless a
     /// newer one is already recorded. Returns the bytes a new key added.
     pub(super) fn record(&self, tree_key: &[u8], entry: Newest) -> usize {
-        let Some(shard) = self.shard(tree_key) else {
+        let Some((h, shard)) = self.locate(tree_key) else {
             return 0;
         };
-        let mut map = shard.write();
-        if let Some(cur) = map.get_mut(tree_key) {
-            if cur.seqno < entry.seqno {
-                *cur = entry;
+        let mut table = shard.write();
+        if let Some(cur) = table.find_mut(h, |s| *s.tree_key == *tree_key) {
+            if cur.newest.seqno < entry.seqno {
+                cur.newest = entry;
             }
             return 0;
         }
-        map.insert(tree_key.into(), entry);
+        let slot = Slot {
+            hash: h,
+            tree_key: tree_key.into(),
+            newest: entry,
+        };
+        table.insert_unique(h, slot, |s| s.hash);
         tree_key.len() + INDEX_OVERHEAD
     }
 
     /// The newest entry of `tree_key`, or `None` if the index cannot say.
     pub(super) fn probe(&self, tree_key: &[u8]) -> Option<Probe> {
-        let map = self.shard(tree_key)?.read();
-        Some(match map.get(tree_key) {
-            Some(n) => Probe::Newest(n.clone()),
+        let (h, shard) = self.locate(tree_key)?;
+        let table = shard.read();
+        Some(match table.find(h, |s| *s.tree_key == *tree_key) {
+            Some(s) => Probe::Newest(s.newest.clone()),
             None => Probe::Absent,
         })
     }
 }
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -117,5 +137,20 @@ mod tests {
         ix.record(b"k", entry(9, b"nine"));
         assert_eq!(newest(&ix, b"k"), Some((9, b"nine".to_vec())));
         assert_eq!(newest(&ix, b"other"), None);
+    }
+
+    #[test]
+    fn every_key_of_many_finds_its_own_entry_in_whatever_shard() {
+        let ix = NewestIndex::new();
+        let keys: Vec<Vec<u8>> = (0u32..5_000).map(|i| i.to_be_bytes().to_vec()).collect();
+        for (i, k) in keys.iter().enumerate() {
+            assert_eq!(ix.record(k, entry(i as u64 + 1, k)), k.len() + INDEX_OVERHEAD);
+        }
+        let used = ix.shards.iter().filter(|s| !s.read().is_empty()).count();
+        assert_eq!(used, SHARDS, "keys spread over every shard");
+        for (i, k) in keys.iter().enumerate() {
+            assert_eq!(newest(&ix, k), Some((i as u64 + 1, k.clone())));
+        }
+        assert_eq!(newest(&ix, b"absent"), None);
     }
 }

@@ -39,7 +39,7 @@ pub use {
     footer::{BlockHandle, Footer, FOOTER_LEN, OLDEST_TABLE_VERSION, TABLE_MAGIC},
     properties::Properties,
 };
-pub use reader::{Probe, Table};
+pub use reader::{key_hash, Probe, Table};
 pub use table_iter::TableIter;
 pub use writer_props::WriterProps;
 

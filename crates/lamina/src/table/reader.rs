@@ -73,6 +73,14 @@ fn corruption(path: &Path, offset: u64, reason: impl Into<String>) -> Error {
     Error::corruption(path, offset, reason)
 }
 
+/// The hash of a tree key that a format-2 table's filter and its blocks'
+/// hash indexes are built on (xxh3, 64 bits); the row cache's doorkeeper
+/// uses it too, so one lookup hashes its key once.
+#[inline]
+pub fn key_hash(tree_key: &[u8]) -> u64 {
+    xxh3_64(tree_key)
+}
+
 impl Table {
     /// Opens the table in `file` (read from `path`, which names it in
     /// errors) as table number `file_number`, reading data blocks through
@@ -148,7 +156,7 @@ impl Table {
     pub fn may_contain(&self, tree_key: &[u8]) -> bool {
         match &self.filter {
             Filter::V1(f) => bloom_may_contain(f, tree_key),
-            Filter::Blocked(f) => f.may_contain_hash(xxh3_64(tree_key)),
+            Filter::Blocked(f) => f.may_contain_hash(key_hash(tree_key)),
         }
     }
 
@@ -161,9 +169,25 @@ impl Table {
     /// hashes `tk` once for the filter and the block's hash index. With
     /// `cached_only`, a block not in the cache is not read:
     /// [`Probe::NeedsIo`], and `f` is not called.
+    #[cfg(any(test, feature = "internals"))]
     pub fn get_point<R>(
         &self,
         tk: &[u8],
+        target: &[u8],
+        cached_only: bool,
+        f: impl FnOnce(&[u8], &[u8]) -> R,
+    ) -> Result<Probe<R>> {
+        self.get_point_hashed(tk, key_hash(tk), target, cached_only, f)
+    }
+
+    /// [`Table::get_point`] with `h`, the [`key_hash`] of `tk`, computed by
+    /// the caller: a lookup that probes several tables hashes the key once.
+    /// REQUIRES: `h == key_hash(tk)` (another value makes the filter and the
+    /// block's hash index answer for another key).
+    pub fn get_point_hashed<R>(
+        &self,
+        tk: &[u8],
+        h: u64,
         target: &[u8],
         cached_only: bool,
         f: impl FnOnce(&[u8], &[u8]) -> R,
@@ -176,7 +200,6 @@ impl Table {
                 None
             }
             Filter::Blocked(filter) => {
-                let h = xxh3_64(tk);
                 if !filter.may_contain_hash(h) {
                     return Ok(Probe::Absent);
                 }
