@@ -145,10 +145,16 @@ fn a_flipped_byte_in_a_mapped_value_is_corruption_naming_file_and_offset() {
     db.put(b"other", &value(2, 100_000)).expect("put");
     db.flush().expect("flush");
     assert_eq!(db.get(b"big").expect("get"), Some(value(1, 100_000)));
-    let blob = blob_files(dir.path()).pop().expect("a blob file");
-    // The first record's value starts after the 16-byte file header, the
-    // 16-byte record header and the 7-byte tree key of "big".
-    let value_at = 16 + 16 + 7;
+    // The blob file holding "big", and where its value starts.
+    let (blob, value_at) = blob_files(dir.path())
+        .into_iter()
+        .find_map(|path| {
+            let f = RealFs.open(&path).expect("open");
+            let listing = lamina::blob::scan(f.as_ref(), &path, number(&path)).expect("scan");
+            let rec = listing.records.iter().find(|r| r.tree_key.ends_with(b"big"))?;
+            Some((path, rec.pointer.offset))
+        })
+        .expect("a blob file holds big");
     let f = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -170,7 +176,12 @@ fn a_flipped_byte_in_a_mapped_value_is_corruption_naming_file_and_offset() {
                 assert_eq!(offset, value_at);
                 assert!(reason.contains("checksum"), "{reason}");
             }
-            other => panic!("expected corruption, got {other:?}"),
+            Ok(v) => panic!(
+                "expected corruption, got a value of {:?} bytes; blob files {:?}",
+                v.map(|v| v.len()),
+                blob_files(dir.path())
+            ),
+            Err(e) => panic!("expected corruption, got {e}"),
         }
         let lazy = db.get_lazy(b"big").expect("lookup").expect("a value");
         let mut buf = vec![0u8; lazy.len()];
