@@ -132,7 +132,10 @@ fn mapped_values_match_a_model_across_compaction_and_reopen() {
     }
     let all: BTreeMap<Vec<u8>, Vec<u8>> = db.iter().map(|r| r.expect("item")).collect();
     assert_eq!(all, model);
-    assert!(!blob_files(dir.path()).is_empty(), "values went to blob files");
+    assert!(
+        !blob_files(dir.path()).is_empty(),
+        "values went to blob files"
+    );
     let report = db.check().expect("check");
     assert!(report.is_ok(), "{:?}", report.problems);
 }
@@ -151,7 +154,10 @@ fn a_flipped_byte_in_a_mapped_value_is_corruption_naming_file_and_offset() {
         .find_map(|path| {
             let f = RealFs.open(&path).expect("open");
             let listing = lamina::blob::scan(f.as_ref(), &path, number(&path)).expect("scan");
-            let rec = listing.records.iter().find(|r| r.tree_key.ends_with(b"big"))?;
+            let rec = listing
+                .records
+                .iter()
+                .find(|r| r.tree_key.ends_with(b"big"))?;
             Some((path, rec.pointer.offset))
         })
         .expect("a blob file holds big");
