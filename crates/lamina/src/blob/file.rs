@@ -35,6 +35,7 @@ impl BlobFile {
     }
 
     /// Whether reads copy from a mapping rather than read the file.
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_mapped(&self) -> bool {
         self.map.is_some()
     }

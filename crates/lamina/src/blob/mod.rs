@@ -21,6 +21,7 @@ mod store;
 mod value;
 mod writer;
 
+#[cfg(any(test, feature = "internals"))]
 pub use file::BlobFile;
 pub use pointer::BlobPointer;
 pub use reader::scan;
