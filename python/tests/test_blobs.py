@@ -37,6 +37,31 @@ def test_large_values_round_trip_through_blob_files(path):
         assert db.check()["ok"]
 
 
+def test_a_flipped_byte_in_a_blob_value_is_an_error_naming_the_file(path):
+    value = _value(1, 100_000)
+    with lamina.open(path, "c", blob_threshold=4096) as db:
+        db[b"big"] = value
+        db.flush()
+        assert db[b"big"] == value
+    blobs = [n for n in os.listdir(path) if n.endswith(".blob")]
+    assert len(blobs) == 1
+    blob = os.path.join(path, blobs[0])
+    # The value starts after the file header (16 bytes), the record header
+    # (16) and the tree key (4-byte keyspace id and b"big").
+    at = 16 + 16 + 7 + 50_000
+    with open(blob, "r+b") as f:
+        f.seek(at)
+        byte = f.read(1)
+        f.seek(at)
+        f.write(bytes([byte[0] ^ 0x40]))
+    with lamina.open(path, "r") as db:
+        with pytest.raises(lamina.error) as caught:
+            db[b"big"]
+        assert caught.value.filename == blob
+        assert "checksum" in str(caught.value)
+        assert "offset 39" in str(caught.value)
+
+
 def test_overwritten_large_values_are_reclaimed(path):
     with lamina.open(path, "c", blob_threshold=1024) as db:
         for rnd in range(3):

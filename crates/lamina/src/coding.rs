@@ -119,6 +119,14 @@ pub fn masked_crc(data: &[u8]) -> u32 {
     mask(crc32c::crc32c(data))
 }
 
+/// The masked CRC32C of `data`, the same value as [`masked_crc`], computed by
+/// carry-less multiplication (`crc-fast`, which picks the widest the CPU
+/// has): several times faster on the long values of blob files.
+pub fn masked_crc_long(data: &[u8]) -> u32 {
+    let crc = crc_fast::checksum(crc_fast::CrcAlgorithm::Crc32Iscsi, data);
+    mask(u32::try_from(crc).unwrap_or_default())
+}
+
 /// The masked CRC32C of the concatenation `a ‖ b`.
 pub fn masked_crc2(a: &[u8], b: &[u8]) -> u32 {
     mask(crc32c::crc32c_append(crc32c::crc32c(a), b))
@@ -180,5 +188,19 @@ mod tests {
         let data = b"lamina";
         assert_ne!(masked_crc(data), crc32c::crc32c(data));
         assert_eq!(masked_crc2(b"lam", b"ina"), masked_crc(data));
+    }
+
+    #[test]
+    fn long_crc_of_a_large_value() {
+        let data: Vec<u8> = (0..300_007u32).map(|i| (i * 31 % 251) as u8).collect();
+        assert_eq!(masked_crc_long(&data), masked_crc(&data));
+        assert_ne!(masked_crc_long(&data[1..]), masked_crc(&data));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn long_crc_is_the_same_crc(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..5000)) {
+            proptest::prop_assert_eq!(masked_crc_long(&data), masked_crc(&data));
+        }
     }
 }

@@ -22,15 +22,15 @@ pub(crate) fn check_blobs(inner: &Inner, version: &Version, report: &mut CheckRe
                 continue;
             }
         };
-        if file.len() != meta.size {
+        if file.handle().len() != meta.size {
             report.problems.push(format!(
                 "{}: the manifest says {} bytes, the file has {}",
                 path.display(),
                 meta.size,
-                file.len()
+                file.handle().len()
             ));
         }
-        match super::scan(file.as_ref(), &path, n) {
+        match super::scan(file.handle(), &path, n) {
             Ok(listing) => {
                 if listing.footer_records != meta.records
                     || listing.footer_value_bytes != meta.value_bytes

@@ -12,6 +12,8 @@
 //! Layout: docs/format.md#blob-file, docs/format.md#blob-pointer.
 
 pub(crate) mod check;
+mod file;
+mod map;
 mod pointer;
 mod reader;
 mod separator;
@@ -19,6 +21,8 @@ mod store;
 mod value;
 mod writer;
 
+#[cfg(any(test, feature = "internals"))]
+pub use file::BlobFile;
 pub use pointer::BlobPointer;
 pub use reader::scan;
 #[cfg(any(test, feature = "internals"))]

@@ -4,7 +4,7 @@
 
 use super::pointer::BlobPointer;
 use super::{FOOTER_LEN, HEADER_LEN, MAGIC, RECORD_HEADER_LEN, VERSION};
-use crate::coding::{get_u32, get_u64, masked_crc};
+use crate::coding::{get_u32, get_u64, masked_crc, masked_crc_long};
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use std::path::Path;
@@ -19,26 +19,7 @@ pub fn read_value(
     ptr: &BlobPointer,
     buf: &mut [u8],
 ) -> Result<()> {
-    if buf.len() != ptr.len as usize {
-        return Err(Error::InvalidArgument(format!(
-            "a buffer of {} bytes for a value of {}",
-            buf.len(),
-            ptr.len
-        )));
-    }
-    let end = ptr.offset.checked_add(u64::from(ptr.len));
-    if ptr.offset < HEADER_LEN as u64 || end.is_none_or(|e| e > file.len()) {
-        return Err(Error::corruption(
-            path,
-            ptr.offset,
-            format!(
-                "a blob pointer names {} bytes at offset {}, outside the file of {} bytes",
-                ptr.len,
-                ptr.offset,
-                file.len()
-            ),
-        ));
-    }
+    check_bounds(path, ptr, buf.len(), file.len())?;
     file.read_exact_at(ptr.offset, buf).map_err(|e| {
         if e.kind() == std::io::ErrorKind::UnexpectedEof {
             Error::corruption(path, ptr.offset, "blob file ends inside a value")
@@ -46,7 +27,50 @@ pub fn read_value(
             Error::io(path, e)
         }
     })?;
-    if masked_crc(buf) != ptr.crc {
+    verify(path, ptr, buf)
+}
+
+/// [`read_value`] from the bytes of a whole blob file in memory (a mapping):
+/// one copy into `buf`, then the checksum of what was copied, so the bytes
+/// verified are the bytes returned.
+pub(crate) fn copy_value(
+    file: &[u8],
+    path: &Path,
+    ptr: &BlobPointer,
+    buf: &mut [u8],
+) -> Result<()> {
+    check_bounds(path, ptr, buf.len(), file.len() as u64)?;
+    let from = usize::try_from(ptr.offset).ok();
+    let src = from
+        .and_then(|at| file.get(at..at.checked_add(buf.len())?))
+        .ok_or_else(|| Error::corruption(path, ptr.offset, "blob file ends inside a value"))?;
+    buf.copy_from_slice(src);
+    verify(path, ptr, buf)
+}
+
+fn check_bounds(path: &Path, ptr: &BlobPointer, buf_len: usize, file_len: u64) -> Result<()> {
+    if buf_len != ptr.len as usize {
+        return Err(Error::InvalidArgument(format!(
+            "a buffer of {buf_len} bytes for a value of {}",
+            ptr.len
+        )));
+    }
+    let end = ptr.offset.checked_add(u64::from(ptr.len));
+    if ptr.offset < HEADER_LEN as u64 || end.is_none_or(|e| e > file_len) {
+        return Err(Error::corruption(
+            path,
+            ptr.offset,
+            format!(
+                "a blob pointer names {} bytes at offset {}, outside the file of {file_len} bytes",
+                ptr.len, ptr.offset,
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn verify(path: &Path, ptr: &BlobPointer, value: &[u8]) -> Result<()> {
+    if masked_crc_long(value) != ptr.crc {
         return Err(Error::corruption(
             path,
             ptr.offset,

@@ -1,9 +1,10 @@
 //! The blob files of one database, opened on first use and kept open.
 
+use super::file::BlobFile;
 use super::pointer::BlobPointer;
 use super::value::LazyValue;
 use crate::error::{Error, Result};
-use crate::fs::{FileSystem, RandomAccessFile};
+use crate::fs::FileSystem;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -14,7 +15,7 @@ pub struct BlobStore {
     fs: Arc<dyn FileSystem>,
     dir: PathBuf,
     max_open: usize,
-    open: Mutex<HashMap<u64, Arc<dyn RandomAccessFile>>>,
+    open: Mutex<HashMap<u64, Arc<BlobFile>>>,
 }
 
 impl BlobStore {
@@ -34,8 +35,9 @@ impl BlobStore {
         crate::filename::path(&self.dir, crate::filename::FileKind::Blob, number)
     }
 
-    /// Blob file `number`, opened if it is not yet.
-    pub fn file(&self, number: u64) -> Result<Arc<dyn RandomAccessFile>> {
+    /// Blob file `number`, opened (and mapped, where the file system can) if
+    /// it is not yet.
+    pub fn file(&self, number: u64) -> Result<Arc<BlobFile>> {
         if let Some(f) = self.open.lock().get(&number) {
             return Ok(Arc::clone(f));
         }
@@ -47,6 +49,7 @@ impl BlobStore {
                 Error::io(&path, e)
             }
         })?;
+        let f = Arc::new(BlobFile::new(f, path));
         let mut open = self.open.lock();
         if open.len() >= self.max_open {
             // Any one will do: blob files are read rarely enough that which
@@ -67,12 +70,12 @@ impl BlobStore {
     /// The value a pointer (the bytes of a kind 3 entry) names, not yet read.
     pub fn lazy(&self, pointer_bytes: &[u8]) -> Result<LazyValue> {
         let p = BlobStore::pointer(&self.dir, pointer_bytes)?;
-        Ok(LazyValue::blob(self.file(p.file)?, self.path(p.file), p))
+        Ok(LazyValue::blob(self.file(p.file)?, p))
     }
 
     /// Reads the value `p` names into a new vector (checksum verified).
     pub fn read(&self, p: &BlobPointer) -> Result<Vec<u8>> {
-        LazyValue::blob(self.file(p.file)?, self.path(p.file), *p).into_vec()
+        LazyValue::blob(self.file(p.file)?, *p).into_vec()
     }
 
     /// Forgets blob file `number` (it was removed).

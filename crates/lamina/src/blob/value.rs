@@ -1,10 +1,8 @@
 //! A value found by a lookup, read from its blob file only when asked.
 
+use super::file::BlobFile;
 use super::pointer::BlobPointer;
-use super::reader::read_value;
 use crate::error::Result;
-use crate::fs::RandomAccessFile;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 /// A value returned by [`crate::Db::get_lazy`]: either in memory, or a value
@@ -18,8 +16,7 @@ pub struct LazyValue(Repr);
 enum Repr {
     Inline(Vec<u8>),
     Blob {
-        file: Arc<dyn RandomAccessFile>,
-        path: PathBuf,
+        file: Arc<BlobFile>,
         pointer: BlobPointer,
     },
 }
@@ -30,16 +27,8 @@ impl LazyValue {
         LazyValue(Repr::Inline(v))
     }
 
-    pub(crate) fn blob(
-        file: Arc<dyn RandomAccessFile>,
-        path: PathBuf,
-        pointer: BlobPointer,
-    ) -> LazyValue {
-        LazyValue(Repr::Blob {
-            file,
-            path,
-            pointer,
-        })
+    pub(crate) fn blob(file: Arc<BlobFile>, pointer: BlobPointer) -> LazyValue {
+        LazyValue(Repr::Blob { file, pointer })
     }
 
     /// Length of the value in bytes.
@@ -61,7 +50,8 @@ impl LazyValue {
     }
 
     /// Copies the value into `buf`, which must be exactly [`len`](Self::len)
-    /// bytes. A blob value is read with one positional read into `buf` and its
+    /// bytes. A blob value is copied into `buf` once (from the file's mapping,
+    /// or with one positional read where the file system cannot map) and its
     /// checksum verified: on `Corruption` (naming the blob file and offset)
     /// `buf`'s contents must not be used.
     pub fn read_into(&self, buf: &mut [u8]) -> Result<()> {
@@ -77,11 +67,7 @@ impl LazyValue {
                 buf.copy_from_slice(v);
                 Ok(())
             }
-            Repr::Blob {
-                file,
-                path,
-                pointer,
-            } => read_value(file.as_ref(), path, pointer, buf),
+            Repr::Blob { file, pointer } => file.read_into(pointer, buf),
         }
     }
 
@@ -89,13 +75,9 @@ impl LazyValue {
     pub fn into_vec(self) -> Result<Vec<u8>> {
         match self.0 {
             Repr::Inline(v) => Ok(v),
-            Repr::Blob {
-                file,
-                path,
-                pointer,
-            } => {
+            Repr::Blob { file, pointer } => {
                 let mut v = vec![0u8; pointer.len as usize];
-                read_value(file.as_ref(), &path, &pointer, &mut v)?;
+                file.read_into(&pointer, &mut v)?;
                 Ok(v)
             }
         }
@@ -106,9 +88,9 @@ impl std::fmt::Debug for LazyValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.0 {
             Repr::Inline(v) => f.debug_tuple("Inline").field(&v.len()).finish(),
-            Repr::Blob { path, pointer, .. } => f
+            Repr::Blob { file, pointer } => f
                 .debug_struct("Blob")
-                .field("path", path)
+                .field("path", &file.path())
                 .field("pointer", pointer)
                 .finish(),
         }

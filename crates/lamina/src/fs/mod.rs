@@ -54,6 +54,12 @@ pub trait RandomAccessFile: Send + Sync {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// The operating system's file behind this handle, for a read-only
+    /// memory mapping of an immutable file (`blob::Mapping`); `None` (the
+    /// default) where files live elsewhere or reads must go through `read_at`.
+    fn os_file(&self) -> Option<&std::fs::File> {
+        None
+    }
 }
 
 /// A held advisory lock; released when dropped.

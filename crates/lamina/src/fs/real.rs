@@ -58,6 +58,10 @@ impl RandomAccessFile for RealReadable {
     fn len(&self) -> u64 {
         self.len
     }
+
+    fn os_file(&self) -> Option<&File> {
+        Some(&self.file)
+    }
 }
 
 struct RealLock {
