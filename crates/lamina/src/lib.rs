@@ -32,8 +32,9 @@
 //! ```
 
 #![warn(missing_docs)]
-// The engine is safe Rust; the one exception is `process`, which registers a
-// fork handler with libc and allows `unsafe` for that alone.
+// The engine is safe Rust; the exceptions are `process`, which registers a
+// fork handler with libc, and `budget`, which asks libc for the machine's
+// memory; each allows `unsafe` for that alone.
 #![deny(unsafe_code)]
 
 // What is public, and why.
@@ -83,6 +84,8 @@ pub mod inspect;
 pub mod merge;
 
 mod batch;
+#[allow(unsafe_code)]
+mod budget;
 mod bulk_loader;
 mod db;
 mod error;
@@ -95,10 +98,11 @@ mod table_writer;
 
 pub use batch::Batch;
 pub use blob::LazyValue;
+pub use budget::default_memory_budget;
 pub use bulk_loader::{BulkLoadOptions, BulkLoader};
 pub use db::CheckReport;
 pub use db::{Cached, Db, IngestOptions, IngestedTable, Iter};
-pub use db::{LevelStats, Stats};
+pub use db::{LevelStats, StallStats, Stats};
 pub use error::{Error, Result};
 pub use iter::SeekCursor;
 pub use key::{MAX_KEY_LEN, MAX_VALUE_LEN};
