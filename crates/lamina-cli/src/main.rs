@@ -115,7 +115,10 @@ fn main() -> ExitCode {
         },
     };
     let budget = cli.memory_budget.map(engine::set_memory_budget);
-    let exit = match budget.unwrap_or(Ok(())).and_then(|()| dispatch(cli.command, &ctx)) {
+    let exit = match budget
+        .unwrap_or(Ok(()))
+        .and_then(|()| dispatch(cli.command, &ctx))
+    {
         Ok(exit) => exit,
         Err(e) => {
             if !e.message.is_empty() {

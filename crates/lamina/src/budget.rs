@@ -5,8 +5,8 @@
 //! The budget `B` is split so that everything lamina holds adds up to about
 //! `B`:
 //!
-//! - each memtable gets `B / 8` (at most 64 MiB); with the two that may wait
-//!   for flush, memtables hold at most `3B / 8`;
+//! - each memtable gets `B / 4` (at most 64 MiB); with the two that may wait
+//!   for flush, memtables hold at most `3B / 4`;
 //! - the row cache gets an eighth of the cache, the cache the rest:
 //!   `cache = 8B / 9`;
 //! - memtables and the index and filter blocks of open tables are *charged*
@@ -54,7 +54,7 @@ pub(crate) fn shares(opts: &Options) -> Shares {
             opts.cache_size
         },
         memtable_size: if opts.memtable_size == DEFAULT_MEMTABLE_SIZE {
-            (b / 8).clamp(MIN_MEMTABLE, DEFAULT_MEMTABLE_SIZE)
+            (b / 4).clamp(MIN_MEMTABLE, DEFAULT_MEMTABLE_SIZE)
         } else {
             opts.memtable_size
         },
@@ -119,12 +119,12 @@ mod tests {
         let d = (DEFAULT_CACHE_SIZE, DEFAULT_MEMTABLE_SIZE);
         // (budget, cache option, memtable option) -> (cache, memtable, charged).
         let cases = [
-            ((128 * MIB, d.0, d.1), (119_304_640, 16 * MIB, true)),
+            ((128 * MIB, d.0, d.1), (119_304_640, 32 * MIB, true)),
             ((1024 * MIB, d.0, d.1), (954_437_176, 64 * MIB, true)),
-            ((MIB, d.0, d.1), (932_064, 128 << 10, true)),
+            ((MIB, d.0, d.1), (932_064, 256 << 10, true)),
             ((256 << 10, d.0, d.1), (233_016, 64 << 10, true)),
             // An explicit option wins and is not charged.
-            ((128 * MIB, 8 * MIB, d.1), (8 * MIB, 16 * MIB, false)),
+            ((128 * MIB, 8 * MIB, d.1), (8 * MIB, 32 * MIB, false)),
             ((128 * MIB, d.0, MIB), (119_304_640, MIB, true)),
         ];
         for ((budget, cache, mem), (want_cache, want_mem, charged)) in cases {

@@ -50,7 +50,7 @@ pub struct Options {
     /// Durability of writes that do not choose one. Default: [`Durability::Os`].
     pub durability: Durability,
     /// Bytes of writes buffered in the active memtable before it is flushed.
-    /// Default: derived from `memory_budget` (an eighth of it, at most 64 MiB).
+    /// Default: derived from `memory_budget` (a quarter of it, at most 64 MiB).
     pub memtable_size: usize,
     /// Target size of a data block before compression. Default: 16 KiB.
     pub block_size: usize,

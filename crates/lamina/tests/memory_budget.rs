@@ -20,7 +20,8 @@ fn open(fs: &MemFs, opts: Options) -> Db {
 
 fn write(db: &Db, from: u32, n: u32) {
     for i in from..from + n {
-        db.put(format!("key{i:08}").as_bytes(), &[b'v'; 100]).unwrap();
+        db.put(format!("key{i:08}").as_bytes(), &[b'v'; 100])
+            .unwrap();
     }
 }
 
@@ -106,13 +107,16 @@ fn charges_follow_the_memtables_and_do_not_leak_across_flushes() {
             ..Options::default()
         },
     );
-    // Memtables of budget / 8 = 256 KiB: about 2,000 records each.
+    // Memtables of budget / 4 = 512 KiB: about 4,000 records each.
     let mut after_flush = Vec::new();
     for round in 0..6 {
         write(&db, round * 3000, 3000);
         let s = db.stats();
         check_accounting(&s, cache, &format!("round {round}, before flush"));
-        assert!(s.memory_charged_bytes > 0, "round {round}: memtables are charged");
+        assert!(
+            s.memory_charged_bytes > 0,
+            "round {round}: memtables are charged"
+        );
         db.flush().unwrap();
         let s = db.stats();
         check_accounting(&s, cache, &format!("round {round}, after flush"));

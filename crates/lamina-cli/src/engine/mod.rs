@@ -37,9 +37,8 @@ static MEMORY_BUDGET: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
 /// Sets the memory budget of every database this process opens (the global
 /// `--memory-budget`); the first call wins.
 pub fn set_memory_budget(bytes: u64) -> CliResult<()> {
-    let bytes = usize::try_from(bytes).map_err(|_| {
-        CliError::new(Exit::Usage, format!("memory budget {bytes} is too large"))
-    })?;
+    let bytes = usize::try_from(bytes)
+        .map_err(|_| CliError::new(Exit::Usage, format!("memory budget {bytes} is too large")))?;
     let _ = MEMORY_BUDGET.set(bytes);
     Ok(())
 }
