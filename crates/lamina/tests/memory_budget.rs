@@ -3,6 +3,8 @@
 //! (never growing from one flush to the next), explicit sizes winning; and
 //! writers paced, not stopped, while compaction is behind.
 
+#![allow(clippy::unwrap_used)]
+
 use lamina::fs::MemFs;
 use lamina::{Db, Options, Stats};
 use std::sync::Arc;

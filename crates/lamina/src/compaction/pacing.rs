@@ -184,10 +184,13 @@ mod tests {
         }
     }
 
+    /// Level-0 tables, pending MiB, memtables waiting, bytes written.
+    type Case = (usize, u64, f64, usize);
+
     #[test]
     fn table_of_debts_and_delays() {
         // (l0 tables, pending MiB, memtables waiting, bytes written) -> pace.
-        let cases: &[((usize, u64, f64, usize), &str)] = &[
+        let cases: &[(Case, &str)] = &[
             ((0, 0, 0.0, MIB), "go"),
             ((20, 1024, 1.5, MIB), "go"),
             ((24, 0, 0.0, MIB), "1333 us Level0"),
