@@ -243,7 +243,6 @@ fn by_cause(slots: &[AtomicU64; 3], i: usize) -> u64 {
 }
 
 fn collect(inner: &Inner) -> Stats {
-    inner.recharge_memory();
     let c = &inner.counters;
     let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
     let (mem_bytes, mem_entries, imm, version) = {
@@ -280,6 +279,8 @@ fn collect(inner: &Inner) -> Stats {
         }
         levels.push(ls);
     }
+    // After the levels, whose tables are open now, so that they are charged.
+    inner.recharge_memory();
     let cache = inner.tables.block_cache();
     let lifetime = inner.lifetime_now();
     let blobs = version.blobs();
