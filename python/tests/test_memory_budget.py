@@ -7,7 +7,7 @@ import lamina
 
 
 def test_budget_derives_the_cache_and_charges_memtables(tmp_path):
-    budget = 9 << 20
+    budget = 12 << 20
     with lamina.open(str(tmp_path / "db"), "n", memory_budget=budget) as db:
         s = db.stats()
         assert s["memory_budget"] == budget

@@ -62,7 +62,7 @@ pub struct Options {
     pub bloom_bits_per_key: u32,
     /// Bytes of decompressed blocks kept in the block cache (the row cache
     /// gets an eighth of it on top). Default: derived from `memory_budget`
-    /// (eight ninths of it, memtables and open tables charged to it).
+    /// (two thirds of it, memtables and open tables charged to it).
     pub cache_size: usize,
     /// Tables kept open at once. Default: 1000.
     pub max_open_tables: usize,

@@ -33,13 +33,13 @@ fn sizes_come_from_the_budget_unless_set() {
     let db = open(
         &fs,
         Options {
-            memory_budget: 9 << 20,
+            memory_budget: 12 << 20,
             ..Options::default()
         },
     );
     let s = db.stats();
-    assert_eq!(s.memory_budget, 9 << 20);
-    // The cache is 8/9 of the budget; nothing is charged yet.
+    assert_eq!(s.memory_budget, 12 << 20);
+    // The cache is 2/3 of the budget; nothing is charged yet.
     assert_eq!(s.cache_capacity, 8 << 20);
     db.close().unwrap();
 
@@ -101,7 +101,7 @@ fn check_accounting(s: &Stats, cache: u64, when: &str) {
 fn charges_follow_the_memtables_and_do_not_leak_across_flushes() {
     let fs = MemFs::new();
     let budget = 2u64 << 20;
-    let cache = budget / 9 * 8;
+    let cache = budget / 3 * 2;
     let db = open(
         &fs,
         Options {
