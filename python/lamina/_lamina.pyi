@@ -172,6 +172,7 @@ class Db(Keyspace):
         target_table_size: int = ...,
         blob_threshold: int = 8192,
         blob_gc_ratio: float = 0.5,
+        memory_budget: int = ...,
     ) -> None: ...
     @property
     def path(self) -> str: ...

@@ -28,6 +28,7 @@ pub const NAMES: &[&str] = &[
     "target_table_size",
     "blob_threshold",
     "blob_gc_ratio",
+    "memory_budget",
 ];
 
 /// `'sync'`, `'os'` or `'none'`.
@@ -108,6 +109,7 @@ pub fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Options> {
             "target_table_size" => o.target_table_size = count(&name, &v, false)?,
             "blob_threshold" => o.blob_threshold = count(&name, &v, false)?,
             "blob_gc_ratio" => o.blob_gc_ratio = ratio(&name, &v)?,
+            "memory_budget" => o.memory_budget = count(&name, &v, false)?,
             _ => {
                 return Err(PyTypeError::new_err(format!(
                     "unknown lamina option {name:?} (known: {})",

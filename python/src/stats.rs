@@ -37,6 +37,17 @@ pub fn stats_dict<'py>(py: Python<'py>, s: &lamina::Stats) -> PyResult<Bound<'py
     d.set_item("trivial_moves", s.trivial_moves)?;
     d.set_item("write_delay_micros", s.write_delay_micros)?;
     d.set_item("write_stops", s.write_stops)?;
+    d.set_item("write_stop_micros", s.write_stop_micros)?;
+    let st = &s.stalls;
+    d.set_item("level0_delay_micros", st.level0_delay_micros)?;
+    d.set_item("pending_bytes_delay_micros", st.pending_bytes_delay_micros)?;
+    d.set_item("memtables_delay_micros", st.memtables_delay_micros)?;
+    d.set_item("level0_stops", st.level0_stops)?;
+    d.set_item("pending_bytes_stops", st.pending_bytes_stops)?;
+    d.set_item("memtables_stops", st.memtables_stops)?;
+    d.set_item("pending_compaction_bytes", s.pending_compaction_bytes)?;
+    d.set_item("memory_budget", s.memory_budget)?;
+    d.set_item("memory_charged_bytes", s.memory_charged_bytes)?;
     d.set_item("commits", s.commits)?;
     d.set_item("sync_commits", s.sync_commits)?;
     d.set_item("wal_syncs", s.wal_syncs)?;

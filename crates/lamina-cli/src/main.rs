@@ -30,6 +30,11 @@ struct Cli {
     /// Seconds between progress lines when stderr is not a terminal.
     #[arg(long, global = true, value_name = "SECONDS", default_value_t = 5.0)]
     progress_interval: f64,
+    /// Memory the database may hold: block cache, memtables, index and filter
+    /// blocks together (e.g. 512M). Default: a sixteenth of the machine's
+    /// memory, from 64 MiB to 256 MiB.
+    #[arg(long, global = true, value_name = "BYTES", value_parser = bench::parse_size)]
+    memory_budget: Option<u64>,
     #[command(subcommand)]
     command: Command,
 }
@@ -109,7 +114,11 @@ fn main() -> ExitCode {
             interval,
         },
     };
-    let exit = match dispatch(cli.command, &ctx) {
+    let budget = cli.memory_budget.map(engine::set_memory_budget);
+    let exit = match budget
+        .unwrap_or(Ok(()))
+        .and_then(|()| dispatch(cli.command, &ctx))
+    {
         Ok(exit) => exit,
         Err(e) => {
             if !e.message.is_empty() {

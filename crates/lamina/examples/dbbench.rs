@@ -3,6 +3,9 @@
 //! (micros/op, ops/sec, MB/s) so the two can be compared line by line.
 //!
 //! cargo run --release --example dbbench -- --num 10000000 --benchmarks fillrandom,readrandom --db /tmp/x
+//!
+//! `--memory_budget BYTES` opens the database with that `Options::memory_budget`
+//! (default: lamina's default budget).
 
 use lamina::{Batch, Db, Durability, Options};
 use std::time::Instant;
@@ -15,6 +18,7 @@ struct Args {
     benchmarks: Vec<String>,
     db: String,
     sync: bool,
+    memory_budget: Option<usize>,
 }
 
 fn parse() -> Result<Args, String> {
@@ -26,6 +30,7 @@ fn parse() -> Result<Args, String> {
         benchmarks: vec!["fillrandom".into(), "readrandom".into()],
         db: "/tmp/lamina-dbbench".into(),
         sync: false,
+        memory_budget: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -48,6 +53,7 @@ fn parse() -> Result<Args, String> {
             "benchmarks" => a.benchmarks = val()?.split(',').map(str::to_string).collect(),
             "db" => a.db = val()?,
             "sync" => a.sync = val()? == "1",
+            "memory_budget" => a.memory_budget = Some(num(val()?)? as usize),
             other => return Err(format!("unknown option --{other}")),
         }
     }
@@ -130,7 +136,11 @@ fn report(name: &str, ops: u64, bytes: u64, t: Instant) {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let a = parse()?;
     let _ = Db::destroy(&a.db, &Options::default());
-    let db = Db::open(&a.db, Options::default())?;
+    let mut opts = Options::default();
+    if let Some(b) = a.memory_budget {
+        opts.memory_budget = b;
+    }
+    let db = Db::open(&a.db, opts)?;
     let values = ValueSource::new(a.value_size);
     let d = if a.sync {
         Durability::Sync

@@ -49,7 +49,8 @@ pub struct Options {
     pub read_only: bool,
     /// Durability of writes that do not choose one. Default: [`Durability::Os`].
     pub durability: Durability,
-    /// Bytes of writes buffered in the active memtable before it is flushed. Default: 64 MiB.
+    /// Bytes of writes buffered in the active memtable before it is flushed.
+    /// Default: derived from `memory_budget` (a quarter of it, at most 64 MiB).
     pub memtable_size: usize,
     /// Target size of a data block before compression. Default: 0, chosen
     /// from the data: from the sizes of the entries flushes write, about 1024
@@ -62,7 +63,9 @@ pub struct Options {
     pub bottom_compression: Compression,
     /// Bloom filter bits per key (0 disables filters). Default: 10.
     pub bloom_bits_per_key: u32,
-    /// Bytes of decompressed blocks kept in the block cache. Default: 256 MiB.
+    /// Bytes of decompressed blocks kept in the block cache (the row cache
+    /// gets an eighth of it on top). Default: derived from `memory_budget`
+    /// (two thirds of it, memtables and open tables charged to it).
     pub cache_size: usize,
     /// Tables kept open at once. Default: 1000.
     pub max_open_tables: usize,
@@ -92,6 +95,14 @@ pub struct Options {
     /// A blob file whose dead bytes reach this share of its values has its
     /// live values moved by compaction and is removed. Default: 0.5.
     pub blob_gc_ratio: f64,
+    /// Bytes of memory lamina may hold for this database: block cache, row
+    /// cache, memtables (charged to the cache) and the index and filter
+    /// blocks of open tables together. `cache_size` and `memtable_size`
+    /// left at their defaults are derived from it (see docs/design.md#memory);
+    /// one set to anything else wins. Default: a sixteenth of the machine's
+    /// memory, at least 64 MiB and at most 256 MiB
+    /// ([`crate::default_memory_budget`]).
+    pub memory_budget: usize,
 }
 
 impl Default for Options {
@@ -101,12 +112,12 @@ impl Default for Options {
             error_if_exists: false,
             read_only: false,
             durability: Durability::Os,
-            memtable_size: 64 << 20,
+            memtable_size: crate::budget::DEFAULT_MEMTABLE_SIZE,
             block_size: crate::tuning::AUTOMATIC,
             compression: Compression::Lz4,
             bottom_compression: Compression::Lz4,
             bloom_bits_per_key: 10,
-            cache_size: 256 << 20,
+            cache_size: crate::budget::DEFAULT_CACHE_SIZE,
             max_open_tables: 1000,
             l0_compaction_trigger: 4,
             l0_slowdown_trigger: 20,
@@ -118,6 +129,7 @@ impl Default for Options {
             fs: default_fs(),
             blob_threshold: 8 << 10,
             blob_gc_ratio: 0.5,
+            memory_budget: crate::budget::default_memory_budget(),
         }
     }
 }
@@ -145,6 +157,7 @@ impl fmt::Debug for Options {
             .field("merge_operator", &self.merge_operator.name())
             .field("blob_threshold", &self.blob_threshold)
             .field("blob_gc_ratio", &self.blob_gc_ratio)
+            .field("memory_budget", &self.memory_budget)
             .finish_non_exhaustive()
     }
 }
@@ -167,6 +180,8 @@ mod limits {
     pub const MULTIPLIER: (u64, u64) = (2, 1000);
     /// Smallest and largest table written by compaction, in bytes.
     pub const TABLE: (u64, u64) = (1 << 10, 1 << 40);
+    /// Smallest and largest memory budget, in bytes.
+    pub const MEMORY_BUDGET: (u64, u64) = (256 << 10, 1 << 50);
 }
 
 fn out_of_range(name: &str, value: u64, (lo, hi): (u64, u64)) -> crate::Error {
@@ -228,6 +243,11 @@ impl Options {
         )?;
         in_range("target_table_size", self.target_table_size, limits::TABLE)?;
         in_range("blob_threshold", u(self.blob_threshold), (1, u64::MAX))?;
+        in_range(
+            "memory_budget",
+            u(self.memory_budget),
+            limits::MEMORY_BUDGET,
+        )?;
         if !(0.0..=1.0).contains(&self.blob_gc_ratio) {
             return Err(crate::Error::InvalidArgument(format!(
                 "option blob_gc_ratio is {}; it must be between 0 and 1",

@@ -20,6 +20,7 @@ enum Config {
     Small,
     Default,
     Blobs,
+    TinyBudget,
 }
 
 fn options(config: Config, fs: &MemFs) -> Options {
@@ -51,6 +52,18 @@ fn options(config: Config, fs: &MemFs) -> Options {
             ..base
         },
         Config::Default => base,
+        // The smallest memory budget: memtables and cache derived from it,
+        // memtables and tables charged to a cache of a few hundred KiB.
+        Config::TinyBudget => Options {
+            memory_budget: 256 << 10,
+            l0_compaction_trigger: 2,
+            l0_slowdown_trigger: 3,
+            l0_stop_trigger: 6,
+            level_base_size: 16 << 10,
+            level_multiplier: 4,
+            target_table_size: 8 << 10,
+            ..base
+        },
         // Most values in blob files, tiny memtables so flushes, compactions
         // and blob collections never stop.
         Config::Blobs => Options {
@@ -501,4 +514,9 @@ fn model_small_blob_threshold() {
 #[test]
 fn model_default_settings() {
     runs(Config::Default);
+}
+
+#[test]
+fn model_tiny_memory_budget() {
+    runs(Config::TinyBudget);
 }

@@ -89,6 +89,22 @@ pub fn to_json(path: &str, stats: &Stats) -> serde_json::Value {
         "block_size_warning": stats.block_size_warning,
         "cache_bytes": stats.cache_bytes,
         "cache_capacity": stats.cache_capacity,
+        "memory": {
+            "budget": stats.memory_budget,
+            "charged_to_cache": stats.memory_charged_bytes,
+        },
+        "stalls": {
+            "delay_micros": stats.write_delay_micros,
+            "stop_micros": stats.write_stop_micros,
+            "stops": stats.write_stops,
+            "pending_compaction_bytes": stats.pending_compaction_bytes,
+            "level0_delay_micros": stats.stalls.level0_delay_micros,
+            "pending_bytes_delay_micros": stats.stalls.pending_bytes_delay_micros,
+            "memtables_delay_micros": stats.stalls.memtables_delay_micros,
+            "level0_stops": stats.stalls.level0_stops,
+            "pending_bytes_stops": stats.stalls.pending_bytes_stops,
+            "memtables_stops": stats.stalls.memtables_stops,
+        },
         "keyspaces": stats.keyspaces,
         "blobs": {
             "threshold": stats.blob_threshold,
@@ -100,6 +116,25 @@ pub fn to_json(path: &str, stats: &Stats) -> serde_json::Value {
         },
         "advice": advice(stats),
     })
+}
+
+/// Time writers were slowed and stopped since open, and why.
+fn stall_line(stats: &Stats) -> String {
+    let st = &stats.stalls;
+    let secs = |us: u64| format!("{:.1} s", us as f64 / 1e6);
+    format!(
+        "stalls           slowed {} (level 0 {}, pending bytes {}, memtables {}); \
+         stopped {} times for {} (level 0 {}, pending bytes {}, memtables {})",
+        secs(stats.write_delay_micros),
+        secs(st.level0_delay_micros),
+        secs(st.pending_bytes_delay_micros),
+        secs(st.memtables_delay_micros),
+        thousands(stats.write_stops),
+        secs(stats.write_stop_micros),
+        st.level0_stops,
+        st.pending_bytes_stops,
+        st.memtables_stops
+    )
 }
 
 fn ratio(a: u64, b: u64) -> Option<f64> {
@@ -256,6 +291,15 @@ pub fn render(path: &str, stats: &Stats) -> String {
         bytes(stats.cache_bytes),
         bytes(stats.cache_capacity)
     );
+    let _ = writeln!(
+        s,
+        "memory           budget {}; {} of memtables and table indexes charged to the cache",
+        bytes(stats.memory_budget),
+        bytes(stats.memory_charged_bytes)
+    );
+    if stats.write_delay_micros > 0 || stats.write_stops > 0 {
+        let _ = writeln!(s, "{}", stall_line(stats));
+    }
     let _ = writeln!(s, "{}", blob_line(stats));
     if !stats.keyspaces.is_empty() {
         let _ = writeln!(s, "keyspaces        {}", stats.keyspaces.join(", "));

@@ -31,10 +31,25 @@ pub enum Mode {
 /// later one (`write` with ENOSPC, a full disk; the others with EIO).
 pub const FAULT_ENV: &str = "LAMINA_INJECT_FAULT";
 
-/// Options for every open: the defaults (lamina needs no tuning), on the
-/// file system `LAMINA_INJECT_FAULT` asks for.
+/// The `--memory-budget` every command opens its database with, if given.
+static MEMORY_BUDGET: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+
+/// Sets the memory budget of every database this process opens (the global
+/// `--memory-budget`); the first call wins.
+pub fn set_memory_budget(bytes: u64) -> CliResult<()> {
+    let bytes = usize::try_from(bytes)
+        .map_err(|_| CliError::new(Exit::Usage, format!("memory budget {bytes} is too large")))?;
+    let _ = MEMORY_BUDGET.set(bytes);
+    Ok(())
+}
+
+/// Options for every open: the defaults (lamina needs no tuning) with the
+/// `--memory-budget` given, on the file system `LAMINA_INJECT_FAULT` asks for.
 pub fn options() -> CliResult<Options> {
     let mut opts = Options::default();
+    if let Some(b) = MEMORY_BUDGET.get() {
+        opts.memory_budget = *b;
+    }
     if let Some(spec) = std::env::var_os(FAULT_ENV) {
         let spec = spec.to_string_lossy().into_owned();
         let bad = || CliError::new(Exit::Usage, format!("{FAULT_ENV}={spec}: expected KIND:N"));

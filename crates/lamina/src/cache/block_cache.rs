@@ -30,7 +30,29 @@ pub struct BlockCache {
     capacity: usize,
     hits: AtomicU64,
     misses: AtomicU64,
+    /// Whether memory held elsewhere is charged to the cache.
+    charging: bool,
+    /// Bytes charged per kind (memtables, open tables), and their sum as
+    /// last applied to the capacity.
+    charges: [AtomicU64; 2],
+    applied: AtomicU64,
 }
+
+/// What holds memory charged to the block cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Charge {
+    /// Memtables, active and waiting for flush.
+    Memtables = 0,
+    /// Index and filter blocks of open tables.
+    Tables = 1,
+}
+
+/// The block cache never shrinks below this fraction (1/n) of its capacity,
+/// however much is charged to it.
+const MIN_SHARE: usize = 8;
+/// Charges are applied to the capacity once they move by this fraction (1/n)
+/// of it (resizing the cache takes every shard's lock).
+const CHARGE_STEP: usize = 64;
 
 impl std::fmt::Debug for BlockCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -55,6 +77,65 @@ impl BlockCache {
             capacity: capacity_bytes,
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
+            charging: false,
+            charges: Default::default(),
+            applied: AtomicU64::new(0),
+        }
+    }
+
+    /// A cache of `capacity_bytes` to which memory held elsewhere (memtables,
+    /// open tables) is charged with [`BlockCache::charge`]: blocks get what
+    /// the charges leave, and never less than an eighth of the capacity.
+    pub fn charged(capacity_bytes: usize) -> BlockCache {
+        BlockCache {
+            charging: true,
+            ..BlockCache::new(capacity_bytes)
+        }
+    }
+
+    /// Records that `kind` now holds `bytes`, shrinking or growing the room
+    /// left for blocks (in steps of a 64th of the capacity). No effect on a
+    /// cache made with [`BlockCache::new`]. Thread-safe.
+    pub fn charge(&self, kind: Charge, bytes: u64) {
+        if !self.charging {
+            return;
+        }
+        if let Some(slot) = self.charges.get(kind as usize) {
+            slot.store(bytes, Ordering::Relaxed);
+        }
+        let total = self.charged_bytes();
+        let applied = self.applied.load(Ordering::Relaxed);
+        let step = (self.capacity / CHARGE_STEP).max(1) as u64;
+        if total.abs_diff(applied) < step && !(total == 0 && applied != 0) {
+            return;
+        }
+        self.applied.store(total, Ordering::Relaxed);
+        if let Some(c) = &self.cache {
+            c.set_capacity(self.room_for(total));
+        }
+    }
+
+    /// Bytes left for blocks when `charged` bytes are charged.
+    fn room_for(&self, charged: u64) -> u64 {
+        let cap = self.capacity as u64;
+        cap.saturating_sub(charged)
+            .max(cap / MIN_SHARE as u64)
+    }
+
+    /// Bytes charged to the cache now (0 for a cache made with [`BlockCache::new`]).
+    pub fn charged_bytes(&self) -> u64 {
+        self.charges
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .fold(0u64, u64::saturating_add)
+    }
+
+    /// Bytes blocks may hold now: the capacity less the charges applied.
+    pub fn block_capacity(&self) -> u64 {
+        if self.charging {
+            self.room_for(self.applied.load(Ordering::Relaxed))
+        } else {
+            self.capacity as u64
         }
     }
 
@@ -135,6 +216,28 @@ mod tests {
         assert!(c.get(2, 0).is_none());
         assert_eq!((c.hits(), c.misses()), (1, 2));
         assert!(c.usage_bytes() >= 1000);
+    }
+
+    #[test]
+    fn charges_shrink_and_restore_the_room_for_blocks() {
+        let c = BlockCache::charged(64 << 10);
+        for i in 0..100 {
+            c.insert(1, i, block(1000));
+        }
+        c.charge(Charge::Memtables, 40 << 10);
+        assert_eq!(c.charged_bytes(), 40 << 10);
+        assert!(c.usage_bytes() <= 24 << 10, "{}", c.usage_bytes());
+        c.charge(Charge::Tables, 1 << 30);
+        assert_eq!(c.block_capacity(), 8 << 10, "never below an eighth");
+        c.charge(Charge::Tables, 0);
+        c.charge(Charge::Memtables, 0);
+        assert_eq!((c.charged_bytes(), c.block_capacity()), (0, 64 << 10));
+        // A small change is recorded at once but applied in steps.
+        c.charge(Charge::Memtables, 100);
+        assert_eq!((c.charged_bytes(), c.block_capacity()), (100, 64 << 10));
+        let plain = BlockCache::new(64 << 10);
+        plain.charge(Charge::Memtables, 40 << 10);
+        assert_eq!((plain.charged_bytes(), plain.block_capacity()), (0, 64 << 10));
     }
 
     #[test]

@@ -4,6 +4,6 @@ mod block_cache;
 mod row_cache;
 mod table_cache;
 
-pub use block_cache::BlockCache;
+pub use block_cache::{BlockCache, Charge};
 pub use row_cache::RowCache;
 pub use table_cache::TableCache;

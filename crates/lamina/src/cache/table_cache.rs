@@ -120,6 +120,16 @@ impl TableCache {
         &self.rows
     }
 
+    /// Bytes the open tables keep in memory for as long as they are open:
+    /// their index and filter blocks. Walks the open tables (at most
+    /// `capacity` of them).
+    pub fn pinned_bytes(&self) -> u64 {
+        self.tables
+            .iter()
+            .map(|(_, t)| t.index_bytes() + t.filter_bytes())
+            .sum()
+    }
+
     /// The block cache tables read through.
     pub fn block_cache(&self) -> &Arc<BlockCache> {
         &self.block_cache

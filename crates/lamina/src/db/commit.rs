@@ -15,10 +15,7 @@ use crate::options::Durability;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-/// Most memtables waiting for flush before writers wait.
-const MAX_IMMUTABLE: usize = 2;
 /// Bytes buffered in the process for `Durability::None` writes before they
 /// are handed to the operating system.
 const NONE_BUFFER_BYTES: usize = 1 << 20;
@@ -229,62 +226,6 @@ impl Inner {
             .fetch_add(user_bytes, Ordering::Relaxed);
         self.visible_seqno.store(seq - 1, Ordering::Release);
         Ok(())
-    }
-
-    /// Returns the memtable to write into, switching to a new one (and a new
-    /// WAL segment) when it is full, and slowing or stopping the writer when
-    /// flushes or level-0 compactions fall behind.
-    fn make_room(&self, incoming: usize) -> Result<Arc<Memtable>> {
-        let mut delayed = false;
-        loop {
-            let mut st = self.state.lock();
-            if let Some(p) = self.poisoned.lock().as_ref() {
-                return Err(Error::Poisoned(p.clone()));
-            }
-            if st.shutting_down {
-                return Err(Error::Closed);
-            }
-            let l0 = st.version.level(0).len();
-            if !delayed && l0 >= self.opts.l0_slowdown_trigger && l0 < self.opts.l0_stop_trigger {
-                // Smooth pacing: the more level-0 debt, the longer each group waits.
-                let span =
-                    (self.opts.l0_stop_trigger - self.opts.l0_slowdown_trigger).max(1) as f64;
-                let debt = (l0 - self.opts.l0_slowdown_trigger + 1) as f64 / span;
-                let per_mib = Duration::from_micros((debt * debt * 8000.0) as u64);
-                let wait = per_mib.mul_f64(((incoming as f64) / f64::from(1u32 << 20)).max(0.05));
-                drop(st);
-                self.counters
-                    .write_delay_micros
-                    .fetch_add(wait.as_micros() as u64, Ordering::Relaxed);
-                std::thread::sleep(wait);
-                delayed = true;
-                continue;
-            }
-            if l0 >= self.opts.l0_stop_trigger {
-                self.wait_for_background(&mut st);
-                continue;
-            }
-            if (st.mem.approximate_size() as usize) < self.opts.memtable_size {
-                return Ok(Arc::clone(&st.mem));
-            }
-            if st.imm.len() >= MAX_IMMUTABLE {
-                self.wait_for_background(&mut st);
-                continue;
-            }
-            drop(st);
-            self.rotate_memtable()?;
-        }
-    }
-
-    /// Stops the writer until a flush or compaction finishes (or 100 ms pass),
-    /// counting the stop and its time.
-    fn wait_for_background(&self, st: &mut parking_lot::MutexGuard<'_, super::State>) {
-        self.counters.write_stops.fetch_add(1, Ordering::Relaxed);
-        let t = Instant::now();
-        self.bg_cv.wait_for(st, Duration::from_millis(100));
-        self.counters
-            .write_delay_micros
-            .fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
     }
 
     /// Seals the active memtable (if it holds anything) and starts a new WAL

@@ -111,11 +111,12 @@ impl Inner {
         let mut vs = self.versions.lock();
         let version = vs.log_and_apply(edit)?;
         let mut st = self.state.lock();
-        st.version = version;
+        st.version = Arc::clone(&version);
         self.publish(&st);
         st.obsolete.extend(obsolete);
         drop(st);
         drop(vs);
+        self.note_version(&version);
         self.bg_cv.notify_all();
         self.delete_obsolete_files();
         Ok(())

@@ -179,13 +179,14 @@ impl Inner {
         edit.new_blobs = blobs.into_iter().map(Arc::new).collect();
         let version = vs.log_and_apply(edit)?;
         let mut st = self.state.lock();
-        st.version = version;
+        st.version = Arc::clone(&version);
         if st.imm.first().is_some_and(|m| Arc::ptr_eq(m, mem)) {
             st.imm.remove(0);
         }
         self.publish(&st);
         drop(st);
         drop(vs);
+        self.note_version(&version);
         self.retire_wals_below(log_number);
         Ok(())
     }

@@ -77,6 +77,7 @@ fn inspect_dir(fs: &dyn FileSystem, path: &Path, create: bool) -> Result<Found> 
 
 pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
     opts.validate()?;
+    let (opts, charged) = crate::budget::resolve(opts);
     let process = crate::process::generation();
     let fs = Arc::clone(&opts.fs);
     let found = inspect_dir(fs.as_ref(), path, opts.create_if_missing && !opts.read_only)?;
@@ -110,7 +111,11 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         .iter()
         .map(|(id, n)| (n.clone(), *id))
         .collect();
-    let block_cache = Arc::new(BlockCache::new(opts.cache_size));
+    let block_cache = Arc::new(if charged {
+        BlockCache::charged(opts.cache_size)
+    } else {
+        BlockCache::new(opts.cache_size)
+    });
     let tables = Arc::new(
         TableCache::new(
             Arc::clone(&fs),

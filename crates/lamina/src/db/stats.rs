@@ -22,6 +22,16 @@ pub(crate) struct Counters {
     pub trivial_moves: AtomicU64,
     pub write_delay_micros: AtomicU64,
     pub write_stops: AtomicU64,
+    pub write_stop_micros: AtomicU64,
+    /// Delay and stops per cause, indexed by [`cause_index`].
+    pub write_delay_micros_by_cause: [AtomicU64; 3],
+    pub write_stops_by_cause: [AtomicU64; 3],
+    /// Bytes compaction must move down before every level is within its
+    /// target, as of the last installed version (`compaction::pacing`).
+    pub pending_compaction_bytes: AtomicU64,
+    /// Delay owed by writers and not yet slept, in nanoseconds (writers
+    /// sleep once it reaches a millisecond).
+    pub owed_delay_nanos: AtomicU64,
     pub blob_bytes_moved: AtomicU64,
 }
 
@@ -93,17 +103,32 @@ pub struct Stats {
     pub compactions: u64,
     /// Compactions that moved tables down without rewriting them.
     pub trivial_moves: u64,
-    /// Microseconds writers were slowed or stopped.
+    /// Microseconds writers were slowed by pacing (not counting stops).
     pub write_delay_micros: u64,
-    /// Times a writer had to wait for a flush or compaction.
+    /// Times a writer was stopped until a flush or compaction finished
+    /// (a last resort: pacing slows writers before that).
     pub write_stops: u64,
+    /// Microseconds writers were stopped.
+    pub write_stop_micros: u64,
+    /// Why writers were slowed or stopped, per cause.
+    pub stalls: StallStats,
+    /// Bytes compaction must move down before every level is within its
+    /// target (the debt writers are paced by, with level 0 and memtables).
+    pub pending_compaction_bytes: u64,
+    /// The memory budget the database was opened with
+    /// ([`crate::Options::memory_budget`]).
+    pub memory_budget: u64,
+    /// Bytes of memtables and open tables' index and filter blocks charged
+    /// to the block cache (0 when the cache size was set explicitly).
+    pub memory_charged_bytes: u64,
     /// Block cache hits.
     pub cache_hits: u64,
     /// Block cache misses.
     pub cache_misses: u64,
     /// Bytes held by the block cache.
     pub cache_bytes: u64,
-    /// Capacity of the block cache.
+    /// Bytes the block cache may hold now: its capacity less what memtables
+    /// and open tables are charged (docs/design.md#memory).
     pub cache_capacity: u64,
     /// Data block size of tables written now (chosen from the data unless
     /// `Options::block_size` set it).
@@ -136,6 +161,33 @@ pub struct Stats {
     pub blob_dead_bytes: u64,
     /// Value bytes moved out of collected blob files since open.
     pub blob_bytes_moved: u64,
+}
+
+/// Time writers were slowed and times they were stopped, per cause.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StallStats {
+    /// Microseconds slowed because level 0 held too many tables.
+    pub level0_delay_micros: u64,
+    /// Microseconds slowed because too many bytes waited for compaction.
+    pub pending_bytes_delay_micros: u64,
+    /// Microseconds slowed because memtables waited for flush.
+    pub memtables_delay_micros: u64,
+    /// Stops because level 0 reached `l0_stop_trigger`.
+    pub level0_stops: u64,
+    /// Stops because pending compaction bytes reached their hard limit.
+    pub pending_bytes_stops: u64,
+    /// Stops because every memtable allowed was waiting for flush.
+    pub memtables_stops: u64,
+}
+
+/// The slot of `cause` in the per-cause counters.
+pub(crate) fn cause_index(cause: crate::compaction::pacing::Cause) -> usize {
+    use crate::compaction::pacing::Cause;
+    match cause {
+        Cause::Level0 => 0,
+        Cause::PendingBytes => 1,
+        Cause::Memtables => 2,
+    }
 }
 
 impl Stats {
@@ -192,6 +244,10 @@ impl Inner {
     }
 }
 
+fn by_cause(slots: &[AtomicU64; 3], i: usize) -> u64 {
+    slots.get(i).map_or(0, |a| a.load(Ordering::Relaxed))
+}
+
 fn collect(inner: &Inner) -> Stats {
     let c = &inner.counters;
     let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
@@ -229,6 +285,8 @@ fn collect(inner: &Inner) -> Stats {
         }
         levels.push(ls);
     }
+    // After the levels, whose tables are open now, so that they are charged.
+    inner.recharge_memory();
     let cache = inner.tables.block_cache();
     let block = inner.block_size_choice();
     let lifetime = inner.lifetime_now();
@@ -260,10 +318,22 @@ fn collect(inner: &Inner) -> Stats {
         trivial_moves: get(&c.trivial_moves),
         write_delay_micros: get(&c.write_delay_micros),
         write_stops: get(&c.write_stops),
+        write_stop_micros: get(&c.write_stop_micros),
+        stalls: StallStats {
+            level0_delay_micros: by_cause(&c.write_delay_micros_by_cause, 0),
+            pending_bytes_delay_micros: by_cause(&c.write_delay_micros_by_cause, 1),
+            memtables_delay_micros: by_cause(&c.write_delay_micros_by_cause, 2),
+            level0_stops: by_cause(&c.write_stops_by_cause, 0),
+            pending_bytes_stops: by_cause(&c.write_stops_by_cause, 1),
+            memtables_stops: by_cause(&c.write_stops_by_cause, 2),
+        },
+        pending_compaction_bytes: get(&c.pending_compaction_bytes),
+        memory_budget: inner.opts.memory_budget as u64,
+        memory_charged_bytes: cache.charged_bytes(),
         cache_hits: cache.hits(),
         cache_misses: cache.misses(),
         cache_bytes: cache.usage_bytes(),
-        cache_capacity: inner.opts.cache_size as u64,
+        cache_capacity: cache.block_capacity(),
         block_size: block.block_size,
         block_size_reason: block.reason,
         block_size_warning: block.warning,

@@ -1,0 +1,165 @@
+//! The memory budget: how one number ([`Options::memory_budget`]) is shared
+//! between the block cache, the row cache and the memtables, and what it is
+//! by default. A pure function of the options; tested as data.
+//!
+//! The budget `B` is split so that everything lamina holds adds up to about
+//! `B`:
+//!
+//! - each memtable gets `B / 4` (at most 64 MiB); with the two that may wait
+//!   for flush, memtables hold at most `3B / 4`;
+//! - the cache gets `2B / 3` and the row cache an eighth of that on top
+//!   (`B / 12`); the last quarter is left for what is not counted: the
+//!   allocator's free lists and fragmentation, iterators' and compactions'
+//!   buffers;
+//! - memtables and the index and filter blocks of open tables are *charged*
+//!   to the cache (as RocksDB's WriteBufferManager charges memtables to its
+//!   block cache): the block cache holds `cache − charged`, never less than
+//!   an eighth of `cache`.
+//!
+//! An option set to something other than its default wins over what the
+//! budget derives; a cache size set that way is not charged.
+
+use crate::options::Options;
+
+/// The default memtable size; a memtable of this size is derived from the budget.
+pub(crate) const DEFAULT_MEMTABLE_SIZE: usize = 64 << 20;
+/// The default cache size; a cache of this size is derived from the budget.
+pub(crate) const DEFAULT_CACHE_SIZE: usize = 256 << 20;
+/// Smallest and largest default budget, in bytes.
+const DEFAULT_BUDGET_RANGE: (u64, u64) = (64 << 20, 256 << 20);
+/// The default budget is this fraction (1/n) of the machine's memory.
+const DEFAULT_BUDGET_SHARE: u64 = 16;
+/// Smallest memtable derived from a budget.
+const MIN_MEMTABLE: usize = 64 << 10;
+
+/// Sizes derived from a budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Shares {
+    /// Bytes of the block cache before charges (the row cache gets an eighth
+    /// of it on top).
+    pub cache_size: usize,
+    /// Bytes of one memtable.
+    pub memtable_size: usize,
+    /// Whether memtables and open tables are charged to the block cache.
+    pub charged: bool,
+}
+
+/// The sizes `opts` asks for: each left at its default is derived from
+/// `opts.memory_budget`.
+pub(crate) fn shares(opts: &Options) -> Shares {
+    let b = opts.memory_budget;
+    let derived_cache = opts.cache_size == DEFAULT_CACHE_SIZE;
+    Shares {
+        cache_size: if derived_cache {
+            b / 3 * 2
+        } else {
+            opts.cache_size
+        },
+        memtable_size: if opts.memtable_size == DEFAULT_MEMTABLE_SIZE {
+            (b / 4).clamp(MIN_MEMTABLE, DEFAULT_MEMTABLE_SIZE)
+        } else {
+            opts.memtable_size
+        },
+        charged: derived_cache,
+    }
+}
+
+/// `opts` with the sizes of [`shares`] filled in; also whether charges apply.
+pub(crate) fn resolve(mut opts: Options) -> (Options, bool) {
+    let s = shares(&opts);
+    opts.cache_size = s.cache_size;
+    opts.memtable_size = s.memtable_size;
+    (opts, s.charged)
+}
+
+/// The default budget: a sixteenth of the machine's memory, at least 64 MiB
+/// and at most 256 MiB (64 MiB when the machine's memory cannot be read).
+pub fn default_memory_budget() -> usize {
+    let ram = machine_memory().unwrap_or(0);
+    let (lo, hi) = DEFAULT_BUDGET_RANGE;
+    usize::try_from((ram / DEFAULT_BUDGET_SHARE).clamp(lo, hi)).unwrap_or(lo as usize)
+}
+
+/// Bytes of physical memory, if the operating system tells.
+fn machine_memory() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        // SAFETY: sysconf reads a system constant; it has no preconditions.
+        let (pages, page) = unsafe {
+            (
+                libc::sysconf(libc::_SC_PHYS_PAGES),
+                libc::sysconf(libc::_SC_PAGESIZE),
+            )
+        };
+        let pages = u64::try_from(pages).ok()?;
+        let page = u64::try_from(page).ok()?;
+        pages.checked_mul(page)
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: usize = 1 << 20;
+
+    fn with(budget: usize, cache: usize, memtable: usize) -> Options {
+        Options {
+            memory_budget: budget,
+            cache_size: cache,
+            memtable_size: memtable,
+            ..Options::default()
+        }
+    }
+
+    #[test]
+    fn table_of_budgets_and_shares() {
+        let d = (DEFAULT_CACHE_SIZE, DEFAULT_MEMTABLE_SIZE);
+        // (budget, cache option, memtable option) -> (cache, memtable, charged).
+        let cases = [
+            ((128 * MIB, d.0, d.1), (89_478_484, 32 * MIB, true)),
+            ((1024 * MIB, d.0, d.1), (715_827_882, 64 * MIB, true)),
+            ((MIB, d.0, d.1), (699_050, 256 << 10, true)),
+            ((256 << 10, d.0, d.1), (174_762, 64 << 10, true)),
+            // An explicit option wins and is not charged.
+            ((128 * MIB, 8 * MIB, d.1), (8 * MIB, 32 * MIB, false)),
+            ((128 * MIB, d.0, MIB), (89_478_484, MIB, true)),
+        ];
+        for ((budget, cache, mem), (want_cache, want_mem, charged)) in cases {
+            let s = shares(&with(budget, cache, mem));
+            assert_eq!(
+                (s.cache_size, s.memtable_size, s.charged),
+                (want_cache, want_mem, charged),
+                "budget {budget}"
+            );
+        }
+    }
+
+    #[test]
+    fn shares_fit_in_the_budget() {
+        for budget in [1 << 20, 3 << 20, 100 << 20, 256 << 20, 1 << 32] {
+            let s = shares(&with(budget, DEFAULT_CACHE_SIZE, DEFAULT_MEMTABLE_SIZE));
+            // The cache (row cache included) is three quarters of the budget;
+            // the active memtable and one being flushed are charged to it.
+            assert!(
+                s.cache_size + s.cache_size / 8 <= budget / 4 * 3,
+                "{budget}"
+            );
+            assert!(2 * s.memtable_size <= s.cache_size, "{budget}");
+        }
+    }
+
+    #[test]
+    fn default_budget_is_within_its_range() {
+        let b = default_memory_budget() as u64;
+        assert!(
+            (DEFAULT_BUDGET_RANGE.0..=DEFAULT_BUDGET_RANGE.1).contains(&b),
+            "{b}"
+        );
+        assert!(machine_memory().is_some_and(|m| m > 0));
+    }
+}
