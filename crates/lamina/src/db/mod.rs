@@ -8,6 +8,7 @@ mod compact;
 mod flush;
 mod ingest;
 mod open;
+mod pipeline;
 mod point;
 mod read;
 mod segments;
@@ -141,8 +142,11 @@ pub(crate) struct Inner {
     pub compaction_lock: Mutex<()>,
     /// Writers waiting to commit; the first is the leader.
     pub commit: Mutex<CommitQueue>,
-    /// Signalled when the leader finishes a group.
+    /// Signalled when commit leadership ends.
     pub commit_cv: Condvar,
+    /// Tickets, the durability watermark and in-order publication of the
+    /// commit pipeline (`db/pipeline.rs`).
+    pub pipeline: pipeline::Pipeline,
     /// The WAL segment being written; only the commit leader, `sync` and rotation touch it.
     pub wal: Mutex<Option<LogWriter>>,
     /// Retired WAL segments (below the log number) kept to be reused.
@@ -237,6 +241,7 @@ impl Inner {
                 return Err(e);
             }
             self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
+            self.pipeline.synced_to(self.pipeline.written());
         }
         Ok(())
     }
@@ -284,6 +289,27 @@ impl Inner {
         *self.lock.lock() = None;
         synced.and(last)
     }
+}
+
+/// Runs `f` on an empty batch kept by the thread, so that a single put or
+/// delete reuses its buffer instead of allocating one per call (a fresh
+/// batch if the thread's is in use, as when `f` reenters).
+fn with_one_op_batch<T>(f: impl FnOnce(&mut Batch) -> T) -> T {
+    thread_local! {
+        static ONE_OP: std::cell::RefCell<Batch> = std::cell::RefCell::new(Batch::new());
+    }
+    ONE_OP.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut b) => {
+            b.clear();
+            let out = f(&mut b);
+            // A large value's buffer is not kept for the thread's whole life.
+            if b.encoded_len() > 64 << 10 {
+                *b = Batch::new();
+            }
+            out
+        }
+        Err(_) => f(&mut Batch::new()),
+    })
 }
 
 impl Db {
@@ -365,16 +391,20 @@ impl Db {
 
     /// Sets `key` to `value` in the default keyspace.
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
-        let mut b = Batch::new();
-        b.put(key, value);
-        self.write(b)
+        let d = self.inner().opts.durability;
+        with_one_op_batch(|b| {
+            b.put(key, value);
+            self.inner().write(b, d)
+        })
     }
 
     /// Deletes `key` from the default keyspace (a missing key is not an error).
     pub fn delete(&self, key: &[u8]) -> Result<()> {
-        let mut b = Batch::new();
-        b.delete(key);
-        self.write(b)
+        let d = self.inner().opts.durability;
+        with_one_op_batch(|b| {
+            b.delete(key);
+            self.inner().write(b, d)
+        })
     }
 
     /// Adds a merge operand for `key` without reading it (a blind update).
@@ -395,8 +425,8 @@ impl Db {
     }
 
     /// Applies `batch` atomically; returns once it is as durable as `durability` says.
-    pub fn write_with(&self, batch: Batch, durability: Durability) -> Result<()> {
-        self.inner().write(batch, durability)
+    pub fn write_with(&self, mut batch: Batch, durability: Durability) -> Result<()> {
+        self.inner().write(&mut batch, durability)
     }
 
     /// Every entry of the default keyspace, ascending (`.rev()` for descending).

@@ -1,6 +1,6 @@
 //! A [`FileSystem`] wrapper that injects I/O failures on command.
 
-use super::{FileLock, FileSystem, RandomAccessFile, WritableFile};
+use super::{FileLock, FileSyncer, FileSystem, RandomAccessFile, WritableFile};
 use parking_lot::Mutex;
 use std::io;
 use std::path::Path;
@@ -187,6 +187,28 @@ impl WritableFile for FaultWritable {
 
     fn len(&self) -> u64 {
         self.inner.len()
+    }
+
+    fn syncer(&self) -> Option<Arc<dyn FileSyncer>> {
+        let inner = self.inner.syncer()?;
+        Some(Arc::new(FaultSyncer {
+            inner,
+            faults: Arc::clone(&self.faults),
+        }))
+    }
+}
+
+/// Syncs through the inner file system's syncer, failing as the file's
+/// [`Faults`] say (a sync counted as any other).
+struct FaultSyncer {
+    inner: Arc<dyn FileSyncer>,
+    faults: Arc<Faults>,
+}
+
+impl FileSyncer for FaultSyncer {
+    fn sync_data(&self) -> io::Result<()> {
+        self.faults.check(FaultKind::Sync)?;
+        self.inner.sync_data()
     }
 }
 

@@ -11,7 +11,7 @@
 //! existing file truncates it, and the truncation is durable at once (the file
 //! keeps its name and inode; a crash leaves it empty until the next sync).
 
-use super::{FileLock, FileSystem, RandomAccessFile, WritableFile};
+use super::{FileLock, FileSyncer, FileSystem, RandomAccessFile, WritableFile};
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::io;
@@ -388,15 +388,39 @@ impl WritableFile for MemWritable {
     }
 
     fn sync_data(&mut self) -> io::Result<()> {
-        let mut inode = self.inode.lock();
-        inode.synced_len = inode.data.len();
-        inode.undo.clear();
-        self.shared.syncs.fetch_add(1, Ordering::Relaxed);
+        sync_inode(&self.inode, &self.shared);
         Ok(())
     }
 
     fn len(&self) -> u64 {
         self.inode.lock().data.len() as u64
+    }
+
+    fn syncer(&self) -> Option<Arc<dyn FileSyncer>> {
+        Some(Arc::new(MemSyncer {
+            inode: Arc::clone(&self.inode),
+            shared: Arc::clone(&self.shared),
+        }))
+    }
+}
+
+/// Makes every byte of `inode` durable.
+fn sync_inode(inode: &InodeRef, shared: &Shared) {
+    let mut inode = inode.lock();
+    inode.synced_len = inode.data.len();
+    inode.undo.clear();
+    shared.syncs.fetch_add(1, Ordering::Relaxed);
+}
+
+struct MemSyncer {
+    inode: InodeRef,
+    shared: Arc<Shared>,
+}
+
+impl FileSyncer for MemSyncer {
+    fn sync_data(&self) -> io::Result<()> {
+        sync_inode(&self.inode, &self.shared);
+        Ok(())
     }
 }
 

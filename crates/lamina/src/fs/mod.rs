@@ -11,6 +11,7 @@ pub use fault::{FaultFs, FaultKind, Faults};
 pub use mem::MemFs;
 pub use real::RealFs;
 
+
 use std::io;
 use std::path::Path;
 use std::sync::Arc;
@@ -34,6 +35,20 @@ pub trait WritableFile: Send {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// A second handle that syncs this file from another thread while it is
+    /// being written, or `None` if the file system has none (its callers
+    /// then sync through the `WritableFile` itself).
+    fn syncer(&self) -> Option<Arc<dyn FileSyncer>> {
+        None
+    }
+}
+
+/// Syncs a file being written by someone else (see
+/// [`WritableFile::syncer`]); shared between threads.
+pub trait FileSyncer: Send + Sync {
+    /// Makes durable every byte handed to the file before the call
+    /// (`fdatasync`); bytes written while it runs may or may not be covered.
+    fn sync_data(&self) -> io::Result<()>;
 }
 
 /// A file opened for reading at arbitrary offsets; shared between threads.

@@ -1,6 +1,6 @@
 //! The operating system's file system.
 
-use super::{FileLock, FileSystem, RandomAccessFile, WritableFile};
+use super::{FileLock, FileSyncer, FileSystem, RandomAccessFile, WritableFile};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
@@ -13,13 +13,20 @@ use std::sync::Arc;
 pub struct RealFs;
 
 struct RealWritable {
-    file: File,
+    /// Shared with the file's [`FileSyncer`]s.
+    file: Arc<File>,
     len: u64,
+}
+
+impl FileSyncer for File {
+    fn sync_data(&self) -> io::Result<()> {
+        File::sync_data(self)
+    }
 }
 
 impl WritableFile for RealWritable {
     fn append(&mut self, data: &[u8]) -> io::Result<()> {
-        self.file.write_all(data)?;
+        (&*self.file).write_all(data)?;
         self.len += data.len() as u64;
         Ok(())
     }
@@ -36,6 +43,10 @@ impl WritableFile for RealWritable {
 
     fn len(&self) -> u64 {
         self.len
+    }
+
+    fn syncer(&self) -> Option<Arc<dyn FileSyncer>> {
+        Some(Arc::clone(&self.file) as Arc<dyn FileSyncer>)
     }
 }
 
@@ -77,13 +88,19 @@ impl FileSystem for RealFs {
             .create(true)
             .truncate(true)
             .open(path)?;
-        Ok(Box::new(RealWritable { file, len: 0 }))
+        Ok(Box::new(RealWritable {
+            file: Arc::new(file),
+            len: 0,
+        }))
     }
 
     fn reopen(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
         let file = OpenOptions::new().write(true).open(path)?;
         let len = file.metadata()?.len();
-        Ok(Box::new(RealWritable { file, len }))
+        Ok(Box::new(RealWritable {
+            file: Arc::new(file),
+            len,
+        }))
     }
 
     fn open(&self, path: &Path) -> io::Result<Arc<dyn RandomAccessFile>> {

@@ -4,9 +4,10 @@ use super::{
     file_header, fragment_crc, wal_header, Origin, BLOCK_SIZE, END, FIRST, FRAGMENT_HEADER_LEN,
     FULL, LAST, MIDDLE, ZERO_FILL_STEP,
 };
-use crate::fs::{FileSystem, WritableFile};
+use crate::fs::{FileSyncer, FileSystem, WritableFile};
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Writes records to a new log file in the framing of
 /// docs/format.md#record-framing.
@@ -207,6 +208,17 @@ impl LogWriter {
         self.file.sync_data().map_err(|e| Error::io(&self.path, e))
     }
 
+    /// A handle that syncs this log's file from another thread, without
+    /// the writer (see [`crate::fs::WritableFile::syncer`]): it covers the
+    /// bytes flushed before [`LogSyncer::sync`] is called. `None` if the
+    /// file system has none.
+    pub fn syncer(&self) -> Option<LogSyncer> {
+        Some(LogSyncer {
+            file: self.file.syncer()?,
+            path: self.path.clone(),
+        })
+    }
+
     /// Bytes framed but not yet flushed.
     pub fn buffered_len(&self) -> usize {
         self.buf.len()
@@ -221,6 +233,19 @@ impl LogWriter {
     /// The path of the file being written.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// Syncs a log's file while its [`LogWriter`] goes on writing.
+pub struct LogSyncer {
+    file: Arc<dyn FileSyncer>,
+    path: PathBuf,
+}
+
+impl LogSyncer {
+    /// Makes every byte the writer flushed before this call durable.
+    pub fn sync(&self) -> Result<()> {
+        self.file.sync_data().map_err(|e| Error::io(&self.path, e))
     }
 }
 
