@@ -118,10 +118,13 @@ impl Inner {
         let w = wal.as_mut().ok_or(Error::Closed)?;
         let before = w.len();
         w.add_record(batch.encode_with_seqno(first));
-        let io = if durability != Durability::None || w.buffered_len() >= NONE_BUFFER_BYTES {
-            w.flush()
-        } else {
-            Ok(())
+        let io = match durability {
+            // Killed-process safe without a system call (docs/design.md#durability-contract).
+            Durability::Os => w.flush_mapped(),
+            // Written, as the sync that follows writes it, with `pwrite`.
+            Durability::Sync => w.flush(),
+            Durability::None if w.buffered_len() >= NONE_BUFFER_BYTES => w.flush(),
+            Durability::None => Ok(()),
         };
         if let Err(e) = io {
             self.poison(&e);

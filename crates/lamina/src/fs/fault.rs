@@ -189,6 +189,16 @@ impl WritableFile for FaultWritable {
         self.inner.len()
     }
 
+    fn map_window(&mut self, from: u64, to: u64) -> io::Result<bool> {
+        self.inner.map_window(from, to)
+    }
+
+    /// Counted and failed as a write.
+    fn write_mapped(&mut self, offset: u64, data: &[u8]) -> io::Result<bool> {
+        self.faults.check(FaultKind::Write)?;
+        self.inner.write_mapped(offset, data)
+    }
+
     fn syncer(&self) -> Option<Arc<dyn FileSyncer>> {
         let inner = self.inner.syncer()?;
         Some(Arc::new(FaultSyncer {

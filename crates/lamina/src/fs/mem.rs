@@ -374,6 +374,10 @@ impl std::fmt::Debug for MemFs {
 struct MemWritable {
     inode: InodeRef,
     shared: Arc<Shared>,
+    /// The window of `map_window`: a mapped write lands in the file's
+    /// unsynced bytes, as a `write_at` does (a crash drops it, a killed
+    /// process, the `MemFs` itself living on, does not).
+    window: Option<(u64, u64)>,
 }
 
 impl WritableFile for MemWritable {
@@ -394,6 +398,28 @@ impl WritableFile for MemWritable {
 
     fn len(&self) -> u64 {
         self.inode.lock().data.len() as u64
+    }
+
+    fn map_window(&mut self, from: u64, to: u64) -> io::Result<bool> {
+        self.window = None;
+        if to > self.len() || from >= to {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "cannot map an empty window or past the end of the file",
+            ));
+        }
+        self.window = Some((from, to));
+        Ok(true)
+    }
+
+    fn write_mapped(&mut self, offset: u64, data: &[u8]) -> io::Result<bool> {
+        let inside = self.window.is_some_and(|(from, to)| {
+            offset >= from && offset.saturating_add(data.len() as u64) <= to
+        });
+        if inside {
+            self.write_at(offset, data)?;
+        }
+        Ok(inside)
     }
 
     fn syncer(&self) -> Option<Arc<dyn FileSyncer>> {
@@ -491,6 +517,7 @@ impl FileSystem for MemFs {
         Ok(Box::new(MemWritable {
             inode,
             shared: Arc::clone(&self.shared),
+            window: None,
         }))
     }
 
@@ -499,6 +526,7 @@ impl FileSystem for MemFs {
         Ok(Box::new(MemWritable {
             inode,
             shared: Arc::clone(&self.shared),
+            window: None,
         }))
     }
 

@@ -8,7 +8,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// The real file system (`std::fs`). Appends go straight to the kernel with
-/// `write(2)`; syncs are `fdatasync(2)`; locks are `flock(2)`.
+/// `write(2)`, or on Linux are copied into a shared mapping of the file
+/// (`map_window`); syncs are `fdatasync(2)`; locks are `flock(2)`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RealFs;
 
@@ -16,6 +17,21 @@ struct RealWritable {
     /// Shared with the file's [`FileSyncer`]s.
     file: Arc<File>,
     len: u64,
+    /// The window of `map_window` (Linux: `fdatasync` of the file writes
+    /// back pages dirtied through a mapping, as the page cache is one).
+    #[cfg(target_os = "linux")]
+    map: Option<super::mapping::WriteMap>,
+}
+
+impl RealWritable {
+    fn new(file: File, len: u64) -> RealWritable {
+        RealWritable {
+            file: Arc::new(file),
+            len,
+            #[cfg(target_os = "linux")]
+            map: None,
+        }
+    }
 }
 
 impl FileSyncer for File {
@@ -47,6 +63,24 @@ impl WritableFile for RealWritable {
 
     fn syncer(&self) -> Option<Arc<dyn FileSyncer>> {
         Some(Arc::clone(&self.file) as Arc<dyn FileSyncer>)
+    }
+
+    #[cfg(target_os = "linux")]
+    fn map_window(&mut self, from: u64, to: u64) -> io::Result<bool> {
+        self.map = None;
+        if to > self.len {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "cannot map past the end of the file",
+            ));
+        }
+        self.map = Some(super::mapping::WriteMap::new(&self.file, from, to)?);
+        Ok(true)
+    }
+
+    #[cfg(target_os = "linux")]
+    fn write_mapped(&mut self, offset: u64, data: &[u8]) -> io::Result<bool> {
+        Ok(self.map.as_mut().is_some_and(|m| m.write(offset, data)))
     }
 }
 
@@ -88,19 +122,13 @@ impl FileSystem for RealFs {
             .create(true)
             .truncate(true)
             .open(path)?;
-        Ok(Box::new(RealWritable {
-            file: Arc::new(file),
-            len: 0,
-        }))
+        Ok(Box::new(RealWritable::new(file, 0)))
     }
 
     fn reopen(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
         let file = OpenOptions::new().write(true).open(path)?;
         let len = file.metadata()?.len();
-        Ok(Box::new(RealWritable {
-            file: Arc::new(file),
-            len,
-        }))
+        Ok(Box::new(RealWritable::new(file, len)))
     }
 
     fn open(&self, path: &Path) -> io::Result<Arc<dyn RandomAccessFile>> {

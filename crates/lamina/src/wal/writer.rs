@@ -40,6 +40,10 @@ pub struct LogWriter {
     salt: Option<u64>,
     /// Length of the file (its data, then zeros or an earlier life's bytes).
     file_len: u64,
+    /// End of the window mapped for [`LogWriter::flush_mapped`] (0: none).
+    window_end: u64,
+    /// Whether the file can be written through a mapping (until it says no).
+    mappable: bool,
 }
 
 // A log is never empty (it holds at least its file header), so no `is_empty`.
@@ -60,6 +64,8 @@ impl LogWriter {
             block_offset: 0,
             salt: None,
             file_len: 0,
+            window_end: 0,
+            mappable: false,
         })
     }
 
@@ -77,6 +83,8 @@ impl LogWriter {
             block_offset: 0,
             salt: Some(origin.number),
             file_len: 0,
+            window_end: 0,
+            mappable: true,
         })
     }
 
@@ -102,6 +110,8 @@ impl LogWriter {
             block_offset: 0,
             salt: Some(origin.number),
             file_len,
+            window_end: 0,
+            mappable: true,
         };
         w.sync()?;
         fs.rename(old, new).map_err(|e| Error::io(new, e))?;
@@ -197,6 +207,50 @@ impl LogWriter {
         written.map_err(|e| Error::io(&self.path, e))?;
         self.flushed = end;
         self.file_len = self.file_len.max(end.saturating_add(fill as u64));
+        Ok(())
+    }
+
+    /// Hands every buffered byte to the file as [`LogWriter::flush`] does,
+    /// durable alike (a killed process loses nothing), but without a system
+    /// call when the bytes fall inside the zero-filled space ahead: a WAL
+    /// segment's bytes from its position to the end of the file are mapped
+    /// shared, and the bytes are copied there — the same bytes, at the same
+    /// offsets, as `flush` would write (docs/format.md#recyclable-segments-version-3).
+    /// Bytes that would pass the end of the file go through `flush` (which
+    /// fills the next step with zeros), and the window is mapped again.
+    /// Other logs, and file systems without mappings, always use `flush`.
+    pub fn flush_mapped(&mut self) -> Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let end = self.flushed.saturating_add(self.buf.len() as u64);
+        if end <= self.window_end {
+            // Layout: docs/format.md#recyclable-segments-version-3 (writing through a mapping)
+            let written = self.file.write_mapped(self.flushed, &self.buf);
+            match written {
+                Ok(true) => {
+                    self.buf.clear();
+                    self.flushed = end;
+                    return Ok(());
+                }
+                Ok(false) => self.window_end = 0,
+                Err(e) => {
+                    self.buf.clear();
+                    return Err(Error::io(&self.path, e));
+                }
+            }
+        }
+        self.flush()?;
+        if self.mappable && self.salt.is_some() && self.file_len > self.flushed {
+            // A file that cannot be mapped is still written, with system calls.
+            match self.file.map_window(self.flushed, self.file_len) {
+                Ok(true) => self.window_end = self.file_len,
+                Ok(false) | Err(_) => {
+                    self.window_end = 0;
+                    self.mappable = false;
+                }
+            }
+        }
         Ok(())
     }
 
