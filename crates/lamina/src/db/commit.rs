@@ -33,8 +33,11 @@ pub(crate) struct CommitQueue {
     leader_active: bool,
     /// Threads waiting on `commit_cv` for leadership to end.
     waiters: usize,
-    /// Last seqno assigned.
+    /// Last seqno assigned (to a writer or an ingest).
     pub last_seqno: SeqNo,
+    /// Last seqno assigned to a writer (0: none since the open); the next
+    /// writer publishes after it.
+    writer_last: SeqNo,
 }
 
 impl CommitQueue {
@@ -75,7 +78,9 @@ impl Inner {
         let mem = self.make_room(bytes)?;
         let first = q.last_seqno + 1;
         let ticket = self.hand_to_wal(batch, first, durability)?;
+        let prev = q.writer_last;
         q.last_seqno = first + count - 1;
+        q.writer_last = q.last_seqno;
         drop(q);
 
         let mut seq = first;
@@ -106,7 +111,7 @@ impl Inner {
         // Published even if the sync failed: later writers wait for these
         // seqnos, and the database is poisoned (no write is acknowledged).
         self.pipeline
-            .publish(&self.visible_seqno, first, first + count - 1);
+            .publish(&self.visible_seqno, prev, first + count - 1);
         inserted.and(durable)
     }
 
@@ -278,9 +283,9 @@ impl Inner {
             q.waiters -= 1;
         }
         q.leader_active = true;
-        let last = q.last_seqno;
+        let last = q.writer_last;
         drop(q);
-        self.pipeline.wait_published(&self.visible_seqno, last);
+        self.pipeline.wait_published(last);
         let out = f();
         let mut q = self.commit.lock();
         q.leader_active = false;

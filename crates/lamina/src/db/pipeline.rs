@@ -44,8 +44,10 @@ struct SyncState {
 
 #[derive(Default)]
 struct PublishState {
-    /// Seqno ranges (first → last) inserted but not yet published, because
-    /// a lower seqno is still being inserted.
+    /// The last seqno of the last writer published.
+    cursor: SeqNo,
+    /// Writers inserted but not yet published, because an earlier one is
+    /// still inserting: the previous writer's last seqno → their last.
     done: BTreeMap<SeqNo, SeqNo>,
     /// Writers waiting on `publish_cv`.
     waiters: usize,
@@ -121,40 +123,42 @@ impl Pipeline {
         }
     }
 
-    /// Publishes seqnos `first..=last` (inserted into the memtable) to
-    /// readers through `visible`, in seqno order: returns once `visible`
-    /// is at least `last`. If a lower seqno is still being inserted, the
-    /// range is left for its writer to publish and this thread waits.
-    /// REQUIRES: every seqno below `first` is published or will be by
-    /// another writer's call.
-    pub fn publish(&self, visible: &AtomicU64, first: SeqNo, last: SeqNo) {
+    /// Publishes seqnos up to `last` (inserted into the memtable) to
+    /// readers through `visible`, in the order writers took them: `prev` is
+    /// the last seqno the previous writer took (0 for the first writer since
+    /// the open; seqnos between `prev` and this writer's first were taken
+    /// by an ingest, which publishes its own). Returns once this writer's
+    /// seqnos are published. If the previous writer has not published yet,
+    /// the range is left for it to publish and this thread waits.
+    pub fn publish(&self, visible: &AtomicU64, prev: SeqNo, last: SeqNo) {
         let mut p = self.publish.lock();
-        let mut v = visible.load(Ordering::Acquire);
-        if v.saturating_add(1) == first {
-            v = last;
-            while let Some(next) = p.done.remove(&v.saturating_add(1)) {
-                v = next;
+        if p.cursor == prev {
+            p.cursor = last;
+            let p = &mut *p;
+            while let Some(next) = p.done.remove(&p.cursor) {
+                p.cursor = next;
             }
-            visible.store(v, Ordering::Release);
+            visible.fetch_max(p.cursor, Ordering::AcqRel);
             if p.waiters > 0 {
                 self.publish_cv.notify_all();
             }
             return;
         }
-        p.done.insert(first, last);
+        p.done.insert(prev, last);
         p.waiters += 1;
-        while visible.load(Ordering::Acquire) < last {
+        while p.cursor < last {
             self.publish_cv.wait(&mut p);
         }
         p.waiters -= 1;
     }
 
-    /// Waits until every seqno up to `last` is published. REQUIRES: no
-    /// writer takes a seqno meanwhile (commit leadership is held).
-    pub fn wait_published(&self, visible: &AtomicU64, last: SeqNo) {
+    /// Waits until every writer up to the one that took seqno `last` has
+    /// published. REQUIRES: no writer takes a seqno meanwhile (commit
+    /// leadership is held).
+    pub fn wait_published(&self, last: SeqNo) {
         let mut p = self.publish.lock();
         p.waiters += 1;
-        while visible.load(Ordering::Acquire) < last {
+        while p.cursor < last {
             self.publish_cv.wait(&mut p);
         }
         p.waiters -= 1;
@@ -197,16 +201,27 @@ mod tests {
         // 3..=4 finishes first and must wait for 1..=2.
         let late = {
             let (p, visible) = (Arc::clone(&p), Arc::clone(&visible));
-            std::thread::spawn(move || p.publish(&visible, 3, 4))
+            std::thread::spawn(move || p.publish(&visible, 2, 4))
         };
         while p.publish.lock().waiters == 0 {
             std::thread::yield_now();
         }
         assert_eq!(visible.load(Ordering::Acquire), 0, "3..=4 is not visible before 1..=2");
-        p.publish(&visible, 1, 2);
+        p.publish(&visible, 0, 2);
         late.join().unwrap();
         assert_eq!(visible.load(Ordering::Acquire), 4);
         assert!(p.publish.lock().done.is_empty());
+    }
+
+    #[test]
+    fn seqnos_taken_by_an_ingest_between_writers_do_not_stall_them() {
+        let p = Pipeline::default();
+        let visible = AtomicU64::new(0);
+        p.publish(&visible, 0, 10);
+        // 11..=15 reserved by an ingest, not yet installed.
+        p.publish(&visible, 10, 16);
+        assert_eq!(visible.load(Ordering::Acquire), 16);
+        p.wait_published(16);
     }
 
     #[test]
