@@ -117,7 +117,9 @@ impl FileSystem for RealFs {
     }
 
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        // Readable too: a shared writable mapping needs it (`map_window`).
         let file = OpenOptions::new()
+            .read(true)
             .write(true)
             .create(true)
             .truncate(true)
@@ -126,7 +128,7 @@ impl FileSystem for RealFs {
     }
 
     fn reopen(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
-        let file = OpenOptions::new().write(true).open(path)?;
+        let file = OpenOptions::new().read(true).write(true).open(path)?;
         let len = file.metadata()?.len();
         Ok(Box::new(RealWritable::new(file, len)))
     }
@@ -191,5 +193,27 @@ impl FileSystem for RealFs {
             }
             Err(fs::TryLockError::Error(e)) => Err(e),
         }
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mapped_writes_reach_the_file_and_stay_inside_the_window() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let mut f = RealFs.create(&path).unwrap();
+        f.write_at(0, &[0u8; 8192]).unwrap();
+        assert!(f.map_window(100, 8192).unwrap(), "the file was mapped");
+        assert!(f.write_mapped(4000, b"through the mapping").unwrap());
+        assert!(!f.write_mapped(8190, b"past the window").unwrap());
+        assert!(!f.write_mapped(50, b"before the window").unwrap());
+        f.syncer().unwrap().sync_data().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes.len(), 8192, "a mapped write does not change the size");
+        assert_eq!(&bytes[4000..4019], b"through the mapping");
+        assert!(f.map_window(0, 9000).is_err(), "no window past the end");
     }
 }
