@@ -95,7 +95,10 @@ fn a_power_loss_while_writers_share_syncs_keeps_every_acknowledged_write() {
         let report = db.check().expect("check");
         assert!(report.is_ok(), "crash image {n}: {:?}", report.problems);
     }
-    assert!(checked > 0, "no write was acknowledged before a crash image");
+    assert!(
+        checked > 0,
+        "no write was acknowledged before a crash image"
+    );
 }
 
 /// Seqnos are published in order: what a snapshot sees is fixed when it is

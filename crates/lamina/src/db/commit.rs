@@ -83,10 +83,9 @@ impl Inner {
         q.writer_last = q.last_seqno;
         drop(q);
 
-        let mut seq = first;
         let mut user_bytes = 0u64;
         let mut inserted = Ok(());
-        for op in batch.ops() {
+        for (seq, op) in (first..).zip(batch.ops()) {
             match op {
                 Ok(op) => {
                     mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value);
@@ -94,7 +93,6 @@ impl Inner {
                 }
                 Err(e) => inserted = Err(Error::InvalidArgument(e)),
             }
-            seq += 1;
         }
         self.pipeline.inserted();
         self.counters

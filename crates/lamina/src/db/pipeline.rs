@@ -182,7 +182,11 @@ mod tests {
         };
         p.wait_durable(t1, sync).unwrap();
         p.wait_durable(t2, sync).unwrap();
-        assert_eq!(calls.load(Ordering::Relaxed), 1, "the second record rode on the first sync");
+        assert_eq!(
+            calls.load(Ordering::Relaxed),
+            1,
+            "the second record rode on the first sync"
+        );
     }
 
     #[test]
@@ -206,7 +210,11 @@ mod tests {
         while p.publish.lock().waiters == 0 {
             std::thread::yield_now();
         }
-        assert_eq!(visible.load(Ordering::Acquire), 0, "3..=4 is not visible before 1..=2");
+        assert_eq!(
+            visible.load(Ordering::Acquire),
+            0,
+            "3..=4 is not visible before 1..=2"
+        );
         p.publish(&visible, 0, 2);
         late.join().unwrap();
         assert_eq!(visible.load(Ordering::Acquire), 4);
@@ -249,7 +257,10 @@ mod tests {
             t.join().unwrap();
         }
         assert_eq!(p.synced.load(Ordering::Acquire), 1600);
-        assert!(syncs.load(Ordering::Relaxed) < 1600, "some records shared a sync");
+        assert!(
+            syncs.load(Ordering::Relaxed) < 1600,
+            "some records shared a sync"
+        );
         p.wait_for_inserts();
     }
 }

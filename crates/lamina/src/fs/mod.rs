@@ -13,7 +13,6 @@ pub use fault::{FaultFs, FaultKind, Faults};
 pub use mem::MemFs;
 pub use real::RealFs;
 
-
 use std::io;
 use std::path::Path;
 use std::sync::Arc;
