@@ -116,7 +116,8 @@ fn take_unpinned<T>(list: &mut Vec<Arc<T>>) -> Vec<Arc<T>> {
 ///
 /// `compaction_lock` is taken before `versions` and `state`; a thread that
 /// holds commit leadership only `try_lock`s it, so the two never wait on each
-/// other. `pinned` is lock-free.
+/// other. `pinned` is lock-free. The pipeline's own locks (`pipeline`) are
+/// leaves too: a syncer releases them before it takes `wal`.
 pub(crate) struct Inner {
     /// The database directory.
     pub path: PathBuf,
