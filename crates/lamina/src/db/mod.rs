@@ -392,20 +392,12 @@ impl Db {
 
     /// Sets `key` to `value` in the default keyspace.
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
-        let d = self.inner().opts.durability;
-        with_one_op_batch(|b| {
-            b.put(key, value);
-            self.inner().write(b, d)
-        })
+        self.write_one_op(|b| b.put(key, value))
     }
 
     /// Deletes `key` from the default keyspace (a missing key is not an error).
     pub fn delete(&self, key: &[u8]) -> Result<()> {
-        let d = self.inner().opts.durability;
-        with_one_op_batch(|b| {
-            b.delete(key);
-            self.inner().write(b, d)
-        })
+        self.write_one_op(|b| b.delete(key))
     }
 
     /// Adds a merge operand for `key` without reading it (a blind update).
@@ -417,6 +409,17 @@ impl Db {
         let mut b = Batch::new();
         b.merge(key, operand);
         self.write(b)
+    }
+
+    /// Applies the one operation `fill` adds to an empty batch, with the
+    /// default durability, without allocating a batch (see
+    /// [`with_one_op_batch`]).
+    pub(crate) fn write_one_op(&self, fill: impl FnOnce(&mut Batch)) -> Result<()> {
+        let d = self.inner().opts.durability;
+        with_one_op_batch(|b| {
+            fill(b);
+            self.inner().write(b, d)
+        })
     }
 
     /// Applies `batch` atomically with the default durability.
