@@ -221,6 +221,11 @@ mod tests {
         assert!(p.publish.lock().done.is_empty());
     }
 
+    /// Before the fix, a writer published only once `visible` reached its
+    /// first seqno minus one: seqnos an ingest reserved between two writers
+    /// (published by the ingest's install, under commit leadership, which
+    /// waited for that writer) left the writer and the ingest waiting for
+    /// each other (found by the model tests).
     #[test]
     fn seqnos_taken_by_an_ingest_between_writers_do_not_stall_them() {
         let p = Pipeline::default();
