@@ -168,16 +168,12 @@ impl Keyspace {
 
     /// Sets `key` to `value`.
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
-        let mut b = Batch::new();
-        b.put_in(self, key, value);
-        self.db.write(b)
+        self.db.write_one_op(|b| b.put_in(self, key, value))
     }
 
     /// Deletes `key`.
     pub fn delete(&self, key: &[u8]) -> Result<()> {
-        let mut b = Batch::new();
-        b.delete_in(self, key);
-        self.db.write(b)
+        self.db.write_one_op(|b| b.delete_in(self, key))
     }
 
     /// Deletes `key` if it has a value; returns whether it had one (see

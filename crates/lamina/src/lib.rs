@@ -41,6 +41,8 @@
 //   in its tests, forks).
 // - `budget`: asks libc for the machine's physical memory.
 // - `blob::map`: maps a blob file read-only (memmap2).
+// - `fs::mapping`: maps the space ahead of a WAL segment shared and
+//   writable, so that an `Os` commit is a copy with no system call.
 #![deny(unsafe_code)]
 
 // What is public, and why.

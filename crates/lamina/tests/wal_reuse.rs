@@ -57,14 +57,11 @@ fn with_old_lives() -> MemFs {
     // without closing, as a killed one would, so the retired segments stay.
     let fs = fs.crash_clone();
     drop(db);
-    let wals = fs
-        .file_names(Path::new(DB))
-        .into_iter()
-        .filter(|n| n.ends_with(".wal"))
-        .count();
+    let names = fs.file_names(Path::new(DB));
+    let wals = names.iter().filter(|n| n.ends_with(".wal")).count();
     assert!(
         wals >= 3,
-        "retired segments are kept for reuse: {wals} segments"
+        "retired segments are kept for reuse: {wals} segments in {names:?}"
     );
     fs
 }

@@ -1,9 +1,13 @@
-//! The write path: group commit into the WAL, then the memtable.
+//! The write path: a commit pipeline into the WAL, then the memtable.
 //!
-//! Writers queue their batches; the first to find no leader becomes leader,
-//! takes every queued batch, writes them to the WAL with one write (and one
-//! fsync if any asked for `Sync`), inserts them into the memtable, publishes
-//! the new seqno and wakes the group.
+//! A writer holds the commit lock only to make room, take its seqnos and
+//! hand its record to the WAL (one write; none for `Durability::None`
+//! until 1 MiB is buffered). It then inserts into the memtable with no lock
+//! held, waits for a sync that covers its record if it asked for `Sync`
+//! (one syncer's `fdatasync` covers every record handed to the WAL before
+//! it, while later writers keep writing), and publishes its seqnos to
+//! readers in seqno order (`pipeline`). A lone writer does all of it on its
+//! own thread.
 
 use super::Inner;
 use crate::batch::Batch;
@@ -12,36 +16,25 @@ use crate::error::{Error, Result};
 use crate::key::SeqNo;
 use crate::memtable::Memtable;
 use crate::options::Durability;
-use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// Bytes buffered in the process for `Durability::None` writes before they
 /// are handed to the operating system.
 const NONE_BUFFER_BYTES: usize = 1 << 20;
-/// Upper bound of one group, so a leader does not hold followers too long.
-const MAX_GROUP_BYTES: usize = 4 << 20;
 
-struct Pending {
-    ticket: u64,
-    batch: Batch,
-    durability: Durability,
-}
-
-/// Writers waiting to be committed.
+/// Seqnos handed out, and commit leadership.
 #[derive(Default)]
 pub(crate) struct CommitQueue {
-    pending: Vec<Pending>,
-    next_ticket: u64,
-    /// Every ticket below this has been committed (or failed).
-    done_below: u64,
-    failed: HashMap<u64, Error>,
+    /// Held by [`Inner::with_leadership`]: no writer takes a seqno.
     leader_active: bool,
-    /// Threads waiting on `commit_cv` (followers and `with_leadership`);
-    /// a leader that finds none wakes nobody.
+    /// Threads waiting on `commit_cv` for leadership to end.
     waiters: usize,
-    /// Last seqno assigned (owned by the leader).
+    /// Last seqno assigned (to a writer or an ingest).
     pub last_seqno: SeqNo,
+    /// Last seqno assigned to a writer (0: none since the open); the next
+    /// writer publishes after it.
+    writer_last: SeqNo,
 }
 
 impl CommitQueue {
@@ -57,7 +50,7 @@ impl CommitQueue {
 impl Inner {
     /// Commits `batch` (see the module doc). Returns once it is visible and as
     /// durable as `durability` says.
-    pub fn write(&self, batch: Batch, durability: Durability) -> Result<()> {
+    pub fn write(&self, batch: &mut Batch, durability: Durability) -> Result<()> {
         self.check_writable()?;
         let op = Arc::clone(&self.opts.merge_operator);
         batch.validate(&|operand| op.validate_operand(operand), &|ks| {
@@ -70,170 +63,112 @@ impl Inner {
         if batch.is_empty() {
             return Ok(());
         }
+        let count = batch.len() as u64;
+        let bytes = batch.encoded_len();
+
         let mut q = self.commit.lock();
-        let ticket = q.next_ticket;
-        q.next_ticket += 1;
-        if !q.leader_active && q.pending.is_empty() {
-            // No other writer: commit on this thread without queueing.
-            return self.commit_alone(q, ticket, batch, durability);
-        }
-        q.pending.push(Pending {
-            ticket,
-            batch,
-            durability,
-        });
-        loop {
-            if q.done_below > ticket {
-                return match q.failed.remove(&ticket) {
-                    Some(e) => Err(e),
-                    None => Ok(()),
-                };
-            }
-            if !q.leader_active {
-                break;
-            }
+        while q.leader_active {
             q.waiters += 1;
             self.commit_cv.wait(&mut q);
             q.waiters -= 1;
         }
-        q.leader_active = true;
-        let mut group = Vec::new();
-        let mut bytes = 0usize;
-        let mut take = 0;
-        for p in &q.pending {
-            if take > 0 && bytes + p.batch.encoded_len() > MAX_GROUP_BYTES && p.ticket > ticket {
-                break;
-            }
-            bytes += p.batch.encoded_len();
-            take += 1;
-        }
-        group.extend(q.pending.drain(..take));
-        let first_seqno = q.last_seqno + 1;
-        drop(q);
-
-        let result = self.commit_group(&mut group, first_seqno, bytes);
-
-        let mut q = self.commit.lock();
-        let count: u64 = group.iter().map(|p| p.batch.len() as u64).sum();
-        if result.is_ok() {
-            q.last_seqno = first_seqno + count - 1;
-        }
-        let last_ticket = group.last().map(|p| p.ticket).unwrap_or(ticket);
-        for p in &group {
-            if let Err(e) = &result {
-                if p.ticket != ticket {
-                    q.failed.insert(p.ticket, e.clone());
-                }
-            }
-        }
-        q.done_below = q.done_below.max(last_ticket + 1);
-        q.leader_active = false;
-        let wake = q.waiters > 0;
-        drop(q);
-        if wake {
-            self.commit_cv.notify_all();
-        }
-        result
-    }
-
-    /// The single-writer fast path: with no leader and nobody queued, the
-    /// writer leads a group of one without queueing its batch, and wakes
-    /// only writers that queued meanwhile. Durability is the same as for a
-    /// group: the WAL record is written (and synced for `Sync`) before the
-    /// memtable insert and the return.
-    fn commit_alone(
-        &self,
-        mut q: parking_lot::MutexGuard<'_, CommitQueue>,
-        ticket: u64,
-        batch: Batch,
-        durability: Durability,
-    ) -> Result<()> {
-        q.leader_active = true;
-        let first_seqno = q.last_seqno + 1;
-        drop(q);
-        let bytes = batch.encoded_len();
-        let count = batch.len() as u64;
-        let mut group = [Pending {
-            ticket,
-            batch,
-            durability,
-        }];
-        let result = self.commit_group(&mut group, first_seqno, bytes);
-        let mut q = self.commit.lock();
-        if result.is_ok() {
-            q.last_seqno = first_seqno + count - 1;
-        }
-        q.done_below = q.done_below.max(ticket + 1);
-        q.leader_active = false;
-        let wake = q.waiters > 0;
-        drop(q);
-        if wake {
-            self.commit_cv.notify_all();
-        }
-        result
-    }
-
-    fn commit_group(&self, group: &mut [Pending], first_seqno: SeqNo, bytes: usize) -> Result<()> {
-        self.check_writable()?;
         let mem = self.make_room(bytes)?;
-        let mut wal = self.wal.lock();
-        let w = wal.as_mut().ok_or(Error::Closed)?;
-        let mut seq = first_seqno;
-        let mut syncs = 0u64;
-        let mut hand_over = false;
-        for p in group.iter_mut() {
-            let n = p.batch.len() as u64;
-            w.add_record(p.batch.encode_with_seqno(seq));
-            seq += n;
-            syncs += u64::from(p.durability == Durability::Sync);
-            hand_over |= p.durability != Durability::None;
+        let first = q.last_seqno + 1;
+        let ticket = self.hand_to_wal(batch, first, durability)?;
+        let prev = q.writer_last;
+        q.last_seqno = first + count - 1;
+        q.writer_last = q.last_seqno;
+        drop(q);
+
+        let mut user_bytes = 0u64;
+        let mut inserted = Ok(());
+        for (seq, op) in (first..).zip(batch.ops()) {
+            match op {
+                Ok(op) => {
+                    mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value);
+                    user_bytes += (op.key.len() + op.value.len()) as u64;
+                }
+                Err(e) => inserted = Err(Error::InvalidArgument(e)),
+            }
         }
-        let sync = syncs > 0;
-        let io = if sync {
-            self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
-            w.sync()
-        } else if hand_over || w.buffered_len() >= NONE_BUFFER_BYTES {
-            w.flush()
+        self.pipeline.inserted();
+        self.counters
+            .user_bytes_written
+            .fetch_add(user_bytes, Ordering::Relaxed);
+
+        let durable = if durability == Durability::Sync {
+            self.counters.sync_commits.fetch_add(1, Ordering::Relaxed);
+            self.pipeline
+                .wait_durable(ticket, || self.sync_for_commit())
         } else {
             Ok(())
+        };
+        // Published even if the sync failed: later writers wait for these
+        // seqnos, and the database is poisoned (no write is acknowledged).
+        self.pipeline
+            .publish(&self.visible_seqno, prev, first + count - 1);
+        inserted.and(durable)
+    }
+
+    /// Frames `batch` with seqnos from `first` into the WAL and hands it to
+    /// the file (unless `None` durability lets it wait in the buffer).
+    /// Returns its pipeline ticket. REQUIRES: the commit lock is held.
+    fn hand_to_wal(&self, batch: &mut Batch, first: SeqNo, durability: Durability) -> Result<u64> {
+        let mut wal = self.wal.lock();
+        let w = wal.as_mut().ok_or(Error::Closed)?;
+        let before = w.len();
+        w.add_record(batch.encode_with_seqno(first));
+        let io = match durability {
+            // Killed-process safe without a system call (docs/design.md#durability-contract).
+            Durability::Os => w.flush_mapped(),
+            // Written, as the sync that follows writes it, with `pwrite`.
+            Durability::Sync => w.flush(),
+            Durability::None if w.buffered_len() >= NONE_BUFFER_BYTES => w.flush(),
+            Durability::None => Ok(()),
         };
         if let Err(e) = io {
             self.poison(&e);
             return Err(e);
         }
-        drop(wal);
         self.counters
             .wal_bytes_written
-            .fetch_add(bytes as u64, Ordering::Relaxed);
-        self.counters
-            .commits
-            .fetch_add(group.len() as u64, Ordering::Relaxed);
-        self.counters
-            .sync_commits
-            .fetch_add(syncs, Ordering::Relaxed);
-        let mut seq = first_seqno;
-        let mut user_bytes = 0u64;
-        for p in group.iter() {
-            for op in p.batch.ops() {
-                let op = op.map_err(Error::InvalidArgument)?;
-                mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value);
-                user_bytes += (op.key.len() + op.value.len()) as u64;
-                seq += 1;
+            .fetch_add(w.len().saturating_sub(before), Ordering::Relaxed);
+        self.counters.commits.fetch_add(1, Ordering::Relaxed);
+        Ok(self.pipeline.handed_to_wal())
+    }
+
+    /// The syncer's step: hands buffered records to the file, then syncs
+    /// the segment — with the WAL lock released during the system call when
+    /// the file system allows, so that writers keep handing records to the
+    /// WAL meanwhile. Returns the last ticket the sync covers.
+    fn sync_for_commit(&self) -> Result<u64> {
+        self.check_writable()?;
+        let mut wal = self.wal.lock();
+        let w = wal.as_mut().ok_or(Error::Closed)?;
+        let result = w.flush().map(|()| (self.pipeline.written(), w.syncer()));
+        let result = match result {
+            Ok((covered, Some(syncer))) => {
+                drop(wal);
+                syncer.sync().map(|()| covered)
             }
+            Ok((covered, None)) => w.sync().map(|()| covered),
+            Err(e) => Err(e),
+        };
+        self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
+        if let Err(e) = &result {
+            self.poison(e);
         }
-        self.counters
-            .user_bytes_written
-            .fetch_add(user_bytes, Ordering::Relaxed);
-        self.visible_seqno.store(seq - 1, Ordering::Release);
-        Ok(())
+        result
     }
 
     /// Seals the active memtable (if it holds anything) and starts a new WAL
-    /// segment for its successor. REQUIRES: called by the commit leader or with
-    /// the commit queue otherwise quiet (flush, close).
+    /// segment for its successor, once every writer that handed its record
+    /// to the old segment has inserted it. REQUIRES: called under the commit
+    /// lock or commit leadership, or with writers otherwise quiet (close).
     pub fn rotate_memtable(&self) -> Result<()> {
         let number = self.versions.lock().new_file_number();
         let mut wal = self.wal.lock();
+        self.pipeline.wait_for_inserts();
         {
             let st = self.state.lock();
             if st.mem.is_empty() {
@@ -260,6 +195,8 @@ impl Inner {
                 self.poison(&e);
                 return Err(e);
             }
+            // Closing synced the old segment: every record handed to it is durable.
+            self.pipeline.synced_to(self.pipeline.written());
         }
         *wal = Some(new_wal);
         let mut st = self.state.lock();
@@ -274,7 +211,9 @@ impl Inner {
 }
 
 impl Inner {
-    /// Runs `f` as the commit leader: no write group is in flight while it runs.
+    /// Runs `f` as the commit leader: no writer takes a seqno while it
+    /// runs, and every earlier write is in the memtable and published
+    /// before it starts.
     pub fn with_leadership<T>(&self, f: impl FnOnce() -> T) -> T {
         let mut q = self.commit.lock();
         while q.leader_active {
@@ -283,7 +222,9 @@ impl Inner {
             q.waiters -= 1;
         }
         q.leader_active = true;
+        let last = q.writer_last;
         drop(q);
+        self.pipeline.wait_published(last);
         let out = f();
         let mut q = self.commit.lock();
         q.leader_active = false;

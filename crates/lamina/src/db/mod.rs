@@ -9,6 +9,7 @@ mod flush;
 mod ingest;
 mod memory;
 mod open;
+mod pipeline;
 mod point;
 mod read;
 mod room;
@@ -118,7 +119,8 @@ fn take_unpinned<T>(list: &mut Vec<Arc<T>>) -> Vec<Arc<T>> {
 ///
 /// `compaction_lock` is taken before `versions` and `state`; a thread that
 /// holds commit leadership only `try_lock`s it, so the two never wait on each
-/// other. `pinned` is lock-free.
+/// other. `pinned` is lock-free. The pipeline's own locks (`pipeline`) are
+/// leaves too: a syncer releases them before it takes `wal`.
 pub(crate) struct Inner {
     /// The database directory.
     pub path: PathBuf,
@@ -144,8 +146,11 @@ pub(crate) struct Inner {
     pub compaction_lock: Mutex<()>,
     /// Writers waiting to commit; the first is the leader.
     pub commit: Mutex<CommitQueue>,
-    /// Signalled when the leader finishes a group.
+    /// Signalled when commit leadership ends.
     pub commit_cv: Condvar,
+    /// Tickets, the durability watermark and in-order publication of the
+    /// commit pipeline (`db/pipeline.rs`).
+    pub pipeline: pipeline::Pipeline,
     /// The WAL segment being written; only the commit leader, `sync` and rotation touch it.
     pub wal: Mutex<Option<LogWriter>>,
     /// Retired WAL segments (below the log number) kept to be reused.
@@ -243,6 +248,7 @@ impl Inner {
                 return Err(e);
             }
             self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
+            self.pipeline.synced_to(self.pipeline.written());
         }
         Ok(())
     }
@@ -290,6 +296,27 @@ impl Inner {
         *self.lock.lock() = None;
         synced.and(last)
     }
+}
+
+/// Runs `f` on an empty batch kept by the thread, so that a single put or
+/// delete reuses its buffer instead of allocating one per call (a fresh
+/// batch if the thread's is in use, as when `f` reenters).
+fn with_one_op_batch<T>(f: impl FnOnce(&mut Batch) -> T) -> T {
+    thread_local! {
+        static ONE_OP: std::cell::RefCell<Batch> = std::cell::RefCell::new(Batch::new());
+    }
+    ONE_OP.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut b) => {
+            b.clear();
+            let out = f(&mut b);
+            // A large value's buffer is not kept for the thread's whole life.
+            if b.encoded_len() > 64 << 10 {
+                *b = Batch::new();
+            }
+            out
+        }
+        Err(_) => f(&mut Batch::new()),
+    })
 }
 
 impl Db {
@@ -371,16 +398,12 @@ impl Db {
 
     /// Sets `key` to `value` in the default keyspace.
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
-        let mut b = Batch::new();
-        b.put(key, value);
-        self.write(b)
+        self.write_one_op(|b| b.put(key, value))
     }
 
     /// Deletes `key` from the default keyspace (a missing key is not an error).
     pub fn delete(&self, key: &[u8]) -> Result<()> {
-        let mut b = Batch::new();
-        b.delete(key);
-        self.write(b)
+        self.write_one_op(|b| b.delete(key))
     }
 
     /// Deletes `key` from the default keyspace if it has a value; returns
@@ -408,6 +431,17 @@ impl Db {
         self.write(b)
     }
 
+    /// Applies the one operation `fill` adds to an empty batch, with the
+    /// default durability, without allocating a batch (see
+    /// [`with_one_op_batch`]).
+    pub(crate) fn write_one_op(&self, fill: impl FnOnce(&mut Batch)) -> Result<()> {
+        let d = self.inner().opts.durability;
+        with_one_op_batch(|b| {
+            fill(b);
+            self.inner().write(b, d)
+        })
+    }
+
     /// Applies `batch` atomically with the default durability.
     pub fn write(&self, batch: Batch) -> Result<()> {
         let d = self.inner().opts.durability;
@@ -415,8 +449,8 @@ impl Db {
     }
 
     /// Applies `batch` atomically; returns once it is as durable as `durability` says.
-    pub fn write_with(&self, batch: Batch, durability: Durability) -> Result<()> {
-        self.inner().write(batch, durability)
+    pub fn write_with(&self, mut batch: Batch, durability: Durability) -> Result<()> {
+        self.inner().write(&mut batch, durability)
     }
 
     /// Every entry of the default keyspace, ascending (`.rev()` for descending).

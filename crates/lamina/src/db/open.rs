@@ -154,6 +154,7 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         compaction_lock: Mutex::new(()),
         commit: Mutex::new(CommitQueue::new(last_seqno)),
         commit_cv: Condvar::new(),
+        pipeline: Default::default(),
         wal: Mutex::new(None),
         reusable_wals: Mutex::new(Vec::new()),
         visible_seqno: AtomicU64::new(last_seqno),

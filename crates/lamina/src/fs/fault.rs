@@ -1,6 +1,6 @@
 //! A [`FileSystem`] wrapper that injects I/O failures on command.
 
-use super::{FileLock, FileSystem, RandomAccessFile, WritableFile};
+use super::{FileLock, FileSyncer, FileSystem, RandomAccessFile, WritableFile};
 use parking_lot::Mutex;
 use std::io;
 use std::path::Path;
@@ -187,6 +187,38 @@ impl WritableFile for FaultWritable {
 
     fn len(&self) -> u64 {
         self.inner.len()
+    }
+
+    fn map_window(&mut self, from: u64, to: u64) -> io::Result<bool> {
+        self.inner.map_window(from, to)
+    }
+
+    /// Counted and failed as a write.
+    fn write_mapped(&mut self, offset: u64, data: &[u8]) -> io::Result<bool> {
+        self.faults.check(FaultKind::Write)?;
+        self.inner.write_mapped(offset, data)
+    }
+
+    fn syncer(&self) -> Option<Arc<dyn FileSyncer>> {
+        let inner = self.inner.syncer()?;
+        Some(Arc::new(FaultSyncer {
+            inner,
+            faults: Arc::clone(&self.faults),
+        }))
+    }
+}
+
+/// Syncs through the inner file system's syncer, failing as the file's
+/// [`Faults`] say (a sync counted as any other).
+struct FaultSyncer {
+    inner: Arc<dyn FileSyncer>,
+    faults: Arc<Faults>,
+}
+
+impl FileSyncer for FaultSyncer {
+    fn sync_data(&self) -> io::Result<()> {
+        self.faults.check(FaultKind::Sync)?;
+        self.inner.sync_data()
     }
 }
 

@@ -11,7 +11,7 @@
 //! existing file truncates it, and the truncation is durable at once (the file
 //! keeps its name and inode; a crash leaves it empty until the next sync).
 
-use super::{FileLock, FileSystem, RandomAccessFile, WritableFile};
+use super::{FileLock, FileSyncer, FileSystem, RandomAccessFile, WritableFile};
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::io;
@@ -374,6 +374,10 @@ impl std::fmt::Debug for MemFs {
 struct MemWritable {
     inode: InodeRef,
     shared: Arc<Shared>,
+    /// The window of `map_window`: a mapped write lands in the file's
+    /// unsynced bytes, as a `write_at` does (a crash drops it, a killed
+    /// process, the `MemFs` itself living on, does not).
+    window: Option<(u64, u64)>,
 }
 
 impl WritableFile for MemWritable {
@@ -388,15 +392,61 @@ impl WritableFile for MemWritable {
     }
 
     fn sync_data(&mut self) -> io::Result<()> {
-        let mut inode = self.inode.lock();
-        inode.synced_len = inode.data.len();
-        inode.undo.clear();
-        self.shared.syncs.fetch_add(1, Ordering::Relaxed);
+        sync_inode(&self.inode, &self.shared);
         Ok(())
     }
 
     fn len(&self) -> u64 {
         self.inode.lock().data.len() as u64
+    }
+
+    fn map_window(&mut self, from: u64, to: u64) -> io::Result<bool> {
+        self.window = None;
+        if to > self.len() || from >= to {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "cannot map an empty window or past the end of the file",
+            ));
+        }
+        self.window = Some((from, to));
+        Ok(true)
+    }
+
+    fn write_mapped(&mut self, offset: u64, data: &[u8]) -> io::Result<bool> {
+        let inside = self.window.is_some_and(|(from, to)| {
+            offset >= from && offset.saturating_add(data.len() as u64) <= to
+        });
+        if inside {
+            self.write_at(offset, data)?;
+        }
+        Ok(inside)
+    }
+
+    fn syncer(&self) -> Option<Arc<dyn FileSyncer>> {
+        Some(Arc::new(MemSyncer {
+            inode: Arc::clone(&self.inode),
+            shared: Arc::clone(&self.shared),
+        }))
+    }
+}
+
+/// Makes every byte of `inode` durable.
+fn sync_inode(inode: &InodeRef, shared: &Shared) {
+    let mut inode = inode.lock();
+    inode.synced_len = inode.data.len();
+    inode.undo.clear();
+    shared.syncs.fetch_add(1, Ordering::Relaxed);
+}
+
+struct MemSyncer {
+    inode: InodeRef,
+    shared: Arc<Shared>,
+}
+
+impl FileSyncer for MemSyncer {
+    fn sync_data(&self) -> io::Result<()> {
+        sync_inode(&self.inode, &self.shared);
+        Ok(())
     }
 }
 
@@ -467,6 +517,7 @@ impl FileSystem for MemFs {
         Ok(Box::new(MemWritable {
             inode,
             shared: Arc::clone(&self.shared),
+            window: None,
         }))
     }
 
@@ -475,6 +526,7 @@ impl FileSystem for MemFs {
         Ok(Box::new(MemWritable {
             inode,
             shared: Arc::clone(&self.shared),
+            window: None,
         }))
     }
 

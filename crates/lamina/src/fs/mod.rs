@@ -4,6 +4,8 @@
 //! bytes apart and can simulate a crash, and [`FaultFs`] injects failures.
 
 mod fault;
+#[cfg(target_os = "linux")]
+mod mapping;
 mod mem;
 mod real;
 
@@ -34,6 +36,38 @@ pub trait WritableFile: Send {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Maps the file's bytes `from..to` (`to` at most its length) for
+    /// [`WritableFile::write_mapped`], replacing any window mapped before.
+    /// `Ok(false)` if the file system writes only with system calls; callers
+    /// then go on with `write_at`. REQUIRES: the file is not truncated below
+    /// `to` while the window is mapped (it lives until the next call or the
+    /// file is dropped).
+    fn map_window(&mut self, _from: u64, _to: u64) -> io::Result<bool> {
+        Ok(false)
+    }
+    /// Copies `data` to `offset` through the window of
+    /// [`WritableFile::map_window`], with no system call. Durable as
+    /// `write_at`: the bytes are in the operating system's page cache, so a
+    /// killed process does not lose them, and `sync_data` (or a syncer)
+    /// makes them survive a power loss. `Ok(false)`, nothing written, if the
+    /// range is not inside the window.
+    fn write_mapped(&mut self, _offset: u64, _data: &[u8]) -> io::Result<bool> {
+        Ok(false)
+    }
+    /// A second handle that syncs this file from another thread while it is
+    /// being written, or `None` if the file system has none (its callers
+    /// then sync through the `WritableFile` itself).
+    fn syncer(&self) -> Option<Arc<dyn FileSyncer>> {
+        None
+    }
+}
+
+/// Syncs a file being written by someone else (see
+/// [`WritableFile::syncer`]); shared between threads.
+pub trait FileSyncer: Send + Sync {
+    /// Makes durable every byte handed to the file before the call
+    /// (`fdatasync`); bytes written while it runs may or may not be covered.
+    fn sync_data(&self) -> io::Result<()>;
 }
 
 /// A file opened for reading at arbitrary offsets; shared between threads.

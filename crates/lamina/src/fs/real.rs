@@ -1,6 +1,6 @@
 //! The operating system's file system.
 
-use super::{FileLock, FileSystem, RandomAccessFile, WritableFile};
+use super::{FileLock, FileSyncer, FileSystem, RandomAccessFile, WritableFile};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
@@ -8,18 +8,41 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// The real file system (`std::fs`). Appends go straight to the kernel with
-/// `write(2)`; syncs are `fdatasync(2)`; locks are `flock(2)`.
+/// `write(2)`, or on Linux are copied into a shared mapping of the file
+/// (`map_window`); syncs are `fdatasync(2)`; locks are `flock(2)`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RealFs;
 
 struct RealWritable {
-    file: File,
+    /// Shared with the file's [`FileSyncer`]s.
+    file: Arc<File>,
     len: u64,
+    /// The window of `map_window` (Linux: `fdatasync` of the file writes
+    /// back pages dirtied through a mapping, as the page cache is one).
+    #[cfg(target_os = "linux")]
+    map: Option<super::mapping::WriteMap>,
+}
+
+impl RealWritable {
+    fn new(file: File, len: u64) -> RealWritable {
+        RealWritable {
+            file: Arc::new(file),
+            len,
+            #[cfg(target_os = "linux")]
+            map: None,
+        }
+    }
+}
+
+impl FileSyncer for File {
+    fn sync_data(&self) -> io::Result<()> {
+        File::sync_data(self)
+    }
 }
 
 impl WritableFile for RealWritable {
     fn append(&mut self, data: &[u8]) -> io::Result<()> {
-        self.file.write_all(data)?;
+        (&*self.file).write_all(data)?;
         self.len += data.len() as u64;
         Ok(())
     }
@@ -36,6 +59,28 @@ impl WritableFile for RealWritable {
 
     fn len(&self) -> u64 {
         self.len
+    }
+
+    fn syncer(&self) -> Option<Arc<dyn FileSyncer>> {
+        Some(Arc::clone(&self.file) as Arc<dyn FileSyncer>)
+    }
+
+    #[cfg(target_os = "linux")]
+    fn map_window(&mut self, from: u64, to: u64) -> io::Result<bool> {
+        self.map = None;
+        if to > self.len {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "cannot map past the end of the file",
+            ));
+        }
+        self.map = Some(super::mapping::WriteMap::new(&self.file, from, to)?);
+        Ok(true)
+    }
+
+    #[cfg(target_os = "linux")]
+    fn write_mapped(&mut self, offset: u64, data: &[u8]) -> io::Result<bool> {
+        Ok(self.map.as_mut().is_some_and(|m| m.write(offset, data)))
     }
 }
 
@@ -76,18 +121,20 @@ impl FileSystem for RealFs {
     }
 
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        // Readable too: a shared writable mapping needs it (`map_window`).
         let file = OpenOptions::new()
+            .read(true)
             .write(true)
             .create(true)
             .truncate(true)
             .open(path)?;
-        Ok(Box::new(RealWritable { file, len: 0 }))
+        Ok(Box::new(RealWritable::new(file, 0)))
     }
 
     fn reopen(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
-        let file = OpenOptions::new().write(true).open(path)?;
+        let file = OpenOptions::new().read(true).write(true).open(path)?;
         let len = file.metadata()?.len();
-        Ok(Box::new(RealWritable { file, len }))
+        Ok(Box::new(RealWritable::new(file, len)))
     }
 
     fn open(&self, path: &Path) -> io::Result<Arc<dyn RandomAccessFile>> {
@@ -150,5 +197,27 @@ impl FileSystem for RealFs {
             }
             Err(fs::TryLockError::Error(e)) => Err(e),
         }
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mapped_writes_reach_the_file_and_stay_inside_the_window() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let mut f = RealFs.create(&path).unwrap();
+        f.write_at(0, &[0u8; 8192]).unwrap();
+        assert!(f.map_window(100, 8192).unwrap(), "the file was mapped");
+        assert!(f.write_mapped(4000, b"through the mapping").unwrap());
+        assert!(!f.write_mapped(8190, b"past the window").unwrap());
+        assert!(!f.write_mapped(50, b"before the window").unwrap());
+        f.syncer().unwrap().sync_data().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes.len(), 8192, "a mapped write does not change the size");
+        assert_eq!(&bytes[4000..4019], b"through the mapping");
+        assert!(f.map_window(0, 9000).is_err(), "no window past the end");
     }
 }

@@ -4,9 +4,10 @@ use super::{
     file_header, fragment_crc, wal_header, Origin, BLOCK_SIZE, END, FIRST, FRAGMENT_HEADER_LEN,
     FULL, LAST, MIDDLE, ZERO_FILL_STEP,
 };
-use crate::fs::{FileSystem, WritableFile};
+use crate::fs::{FileSyncer, FileSystem, WritableFile};
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Writes records to a new log file in the framing of
 /// docs/format.md#record-framing.
@@ -39,6 +40,10 @@ pub struct LogWriter {
     salt: Option<u64>,
     /// Length of the file (its data, then zeros or an earlier life's bytes).
     file_len: u64,
+    /// End of the window mapped for [`LogWriter::flush_mapped`] (0: none).
+    window_end: u64,
+    /// Whether the file can be written through a mapping (until it says no).
+    mappable: bool,
 }
 
 // A log is never empty (it holds at least its file header), so no `is_empty`.
@@ -59,6 +64,8 @@ impl LogWriter {
             block_offset: 0,
             salt: None,
             file_len: 0,
+            window_end: 0,
+            mappable: false,
         })
     }
 
@@ -76,6 +83,8 @@ impl LogWriter {
             block_offset: 0,
             salt: Some(origin.number),
             file_len: 0,
+            window_end: 0,
+            mappable: true,
         })
     }
 
@@ -101,6 +110,8 @@ impl LogWriter {
             block_offset: 0,
             salt: Some(origin.number),
             file_len,
+            window_end: 0,
+            mappable: true,
         };
         w.sync()?;
         fs.rename(old, new).map_err(|e| Error::io(new, e))?;
@@ -199,12 +210,67 @@ impl LogWriter {
         Ok(())
     }
 
+    /// Hands every buffered byte to the file as [`LogWriter::flush`] does,
+    /// durable alike (a killed process loses nothing), but without a system
+    /// call when the bytes fall inside the zero-filled space ahead: a WAL
+    /// segment's bytes from its position to the end of the file are mapped
+    /// shared, and the bytes are copied there — the same bytes, at the same
+    /// offsets, as `flush` would write (docs/format.md#recyclable-segments-version-3).
+    /// Bytes that would pass the end of the file go through `flush` (which
+    /// fills the next step with zeros), and the window is mapped again.
+    /// Other logs, and file systems without mappings, always use `flush`.
+    pub fn flush_mapped(&mut self) -> Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let end = self.flushed.saturating_add(self.buf.len() as u64);
+        if end <= self.window_end {
+            // Layout: docs/format.md#recyclable-segments-version-3 (writing through a mapping)
+            let written = self.file.write_mapped(self.flushed, &self.buf);
+            match written {
+                Ok(true) => {
+                    self.buf.clear();
+                    self.flushed = end;
+                    return Ok(());
+                }
+                Ok(false) => self.window_end = 0,
+                Err(e) => {
+                    self.buf.clear();
+                    return Err(Error::io(&self.path, e));
+                }
+            }
+        }
+        self.flush()?;
+        if self.mappable && self.salt.is_some() && self.file_len > self.flushed {
+            // A file that cannot be mapped is still written, with system calls.
+            match self.file.map_window(self.flushed, self.file_len) {
+                Ok(true) => self.window_end = self.file_len,
+                Ok(false) | Err(_) => {
+                    self.window_end = 0;
+                    self.mappable = false;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Flushes, then syncs the file's data. When it returns `Ok` every record
     /// added so far survives a power loss (provided the file's creation was
     /// made durable by a sync of its directory).
     pub fn sync(&mut self) -> Result<()> {
         self.flush()?;
         self.file.sync_data().map_err(|e| Error::io(&self.path, e))
+    }
+
+    /// A handle that syncs this log's file from another thread, without
+    /// the writer (see [`crate::fs::WritableFile::syncer`]): it covers the
+    /// bytes flushed before [`LogSyncer::sync`] is called. `None` if the
+    /// file system has none.
+    pub fn syncer(&self) -> Option<LogSyncer> {
+        Some(LogSyncer {
+            file: self.file.syncer()?,
+            path: self.path.clone(),
+        })
     }
 
     /// Bytes framed but not yet flushed.
@@ -221,6 +287,19 @@ impl LogWriter {
     /// The path of the file being written.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// Syncs a log's file while its [`LogWriter`] goes on writing.
+pub struct LogSyncer {
+    file: Arc<dyn FileSyncer>,
+    path: PathBuf,
+}
+
+impl LogSyncer {
+    /// Makes every byte the writer flushed before this call durable.
+    pub fn sync(&self) -> Result<()> {
+        self.file.sync_data().map_err(|e| Error::io(&self.path, e))
     }
 }
 
