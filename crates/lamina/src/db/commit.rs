@@ -1,13 +1,14 @@
 //! The write path: a commit pipeline into the WAL, then the memtable.
 //!
 //! A writer holds the commit lock only to make room, take its seqnos and
-//! hand its record to the WAL (one write; none for `Durability::None`
-//! until 1 MiB is buffered). It then inserts into the memtable with no lock
-//! held, waits for a sync that covers its record if it asked for `Sync`
-//! (one syncer's `fdatasync` covers every record handed to the WAL before
-//! it, while later writers keep writing), and publishes its seqnos to
-//! readers in seqno order (`pipeline`). A lone writer does all of it on its
-//! own thread.
+//! hand its record to the WAL (for `Os` a copy into the segment's mapped
+//! space ahead, or one write; for `Sync` none: the syncer writes every
+//! buffered record at once; for `None` none until 1 MiB is buffered). It then inserts into the memtable with no lock
+//! held, and publishes its seqnos to readers in seqno order — for `Sync`,
+//! once a sync covers its record (one syncer's `fdatasync` covers every
+//! record handed to the WAL before it, while later writers keep writing):
+//! `pipeline`, where a writer waits once for both. A lone writer does all
+//! of it on its own thread.
 
 use super::Inner;
 use crate::batch::Batch;
@@ -96,17 +97,17 @@ impl Inner {
             .user_bytes_written
             .fetch_add(user_bytes, Ordering::Relaxed);
 
+        let last = first + count - 1;
         let durable = if durability == Durability::Sync {
             self.counters.sync_commits.fetch_add(1, Ordering::Relaxed);
             self.pipeline
-                .wait_durable(ticket, || self.sync_for_commit())
+                .finish(&self.visible_seqno, prev, last, ticket, || {
+                    self.sync_for_commit()
+                })
         } else {
+            self.pipeline.publish(&self.visible_seqno, prev, last);
             Ok(())
         };
-        // Published even if the sync failed: later writers wait for these
-        // seqnos, and the database is poisoned (no write is acknowledged).
-        self.pipeline
-            .publish(&self.visible_seqno, prev, first + count - 1);
         inserted.and(durable)
     }
 
@@ -121,8 +122,10 @@ impl Inner {
         let io = match durability {
             // Killed-process safe without a system call (docs/design.md#durability-contract).
             Durability::Os => w.flush_mapped(),
-            // Written, as the sync that follows writes it, with `pwrite`.
-            Durability::Sync => w.flush(),
+            // Left in the buffer: the syncer hands every buffered record to
+            // the file in one write before its sync, so writers that queue
+            // behind a running sync share both system calls.
+            Durability::Sync => Ok(()),
             Durability::None if w.buffered_len() >= NONE_BUFFER_BYTES => w.flush(),
             Durability::None => Ok(()),
         };

@@ -1,18 +1,20 @@
-//! The commit pipeline's meeting points: the durability watermark that one
+//! The commit pipeline's meeting point: the durability watermark that one
 //! syncer advances for every writer it covers, and the in-order publication
-//! of seqnos to readers.
+//! of seqnos to readers, under one lock so that a writer waits once.
 //!
 //! A writer holds the commit lock only to take its seqnos and hand its
-//! record to the WAL; it then inserts into the memtable with no lock held,
-//! waits (for `Sync`) until a sync covers its record, and publishes. Each
-//! record handed to the WAL gets a *ticket*, counting up from 1 since the
-//! open; `synced` is the highest ticket whose record is durable. A writer
-//! whose ticket is at most `synced` returns without a system call
-//! ("already flushed past me"); otherwise one of the waiting writers
-//! becomes the syncer, syncs everything handed to the WAL so far, and
-//! raises `synced` for all of them.
+//! record to the WAL; it then inserts into the memtable with no lock held
+//! and *finishes*: it registers its seqnos and waits until they are
+//! published. Each record handed to the WAL gets a *ticket*, counting up
+//! from 1 since the open; `synced` is the highest ticket whose record is
+//! durable. Seqnos are published in the order writers took them, and a
+//! `Sync` writer's only once its ticket is synced: so whoever moves the
+//! watermark or fills a gap publishes every writer it unblocks, and those
+//! writers wake to find themselves done ("already flushed past me"). A
+//! `Sync` writer not yet covered, with no sync running, becomes the syncer:
+//! it syncs everything handed to the WAL so far for all of them.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::key::SeqNo;
 use parking_lot::{Condvar, Mutex};
 use std::collections::BTreeMap;
@@ -28,28 +30,25 @@ pub(crate) struct Pipeline {
     /// Writers between handing their record to the WAL and finishing their
     /// memtable insert; a memtable is sealed only when none is left.
     inserting: AtomicUsize,
-    sync: Mutex<SyncState>,
-    sync_cv: Condvar,
-    publish: Mutex<PublishState>,
-    publish_cv: Condvar,
+    state: Mutex<State>,
+    changed: Condvar,
 }
 
 #[derive(Default)]
-struct SyncState {
-    /// A syncer is in its system call.
-    running: bool,
-    /// Writers waiting on `sync_cv`.
-    waiters: usize,
-}
-
-#[derive(Default)]
-struct PublishState {
+struct State {
     /// The last seqno of the last writer published.
     cursor: SeqNo,
     /// Writers inserted but not yet published, because an earlier one is
-    /// still inserting: the previous writer's last seqno → their last.
-    done: BTreeMap<SeqNo, SeqNo>,
-    /// Writers waiting on `publish_cv`.
+    /// still inserting or their record is not yet durable: the previous
+    /// writer's last seqno → (their last, the ticket that must be synced
+    /// first, 0 for none).
+    done: BTreeMap<SeqNo, (SeqNo, u64)>,
+    /// A syncer is in its system call.
+    syncing: bool,
+    /// A sync failed (the database is poisoned): records not durable by
+    /// then never will be, and their writers get this error.
+    failed: Option<Error>,
+    /// Threads waiting on `changed`.
     waiters: usize,
 }
 
@@ -82,86 +81,109 @@ impl Pipeline {
         self.written.load(Ordering::Acquire)
     }
 
-    /// Every record up to `ticket` is durable.
+    /// Every record up to `ticket` is durable (a sync outside the
+    /// pipeline: a segment closed, `Db::sync`); writers it covers publish.
     pub fn synced_to(&self, ticket: u64) {
         self.synced.fetch_max(ticket, Ordering::AcqRel);
+        let s = self.state.lock();
+        if s.waiters > 0 {
+            self.changed.notify_all();
+        }
     }
 
-    /// Returns once the record of `ticket` is durable. If it is not yet and
-    /// no sync is running, this thread runs `sync` (which makes every record
-    /// handed to the WAL before it started durable and returns the ticket it
-    /// covers); otherwise it waits for the running sync and checks again.
-    /// An error of `sync` is returned to the thread that ran it; the others
-    /// try again (and `sync` then refuses, the database being poisoned).
-    pub fn wait_durable(&self, ticket: u64, sync: impl Fn() -> Result<u64>) -> Result<()> {
-        if self.synced.load(Ordering::Acquire) >= ticket {
-            return Ok(());
-        }
-        let mut s = self.sync.lock();
+    /// Publishes seqnos `prev + 1 ..= last` (inserted into the memtable) to
+    /// readers through `visible`, in the order writers took them: `prev` is
+    /// the last seqno the previous writer took (0 for the first writer since
+    /// the open; seqnos between `prev` and this writer's first were taken
+    /// by an ingest, which publishes its own). With a `ticket` (not 0) the
+    /// seqnos are published only once that record is durable; if it is not
+    /// yet and no sync is running, this thread runs `sync` (which makes
+    /// every record handed to the WAL before it started durable and
+    /// returns the ticket it covers). Returns once the seqnos are
+    /// published: `Ok` if the record is durable, else the error of the
+    /// sync that failed (the seqnos are published all the same, so later
+    /// writers do not wait forever; the database is poisoned and no later
+    /// write is acknowledged).
+    pub fn finish(
+        &self,
+        visible: &AtomicU64,
+        prev: SeqNo,
+        last: SeqNo,
+        ticket: u64,
+        sync: impl Fn() -> Result<u64>,
+    ) -> Result<()> {
+        let mut s = self.state.lock();
+        s.done.insert(prev, (last, ticket));
         loop {
-            if self.synced.load(Ordering::Acquire) >= ticket {
-                return Ok(());
+            self.advance(&mut s, visible);
+            let synced = self.synced.load(Ordering::Acquire);
+            if s.cursor >= last {
+                return match &s.failed {
+                    Some(e) if synced < ticket => Err(e.clone()),
+                    _ => Ok(()),
+                };
             }
-            if !s.running {
-                s.running = true;
+            if ticket > synced && !s.syncing && s.failed.is_none() {
+                s.syncing = true;
                 drop(s);
                 let result = sync();
-                if let Ok(covered) = result {
-                    self.synced_to(covered);
+                if let Ok(covered) = &result {
+                    self.synced.fetch_max(*covered, Ordering::AcqRel);
                 }
-                s = self.sync.lock();
-                s.running = false;
+                s = self.state.lock();
+                s.syncing = false;
+                if let Err(e) = result {
+                    s.failed = Some(e);
+                }
                 if s.waiters > 0 {
-                    self.sync_cv.notify_all();
+                    // Writers it did not cover: one of them syncs next.
+                    self.changed.notify_all();
                 }
-                result?;
                 continue;
             }
             s.waiters += 1;
-            self.sync_cv.wait(&mut s);
+            self.changed.wait(&mut s);
             s.waiters -= 1;
         }
     }
 
-    /// Publishes seqnos up to `last` (inserted into the memtable) to
-    /// readers through `visible`, in the order writers took them: `prev` is
-    /// the last seqno the previous writer took (0 for the first writer since
-    /// the open; seqnos between `prev` and this writer's first were taken
-    /// by an ingest, which publishes its own). Returns once this writer's
-    /// seqnos are published. If the previous writer has not published yet,
-    /// the range is left for it to publish and this thread waits.
+    /// [`Pipeline::finish`] for a record that need not be synced first.
     pub fn publish(&self, visible: &AtomicU64, prev: SeqNo, last: SeqNo) {
-        let mut p = self.publish.lock();
-        if p.cursor == prev {
-            p.cursor = last;
-            let p = &mut *p;
-            while let Some(next) = p.done.remove(&p.cursor) {
-                p.cursor = next;
+        // With ticket 0 `sync` is never called and no error returned.
+        let _ = self.finish(visible, prev, last, 0, || Ok(0));
+    }
+
+    /// Moves the cursor over every registered writer that may be published
+    /// now (in order, durable if it must be), makes them visible and wakes
+    /// them.
+    fn advance(&self, s: &mut State, visible: &AtomicU64) {
+        let synced = self.synced.load(Ordering::Acquire);
+        let start = s.cursor;
+        while let Some(&(last, ticket)) = s.done.get(&s.cursor) {
+            if ticket > synced && s.failed.is_none() {
+                break;
             }
-            visible.fetch_max(p.cursor, Ordering::AcqRel);
-            if p.waiters > 0 {
-                self.publish_cv.notify_all();
+            s.done.remove(&s.cursor);
+            s.cursor = last;
+        }
+        if s.cursor != start {
+            visible.fetch_max(s.cursor, Ordering::AcqRel);
+            if s.waiters > 0 {
+                self.changed.notify_all();
             }
-            return;
         }
-        p.done.insert(prev, last);
-        p.waiters += 1;
-        while p.cursor < last {
-            self.publish_cv.wait(&mut p);
-        }
-        p.waiters -= 1;
     }
 
     /// Waits until every writer up to the one that took seqno `last` has
     /// published. REQUIRES: no writer takes a seqno meanwhile (commit
     /// leadership is held).
     pub fn wait_published(&self, last: SeqNo) {
-        let mut p = self.publish.lock();
-        p.waiters += 1;
-        while p.cursor < last {
-            self.publish_cv.wait(&mut p);
+        let mut s = self.state.lock();
+        s.waiters += 1;
+        while s.cursor < last {
+            self.changed.wait(&mut s);
         }
-        p.waiters -= 1;
+        s.waiters -= 1;
     }
 }
 
@@ -173,6 +195,7 @@ mod tests {
     #[test]
     fn a_covered_ticket_needs_no_sync() {
         let p = Pipeline::default();
+        let visible = AtomicU64::new(0);
         let t1 = p.handed_to_wal();
         let t2 = p.handed_to_wal();
         let calls = AtomicU64::new(0);
@@ -180,22 +203,69 @@ mod tests {
             calls.fetch_add(1, Ordering::Relaxed);
             Ok(2)
         };
-        p.wait_durable(t1, sync).unwrap();
-        p.wait_durable(t2, sync).unwrap();
+        p.finish(&visible, 0, 1, t1, sync).unwrap();
+        p.finish(&visible, 1, 2, t2, sync).unwrap();
         assert_eq!(
             calls.load(Ordering::Relaxed),
             1,
             "the second record rode on the first sync"
         );
+        assert_eq!(visible.load(Ordering::Acquire), 2);
     }
 
     #[test]
-    fn a_failed_sync_is_returned_and_the_next_writer_tries_again() {
+    fn a_failed_sync_fails_every_writer_it_did_not_make_durable() {
         let p = Pipeline::default();
-        let t = p.handed_to_wal();
-        let err = p.wait_durable(t, || Err(crate::Error::Closed));
+        let visible = AtomicU64::new(0);
+        let t1 = p.handed_to_wal();
+        p.finish(&visible, 0, 1, t1, || Ok(1)).unwrap();
+        let t2 = p.handed_to_wal();
+        let t3 = p.handed_to_wal();
+        let err = p.finish(&visible, 1, 2, t2, || Err(crate::Error::Closed));
         assert!(matches!(err, Err(crate::Error::Closed)), "{err:?}");
-        p.wait_durable(t, || Ok(1)).unwrap();
+        let err = p.finish(&visible, 2, 3, t3, || panic!("no sync after a failed one"));
+        assert!(matches!(err, Err(crate::Error::Closed)), "{err:?}");
+        // Published all the same: nothing waits for them forever.
+        assert_eq!(visible.load(Ordering::Acquire), 3);
+        p.wait_published(3);
+    }
+
+    #[test]
+    fn a_sync_writer_is_not_visible_before_its_record_is_durable() {
+        let p = Arc::new(Pipeline::default());
+        let visible = Arc::new(AtomicU64::new(0));
+        let t1 = p.handed_to_wal();
+        let (gate_tx, gate_rx) = std::sync::mpsc::channel::<()>();
+        let gate = std::sync::Mutex::new(gate_rx);
+        let syncer = {
+            let (p, visible) = (Arc::clone(&p), Arc::clone(&visible));
+            std::thread::spawn(move || {
+                p.finish(&visible, 0, 1, t1, || {
+                    gate.lock().unwrap().recv().unwrap();
+                    Ok(1)
+                })
+            })
+        };
+        while !p.state.lock().syncing {
+            std::thread::yield_now();
+        }
+        // A later writer that needs no sync waits for the earlier one.
+        let later = {
+            let (p, visible) = (Arc::clone(&p), Arc::clone(&visible));
+            std::thread::spawn(move || p.publish(&visible, 1, 2))
+        };
+        while p.state.lock().waiters == 0 {
+            std::thread::yield_now();
+        }
+        assert_eq!(
+            visible.load(Ordering::Acquire),
+            0,
+            "nothing before the sync"
+        );
+        gate_tx.send(()).unwrap();
+        syncer.join().unwrap().unwrap();
+        later.join().unwrap();
+        assert_eq!(visible.load(Ordering::Acquire), 2);
     }
 
     #[test]
@@ -207,7 +277,7 @@ mod tests {
             let (p, visible) = (Arc::clone(&p), Arc::clone(&visible));
             std::thread::spawn(move || p.publish(&visible, 2, 4))
         };
-        while p.publish.lock().waiters == 0 {
+        while p.state.lock().waiters == 0 {
             std::thread::yield_now();
         }
         assert_eq!(
@@ -218,7 +288,7 @@ mod tests {
         p.publish(&visible, 0, 2);
         late.join().unwrap();
         assert_eq!(visible.load(Ordering::Acquire), 4);
-        assert!(p.publish.lock().done.is_empty());
+        assert!(p.state.lock().done.is_empty());
     }
 
     /// Before the fix, a writer published only once `visible` reached its
@@ -240,20 +310,31 @@ mod tests {
     #[test]
     fn many_writers_share_syncs_and_publish_everything() {
         let p = Arc::new(Pipeline::default());
+        let visible = Arc::new(AtomicU64::new(0));
+        // The commit lock: a ticket and seqnos taken together.
+        let seqnos = Arc::new(Mutex::new(0u64));
         let syncs = Arc::new(AtomicU64::new(0));
         let threads: Vec<_> = (0..8)
             .map(|_| {
-                let (p, syncs) = (Arc::clone(&p), Arc::clone(&syncs));
+                let (p, visible) = (Arc::clone(&p), Arc::clone(&visible));
+                let (seqnos, syncs) = (Arc::clone(&seqnos), Arc::clone(&syncs));
                 std::thread::spawn(move || {
                     for _ in 0..200 {
-                        let t = p.handed_to_wal();
+                        let (t, prev, last) = {
+                            let mut q = seqnos.lock();
+                            let prev = *q;
+                            *q += 1;
+                            (p.handed_to_wal(), prev, *q)
+                        };
                         p.inserted();
-                        p.wait_durable(t, || {
+                        p.finish(&visible, prev, last, t, || {
                             syncs.fetch_add(1, Ordering::Relaxed);
+                            let covered = p.written();
                             std::thread::sleep(std::time::Duration::from_micros(200));
-                            Ok(p.written())
+                            Ok(covered)
                         })
                         .unwrap();
+                        assert!(visible.load(Ordering::Acquire) >= last);
                     }
                 })
             })
@@ -262,6 +343,7 @@ mod tests {
             t.join().unwrap();
         }
         assert_eq!(p.synced.load(Ordering::Acquire), 1600);
+        assert_eq!(visible.load(Ordering::Acquire), 1600);
         assert!(
             syncs.load(Ordering::Relaxed) < 1600,
             "some records shared a sync"
