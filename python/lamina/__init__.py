@@ -110,8 +110,8 @@ def open(path: str | bytes | _os.PathLike[Any], flag: str = "r", mode: int = 0o6
     ``'none'``; the default is ``'os'``: each write reaches the OS before the
     call returns, so it survives the process being killed),
     ``memory_budget`` (bytes the database may hold in memory: block cache,
-    memtables, index and filter blocks together; by default a sixteenth of
-    the machine's memory, from 64 MiB to 256 MiB), ``cache_size``,
+    memtables, index and filter blocks together; by default an eighth of
+    the machine's memory, from 64 MiB to 1 GiB), ``cache_size``,
     ``memtable_size``, ``block_size``, ``compression`` (``'lz4'``, ``'zstd'``,
     ``'none'``), ``bloom_bits_per_key``, ``blob_threshold`` (values of at
     least this many bytes, 8192 by default, are kept in blob files apart from

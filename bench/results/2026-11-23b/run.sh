@@ -25,5 +25,7 @@ du -sb /tmp/rdb-db >> $R/db_bench_large.txt; rm -rf /tmp/rdb-db
 echo "large values done $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)" >> $R/LOG
 target/release/lamina bench commit -q --seconds 2 --csv $R/commit.csv > $R/commit_rust.txt 2>&1
 $PY bench/commit_threads.py --threads 1,2,4,8,16,32 --seconds 2 --csv $R/commit_py.csv > $R/commit_py.txt 2>&1
+# testfile again, right after lamina's commits (the disk's fsync rate moves within minutes).
+target/release/lamina bench commit -q --threads 1 --seconds 1 > $R/commit_testfile_after.txt 2>&1
 echo "commit done $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)" >> $R/LOG
 echo "end $(date -u +%H:%M:%S)" >> $R/LOG

@@ -31,8 +31,8 @@ struct Cli {
     #[arg(long, global = true, value_name = "SECONDS", default_value_t = 5.0)]
     progress_interval: f64,
     /// Memory the database may hold: block cache, memtables, index and filter
-    /// blocks together (e.g. 512M). Default: a sixteenth of the machine's
-    /// memory, from 64 MiB to 256 MiB.
+    /// blocks together (e.g. 512M). Default: an eighth of the machine's
+    /// memory, from 64 MiB to 1 GiB.
     #[arg(long, global = true, value_name = "BYTES", value_parser = bench::parse_size)]
     memory_budget: Option<u64>,
     #[command(subcommand)]

@@ -26,9 +26,9 @@ pub(crate) const DEFAULT_MEMTABLE_SIZE: usize = 64 << 20;
 /// The default cache size; a cache of this size is derived from the budget.
 pub(crate) const DEFAULT_CACHE_SIZE: usize = 256 << 20;
 /// Smallest and largest default budget, in bytes.
-const DEFAULT_BUDGET_RANGE: (u64, u64) = (64 << 20, 256 << 20);
+const DEFAULT_BUDGET_RANGE: (u64, u64) = (64 << 20, 1 << 30);
 /// The default budget is this fraction (1/n) of the machine's memory.
-const DEFAULT_BUDGET_SHARE: u64 = 16;
+const DEFAULT_BUDGET_SHARE: u64 = 8;
 /// Smallest memtable derived from a budget.
 const MIN_MEMTABLE: usize = 64 << 10;
 
@@ -72,8 +72,8 @@ pub(crate) fn resolve(mut opts: Options) -> (Options, bool) {
     (opts, s.charged)
 }
 
-/// The default budget: a sixteenth of the machine's memory, at least 64 MiB
-/// and at most 256 MiB (64 MiB when the machine's memory cannot be read).
+/// The default budget: an eighth of the machine's memory, at least 64 MiB
+/// and at most 1 GiB (64 MiB when the machine's memory cannot be read).
 pub fn default_memory_budget() -> usize {
     let ram = machine_memory().unwrap_or(0);
     let (lo, hi) = DEFAULT_BUDGET_RANGE;
