@@ -98,3 +98,15 @@ def test_bulk_load_sorts_under_a_memory_bound_and_the_last_pair_wins(tmp_path):
     assert not [f for f in os.listdir(path) if f.endswith(".tmp")]
     with pytest.raises(TypeError):
         lamina.bulk_load(path, [b"not a pair"])
+
+
+def test_default_block_size_is_a_real_block_size(tmp_path):
+    # Without block_size the writer cuts blocks of the default 16 KiB (as
+    # block_size=16384 does), not one block per entry.
+    def size(name, **options):
+        with lamina.TableWriter(tmp_path / name, **options) as w:
+            for i in range(20_000):
+                w.put(b"key%08d" % i, b"v" * 64)
+            return w.finish()["file_size"]
+
+    assert size("default.sst") == size("explicit.sst", block_size=16384)

@@ -20,7 +20,8 @@ use std::sync::Arc;
 pub struct TableWriterOptions {
     /// Compression of data and index blocks. Default: LZ4.
     pub compression: Compression,
-    /// Uncompressed size at which a data block is cut. Default: 16 KiB.
+    /// Uncompressed size at which a data block is cut. Default: 16 KiB; 0
+    /// (what `Options::block_size` holds by default) also means 16 KiB.
     pub block_size: usize,
     /// Bloom filter bits per key; 0 for none. Default: 10.
     pub bloom_bits_per_key: u32,
@@ -136,8 +137,13 @@ impl TableWriter {
             return Err(Error::AlreadyExists(path));
         }
         let file = opts.fs.create(&path).map_err(|e| Error::io(&path, e))?;
+        // A table written alone has seen no flush to choose a size from.
+        let block_size = match opts.block_size {
+            crate::tuning::AUTOMATIC => crate::tuning::FIRST_BLOCK,
+            n => n,
+        };
         let table = TableOptions {
-            block_size: opts.block_size,
+            block_size,
             compression: opts.compression,
             bloom_bits_per_key: opts.bloom_bits_per_key,
             ..TableOptions::default()
@@ -145,7 +151,7 @@ impl TableWriter {
         let mut builder = TableBuilder::new(file, path.clone(), table);
         builder.set_writer_props(WriterProps::new(
             opts.compression as u64,
-            opts.block_size as u64,
+            block_size as u64,
             u64::from(opts.bloom_bits_per_key),
             ks,
         ));

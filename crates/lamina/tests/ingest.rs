@@ -639,3 +639,29 @@ fn a_crash_at_every_sync_point_of_an_ingest_leaves_all_or_nothing() {
     }
     assert!(seen_after, "the ingest never became durable");
 }
+
+/// `block_size: 0` (what `Options::block_size` holds by default, and what
+/// the Python binding passes when none is given) writes blocks of the
+/// default size, not one block per entry.
+#[test]
+fn a_zero_block_size_writes_default_blocks() {
+    let fs = MemFs::new();
+    let size_with = |block_size: usize, path: &str| {
+        let mut w = TableWriter::create(
+            Path::new(path),
+            TableWriterOptions {
+                block_size,
+                ..writer_opts(&fs, None)
+            },
+        )
+        .expect("create");
+        for i in 0..20_000u32 {
+            w.put(format!("key{i:08}").as_bytes(), &[b'v'; 64])
+                .expect("put");
+        }
+        w.finish().expect("finish").file_size
+    };
+    let zero = size_with(0, "/zero.sst");
+    let default = size_with(TableWriterOptions::default().block_size, "/default.sst");
+    assert_eq!(zero, default, "block_size 0 is the default size");
+}
