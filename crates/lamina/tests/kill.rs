@@ -1,5 +1,11 @@
-//! A real process writing with `Durability::Sync` is killed with SIGKILL at
-//! random moments; every write it acknowledged must be there after reopen.
+//! A real process is killed with SIGKILL while it writes; every write it
+//! acknowledged must be there after reopen. Two writers:
+//!
+//! - `Durability::Sync` batches (with merges), killed at random moments;
+//! - the default durability (`Os`, copied into a shared mapping of the WAL
+//!   segment, docs/design.md#durability-contract): the mapped pages belong
+//!   to the kernel's page cache, not to the process. Each round also checks,
+//!   in `/proc`, that the child had a WAL segment mapped when it was killed.
 //!
 //! The test binary re-runs itself as the child (selected by an environment
 //! variable), so no helper program is needed.
@@ -7,99 +13,134 @@
 use lamina::{Batch, Db, Durability, Options};
 use rand::Rng;
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 const CHILD_ENV: &str = "LAMINA_KILL_CHILD_DB";
+const START_ENV: &str = "LAMINA_KILL_START";
 
-fn value(i: u64) -> Vec<u8> {
+fn key(i: u64) -> Vec<u8> {
+    format!("key{i:010}").into_bytes()
+}
+
+fn sync_value(i: u64) -> Vec<u8> {
     format!("value-{i}-{}", "x".repeat((i % 50) as usize)).into_bytes()
 }
 
-/// The child: writes keys from `start` on, one Sync write each, and prints
-/// each index once the write has returned.
-fn child(path: &str) {
+fn os_value(i: u64) -> Vec<u8> {
+    format!("os-value-{i}-{}", "y".repeat((i % 60) as usize)).into_bytes()
+}
+
+/// The child's side: if this process is the child, opens the database with
+/// `memtable_size`, writes indexes from the start given on and prints each
+/// once `write` has returned (never returning itself); otherwise returns.
+fn run_child_if_asked(memtable_size: usize, write: impl Fn(&Db, u64)) {
+    let Ok(path) = std::env::var(CHILD_ENV) else {
+        return;
+    };
     let opts = Options {
-        memtable_size: 256 << 10,
+        memtable_size,
         ..Options::default()
     };
-    let db = Db::open(path, opts).expect("child open");
-    let start: u64 = std::env::var("LAMINA_KILL_START")
+    let db = Db::open(&path, opts).expect("child open");
+    let start: u64 = std::env::var(START_ENV)
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
     let mut out = std::io::stdout().lock();
     for i in start.. {
-        let mut b = Batch::new();
-        b.put(format!("key{i:010}").as_bytes(), &value(i));
-        if i % 7 == 0 {
-            b.merge(b"counter", &1u64.to_le_bytes());
-        }
-        db.write_with(b, Durability::Sync).expect("child write");
+        write(&db, i);
         writeln!(out, "{i}").expect("stdout");
         out.flush().expect("flush stdout");
     }
 }
 
+/// Starts this test binary as the child running `test`, writing into `path`
+/// from `start`; the thread returns the last index the child acknowledged.
+fn spawn_child(test: &str, path: &Path, start: u64) -> (Child, JoinHandle<Option<u64>>) {
+    let exe = std::env::current_exe().expect("current exe");
+    let mut proc = Command::new(exe)
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env(CHILD_ENV, path)
+        .env(START_ENV, start.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn child");
+    let stdout = proc.stdout.take().expect("child stdout");
+    let reader = std::thread::spawn(move || {
+        let mut last = None;
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Ok(i) = line.trim().parse::<u64>() {
+                last = Some(i);
+            }
+        }
+        last
+    });
+    (proc, reader)
+}
+
+/// SIGKILL: no destructor, no flush, no close runs in the child. Returns
+/// the last index it acknowledged, or `acked` if it acknowledged none.
+fn kill(mut proc: Child, reader: JoinHandle<Option<u64>>, acked: Option<u64>) -> Option<u64> {
+    proc.kill().expect("kill child");
+    proc.wait().expect("reap child");
+    reader.join().expect("reader thread").or(acked)
+}
+
+/// Checks `db` and returns where the next child starts: after the last key
+/// that survived (keys after the last acknowledgement may or may not be there).
+fn check_and_resume(db: &Db, round: usize, acked: Option<u64>) -> Option<u64> {
+    let report = db.check().expect("check");
+    assert!(report.is_ok(), "round {round}: {:?}", report.problems);
+    match db.range(&b"key"[..]..&b"kez"[..]).next_back() {
+        Some(Ok((k, _))) => {
+            let n: u64 = String::from_utf8_lossy(k.get(3..).expect("key digits"))
+                .parse()
+                .expect("key number");
+            Some(acked.map_or(n, |a| a.max(n)))
+        }
+        _ => acked,
+    }
+}
+
+/// Every acknowledged key up to `a` (the last `depth` of them) has its value.
+fn assert_acknowledged(db: &Db, round: usize, a: u64, depth: usize, value: fn(u64) -> Vec<u8>) {
+    for i in (0..=a).rev().take(depth) {
+        let got = db.get(&key(i)).expect("get");
+        assert_eq!(
+            got,
+            Some(value(i)),
+            "round {round}: acknowledged key {i} of {a} is missing or wrong"
+        );
+    }
+}
+
 #[test]
 fn sigkill_loses_no_acknowledged_write() {
-    if let Ok(path) = std::env::var(CHILD_ENV) {
-        child(&path);
-        return;
-    }
+    run_child_if_asked(256 << 10, |db, i| {
+        let mut b = Batch::new();
+        b.put(&key(i), &sync_value(i));
+        if i % 7 == 0 {
+            b.merge(b"counter", &1u64.to_le_bytes());
+        }
+        db.write_with(b, Durability::Sync).expect("child write");
+    });
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("db");
-    let exe = std::env::current_exe().expect("current exe");
     let mut rng = rand::thread_rng();
     let mut acked: Option<u64> = None;
     for round in 0..6 {
         let start = acked.map_or(0, |a| a + 1);
-        let mut proc = Command::new(&exe)
-            .args([
-                "--exact",
-                "sigkill_loses_no_acknowledged_write",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(CHILD_ENV, &path)
-            .env("LAMINA_KILL_START", start.to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn child");
-        let stdout = proc.stdout.take().expect("child stdout");
-        let lifetime = Duration::from_millis(rng.gen_range(50..600));
-        let started = Instant::now();
-        let reader = std::thread::spawn(move || {
-            let mut last = None;
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if let Ok(i) = line.trim().parse::<u64>() {
-                    last = Some(i);
-                }
-            }
-            last
-        });
-        while started.elapsed() < lifetime {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        // SIGKILL: no destructor, no flush, no close runs in the child.
-        proc.kill().expect("kill child");
-        proc.wait().expect("reap child");
-        let last = reader.join().expect("reader thread");
-        if let Some(l) = last {
-            acked = Some(l);
-        }
+        let (proc, reader) = spawn_child("sigkill_loses_no_acknowledged_write", &path, start);
+        std::thread::sleep(Duration::from_millis(rng.gen_range(50..600)));
+        acked = kill(proc, reader, acked);
         let db = Db::open(&path, Options::default()).expect("reopen after kill");
         if let Some(a) = acked {
-            for i in (0..=a).rev().take(2000) {
-                let got = db.get(format!("key{i:010}").as_bytes()).expect("get");
-                assert_eq!(
-                    got,
-                    Some(value(i)),
-                    "round {round}: acknowledged key {i} of {a} is missing or wrong"
-                );
-            }
+            assert_acknowledged(&db, round, a, 2000, sync_value);
             let counter = db
                 .get(b"counter")
                 .expect("get counter")
@@ -110,20 +151,49 @@ fn sigkill_loses_no_acknowledged_write() {
                 "round {round}: counter {n} lost acknowledged merges (acked {a})"
             );
         }
-        let report = db.check().expect("check");
-        assert!(report.is_ok(), "round {round}: {:?}", report.problems);
-        // Keys written after the last acknowledgement may or may not be there;
-        // continue writing after whatever survived.
-        if let Some(Ok((k, _))) = db.range(&b"key"[..]..&b"kez"[..]).next_back() {
-            let n: u64 = String::from_utf8_lossy(&k[3..])
-                .parse()
-                .expect("key number");
-            acked = Some(acked.map_or(n, |a| a.max(n)));
-        }
+        acked = check_and_resume(&db, round, acked);
         db.close().expect("close");
     }
     assert!(
         acked.is_some_and(|a| a > 0),
         "the child never acknowledged a write"
     );
+}
+
+/// Whether process `pid` has a `.wal` file mapped.
+fn maps_a_wal(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/maps"))
+        .map(|m| m.lines().any(|l| l.trim_end().ends_with(".wal")))
+        .unwrap_or(false)
+}
+
+#[test]
+fn sigkill_loses_no_acknowledged_os_write_written_through_the_mapping() {
+    const TEST: &str = "sigkill_loses_no_acknowledged_os_write_written_through_the_mapping";
+    run_child_if_asked(512 << 10, |db, i| {
+        db.put(&key(i), &os_value(i)).expect("child put");
+    });
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("db");
+    let mut acked: Option<u64> = None;
+    for (round, millis) in [150u64, 400, 250, 700].into_iter().enumerate() {
+        let start = acked.map_or(0, |a| a + 1);
+        let (proc, reader) = spawn_child(TEST, &path, start);
+        let started = Instant::now();
+        let mut mapped = false;
+        while started.elapsed() < Duration::from_millis(millis) || !mapped {
+            std::thread::sleep(Duration::from_millis(5));
+            mapped = mapped || maps_a_wal(proc.id());
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "round {round}: the child never mapped a WAL segment"
+            );
+        }
+        acked = kill(proc, reader, acked);
+        let db = Db::open(&path, Options::default()).expect("reopen after kill");
+        let a = acked.expect("the child acknowledged a write");
+        assert_acknowledged(&db, round, a, 5000, os_value);
+        acked = check_and_resume(&db, round, acked);
+        db.close().expect("close");
+    }
 }
