@@ -200,7 +200,8 @@ pub fn ingest<'py>(
 /// of at most `memory` bytes, written to tables and ingested at once. Of
 /// several pairs with one key the last wins. Returns the number of pairs
 /// read. `options` are as for `lamina.open`; the database must not be open
-/// read-write elsewhere.
+/// read-write elsewhere. On an error nothing is loaded, and a database the
+/// call created is removed.
 #[pyfunction]
 #[pyo3(signature = (path, pairs, *, memory=64 << 20, keyspace=None, **options))]
 fn bulk_load(
@@ -213,16 +214,47 @@ fn bulk_load(
 ) -> PyResult<u64> {
     let o = options::from_kwargs(options)?;
     let table_size = o.target_table_size.max(1 << 20);
+    // A database this call creates is removed again if the load fails: the
+    // ingest is all or nothing, and nothing is left behind either.
+    let existed = path.join("CURRENT").exists();
+    let dir_existed = path.is_dir();
     std::fs::create_dir_all(&path).map_err(|e| to_py(lamina::Error::io(&path, e)))?;
     let db = py.detach(|| lamina::Db::open(&path, o)).map_err(to_error)?;
-    let mut loader = lamina::BulkLoader::new(
-        &db,
-        lamina::BulkLoadOptions {
-            memory_bytes: memory.max(1),
-            table_size,
-            keyspace,
-        },
-    );
+    let opts = lamina::BulkLoadOptions {
+        memory_bytes: memory.max(1),
+        table_size,
+        keyspace,
+    };
+    match load_pairs(py, &db, opts, pairs) {
+        Ok(count) => {
+            py.detach(|| db.close()).map_err(to_error)?;
+            Ok(count)
+        }
+        Err(e) => {
+            py.detach(|| {
+                let _ = db.close();
+                if !existed {
+                    // `destroy` removes the directory once empty: one the
+                    // caller made stays.
+                    let _ = lamina::Db::destroy(&path, &lamina::Options::default());
+                    if dir_existed {
+                        let _ = std::fs::create_dir_all(&path);
+                    }
+                }
+            });
+            Err(e)
+        }
+    }
+}
+
+/// Feeds `pairs` to a bulk loader of `db` and ingests what it built.
+fn load_pairs(
+    py: Python<'_>,
+    db: &lamina::Db,
+    opts: lamina::BulkLoadOptions,
+    pairs: &Bound<'_, PyAny>,
+) -> PyResult<u64> {
+    let mut loader = lamina::BulkLoader::new(db, opts);
     let mut chunk: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(CHUNK);
     let mut count = 0u64;
     let feed = |chunk: &mut Vec<(Vec<u8>, Vec<u8>)>, loader: &mut lamina::BulkLoader| {
@@ -247,8 +279,7 @@ fn bulk_load(
         }
     }
     feed(&mut chunk, &mut loader)?;
-    py.detach(|| loader.finish().and_then(|_| db.close()))
-        .map_err(to_error)?;
+    py.detach(|| loader.finish()).map_err(to_error)?;
     Ok(count)
 }
 

@@ -110,3 +110,32 @@ def test_default_block_size_is_a_real_block_size(tmp_path):
             return w.finish()["file_size"]
 
     assert size("default.sst") == size("explicit.sst", block_size=16384)
+
+
+def test_a_failed_bulk_load_leaves_nothing_behind(tmp_path):
+    # Into a new path: the database the call created is removed again.
+    new = tmp_path / "new"
+    with pytest.raises(TypeError, match="values must be bytes or str"):
+        lamina.bulk_load(str(new), [(b"a", b"1"), (b"b", 2)])
+    assert not new.exists()
+    # Into an empty directory: emptied again, and left in place.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(TypeError, match="pairs"):
+        lamina.bulk_load(str(empty), [(b"a", b"1"), b"not a pair"])
+    assert empty.is_dir() and os.listdir(empty) == []
+    # A directory holding another file is refused before anything is written.
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    (mixed / "notes.txt").write_text("mine")
+    with pytest.raises(lamina.error, match="not a lamina database"):
+        lamina.bulk_load(str(mixed), [(b"a", b"1")])
+    assert sorted(os.listdir(mixed)) == ["notes.txt"]
+    # Into an existing database: it keeps what it held, and nothing is added.
+    db_path = tmp_path / "db"
+    with lamina.open(str(db_path), "c") as db:
+        db[b"kept"] = b"yes"
+    with pytest.raises(TypeError):
+        lamina.bulk_load(str(db_path), [(b"added", b"1"), (b"bad", 2)])
+    with lamina.open(str(db_path), "r") as db:
+        assert dict(db.items()) == {b"kept": b"yes"}
