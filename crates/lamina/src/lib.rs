@@ -39,7 +39,8 @@
 // every exception in one place. The list (docs/design.md#unsafe-code):
 // - `process`: registers a `pthread_atfork` child handler with libc (and,
 //   in its tests, forks).
-// - `budget`: asks libc for the machine's physical memory.
+// - `budget`: asks libc for the machine's physical memory, and has it return
+//   the allocator's free memory to the kernel (`malloc_trim`).
 // - `blob::map`: maps a blob file read-only (memmap2).
 // - `fs::mapping`: maps the space ahead of a WAL segment shared and
 //   writable, so that an `Os` commit is a copy with no system call.

@@ -33,5 +33,6 @@ impl Inner {
             .pending_compaction_bytes
             .store(pending, Ordering::Relaxed);
         self.recharge_memory();
+        crate::budget::release_free_memory();
     }
 }
