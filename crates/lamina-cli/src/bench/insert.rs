@@ -47,9 +47,10 @@ pub struct InsertArgs {
     /// Transactions: a durable (Sync) commit every 16,384 puts.
     #[arg(short = 'x')]
     pub transactions: bool,
-    /// Block cache in bytes (suffixes K, M, G).
-    #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "1G")]
-    pub cache_size: u64,
+    /// Block cache in bytes (suffixes K, M, G). Default: derived from the
+    /// memory budget (`--memory-budget`), memtables charged to it.
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    pub cache_size: Option<u64>,
     /// Memtable size in bytes (default: the engine's).
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub memtable_size: Option<u64>,
@@ -104,9 +105,9 @@ impl Writer<'_> {
 pub fn insert(args: &InsertArgs, path: &Path, ctx: &Ctx) -> Result<(), String> {
     let per = args.records_per_batch.max(1);
     let mut csv = Csv::open(args.common.csv.as_deref(), &CSV_HEADER)?;
-    let db = fresh_db(path, options(Some(args.cache_size), args.memtable_size)?)?;
+    let db = fresh_db(path, options(args.cache_size, args.memtable_size)?)?;
     println!(
-        "serial and random insertions of {per} per batch{} [lamina {} in Rust, cache {} B, \
+        "serial and random insertions of {per} per batch{} [lamina {} in Rust, {}, \
          random keys 64-bit]",
         if args.transactions {
             " (with transactions)"
@@ -114,7 +115,7 @@ pub fn insert(args: &InsertArgs, path: &Path, ctx: &Ctx) -> Result<(), String> {
             ""
         },
         super::VERSION,
-        args.cache_size
+        super::cache_note(args.cache_size)
     );
     let total = 2 * per * args.batches;
     let mut progress = Progress::new(

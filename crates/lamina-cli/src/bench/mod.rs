@@ -141,6 +141,14 @@ impl Drop for Workdir {
     }
 }
 
+/// The cache a benchmark's header names: the size given, or the budget's.
+pub fn cache_note(cache_size: Option<u64>) -> String {
+    match cache_size {
+        Some(c) => format!("cache {c} B"),
+        None => "cache from the memory budget".to_string(),
+    }
+}
+
 /// The CLI's options (which honour `LAMINA_INJECT_FAULT`) with a cache and
 /// memtable size where given.
 pub fn options(cache_size: Option<u64>, memtable_size: Option<u64>) -> Result<Options, String> {

@@ -32,9 +32,10 @@ pub struct MultiArgs {
     /// Stop at the first measurement past this many seconds.
     #[arg(long, value_name = "SECONDS")]
     pub max_seconds: Option<f64>,
-    /// Block cache in bytes (suffixes K, M, G).
-    #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "1G")]
-    pub cache_size: u64,
+    /// Block cache in bytes (suffixes K, M, G). Default: derived from the
+    /// memory budget (`--memory-budget`), memtables charged to it.
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    pub cache_size: Option<u64>,
     /// Memtable size in bytes (default: the engine's).
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub memtable_size: Option<u64>,
@@ -61,7 +62,7 @@ pub fn run(args: MultiArgs, ctx: &Ctx) -> Result<(), String> {
     )?;
     let db = fresh_db(
         dir.path(),
-        options(Some(args.cache_size), args.memtable_size)?,
+        options(args.cache_size, args.memtable_size)?,
     )?;
     let ks_err = |e: lamina::Error| format!("keyspace: {e}");
     let secondary = [

@@ -18,9 +18,10 @@ pub struct ScanArgs {
     /// Batches of the insert run that makes the database when --db holds none.
     #[arg(short = 'n', value_name = "BATCHES", default_value_t = 4)]
     pub batches: u64,
-    /// Block cache in bytes (suffixes K, M, G).
-    #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "1G")]
-    pub cache_size: u64,
+    /// Block cache in bytes (suffixes K, M, G). Default: derived from the
+    /// memory budget (`--memory-budget`), memtables charged to it.
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    pub cache_size: Option<u64>,
     /// Inserts per phase of the loading insert run (for tests).
     #[arg(long, hide = true, default_value_t = 1 << 20)]
     pub records_per_batch: u64,
@@ -31,7 +32,7 @@ pub struct ScanArgs {
 /// Runs `lamina bench scan`.
 pub fn run(args: ScanArgs, ctx: &Ctx) -> Result<(), String> {
     let dir = Workdir::new(&args.common, "scan");
-    let mut opts = options(Some(args.cache_size), None)?;
+    let mut opts = options(args.cache_size, None)?;
     opts.create_if_missing = false;
     let existing = dir.path().exists()
         && Db::open(dir.path(), opts.clone())

@@ -42,9 +42,10 @@ pub struct UpdateArgs {
     /// Operations per durable commit.
     #[arg(long, value_name = "OPS", default_value_t = 100)]
     pub ops_per_commit: usize,
-    /// Block cache in bytes (suffixes K, M, G).
-    #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "1G")]
-    pub cache_size: u64,
+    /// Block cache in bytes (suffixes K, M, G). Default: derived from the
+    /// memory budget (`--memory-budget`), memtables charged to it.
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    pub cache_size: Option<u64>,
     /// Memtable size in bytes (default: the engine's).
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub memtable_size: Option<u64>,
@@ -61,14 +62,14 @@ pub fn run(args: UpdateArgs, ctx: &Ctx) -> Result<(), String> {
     let mut csv = Csv::open(args.common.csv.as_deref(), &CSV_HEADER)?;
     let db = fresh_db(
         dir.path(),
-        options(Some(args.cache_size), args.memtable_size)?,
+        options(args.cache_size, args.memtable_size)?,
     )?;
     let per_commit = args.ops_per_commit.max(1);
     println!(
         "db-update: lamina {} in Rust, blind merge (add), {per_commit} ops per durable commit, \
-         cache {} B",
+         {}",
         super::VERSION,
-        args.cache_size
+        super::cache_note(args.cache_size)
     );
     let mut progress = Progress::new(
         "bench update",
