@@ -60,10 +60,7 @@ pub fn run(args: MultiArgs, ctx: &Ctx) -> Result<(), String> {
             "memlimit",
         ],
     )?;
-    let db = fresh_db(
-        dir.path(),
-        options(args.cache_size, args.memtable_size)?,
-    )?;
+    let db = fresh_db(dir.path(), options(args.cache_size, args.memtable_size)?)?;
     let ks_err = |e: lamina::Error| format!("keyspace: {e}");
     let secondary = [
         db.keyspace("secondary1").map_err(ks_err)?,

@@ -60,10 +60,7 @@ pub struct UpdateArgs {
 pub fn run(args: UpdateArgs, ctx: &Ctx) -> Result<(), String> {
     let dir = Workdir::new(&args.common, "update");
     let mut csv = Csv::open(args.common.csv.as_deref(), &CSV_HEADER)?;
-    let db = fresh_db(
-        dir.path(),
-        options(args.cache_size, args.memtable_size)?,
-    )?;
+    let db = fresh_db(dir.path(), options(args.cache_size, args.memtable_size)?)?;
     let per_commit = args.ops_per_commit.max(1);
     println!(
         "db-update: lamina {} in Rust, blind merge (add), {per_commit} ops per durable commit, \
