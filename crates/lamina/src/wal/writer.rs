@@ -229,13 +229,16 @@ impl LogWriter {
     /// Other logs, and file systems without mappings, always use `flush`;
     /// so do more than [`MAPPED_WRITE_MAX`] bytes at once, for which one
     /// `pwrite` costs less than the page faults of copying them through the
-    /// window (the window stays valid: the file does not grow).
+    /// window (a window mapped before stays valid: the file only grows).
     pub fn flush_mapped(&mut self) -> Result<()> {
         if self.buf.is_empty() {
             return Ok(());
         }
         let end = self.flushed.saturating_add(self.buf.len() as u64);
-        if self.buf.len() > MAPPED_WRITE_MAX && end <= self.window_end {
+        if self.buf.len() > MAPPED_WRITE_MAX {
+            // Nor is the window mapped again when this write grows the file:
+            // a stream of large records would map (and populate) every step
+            // of zeros ahead; the next small record maps it.
             return self.flush();
         }
         if end <= self.window_end {
