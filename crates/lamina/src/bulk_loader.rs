@@ -132,8 +132,18 @@ impl BulkLoader {
         )
     }
 
-    /// Sorts the buffered pairs (the last of equal keys wins).
+    /// Sorts the buffered pairs (the last of equal keys wins), after adding
+    /// the first of them to the shape the block size is chosen from, as a
+    /// flush does: the tables a bulk load writes into a new database are cut
+    /// into blocks chosen from its own data, not the size used before any
+    /// data was seen.
     fn sorted(&mut self) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut seen = crate::tuning::DataShape::default();
+        for (k, v) in self.pairs.iter().take(crate::tuning::SAMPLE) {
+            // Internal keys: the tree key and its 8-byte trailer.
+            seen.add(k.len() + 8, v.len());
+        }
+        self.db.inner().shape.lock().merge(&seen);
         let mut pairs = std::mem::take(&mut self.pairs);
         self.bytes = 0;
         // Stable: equal keys stay in the order added; keep the last.

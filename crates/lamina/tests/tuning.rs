@@ -2,7 +2,7 @@
 //! says, and the warning about a forced size far from the choice.
 
 use lamina::fs::MemFs;
-use lamina::{Compression, Db, Options, Stats};
+use lamina::{BulkLoadOptions, BulkLoader, Compression, Db, Options, Stats};
 use std::sync::Arc;
 
 /// Opens a database on a fresh in-memory file system with `block_size`,
@@ -90,4 +90,37 @@ fn after_a_reopen_the_choice_is_the_one_the_tables_were_written_with() {
     let s = db.stats();
     assert_eq!(written, 64 << 10);
     assert_eq!(s.block_size, written, "{}", s.block_size_reason);
+}
+
+/// A bulk load into a new database (no flush, no table to learn from)
+/// samples its own pairs: before, its tables were cut into the 16 KiB
+/// blocks used before any data is seen.
+#[test]
+fn a_bulk_load_into_a_new_database_cuts_blocks_chosen_from_its_data() {
+    let bulk_loaded = |block_size: usize| {
+        let opts = Options {
+            fs: Arc::new(MemFs::new()),
+            block_size,
+            compression: Compression::None,
+            bottom_compression: Compression::None,
+            ..Options::default()
+        };
+        let db = Db::open("/db", opts).expect("open");
+        let mut loader = BulkLoader::new(&db, BulkLoadOptions::default());
+        for i in 0..20_000u32 {
+            let v = format!("{:050}", u64::from(i) * 7919);
+            loader
+                .add(format!("k{i:08}").as_bytes(), v.as_bytes())
+                .expect("add");
+        }
+        loader.finish().expect("finish");
+        let stats = db.stats();
+        db.close().expect("close");
+        stats
+    };
+    let auto = bulk_loaded(0);
+    assert_eq!(auto.block_size, 64 << 10, "{}", auto.block_size_reason);
+    let forced = bulk_loaded(16 << 10);
+    let (a, f) = (index_bytes(&auto), index_bytes(&forced));
+    assert!(a > 0 && a * 2 < f, "index bytes: auto {a}, 16 KiB {f}");
 }
