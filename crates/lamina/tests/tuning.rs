@@ -5,17 +5,22 @@ use lamina::fs::MemFs;
 use lamina::{BulkLoadOptions, BulkLoader, Compression, Db, Options, Stats};
 use std::sync::Arc;
 
-/// Opens a database on a fresh in-memory file system with `block_size`,
-/// fills it (`fill`), and returns its stats.
-fn loaded(block_size: usize) -> Stats {
-    let opts = Options {
+/// Options of a fresh in-memory database with `block_size`, uncompressed
+/// (so that block sizes show in the index's size).
+fn uncompressed(block_size: usize) -> Options {
+    Options {
         fs: Arc::new(MemFs::new()),
         block_size,
         compression: Compression::None,
         bottom_compression: Compression::None,
         ..Options::default()
-    };
-    let db = Db::open("/db", opts).expect("open");
+    }
+}
+
+/// Opens a database on a fresh in-memory file system with `block_size`,
+/// fills it (`fill`), and returns its stats.
+fn loaded(block_size: usize) -> Stats {
+    let db = Db::open("/db", uncompressed(block_size)).expect("open");
     let before = db.stats();
     let first = if block_size == 0 {
         16 << 10
@@ -98,14 +103,7 @@ fn after_a_reopen_the_choice_is_the_one_the_tables_were_written_with() {
 #[test]
 fn a_bulk_load_into_a_new_database_cuts_blocks_chosen_from_its_data() {
     let bulk_loaded = |block_size: usize| {
-        let opts = Options {
-            fs: Arc::new(MemFs::new()),
-            block_size,
-            compression: Compression::None,
-            bottom_compression: Compression::None,
-            ..Options::default()
-        };
-        let db = Db::open("/db", opts).expect("open");
+        let db = Db::open("/db", uncompressed(block_size)).expect("open");
         let mut loader = BulkLoader::new(&db, BulkLoadOptions::default());
         for i in 0..20_000u32 {
             let v = format!("{:050}", u64::from(i) * 7919);
