@@ -139,6 +139,15 @@ impl BlockBuilder {
         }
     }
 
+    /// True when the next entry would start a restart interval past
+    /// [`MAX_HASHED_RESTARTS`], so that the block, finished later, could
+    /// keep no hash index: a block with one must be cut now.
+    pub fn hash_index_full(&self) -> bool {
+        self.hashes.is_some()
+            && self.restarts.len() >= MAX_HASHED_RESTARTS
+            && self.counter >= self.restart_interval
+    }
+
     /// Size the block would have if finished now.
     pub fn estimated_size(&self) -> usize {
         let hash_index = self.hashes.as_ref().map_or(0, |h| h.len() * 4 / 3 + 3);

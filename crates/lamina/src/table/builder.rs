@@ -174,7 +174,9 @@ impl TableBuilder {
         self.data.add(ikey, value);
         self.last_key.clear();
         self.last_key.extend_from_slice(ikey);
-        if self.data.estimated_size() >= self.opts.block_size {
+        // A block of small entries reaches the hash index's limit of restart
+        // points before 64 KiB: cut it there, so that it keeps its index.
+        if self.data.estimated_size() >= self.opts.block_size || self.data.hash_index_full() {
             self.flush_data_block()?;
         }
         Ok(())

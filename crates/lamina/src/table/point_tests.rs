@@ -116,6 +116,34 @@ proptest! {
     }
 }
 
+/// A 64 KiB block of small entries would pass the hash index's limit of
+/// restart points (and lose its index): such blocks are cut at the limit.
+#[test]
+fn blocks_of_small_entries_are_cut_where_the_hash_index_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = sample_entries(6000, 7);
+    let interval = 4;
+    let t = build(
+        &dir.path().join("t.sst"),
+        &model,
+        options(2, 64 << 10, interval),
+    );
+    let p = t.properties();
+    let per_block = (block_builder::MAX_HASHED_RESTARTS * interval) as u64;
+    assert!(
+        p.data_raw_bytes / p.data_blocks < 64 << 10,
+        "the test needs blocks the entry limit cuts: {} bytes a block",
+        p.data_raw_bytes / p.data_blocks
+    );
+    assert!(
+        p.data_blocks >= p.entries.div_ceil(per_block),
+        "{} entries in {} blocks: more than {per_block} a block",
+        p.entries,
+        p.data_blocks
+    );
+    check_lookups(&t, &model, &BTreeSet::new());
+}
+
 #[test]
 fn a_lookup_that_may_not_read_says_so_until_the_block_is_cached() {
     let dir = tempfile::tempdir().unwrap();
