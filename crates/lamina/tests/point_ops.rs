@@ -28,16 +28,24 @@ fn settle(db: &Db, place: Place) {
     }
 }
 
+/// A database in `dir` holding `live` (a value), `gone` (deleted) and
+/// `counter` (merge operands only, `operands` of them).
+fn with_live_gone_and_counter(dir: &std::path::Path, operands: usize) -> Db {
+    let db = Db::open(dir.join("db"), Options::default()).expect("open");
+    db.put(b"live", b"value").expect("put");
+    db.put(b"gone", b"value").expect("put");
+    db.delete(b"gone").expect("delete");
+    for _ in 0..operands {
+        db.merge(b"counter", &one()).expect("merge");
+    }
+    db
+}
+
 #[test]
 fn contains_and_get_with_agree_with_the_writes_wherever_the_entries_are() {
     for place in [Place::Memtable, Place::Level0, Place::Bottom] {
         let dir = tempfile::tempdir().expect("tempdir");
-        let db = Db::open(dir.path().join("db"), Options::default()).expect("open");
-        db.put(b"live", b"value").expect("put");
-        db.put(b"gone", b"value").expect("put");
-        db.delete(b"gone").expect("delete");
-        db.merge(b"counter", &one()).expect("merge");
-        db.merge(b"counter", &one()).expect("merge");
+        let db = with_live_gone_and_counter(dir.path(), 2);
         // A base the Add operator cannot fold: reading it fails, but the
         // key exists, and an existence check does not apply the operand.
         // (The base is flushed first: onto a base still in the active
@@ -273,11 +281,7 @@ fn remembered_rows_never_outlive_the_tables_they_were_read_from() {
 fn delete_existing_deletes_what_exists_and_writes_nothing_for_the_rest() {
     for place in [Place::Memtable, Place::Level0, Place::Bottom] {
         let dir = tempfile::tempdir().expect("tempdir");
-        let db = Db::open(dir.path().join("db"), Options::default()).expect("open");
-        db.put(b"live", b"value").expect("put");
-        db.put(b"gone", b"value").expect("put");
-        db.delete(b"gone").expect("delete");
-        db.merge(b"counter", &one()).expect("merge");
+        let db = with_live_gone_and_counter(dir.path(), 1);
         let ks = db.keyspace("other").expect("keyspace");
         ks.put(b"live", b"elsewhere").expect("put");
         settle(&db, place);

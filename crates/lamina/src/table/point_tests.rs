@@ -198,6 +198,35 @@ fn block(data: Vec<u8>) -> crate::Result<Arc<Block>> {
     Block::with_hash_index(data, Arc::from(Path::new("b.sst")), 40).map(Arc::new)
 }
 
+/// Blocks written before writers cut them at the hash index's limit: more
+/// than 254 restart points and so no buckets (docs/format.md
+/// #data-block-hash-index). `TableBuilder` no longer writes one; the block
+/// builder alone still does, and every key must still be found, by the
+/// binary search.
+#[test]
+fn a_block_past_the_restart_limit_has_no_buckets_and_still_reads() {
+    let model = sample_entries(400, 11);
+    let (data, _, count) = hashed_block(&model, 1);
+    let restarts = u32::from_le_bytes(data[data.len() - 4..].try_into().unwrap()) as usize;
+    assert!(restarts > block_builder::MAX_HASHED_RESTARTS, "{restarts} restart points");
+    assert_eq!(count, 0, "no buckets");
+    let b = block(data).unwrap();
+    b.verify_hash_index().unwrap();
+    let mut key = KeyBuf::new();
+    for tk in tree_keys(&model) {
+        let target = key::seek_key(&tk);
+        let h = key_hash(&tk);
+        assert_eq!(b.hash_seek(&tk, h, &target, &mut key).unwrap(), None);
+        let want = expected(&model, &tk, key::MAX_SEQNO).map(|(_, v)| v);
+        let found = b.seek_in_place(&target, &mut key).unwrap().map(|v| b.slice(v).to_vec());
+        // The first entry at or after the seek key is the newest of `tk`
+        // when it has one.
+        if let Some(want) = want {
+            assert_eq!(found, Some(want), "{tk:02x?}");
+        }
+    }
+}
+
 #[test]
 fn a_bucket_naming_a_missing_restart_point_is_corruption() {
     let model = sample_entries(60, 5);
