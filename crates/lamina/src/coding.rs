@@ -129,15 +129,25 @@ pub fn masked_crc_long(data: &[u8]) -> u32 {
 
 /// The masked CRC32C of the concatenation `a ‖ b`.
 pub fn masked_crc2(a: &[u8], b: &[u8]) -> u32 {
-    mask(crc32c::crc32c_append(crc32c::crc32c(a), b))
+    mask(crc_append(crc32c::crc32c(a), b))
 }
 
 /// Masked CRC32C of `a ‖ b ‖ c`.
 pub fn masked_crc3(a: &[u8], b: &[u8], c: &[u8]) -> u32 {
-    mask(crc32c::crc32c_append(
-        crc32c::crc32c_append(crc32c::crc32c(a), b),
-        c,
-    ))
+    mask(crc_append(crc32c::crc32c_append(crc32c::crc32c(a), b), c))
+}
+
+/// The CRC32C of `x ‖ data` from `crc`, the CRC32C of `x`: a long `data`
+/// by carry-less multiplication (as [`masked_crc_long`]) and combined.
+fn crc_append(crc: u32, data: &[u8]) -> u32 {
+    const LONG: usize = 4 << 10;
+    if data.len() < LONG {
+        return crc32c::crc32c_append(crc, data);
+    }
+    let alg = crc_fast::CrcAlgorithm::Crc32Iscsi;
+    let tail = crc_fast::checksum(alg, data);
+    let both = crc_fast::checksum_combine(alg, u64::from(crc), tail, data.len() as u64);
+    u32::try_from(both).unwrap_or_default()
 }
 
 fn mask(crc: u32) -> u32 {
@@ -147,6 +157,20 @@ fn mask(crc: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn crc_of_parts_is_the_crc_of_the_whole() {
+        let data: Vec<u8> = (0..40_000u32).map(|i| (i * 7 + i / 251) as u8).collect();
+        for len in [0, 1, 4095, 4096, 4097, 32 << 10, 40_000] {
+            let (a, rest) = data.split_at(3);
+            let (b, c) = rest.split_at(5);
+            let c = &c[..len.min(c.len())];
+            let whole = [a, b, c].concat();
+            assert_eq!(masked_crc3(a, b, c), masked_crc(&whole), "len {len}");
+            assert_eq!(masked_crc2(a, c), masked_crc(&[a, c].concat()), "len {len}");
+            assert_eq!(masked_crc_long(&whole), masked_crc(&whole), "len {len}");
+        }
+    }
 
     #[test]
     fn varint_round_trip() {

@@ -3,9 +3,10 @@
 
 use super::map::Mapping;
 use super::pointer::BlobPointer;
-use super::reader::{copy_value, read_value};
+use super::reader::{copy_value, copy_value_uninit, read_value};
 use crate::error::Result;
 use crate::fs::RandomAccessFile;
+use std::mem::MaybeUninit;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -48,6 +49,24 @@ impl BlobFile {
         match &self.map {
             Some(m) => copy_value(m.bytes(), &self.path, ptr, buf),
             None => read_value(self.file.as_ref(), &self.path, ptr, buf),
+        }
+    }
+
+    /// [`BlobFile::read_into`] a buffer not yet initialised; returns it,
+    /// initialised and verified. From the mapping it is one `memcpy` with
+    /// no zeroing before it.
+    pub fn read_into_uninit<'b>(
+        &self,
+        ptr: &BlobPointer,
+        buf: &'b mut [MaybeUninit<u8>],
+    ) -> Result<&'b [u8]> {
+        match &self.map {
+            Some(m) => copy_value_uninit(m.bytes(), &self.path, ptr, buf),
+            None => {
+                let mut v = vec![0u8; buf.len()];
+                read_value(self.file.as_ref(), &self.path, ptr, &mut v)?;
+                Ok(buf.write_copy_of_slice(&v))
+            }
         }
     }
 }

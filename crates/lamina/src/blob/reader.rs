@@ -7,6 +7,7 @@ use super::{FOOTER_LEN, HEADER_LEN, MAGIC, RECORD_HEADER_LEN, VERSION};
 use crate::coding::{get_u32, get_u64, masked_crc, masked_crc_long};
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
+use std::mem::MaybeUninit;
 use std::path::Path;
 
 /// Reads the value `ptr` names from `file` (at `path`) into `buf` and
@@ -39,13 +40,31 @@ pub(crate) fn copy_value(
     ptr: &BlobPointer,
     buf: &mut [u8],
 ) -> Result<()> {
-    check_bounds(path, ptr, buf.len(), file.len() as u64)?;
-    let from = usize::try_from(ptr.offset).ok();
-    let src = from
-        .and_then(|at| file.get(at..at.checked_add(buf.len())?))
-        .ok_or_else(|| Error::corruption(path, ptr.offset, "blob file ends inside a value"))?;
-    buf.copy_from_slice(src);
+    buf.copy_from_slice(value_in(file, path, ptr, buf.len())?);
     verify(path, ptr, buf)
+}
+
+/// [`copy_value`] into a buffer not yet initialised (a new Python `bytes`
+/// object's); returns it, initialised and verified.
+pub(crate) fn copy_value_uninit<'b>(
+    file: &[u8],
+    path: &Path,
+    ptr: &BlobPointer,
+    buf: &'b mut [MaybeUninit<u8>],
+) -> Result<&'b [u8]> {
+    let out = buf.write_copy_of_slice(value_in(file, path, ptr, buf.len())?);
+    verify(path, ptr, out)?;
+    Ok(out)
+}
+
+/// The bytes of the value `ptr` names in the whole file `file`, checked to
+/// be `len` bytes inside it.
+fn value_in<'f>(file: &'f [u8], path: &Path, ptr: &BlobPointer, len: usize) -> Result<&'f [u8]> {
+    check_bounds(path, ptr, len, file.len() as u64)?;
+    usize::try_from(ptr.offset)
+        .ok()
+        .and_then(|at| file.get(at..at.checked_add(len)?))
+        .ok_or_else(|| Error::corruption(path, ptr.offset, "blob file ends inside a value"))
 }
 
 fn check_bounds(path: &Path, ptr: &BlobPointer, buf_len: usize, file_len: u64) -> Result<()> {

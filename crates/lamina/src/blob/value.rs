@@ -3,6 +3,7 @@
 use super::file::BlobFile;
 use super::pointer::BlobPointer;
 use crate::error::Result;
+use std::mem::MaybeUninit;
 use std::sync::Arc;
 
 /// A value returned by [`crate::Db::get_lazy`]: either in memory, or a value
@@ -68,6 +69,26 @@ impl LazyValue {
                 Ok(())
             }
             Repr::Blob { file, pointer } => file.read_into(pointer, buf),
+        }
+    }
+
+    /// [`LazyValue::read_into`] a buffer not yet initialised (such as a
+    /// new Python `bytes` object's), which must be exactly
+    /// [`len`](Self::len) bytes: the value is copied in once, with no
+    /// zeroing before. Returns the buffer, initialised.
+    pub fn read_into_uninit<'b>(&self, buf: &'b mut [MaybeUninit<u8>]) -> Result<&'b [u8]> {
+        match &self.0 {
+            Repr::Inline(v) => {
+                if buf.len() != v.len() {
+                    return Err(crate::Error::InvalidArgument(format!(
+                        "a buffer of {} bytes for a value of {}",
+                        buf.len(),
+                        v.len()
+                    )));
+                }
+                Ok(buf.write_copy_of_slice(v))
+            }
+            Repr::Blob { file, pointer } => file.read_into_uninit(pointer, buf),
         }
     }
 

@@ -9,34 +9,48 @@ use crate::error::{Error, Result};
 use crate::fs::{FileSystem, WritableFile};
 use std::path::{Path, PathBuf};
 
+/// Bytes handed to the file at once, at offsets that are multiples of it.
+/// Whole aligned writes let the page cache keep the file in large folios,
+/// which a mapped read of a value then faults in a few pages at a time
+/// (a blob file appended value by value, at unaligned offsets, sits in
+/// 4 KiB pages: reading it back through a fresh mapping cost 1.8x).
+const WRITE_CHUNK: usize = 1 << 20;
+
 /// A blob file being written. Dropping it without `finish` leaves a partial
 /// file behind that the caller removes (or open removes as a leftover).
+/// Nothing reads a blob file before `finish` has synced it, so its bytes
+/// wait in `buf` until a whole chunk is there.
 pub struct BlobWriter {
     file: Box<dyn WritableFile>,
     path: PathBuf,
     meta: BlobMeta,
+    /// Bytes not yet handed to the file; they follow its `len()` bytes,
+    /// which are always a whole number of chunks.
+    buf: Vec<u8>,
 }
 
 impl BlobWriter {
     /// Creates blob file `number` in `dir` and writes its header.
     pub fn create(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<BlobWriter> {
         let path = crate::filename::path(dir, crate::filename::FileKind::Blob, number);
-        let mut file = fs.create(&path).map_err(|e| Error::io(&path, e))?;
+        let file = fs.create(&path).map_err(|e| Error::io(&path, e))?;
         // Layout: docs/format.md#blob-file
         let mut header = Vec::with_capacity(HEADER_LEN);
         header.extend_from_slice(MAGIC);
         header.extend_from_slice(&VERSION.to_le_bytes());
         let crc = masked_crc(&header);
         header.extend_from_slice(&crc.to_le_bytes());
-        file.append(&header).map_err(|e| Error::io(&path, e))?;
-        Ok(BlobWriter {
+        let mut w = BlobWriter {
             file,
             path,
             meta: BlobMeta {
                 number,
                 ..BlobMeta::default()
             },
-        })
+            buf: Vec::new(),
+        };
+        w.write(&header)?;
+        Ok(w)
     }
 
     /// Appends `value` written under `tree_key`; returns the pointer to it.
@@ -57,11 +71,9 @@ impl BlobWriter {
         if let Some(slot) = head.get_mut(..4) {
             slot.copy_from_slice(&header_crc.to_le_bytes());
         }
-        let offset = self.file.len() + head.len() as u64;
-        self.file
-            .append(&head)
-            .and_then(|()| self.file.append(value))
-            .map_err(|e| Error::io(&self.path, e))?;
+        let offset = self.bytes() + head.len() as u64;
+        self.write(&head)?;
+        self.write(value)?;
         let m = &mut self.meta;
         m.records += 1;
         m.value_bytes += u64::from(value_len);
@@ -81,7 +93,32 @@ impl BlobWriter {
 
     /// Bytes of the file so far.
     pub fn bytes(&self) -> u64 {
-        self.file.len()
+        self.file.len() + self.buf.len() as u64
+    }
+
+    /// Appends `data` to the file: whole chunks at chunk-aligned offsets
+    /// (straight from `data` where the buffer is empty), the rest into the
+    /// buffer.
+    fn write(&mut self, mut data: &[u8]) -> Result<()> {
+        while !data.is_empty() {
+            if self.buf.is_empty() && data.len() >= WRITE_CHUNK {
+                let (whole, rest) = data.split_at(data.len() - data.len() % WRITE_CHUNK);
+                self.file.append(whole).map_err(|e| Error::io(&self.path, e))?;
+                data = rest;
+                continue;
+            }
+            let (now, rest) = data.split_at(data.len().min(WRITE_CHUNK - self.buf.len()));
+            if self.buf.capacity() == 0 {
+                self.buf.reserve_exact(WRITE_CHUNK);
+            }
+            self.buf.extend_from_slice(now);
+            data = rest;
+            if self.buf.len() == WRITE_CHUNK {
+                self.file.append(&self.buf).map_err(|e| Error::io(&self.path, e))?;
+                self.buf.clear();
+            }
+        }
+        Ok(())
     }
 
     /// Values written so far.
@@ -97,8 +134,9 @@ impl BlobWriter {
         let crc = masked_crc(&footer);
         footer.extend_from_slice(&crc.to_le_bytes());
         footer.extend_from_slice(MAGIC);
+        self.buf.extend_from_slice(&footer);
         self.file
-            .append(&footer)
+            .append(&self.buf)
             .and_then(|()| self.file.sync_data())
             .map_err(|e| Error::io(&self.path, e))?;
         self.meta.size = self.file.len();
@@ -108,5 +146,60 @@ impl BlobWriter {
     /// The path of the file being written.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use crate::blob::file::BlobFile;
+    use crate::blob::reader::scan;
+    use crate::fs::RealFs;
+    use std::mem::MaybeUninit;
+    use std::sync::Arc;
+
+    /// Values of sizes around, below and above a chunk, each recognisable.
+    fn values() -> Vec<Vec<u8>> {
+        [1, 100_000, WRITE_CHUNK - 40, WRITE_CHUNK, 5, 2 * WRITE_CHUNK + 3, 700_000, 0]
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| (0..n).map(|j| (j * 31 + i * 7 + j / 4093) as u8).collect())
+            .collect()
+    }
+
+    #[test]
+    fn bytes_reach_the_file_in_whole_aligned_chunks_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = BlobWriter::create(&RealFs, dir.path(), 3).unwrap();
+        let mut ptrs = Vec::new();
+        for (i, v) in values().iter().enumerate() {
+            ptrs.push(w.add(format!("\0\0\0\0key{i}").as_bytes(), v).unwrap());
+            assert_eq!(w.file.len() % WRITE_CHUNK as u64, 0, "after value {i}");
+            assert_eq!(w.bytes(), w.file.len() + w.buf.len() as u64);
+        }
+        assert!(w.file.len() >= 4 * WRITE_CHUNK as u64);
+        let meta = w.finish().unwrap();
+        let path = crate::filename::path(dir.path(), crate::filename::FileKind::Blob, 3);
+        let handle: Arc<dyn crate::fs::RandomAccessFile> = RealFs.open(&path).unwrap();
+        assert_eq!(handle.len(), meta.size);
+        let listing = scan(handle.as_ref(), &path, 3).unwrap();
+        assert_eq!(listing.records.len(), values().len());
+        let file = BlobFile::new(handle, path.clone());
+        assert!(file.is_mapped());
+        for (v, p) in values().iter().zip(&ptrs) {
+            let mut buf = vec![MaybeUninit::uninit(); v.len()];
+            assert_eq!(file.read_into_uninit(p, &mut buf).unwrap(), v.as_slice());
+        }
+        // A flipped byte in the middle of the largest value is Corruption
+        // naming the file and the value's offset, through the same path.
+        let big = &ptrs[5];
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[big.offset as usize + big.len as usize / 2] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        let file = BlobFile::new(RealFs.open(&path).unwrap(), path.clone());
+        let mut buf = vec![MaybeUninit::uninit(); big.len as usize];
+        let err = file.read_into_uninit(big, &mut buf).unwrap_err().to_string();
+        assert!(err.contains("000003.blob") && err.contains(&big.offset.to_string()), "{err}");
     }
 }

@@ -15,6 +15,7 @@ use crate::key::{Kind, SeqNo};
 use ahash::RandomState;
 use hashbrown::HashTable;
 use parking_lot::RwLock;
+use smallvec::SmallVec;
 use std::sync::Arc;
 
 /// Shards of the index, each behind its own lock, so that concurrent
@@ -24,9 +25,15 @@ const SHARDS: usize = 16;
 /// Where in a key's hash the shard number is taken from.
 const SHARD_SHIFT: u32 = 32;
 
-/// Bytes an index entry takes besides its key, counted in the memtable's
-/// approximate size (the table slot, the boxed key's header, the entry).
-pub(super) const INDEX_OVERHEAD: usize = 48;
+/// Bytes an index entry takes, counted in the memtable's approximate size:
+/// its slot (72 bytes) at the table's highest load (7/8), plus a key too
+/// long for the slot.
+pub(super) const INDEX_OVERHEAD: usize = 82;
+
+/// What recording a new key of `len` bytes adds to the memtable's size.
+pub(super) fn index_charge(len: usize) -> usize {
+    INDEX_OVERHEAD + if len > INLINE_KEY { len } else { 0 }
+}
 
 /// The newest entry of one tree key.
 #[derive(Clone)]
@@ -46,12 +53,17 @@ pub(super) enum Probe {
 }
 
 /// One slot: a tree key, its hash (kept so that growing the table does not
-/// hash the key again) and its newest entry.
+/// hash the key again) and its newest entry. A tree key of up to
+/// `INLINE_KEY` bytes is kept in the slot itself: recording it allocates
+/// nothing, and a probe compares it without following a pointer.
 struct Slot {
     hash: u64,
-    tree_key: Box<[u8]>,
+    tree_key: SmallVec<[u8; INLINE_KEY]>,
     newest: Newest,
 }
+
+/// Longest tree key held in its slot (a keyspace id and a 20-byte key).
+const INLINE_KEY: usize = 24;
 
 type Shard = RwLock<HashTable<Slot>>;
 
@@ -91,11 +103,11 @@ impl NewestIndex {
         }
         let slot = Slot {
             hash: h,
-            tree_key: tree_key.into(),
+            tree_key: SmallVec::from_slice(tree_key),
             newest: entry,
         };
         table.insert_unique(h, slot, |s| s.hash);
-        tree_key.len() + INDEX_OVERHEAD
+        index_charge(tree_key.len())
     }
 
     /// The newest entry of `tree_key`, or `None` if the index cannot say.
@@ -144,7 +156,7 @@ mod tests {
         let ix = NewestIndex::new();
         let keys: Vec<Vec<u8>> = (0u32..5_000).map(|i| i.to_be_bytes().to_vec()).collect();
         for (i, k) in keys.iter().enumerate() {
-            assert_eq!(ix.record(k, entry(i as u64 + 1, k)), k.len() + INDEX_OVERHEAD);
+            assert_eq!(ix.record(k, entry(i as u64 + 1, k)), index_charge(k.len()));
         }
         let used = ix.shards.iter().filter(|s| !s.read().is_empty()).count();
         assert_eq!(used, SHARDS, "keys spread over every shard");
@@ -152,5 +164,17 @@ mod tests {
             assert_eq!(newest(&ix, k), Some((i as u64 + 1, k.clone())));
         }
         assert_eq!(newest(&ix, b"absent"), None);
+    }
+
+    #[test]
+    fn keys_longer_than_a_slot_holds_are_found_and_charged() {
+        let ix = NewestIndex::new();
+        let long = vec![7u8; INLINE_KEY + 1];
+        let mut prefix = long.clone();
+        prefix.pop();
+        assert_eq!(ix.record(&long, entry(1, b"long")), INDEX_OVERHEAD + long.len());
+        assert_eq!(ix.record(&prefix, entry(2, b"short")), INDEX_OVERHEAD);
+        assert_eq!(newest(&ix, &long), Some((1, b"long".to_vec())));
+        assert_eq!(newest(&ix, &prefix), Some((2, b"short".to_vec())));
     }
 }
