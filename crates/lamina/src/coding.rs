@@ -138,16 +138,20 @@ pub fn masked_crc3(a: &[u8], b: &[u8], c: &[u8]) -> u32 {
 }
 
 /// The CRC32C of `x ‖ data` from `crc`, the CRC32C of `x`: a long `data`
-/// by carry-less multiplication (as [`masked_crc_long`]) and combined.
+/// by carry-less multiplication (as [`masked_crc_long`]), going on from
+/// `crc`.
 fn crc_append(crc: u32, data: &[u8]) -> u32 {
     const LONG: usize = 4 << 10;
     if data.len() < LONG {
         return crc32c::crc32c_append(crc, data);
     }
-    let alg = crc_fast::CrcAlgorithm::Crc32Iscsi;
-    let tail = crc_fast::checksum(alg, data);
-    let both = crc_fast::checksum_combine(alg, u64::from(crc), tail, data.len() as u64);
-    u32::try_from(both).unwrap_or_default()
+    // The register before the final inversion: the digest goes on from it.
+    let mut d = crc_fast::Digest::new_with_init_state(
+        crc_fast::CrcAlgorithm::Crc32Iscsi,
+        u64::from(!crc),
+    );
+    d.update(data);
+    u32::try_from(d.finalize()).unwrap_or_default()
 }
 
 fn mask(crc: u32) -> u32 {
