@@ -32,10 +32,26 @@ pub struct BlockCache {
     misses: AtomicU64,
     /// Whether memory held elsewhere is charged to the cache.
     charging: bool,
-    /// Bytes charged per kind (memtables, open tables), and their sum as
-    /// last applied to the capacity.
-    charges: [AtomicU64; 2],
-    applied: AtomicU64,
+    /// Bytes charged per kind, and their sum as last applied to the
+    /// capacity: updated together, so that a flush's charge and a reader of
+    /// `stats()` charging at the same moment cannot leave a stale sum
+    /// applied.
+    charges: parking_lot::Mutex<Charges>,
+}
+
+/// What is charged to a [`BlockCache`].
+#[derive(Debug, Default)]
+struct Charges {
+    /// Bytes per kind (memtables, open tables).
+    by_kind: [u64; 2],
+    /// Their sum when the capacity was last set.
+    applied: u64,
+}
+
+impl Charges {
+    fn total(&self) -> u64 {
+        self.by_kind.iter().fold(0u64, |a, &b| a.saturating_add(b))
+    }
 }
 
 /// What holds memory charged to the block cache.
@@ -79,7 +95,6 @@ impl BlockCache {
             misses: AtomicU64::new(0),
             charging: false,
             charges: Default::default(),
-            applied: AtomicU64::new(0),
         }
     }
 
@@ -100,16 +115,16 @@ impl BlockCache {
         if !self.charging {
             return;
         }
-        if let Some(slot) = self.charges.get(kind as usize) {
-            slot.store(bytes, Ordering::Relaxed);
+        let mut charges = self.charges.lock();
+        if let Some(slot) = charges.by_kind.get_mut(kind as usize) {
+            *slot = bytes;
         }
-        let total = self.charged_bytes();
-        let applied = self.applied.load(Ordering::Relaxed);
+        let total = charges.total();
         let step = (self.capacity / CHARGE_STEP).max(1) as u64;
-        if total.abs_diff(applied) < step && !(total == 0 && applied != 0) {
+        if total.abs_diff(charges.applied) < step && !(total == 0 && charges.applied != 0) {
             return;
         }
-        self.applied.store(total, Ordering::Relaxed);
+        charges.applied = total;
         if let Some(c) = &self.cache {
             c.set_capacity(self.room_for(total));
         }
@@ -122,21 +137,17 @@ impl BlockCache {
             .max(cap / MIN_SHARE as u64)
     }
 
-    /// Bytes charged to the cache now (0 for a cache made with [`BlockCache::new`]).
-    pub fn charged_bytes(&self) -> u64 {
-        self.charges
-            .iter()
-            .map(|c| c.load(Ordering::Relaxed))
-            .fold(0u64, u64::saturating_add)
-    }
-
-    /// Bytes blocks may hold now: the capacity less the charges applied.
-    pub fn block_capacity(&self) -> u64 {
-        if self.charging {
-            self.room_for(self.applied.load(Ordering::Relaxed))
+    /// Bytes charged to the cache now (0 for a cache made with
+    /// [`BlockCache::new`]) and the bytes blocks may hold now (the capacity
+    /// less the charges applied), read together.
+    pub fn charge_state(&self) -> (u64, u64) {
+        let charges = self.charges.lock();
+        let room = if self.charging {
+            self.room_for(charges.applied)
         } else {
             self.capacity as u64
-        }
+        };
+        (charges.total(), room)
     }
 
     /// The block at `offset` of table `file_number`, if cached. Counts a hit
@@ -225,19 +236,43 @@ mod tests {
             c.insert(1, i, block(1000));
         }
         c.charge(Charge::Memtables, 40 << 10);
-        assert_eq!(c.charged_bytes(), 40 << 10);
+        assert_eq!(c.charge_state().0, 40 << 10);
         assert!(c.usage_bytes() <= 24 << 10, "{}", c.usage_bytes());
         c.charge(Charge::Tables, 1 << 30);
-        assert_eq!(c.block_capacity(), 8 << 10, "never below an eighth");
+        assert_eq!(c.charge_state().1, 8 << 10, "never below an eighth");
         c.charge(Charge::Tables, 0);
         c.charge(Charge::Memtables, 0);
-        assert_eq!((c.charged_bytes(), c.block_capacity()), (0, 64 << 10));
+        assert_eq!(c.charge_state(), (0, 64 << 10));
         // A small change is recorded at once but applied in steps.
         c.charge(Charge::Memtables, 100);
-        assert_eq!((c.charged_bytes(), c.block_capacity()), (100, 64 << 10));
+        assert_eq!(c.charge_state(), (100, 64 << 10));
         let plain = BlockCache::new(64 << 10);
         plain.charge(Charge::Memtables, 40 << 10);
-        assert_eq!((plain.charged_bytes(), plain.block_capacity()), (0, 64 << 10));
+        assert_eq!(plain.charge_state(), (0, 64 << 10));
+    }
+
+    #[test]
+    fn charges_from_two_threads_leave_the_capacity_matching_their_sum() {
+        let cap = 64u64 << 20;
+        let step = cap / CHARGE_STEP as u64;
+        for _ in 0..20 {
+            let c = Arc::new(BlockCache::charged(cap as usize));
+            let run = |kind: Charge, last: u64| {
+                let c = Arc::clone(&c);
+                std::thread::spawn(move || {
+                    for i in 0..2_000u64 {
+                        c.charge(kind, (i % 7) * (cap / 16));
+                    }
+                    c.charge(kind, last);
+                })
+            };
+            let (a, b) = (run(Charge::Memtables, cap / 4), run(Charge::Tables, cap / 8));
+            a.join().unwrap();
+            b.join().unwrap();
+            let (charged, room) = c.charge_state();
+            assert_eq!(charged, cap / 4 + cap / 8);
+            assert!(room.abs_diff(cap - charged) < step, "room {room} for {charged} charged");
+        }
     }
 
     #[test]

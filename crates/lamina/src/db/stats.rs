@@ -288,6 +288,7 @@ fn collect(inner: &Inner) -> Stats {
     // After the levels, whose tables are open now, so that they are charged.
     inner.recharge_memory();
     let cache = inner.tables.block_cache();
+    let (charged, block_room) = cache.charge_state();
     let block = inner.block_size_choice();
     let lifetime = inner.lifetime_now();
     let blobs = version.blobs();
@@ -329,11 +330,11 @@ fn collect(inner: &Inner) -> Stats {
         },
         pending_compaction_bytes: get(&c.pending_compaction_bytes),
         memory_budget: inner.opts.memory_budget as u64,
-        memory_charged_bytes: cache.charged_bytes(),
+        memory_charged_bytes: charged,
         cache_hits: cache.hits(),
         cache_misses: cache.misses(),
         cache_bytes: cache.usage_bytes(),
-        cache_capacity: cache.block_capacity(),
+        cache_capacity: block_room,
         block_size: block.block_size,
         block_size_reason: block.reason,
         block_size_warning: block.warning,
