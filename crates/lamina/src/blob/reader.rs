@@ -67,13 +67,19 @@ fn value_in<'f>(file: &'f [u8], path: &Path, ptr: &BlobPointer, len: usize) -> R
         .ok_or_else(|| Error::corruption(path, ptr.offset, "blob file ends inside a value"))
 }
 
-fn check_bounds(path: &Path, ptr: &BlobPointer, buf_len: usize, file_len: u64) -> Result<()> {
-    if buf_len != ptr.len as usize {
+/// `InvalidArgument` unless a buffer of `buf_len` bytes fits a value of
+/// `value_len` exactly.
+pub(crate) fn check_buffer(buf_len: usize, value_len: usize) -> Result<()> {
+    if buf_len != value_len {
         return Err(Error::InvalidArgument(format!(
-            "a buffer of {buf_len} bytes for a value of {}",
-            ptr.len
+            "a buffer of {buf_len} bytes for a value of {value_len}"
         )));
     }
+    Ok(())
+}
+
+fn check_bounds(path: &Path, ptr: &BlobPointer, buf_len: usize, file_len: u64) -> Result<()> {
+    check_buffer(buf_len, ptr.len as usize)?;
     let end = ptr.offset.checked_add(u64::from(ptr.len));
     if ptr.offset < HEADER_LEN as u64 || end.is_none_or(|e| e > file_len) {
         return Err(Error::corruption(

@@ -2,6 +2,7 @@
 
 use super::file::BlobFile;
 use super::pointer::BlobPointer;
+use super::reader::check_buffer;
 use crate::error::Result;
 use std::mem::MaybeUninit;
 use std::sync::Arc;
@@ -58,13 +59,7 @@ impl LazyValue {
     pub fn read_into(&self, buf: &mut [u8]) -> Result<()> {
         match &self.0 {
             Repr::Inline(v) => {
-                if buf.len() != v.len() {
-                    return Err(crate::Error::InvalidArgument(format!(
-                        "a buffer of {} bytes for a value of {}",
-                        buf.len(),
-                        v.len()
-                    )));
-                }
+                check_buffer(buf.len(), v.len())?;
                 buf.copy_from_slice(v);
                 Ok(())
             }
@@ -79,13 +74,7 @@ impl LazyValue {
     pub fn read_into_uninit<'b>(&self, buf: &'b mut [MaybeUninit<u8>]) -> Result<&'b [u8]> {
         match &self.0 {
             Repr::Inline(v) => {
-                if buf.len() != v.len() {
-                    return Err(crate::Error::InvalidArgument(format!(
-                        "a buffer of {} bytes for a value of {}",
-                        buf.len(),
-                        v.len()
-                    )));
-                }
+                check_buffer(buf.len(), v.len())?;
                 Ok(buf.write_copy_of_slice(v))
             }
             Repr::Blob { file, pointer } => file.read_into_uninit(pointer, buf),

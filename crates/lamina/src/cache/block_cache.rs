@@ -32,26 +32,15 @@ pub struct BlockCache {
     misses: AtomicU64,
     /// Whether memory held elsewhere is charged to the cache.
     charging: bool,
-    /// Bytes charged per kind, and their sum as last applied to the
-    /// capacity: updated together, so that a flush's charge and a reader of
-    /// `stats()` charging at the same moment cannot leave a stale sum
-    /// applied.
-    charges: parking_lot::Mutex<Charges>,
-}
-
-/// What is charged to a [`BlockCache`].
-#[derive(Debug, Default)]
-struct Charges {
-    /// Bytes per kind (memtables, open tables).
-    by_kind: [u64; 2],
-    /// Their sum when the capacity was last set.
-    applied: u64,
-}
-
-impl Charges {
-    fn total(&self) -> u64 {
-        self.by_kind.iter().fold(0u64, |a, &b| a.saturating_add(b))
-    }
+    /// Bytes charged per kind (memtables, open tables): stored by every
+    /// write group, without a lock.
+    charges: [AtomicU64; 2],
+    /// Their sum when the capacity was last set. Changed, with the
+    /// capacity, only under `apply`, from a sum read under it: a flush's
+    /// charge and a `stats()` call applying at the same moment cannot leave
+    /// a stale sum applied.
+    applied: AtomicU64,
+    apply: parking_lot::Mutex<()>,
 }
 
 /// What holds memory charged to the block cache.
@@ -95,6 +84,8 @@ impl BlockCache {
             misses: AtomicU64::new(0),
             charging: false,
             charges: Default::default(),
+            applied: AtomicU64::new(0),
+            apply: parking_lot::Mutex::new(()),
         }
     }
 
@@ -115,19 +106,33 @@ impl BlockCache {
         if !self.charging {
             return;
         }
-        let mut charges = self.charges.lock();
-        if let Some(slot) = charges.by_kind.get_mut(kind as usize) {
-            *slot = bytes;
+        if let Some(slot) = self.charges.get(kind as usize) {
+            slot.store(bytes, Ordering::Relaxed);
         }
-        let total = charges.total();
         let step = (self.capacity / CHARGE_STEP).max(1) as u64;
-        if total.abs_diff(charges.applied) < step && !(total == 0 && charges.applied != 0) {
+        let moved = |applied: u64, total: u64| {
+            total.abs_diff(applied) >= step || (total == 0 && applied != 0)
+        };
+        // Most calls (every write group's) change nothing applied.
+        if !moved(self.applied.load(Ordering::Relaxed), self.total()) {
             return;
         }
-        charges.applied = total;
+        let _apply = self.apply.lock();
+        let total = self.total();
+        if !moved(self.applied.load(Ordering::Relaxed), total) {
+            return;
+        }
+        self.applied.store(total, Ordering::Relaxed);
         if let Some(c) = &self.cache {
             c.set_capacity(self.room_for(total));
         }
+    }
+
+    fn total(&self) -> u64 {
+        self.charges
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .fold(0u64, u64::saturating_add)
     }
 
     /// Bytes left for blocks when `charged` bytes are charged.
@@ -141,13 +146,13 @@ impl BlockCache {
     /// [`BlockCache::new`]) and the bytes blocks may hold now (the capacity
     /// less the charges applied), read together.
     pub fn charge_state(&self) -> (u64, u64) {
-        let charges = self.charges.lock();
+        let _apply = self.apply.lock();
         let room = if self.charging {
-            self.room_for(charges.applied)
+            self.room_for(self.applied.load(Ordering::Relaxed))
         } else {
             self.capacity as u64
         };
-        (charges.total(), room)
+        (self.total(), room)
     }
 
     /// The block at `offset` of table `file_number`, if cached. Counts a hit

@@ -26,9 +26,9 @@ const SHARDS: usize = 16;
 const SHARD_SHIFT: u32 = 32;
 
 /// Bytes an index entry takes, counted in the memtable's approximate size:
-/// its slot (72 bytes) at the table's highest load (7/8), plus a key too
-/// long for the slot.
-pub(super) const INDEX_OVERHEAD: usize = 82;
+/// its slot at the table's highest load (7/8), plus a key too long for the
+/// slot.
+pub(super) const INDEX_OVERHEAD: usize = std::mem::size_of::<Slot>() * 8 / 7;
 
 /// What recording a new key of `len` bytes adds to the memtable's size.
 pub(super) fn index_charge(len: usize) -> usize {
