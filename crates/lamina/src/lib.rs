@@ -33,7 +33,8 @@
 
 #![warn(missing_docs)]
 // Unsafe code: denied crate-wide and allowed only where an operating-system
-// call has no safe wrapper, each allow as narrow as the call (a module, or
+// call has no safe wrapper or a core structure cannot be had safely at the
+// speed it needs, each allow as narrow as the call (a module, or
 // one statement), each `unsafe` block with a `SAFETY:` comment. `forbid`
 // would make such an allow impossible; `deny` with this audited list keeps
 // every exception in one place. The list (docs/design.md#unsafe-code):
@@ -41,6 +42,8 @@
 //   in its tests, forks).
 // - `budget`: asks libc for the machine's physical memory, and has it return
 //   the allocator's free memory to the kernel (`malloc_trim`).
+// - `memtable::skiplist`: the memtable's insert-only concurrent skip list,
+//   whose entries are laid out by hand and reached through atomic links.
 // - `blob::map`: maps a blob file read-only (memmap2).
 // - `fs::mapping`: maps the space ahead of a WAL segment shared and
 //   writable, so that an `Os` commit is a copy with no system call.

@@ -2,27 +2,26 @@
 //! with a hash index of each key's newest entry for lookups as of now.
 
 mod newest;
+mod skiplist;
 
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::key::{self, InternalKey, Kind, SeqNo};
-use crossbeam_skiplist::SkipMap;
 use newest::{Newest, NewestIndex, Probe};
-use std::ops::Bound;
+use skiplist::{Entry, Position, SkipList};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// Bytes a skip-list node takes besides the value's own allocation (the
-/// node with its tower, the inline key, the value's header), counted in
-/// `approximate_size`.
-const ENTRY_OVERHEAD: usize = 96;
+/// Bytes the allocator adds to each skip-list entry (glibc's chunk header),
+/// counted in `approximate_size`.
+const ALLOCATOR_OVERHEAD: usize = 16;
 
 /// Sorted, concurrent buffer of recent writes. Readers never block writers.
 ///
 /// A memtable belongs to one WAL segment (`wal_number`): the writes in it are
 /// in that segment (or, after recovery, in segments up to it).
 pub struct Memtable {
-    map: SkipMap<InternalKey, Arc<[u8]>>,
+    map: SkipList,
     newest: NewestIndex,
     size: AtomicU64,
     wal_number: u64,
@@ -33,7 +32,7 @@ impl Memtable {
     /// An empty memtable whose writes are logged in WAL segment `wal_number`.
     pub fn new(wal_number: u64) -> Memtable {
         Memtable {
-            map: SkipMap::new(),
+            map: SkipList::new(),
             newest: NewestIndex::new(),
             size: AtomicU64::new(0),
             wal_number,
@@ -49,13 +48,12 @@ impl Memtable {
     #[cfg(any(test, feature = "internals"))]
     /// Inserts one entry. Each `(tree_key, seqno)` is inserted at most once.
     pub fn insert(&self, tree_key: &[u8], seqno: SeqNo, kind: Kind, value: &[u8]) {
-        let mut ikey = InternalKey::from_slice(tree_key);
-        ikey.0
-            .extend_from_slice(&((seqno << 8) | u64::from(kind as u8)).to_le_bytes());
-        self.insert_internal(ikey, value);
+        let trailer = ((seqno << 8) | u64::from(kind as u8)).to_le_bytes();
+        self.insert_parts(&[tree_key, &trailer], value);
     }
 
-    /// Inserts one entry of keyspace `ks`, building its internal key in one allocation.
+    /// Inserts one entry of keyspace `ks`: its internal key is written
+    /// straight into the skip list's entry, beside the value.
     pub fn insert_user(
         &self,
         ks: key::KeyspaceId,
@@ -64,37 +62,30 @@ impl Memtable {
         kind: Kind,
         value: &[u8],
     ) {
-        let mut ikey = InternalKey(smallvec::SmallVec::with_capacity(
-            key::KEYSPACE_ID_LEN + user_key.len() + key::TRAILER_LEN,
-        ));
-        ikey.0.extend_from_slice(&ks.to_be_bytes());
-        ikey.0.extend_from_slice(user_key);
-        ikey.0
-            .extend_from_slice(&((seqno << 8) | u64::from(kind as u8)).to_le_bytes());
-        self.insert_internal(ikey, value);
+        let trailer = ((seqno << 8) | u64::from(kind as u8)).to_le_bytes();
+        self.insert_parts(&[&ks.to_be_bytes(), user_key, &trailer], value);
     }
 
-    /// Inserts into the skip list, then records the entry in the index: a
-    /// reader that finds it in the index finds it in the skip list too, and
-    /// every entry a reader may see (seqno published after this returns) is
-    /// in both.
-    fn insert_internal(&self, ikey: InternalKey, value: &[u8]) {
-        let Some((seqno, kind)) = key::parse(ikey.as_slice()).map(|p| (p.seqno, p.kind)) else {
-            // Not a well-formed internal key: no point lookup can name it.
-            let bytes = ikey.0.len() + value.len() + ENTRY_OVERHEAD;
-            self.map.insert(ikey, Arc::from(value));
-            self.size.fetch_add(bytes as u64, Ordering::Relaxed);
-            return;
-        };
-        let spilled_key = if ikey.0.spilled() { ikey.0.len() } else { 0 };
-        let value: Arc<[u8]> = Arc::from(value);
-        let tk_len = ikey.0.len() - key::TRAILER_LEN;
-        let mut bytes = spilled_key + value.len() + ENTRY_OVERHEAD;
-        let entry = self.map.insert(ikey, Arc::clone(&value));
-        let tree_key = entry.key().0.get(..tk_len).unwrap_or(&[]);
-        bytes += self.newest.record(tree_key, Newest { seqno, kind, value });
+    /// Inserts into the skip list the entry whose internal key is the
+    /// concatenation of `key_parts`, then records it in the index: a reader
+    /// that finds it in the index finds it in the skip list too, and every
+    /// entry a reader may see (seqno published after this returns) is in
+    /// both.
+    fn insert_parts(&self, key_parts: &[&[u8]], value: &[u8]) {
+        let entry = self.map.insert(key_parts, value);
+        let ikey = entry.key();
+        let mut bytes = skiplist::entry_size(ikey.len(), value.len()) + ALLOCATOR_OVERHEAD;
+        // A key that is not a well-formed internal key has no point lookup.
+        if let Some(p) = key::parse(ikey) {
+            let newest = Newest {
+                seqno: p.seqno,
+                kind: p.kind,
+                at: entry.position(),
+            };
+            bytes += self.newest.record(p.tree_key, newest);
+            self.largest_seqno.fetch_max(p.seqno, Ordering::Relaxed);
+        }
         self.size.fetch_add(bytes as u64, Ordering::Relaxed);
-        self.largest_seqno.fetch_max(seqno, Ordering::Relaxed);
     }
 
     /// Bytes of keys, values and overhead held.
@@ -120,10 +111,9 @@ impl Memtable {
 
     /// The first entry at or after internal key `target`, as (internal key, value).
     pub fn seek(&self, target: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
-        let t = InternalKey::from_slice(target);
         self.map
-            .lower_bound(Bound::Included(&t))
-            .map(|e| (e.key().0.to_vec(), e.value().to_vec()))
+            .lower_bound(target)
+            .map(|e| (e.key().to_vec(), e.value().to_vec()))
     }
 
     /// Appends the entries of `tree_key` at or after seek target `target`
@@ -135,10 +125,9 @@ impl Memtable {
         target: &[u8],
         out: &mut Vec<(Kind, Vec<u8>)>,
     ) -> bool {
-        let t = InternalKey::from_slice(target);
-        let mut e = self.map.lower_bound(Bound::Included(&t));
+        let mut e = self.map.lower_bound(target);
         while let Some(entry) = e {
-            let Some(p) = key::parse(entry.key().as_slice()) else {
+            let Some(p) = key::parse(entry.key()) else {
                 return false;
             };
             if p.tree_key != tree_key {
@@ -175,14 +164,17 @@ impl Memtable {
             Some(Probe::Newest(n))
                 if n.seqno <= as_of && matches!(n.kind, Kind::Put | Kind::Delete) =>
             {
-                visit(n.kind, &n.value);
-                return;
+                // Every position in the index is one of this skip list's.
+                if let Some(e) = self.map.entry(n.at) {
+                    visit(n.kind, e.value());
+                    return;
+                }
             }
             _ => {}
         }
-        let mut e = self.map.lower_bound(Bound::Included(target));
+        let mut e = self.map.lower_bound(target.as_slice());
         while let Some(entry) = e {
-            let Some(p) = key::parse(entry.key().as_slice()) else {
+            let Some(p) = key::parse(entry.key()) else {
                 return;
             };
             if p.tree_key != tree_key || visit(p.kind, entry.value()) {
@@ -225,12 +217,16 @@ fn seek_seqno(target: &[u8]) -> SeqNo {
 /// be seen; the caller filters by seqno.
 pub struct MemtableIter {
     mem: Arc<Memtable>,
-    cur: Option<(Vec<u8>, Vec<u8>)>,
+    cur: Option<Position>,
 }
 
 impl MemtableIter {
-    fn set(&mut self, e: Option<crossbeam_skiplist::map::Entry<'_, InternalKey, Arc<[u8]>>>) {
-        self.cur = e.map(|e| (e.key().0.to_vec(), e.value().to_vec()));
+    fn entry(&self) -> Option<Entry<'_>> {
+        self.cur.and_then(|at| self.mem.map.entry(at))
+    }
+
+    fn set(&mut self, at: Option<Position>) {
+        self.cur = at;
     }
 }
 
@@ -240,55 +236,44 @@ impl InternalIterator for MemtableIter {
     }
 
     fn seek_to_first(&mut self) {
-        let mem = Arc::clone(&self.mem);
-        self.set(mem.map.front());
+        let at = self.mem.map.front().map(|e| e.position());
+        self.set(at);
     }
 
     fn seek_to_last(&mut self) {
-        let mem = Arc::clone(&self.mem);
-        self.set(mem.map.back());
+        let at = self.mem.map.back().map(|e| e.position());
+        self.set(at);
     }
 
     fn seek(&mut self, target: &[u8]) {
-        let mem = Arc::clone(&self.mem);
-        let t = InternalKey::from_slice(target);
-        self.set(mem.map.lower_bound(Bound::Included(&t)));
+        let at = self.mem.map.lower_bound(target).map(|e| e.position());
+        self.set(at);
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
-        let mem = Arc::clone(&self.mem);
-        let t = InternalKey::from_slice(target);
-        self.set(mem.map.upper_bound(Bound::Included(&t)));
+        let at = self.mem.map.upper_bound(target, true).map(|e| e.position());
+        self.set(at);
     }
 
     fn next(&mut self) {
-        let mem = Arc::clone(&self.mem);
-        let e = match self.cur.take() {
-            Some((k, _)) => mem
-                .map
-                .lower_bound(Bound::Excluded(&InternalKey::from_slice(&k))),
-            None => None,
-        };
-        self.set(e);
+        let at = self.entry().and_then(|e| e.next()).map(|e| e.position());
+        self.set(at);
     }
 
     fn prev(&mut self) {
-        let mem = Arc::clone(&self.mem);
-        let e = match self.cur.take() {
-            Some((k, _)) => mem
-                .map
-                .upper_bound(Bound::Excluded(&InternalKey::from_slice(&k))),
-            None => None,
-        };
-        self.set(e);
+        let at = self
+            .entry()
+            .and_then(|e| self.mem.map.upper_bound(e.key(), false))
+            .map(|e| e.position());
+        self.set(at);
     }
 
     fn key(&self) -> &[u8] {
-        self.cur.as_ref().map(|(k, _)| k.as_slice()).unwrap_or(&[])
+        self.entry().map(|e| e.key()).unwrap_or(&[])
     }
 
     fn value(&self) -> &[u8] {
-        self.cur.as_ref().map(|(_, v)| v.as_slice()).unwrap_or(&[])
+        self.entry().map(|e| e.value()).unwrap_or(&[])
     }
 
     fn status(&self) -> Result<()> {
@@ -296,11 +281,9 @@ impl InternalIterator for MemtableIter {
     }
 }
 
-type Entry<'a> = crossbeam_skiplist::map::Entry<'a, InternalKey, Arc<[u8]>>;
-
 /// Cursor over a borrowed memtable (see [`Memtable::scan`]).
 pub struct MemtableScan<'a> {
-    map: &'a SkipMap<InternalKey, Arc<[u8]>>,
+    map: &'a SkipList,
     cur: Option<Entry<'a>>,
 }
 
@@ -315,26 +298,25 @@ impl InternalIterator for MemtableScan<'_> {
         self.cur = self.map.back();
     }
     fn seek(&mut self, target: &[u8]) {
-        self.cur = self
-            .map
-            .lower_bound(Bound::Included(&InternalKey::from_slice(target)));
+        self.cur = self.map.lower_bound(target);
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
-        self.cur = self
-            .map
-            .upper_bound(Bound::Included(&InternalKey::from_slice(target)));
+        self.cur = self.map.upper_bound(target, true);
     }
     fn next(&mut self) {
         self.cur = self.cur.take().and_then(|e| e.next());
     }
     fn prev(&mut self) {
-        self.cur = self.cur.take().and_then(|e| e.prev());
+        self.cur = self
+            .cur
+            .take()
+            .and_then(|e| self.map.upper_bound(e.key(), false));
     }
     fn key(&self) -> &[u8] {
-        self.cur.as_ref().map(|e| e.key().as_slice()).unwrap_or(&[])
+        self.cur.as_ref().map(|e| e.key()).unwrap_or(&[])
     }
     fn value(&self) -> &[u8] {
-        self.cur.as_ref().map(|e| &e.value()[..]).unwrap_or(&[])
+        self.cur.as_ref().map(|e| e.value()).unwrap_or(&[])
     }
     fn status(&self) -> Result<()> {
         Ok(())

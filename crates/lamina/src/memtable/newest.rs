@@ -11,12 +11,12 @@
 //! shard's own table does not use for a bucket or a tag until it holds 2^32
 //! slots) and then the slot within it.
 
+use super::skiplist::Position;
 use crate::key::{Kind, SeqNo};
 use ahash::RandomState;
 use hashbrown::HashTable;
 use parking_lot::RwLock;
 use smallvec::SmallVec;
-use std::sync::Arc;
 
 /// Shards of the index, each behind its own lock, so that concurrent
 /// readers and writers of different keys rarely meet.
@@ -36,12 +36,12 @@ pub(super) fn index_charge(len: usize) -> usize {
 }
 
 /// The newest entry of one tree key.
-#[derive(Clone)]
+#[derive(Clone, Copy)]
 pub(super) struct Newest {
     pub seqno: SeqNo,
     pub kind: Kind,
-    /// Shared with the skip list's entry: not a copy.
-    pub value: Arc<[u8]>,
+    /// The entry in the memtable's skip list (its value is not copied).
+    pub at: Position,
 }
 
 /// What the index knows about a tree key.
@@ -115,7 +115,7 @@ impl NewestIndex {
         let (h, shard) = self.locate(tree_key)?;
         let table = shard.read();
         Some(match table.find(h, |s| *s.tree_key == *tree_key) {
-            Some(s) => Probe::Newest(s.newest.clone()),
+            Some(s) => Probe::Newest(s.newest),
             None => Probe::Absent,
         })
     }
@@ -123,58 +123,63 @@ impl NewestIndex {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::super::skiplist::SkipList;
     use super::*;
 
-    fn entry(seqno: SeqNo, value: &[u8]) -> Newest {
+    /// An entry of `list` holding `value` under a key made from `seqno`.
+    fn entry(list: &SkipList, seqno: SeqNo, value: &[u8]) -> Newest {
         Newest {
             seqno,
             kind: Kind::Put,
-            value: Arc::from(value),
+            at: list.insert(&[&seqno.to_be_bytes()], value).position(),
         }
     }
 
-    fn newest(ix: &NewestIndex, k: &[u8]) -> Option<(SeqNo, Vec<u8>)> {
+    fn newest(list: &SkipList, ix: &NewestIndex, k: &[u8]) -> Option<(SeqNo, Vec<u8>)> {
         match ix.probe(k).unwrap() {
             Probe::Absent => None,
-            Probe::Newest(n) => Some((n.seqno, n.value.to_vec())),
+            Probe::Newest(n) => Some((n.seqno, list.entry(n.at).unwrap().value().to_vec())),
         }
     }
 
     #[test]
     fn keeps_the_newest_entry_whatever_the_order_of_records() {
+        let list = SkipList::new();
         let ix = NewestIndex::new();
-        assert!(ix.record(b"k", entry(5, b"five")) > 0);
-        assert_eq!(ix.record(b"k", entry(3, b"three")), 0);
-        assert_eq!(newest(&ix, b"k"), Some((5, b"five".to_vec())));
-        ix.record(b"k", entry(9, b"nine"));
-        assert_eq!(newest(&ix, b"k"), Some((9, b"nine".to_vec())));
-        assert_eq!(newest(&ix, b"other"), None);
+        assert!(ix.record(b"k", entry(&list, 5, b"five")) > 0);
+        assert_eq!(ix.record(b"k", entry(&list, 3, b"three")), 0);
+        assert_eq!(newest(&list, &ix, b"k"), Some((5, b"five".to_vec())));
+        ix.record(b"k", entry(&list, 9, b"nine"));
+        assert_eq!(newest(&list, &ix, b"k"), Some((9, b"nine".to_vec())));
+        assert_eq!(newest(&list, &ix, b"other"), None);
     }
 
     #[test]
     fn every_key_of_many_finds_its_own_entry_in_whatever_shard() {
+        let list = SkipList::new();
         let ix = NewestIndex::new();
         let keys: Vec<Vec<u8>> = (0u32..5_000).map(|i| i.to_be_bytes().to_vec()).collect();
         for (i, k) in keys.iter().enumerate() {
-            assert_eq!(ix.record(k, entry(i as u64 + 1, k)), index_charge(k.len()));
+            assert_eq!(ix.record(k, entry(&list, i as u64 + 1, k)), index_charge(k.len()));
         }
         let used = ix.shards.iter().filter(|s| !s.read().is_empty()).count();
         assert_eq!(used, SHARDS, "keys spread over every shard");
         for (i, k) in keys.iter().enumerate() {
-            assert_eq!(newest(&ix, k), Some((i as u64 + 1, k.clone())));
+            assert_eq!(newest(&list, &ix, k), Some((i as u64 + 1, k.clone())));
         }
-        assert_eq!(newest(&ix, b"absent"), None);
+        assert_eq!(newest(&list, &ix, b"absent"), None);
     }
 
     #[test]
     fn keys_longer_than_a_slot_holds_are_found_and_charged() {
+        let list = SkipList::new();
         let ix = NewestIndex::new();
         let long = vec![7u8; INLINE_KEY + 1];
         let mut prefix = long.clone();
         prefix.pop();
-        assert_eq!(ix.record(&long, entry(1, b"long")), INDEX_OVERHEAD + long.len());
-        assert_eq!(ix.record(&prefix, entry(2, b"short")), INDEX_OVERHEAD);
-        assert_eq!(newest(&ix, &long), Some((1, b"long".to_vec())));
-        assert_eq!(newest(&ix, &prefix), Some((2, b"short".to_vec())));
+        assert_eq!(ix.record(&long, entry(&list, 1, b"long")), INDEX_OVERHEAD + long.len());
+        assert_eq!(ix.record(&prefix, entry(&list, 2, b"short")), INDEX_OVERHEAD);
+        assert_eq!(newest(&list, &ix, &long), Some((1, b"long".to_vec())));
+        assert_eq!(newest(&list, &ix, &prefix), Some((2, b"short".to_vec())));
     }
 }

@@ -1,0 +1,721 @@
+//! The memtable's ordered store: an insert-only concurrent skip list of
+//! internal keys and their values.
+//!
+//! Each entry is one allocation — its header, its tower of links, its key
+//! and its value side by side — made when it is inserted and freed with the
+//! list. Nothing is ever unlinked, so a reader needs no guard, no epoch and
+//! no reference count: an entry it reaches stays valid for as long as it
+//! borrows the list. Writers link a new entry level by level with one
+//! compare-and-swap each (RocksDB's `InlineSkipList`, LevelDB's `SkipList`
+//! made concurrent); a reader that loads a link with `Acquire` sees the whole
+//! entry the writer published with `Release`.
+//!
+//! An insertion hint makes ascending loads cheap: the list remembers where
+//! its last insert went (the predecessors at every level, the "splice"), and
+//! a key that falls right after it is linked there without a search from
+//! the top. Only one writer at a time uses the hint (the others search from
+//! the top), so concurrent writers never wait for it.
+//!
+//! This module allows `unsafe` (docs/design.md#unsafe-code): entries are
+//! laid out by hand and reached through raw links. Every `unsafe` block
+//! rests on three facts stated once here: an entry is fully written before
+//! the `Release` store that links it, it is never modified after (only its
+//! links, which are atomics), and it is freed only when the list is dropped,
+//! which needs `&mut`.
+#![allow(unsafe_code)]
+
+use crate::key;
+use parking_lot::Mutex;
+use std::alloc::Layout;
+use std::cell::Cell;
+use std::cmp::Ordering as Order;
+use std::marker::PhantomData;
+use std::mem::{align_of, size_of};
+use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+
+/// Tallest tower; with a quarter of the entries reaching each next level,
+/// enough for 4^20 entries.
+const MAX_HEIGHT: usize = 20;
+
+/// One entry in four reaches the next level up.
+const BRANCHING: u64 = 4;
+
+/// What an entry holds before its tower: the lengths of its key and value
+/// and the height of its tower. The tower (`height` links), the key and the
+/// value follow it in the same allocation.
+#[repr(C)]
+struct Node {
+    key_len: u32,
+    value_len: u32,
+    height: u32,
+    _pad: u32,
+}
+
+const HEADER: usize = size_of::<Node>();
+const LINK: usize = size_of::<AtomicPtr<Node>>();
+
+/// The layout of an entry with a tower of `height` links; `None` past
+/// `isize::MAX`.
+fn layout(height: usize, key_len: usize, value_len: usize) -> Option<Layout> {
+    let size = HEADER
+        .checked_add(height.checked_mul(LINK)?)?
+        .checked_add(key_len)?
+        .checked_add(value_len)?;
+    Layout::from_size_align(size, align_of::<Node>().max(align_of::<AtomicPtr<Node>>())).ok()
+}
+
+/// Bytes one entry of this key and value takes, besides the allocator's own
+/// header: what the memtable counts for it.
+pub(super) fn entry_size(key_len: usize, value_len: usize) -> usize {
+    // A tower is 4/3 links long on average (1 + 1/4 + 1/16 + ...).
+    HEADER + LINK * 4 / 3 + key_len + value_len
+}
+
+/// Link `level` of `node`'s tower.
+///
+/// SAFETY (callers): `node` is a live entry of the list (or its head) and
+/// `level` is below its height.
+unsafe fn link<'a>(node: *const Node, level: usize) -> &'a AtomicPtr<Node> {
+    // SAFETY: the tower starts right after the header and holds `height`
+    // links, aligned by the layout; see the caller's requirement.
+    unsafe { &*(node.cast::<u8>().add(HEADER + level * LINK).cast::<AtomicPtr<Node>>()) }
+}
+
+/// The entry after `node` at `level` (null at the end).
+///
+/// SAFETY (callers): as for [`link`].
+unsafe fn next(node: *const Node, level: usize) -> *mut Node {
+    // SAFETY: the caller's requirement; `Acquire` pairs with the `Release`
+    // that linked the entry, so all of its bytes are visible.
+    unsafe { link(node, level).load(Ordering::Acquire) }
+}
+
+/// The key of `node`.
+///
+/// SAFETY (callers): `node` is a live entry (never the head); the slice
+/// lives no longer than the list.
+unsafe fn key_of<'a>(node: *const Node) -> &'a [u8] {
+    // SAFETY: the key follows the tower; its bytes were written before the
+    // entry was linked and are never written again.
+    unsafe {
+        let n = &*node;
+        let start = node.cast::<u8>().add(HEADER + n.height as usize * LINK);
+        std::slice::from_raw_parts(start, n.key_len as usize)
+    }
+}
+
+/// The value of `node`. SAFETY (callers): as for [`key_of`].
+unsafe fn value_of<'a>(node: *const Node) -> &'a [u8] {
+    // SAFETY: the value follows the key; as for `key_of`.
+    unsafe {
+        let n = &*node;
+        let start = node
+            .cast::<u8>()
+            .add(HEADER + n.height as usize * LINK + n.key_len as usize);
+        std::slice::from_raw_parts(start, n.value_len as usize)
+    }
+}
+
+/// True if `key` sorts after `node`'s key (the head sorts before all).
+///
+/// SAFETY (callers): `node` is null, the head, or a live entry.
+unsafe fn is_after(key: &[u8], node: *const Node, head: *const Node) -> bool {
+    // SAFETY: a non-null entry other than the head has a key.
+    node == head || (!node.is_null() && key::compare(key, unsafe { key_of(node) }) == Order::Greater)
+}
+
+/// The predecessors and successors of a key at every level: where it goes.
+struct Splice {
+    /// Levels for which `prev` and `next` hold a bracket.
+    height: usize,
+    prev: [*mut Node; MAX_HEIGHT + 1],
+    next: [*mut Node; MAX_HEIGHT + 1],
+}
+
+// SAFETY: a splice is only links into the list that owns it; it is read and
+// written under the list's hint lock.
+unsafe impl Send for Splice {}
+
+impl Splice {
+    fn new() -> Splice {
+        Splice {
+            height: 0,
+            prev: [ptr::null_mut(); MAX_HEIGHT + 1],
+            next: [ptr::null_mut(); MAX_HEIGHT + 1],
+        }
+    }
+}
+
+/// An insert-only, ordered, concurrent list of (internal key, value)
+/// entries; keys are distinct and ordered by [`key::compare`].
+pub(super) struct SkipList {
+    head: NonNull<Node>,
+    /// This list's identity, carried by its positions.
+    id: u64,
+    /// Levels in use (at least 1).
+    height: AtomicUsize,
+    len: AtomicUsize,
+    /// Where the last insert that used it went (see the module doc).
+    hint: Mutex<Splice>,
+}
+
+// SAFETY: entries are immutable once linked, links are atomics, and entries
+// are freed only by `drop` (`&mut self`): sharing the list between threads
+// shares nothing unsynchronised.
+unsafe impl Send for SkipList {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for SkipList {}
+
+/// A borrowed entry of a [`SkipList`].
+#[derive(Clone, Copy)]
+pub(super) struct Entry<'a> {
+    node: NonNull<Node>,
+    /// The identity of the list.
+    list: u64,
+    _list: PhantomData<&'a SkipList>,
+}
+
+// SAFETY: an entry is a shared borrow of immutable bytes in a `Sync` list.
+unsafe impl Send for Entry<'_> {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Entry<'_> {}
+
+impl<'a> Entry<'a> {
+    fn new(node: *mut Node, list: u64) -> Option<Entry<'a>> {
+        NonNull::new(node).map(|node| Entry {
+            node,
+            list,
+            _list: PhantomData,
+        })
+    }
+
+    /// The entry's internal key.
+    pub fn key(&self) -> &'a [u8] {
+        // SAFETY: an `Entry` is only made from a live, non-head entry of a
+        // list borrowed for `'a`.
+        unsafe { key_of(self.node.as_ptr()) }
+    }
+
+    /// The entry's value.
+    pub fn value(&self) -> &'a [u8] {
+        // SAFETY: as for `key`.
+        unsafe { value_of(self.node.as_ptr()) }
+    }
+
+    /// The next entry in key order.
+    pub fn next(&self) -> Option<Entry<'a>> {
+        // SAFETY: a live entry has a level 0.
+        Entry::new(unsafe { next(self.node.as_ptr(), 0) }, self.list)
+    }
+
+    /// The entry, detached from its borrow, to be found again with
+    /// [`SkipList::entry`].
+    pub fn position(&self) -> Position {
+        Position {
+            node: self.node,
+            list: self.list,
+        }
+    }
+}
+
+/// An entry's place in its list, without a borrow (for a cursor that owns
+/// its memtable, or an index beside the list): the entry's address and the
+/// list's identity, so that only the list it came from can follow it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) struct Position {
+    node: NonNull<Node>,
+    list: u64,
+}
+
+/// Identities of lists, never reused within a process.
+static NEXT_LIST_ID: AtomicU64 = AtomicU64::new(1);
+
+// SAFETY: a position is an address; it is dereferenced only through
+// `SkipList::entry`, which checks that it belongs to that list.
+unsafe impl Send for Position {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Position {}
+
+impl SkipList {
+    pub fn new() -> SkipList {
+        let head = alloc_node(MAX_HEIGHT, &[], &[]);
+        SkipList {
+            head,
+            id: NEXT_LIST_ID.fetch_add(1, Ordering::Relaxed),
+            height: AtomicUsize::new(1),
+            len: AtomicUsize::new(0),
+            hint: Mutex::new(Splice::new()),
+        }
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.len.load(Ordering::Relaxed)
+    }
+
+    /// True when nothing was inserted.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The entry at `pos`; `None` if `pos` was taken from another list.
+    pub fn entry(&self, pos: Position) -> Option<Entry<'_>> {
+        (pos.list == self.id).then_some(Entry {
+            node: pos.node,
+            list: self.id,
+            _list: PhantomData,
+        })
+    }
+
+    /// Inserts an entry whose key is the concatenation of `key_parts`.
+    /// REQUIRES: no entry with an equal key is in the list (the memtable
+    /// inserts each internal key once). Concurrent inserts are allowed.
+    pub fn insert(&self, key_parts: &[&[u8]], value: &[u8]) -> Entry<'_> {
+        let height = random_height();
+        let node = alloc_node_parts(height, key_parts, value);
+        let node_ptr = node.as_ptr();
+        // SAFETY: the node was just made and is not linked yet.
+        let key = unsafe { key_of(node_ptr) };
+        let mut max = self.height.load(Ordering::Relaxed);
+        while height > max {
+            match self.height.compare_exchange_weak(
+                max,
+                height,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => max = height,
+                Err(now) => max = now,
+            }
+        }
+        match self.hint.try_lock() {
+            Some(mut hint) => {
+                self.place(&mut hint, key, max);
+                self.link_node(&mut hint, node_ptr, key, height);
+                for level in 0..height {
+                    if let Some(p) = hint.prev.get_mut(level) {
+                        *p = node_ptr;
+                    }
+                }
+            }
+            None => {
+                let mut splice = Splice::new();
+                self.place(&mut splice, key, max);
+                self.link_node(&mut splice, node_ptr, key, height);
+            }
+        }
+        self.len.fetch_add(1, Ordering::Relaxed);
+        Entry {
+            node,
+            list: self.id,
+            _list: PhantomData,
+        }
+    }
+
+    /// Makes `splice` bracket `key` at every level below `max`: reuses the
+    /// levels of a previous splice that still bracket it, searching down
+    /// from the lowest of them (or from the top) for the rest.
+    fn place(&self, splice: &mut Splice, key: &[u8], max: usize) {
+        let head = self.head.as_ptr();
+        let fresh = splice.height == 0;
+        // Levels a previous splice did not cover bracket everything.
+        for level in splice.height..=max.min(MAX_HEIGHT) {
+            if let (Some(p), Some(n)) = (splice.prev.get_mut(level), splice.next.get_mut(level)) {
+                *p = head;
+                *n = ptr::null_mut();
+            }
+        }
+        splice.height = splice.height.max(max);
+        // A key that falls right after the previous insert is bracketed at
+        // level 0, and then at every level above (a splice's brackets nest:
+        // each level's pair encloses the pair below it). Any other key is
+        // searched for from the top.
+        let mut from = max;
+        if !fresh {
+            if let (Some(&prev), Some(next_slot)) = (splice.prev.first(), splice.next.first_mut()) {
+                // SAFETY: `prev` is the head or an entry of this list, which
+                // has a level 0; `now` is null or a live entry.
+                let brackets = unsafe {
+                    let now = next(prev, 0);
+                    let b = is_after(key, prev, head) && !is_after(key, now, head);
+                    if b {
+                        *next_slot = now;
+                    }
+                    b
+                };
+                if brackets {
+                    from = 0;
+                }
+            }
+        }
+        for level in (0..from).rev() {
+            let start = splice.prev.get(level + 1).copied().unwrap_or(head);
+            let (p, n) = self.find_for_level(key, start, level);
+            if let (Some(ps), Some(ns)) = (splice.prev.get_mut(level), splice.next.get_mut(level)) {
+                *ps = p;
+                *ns = n;
+            }
+        }
+    }
+
+    /// Walks `level` from `before` (which sorts before `key`) to the pair of
+    /// entries `key` goes between.
+    fn find_for_level(&self, key: &[u8], mut before: *mut Node, level: usize) -> (*mut Node, *mut Node) {
+        let head = self.head.as_ptr();
+        loop {
+            // SAFETY: `before` is the head or an entry linked at `level`.
+            let after = unsafe { next(before, level) };
+            // SAFETY: `after` is null or a live entry.
+            if unsafe { is_after(key, after, head) } {
+                before = after;
+            } else {
+                return (before, after);
+            }
+        }
+    }
+
+    /// Links `node` into every level below `height`, between the splice's
+    /// brackets, searching a level again where another writer got there
+    /// first. Level 0 first: once linked there the entry is in the list.
+    fn link_node(&self, splice: &mut Splice, node: *mut Node, key: &[u8], height: usize) {
+        for level in 0..height {
+            loop {
+                let (Some(&prev), Some(&succ)) = (splice.prev.get(level), splice.next.get(level))
+                else {
+                    return;
+                };
+                // SAFETY: `node` is ours and its tower has `height` links;
+                // nobody else sees it at this level yet.
+                unsafe { link(node, level).store(succ, Ordering::Relaxed) };
+                // SAFETY: `prev` is the head or an entry linked at `level`.
+                // `Release` publishes the node's bytes to whoever loads
+                // this link.
+                let swapped = unsafe {
+                    link(prev, level).compare_exchange(succ, node, Ordering::Release, Ordering::Relaxed)
+                };
+                if swapped.is_ok() {
+                    if let Some(n) = splice.next.get_mut(level) {
+                        *n = succ;
+                    }
+                    break;
+                }
+                let (p, n) = self.find_for_level(key, prev, level);
+                if let (Some(ps), Some(ns)) = (splice.prev.get_mut(level), splice.next.get_mut(level)) {
+                    *ps = p;
+                    *ns = n;
+                }
+            }
+        }
+    }
+
+    /// The last entry whose key is below `target` (`or_equal`: at or
+    /// below), or the head.
+    fn last_before(&self, target: &[u8], or_equal: bool) -> *mut Node {
+        let head = self.head.as_ptr();
+        let mut x = head;
+        let mut level = self.height.load(Ordering::Relaxed);
+        while level > 0 {
+            level -= 1;
+            loop {
+                // SAFETY: `x` is the head or an entry reached at `level`.
+                let n = unsafe { next(x, level) };
+                if n.is_null() {
+                    break;
+                }
+                // SAFETY: `n` is a live entry.
+                let order = key::compare(unsafe { key_of(n) }, target);
+                if order == Order::Less || (or_equal && order == Order::Equal) {
+                    x = n;
+                } else {
+                    break;
+                }
+            }
+        }
+        x
+    }
+
+    /// The first entry at or after `target`.
+    pub fn lower_bound(&self, target: &[u8]) -> Option<Entry<'_>> {
+        let before = self.last_before(target, false);
+        // SAFETY: the head or an entry has a level 0.
+        Entry::new(unsafe { next(before, 0) }, self.id)
+    }
+
+    /// The last entry before `target` (`or_equal`: at or before).
+    pub fn upper_bound(&self, target: &[u8], or_equal: bool) -> Option<Entry<'_>> {
+        let x = self.last_before(target, or_equal);
+        if x == self.head.as_ptr() {
+            None
+        } else {
+            Entry::new(x, self.id)
+        }
+    }
+
+    /// The first entry.
+    pub fn front(&self) -> Option<Entry<'_>> {
+        // SAFETY: the head has every level.
+        Entry::new(unsafe { next(self.head.as_ptr(), 0) }, self.id)
+    }
+
+    /// The last entry.
+    pub fn back(&self) -> Option<Entry<'_>> {
+        let head = self.head.as_ptr();
+        let mut x = head;
+        let mut level = self.height.load(Ordering::Relaxed);
+        while level > 0 {
+            level -= 1;
+            loop {
+                // SAFETY: `x` is the head or an entry reached at `level`.
+                let n = unsafe { next(x, level) };
+                if n.is_null() {
+                    break;
+                }
+                x = n;
+            }
+        }
+        if x == head {
+            None
+        } else {
+            Entry::new(x, self.id)
+        }
+    }
+}
+
+impl Drop for SkipList {
+    fn drop(&mut self) {
+        let mut x = self.head.as_ptr();
+        while !x.is_null() {
+            // SAFETY: `&mut self`: no reader or writer is left; each entry
+            // is reached once along level 0 and freed with the layout it
+            // was made with.
+            unsafe {
+                let after = next(x, 0);
+                let n = &*x;
+                if let Some(l) = layout(n.height as usize, n.key_len as usize, n.value_len as usize) {
+                    std::alloc::dealloc(x.cast::<u8>(), l);
+                }
+                x = after;
+            }
+        }
+    }
+}
+
+/// A new entry of `height` links holding `key` and `value`, links null.
+fn alloc_node(height: usize, key: &[u8], value: &[u8]) -> NonNull<Node> {
+    alloc_node_parts(height, &[key], value)
+}
+
+fn alloc_node_parts(height: usize, key_parts: &[&[u8]], value: &[u8]) -> NonNull<Node> {
+    let key_len: usize = key_parts.iter().map(|p| p.len()).sum();
+    let (Ok(k32), Ok(v32), Some(l)) = (
+        u32::try_from(key_len),
+        u32::try_from(value.len()),
+        layout(height, key_len, value.len()),
+    ) else {
+        // Keys and values are bounded far below 4 GiB before they reach
+        // the memtable (Batch::validate).
+        panic!("memtable entry of {key_len} + {} bytes", value.len());
+    };
+    // SAFETY: the layout's size is at least the header's, never zero.
+    let raw = unsafe { std::alloc::alloc(l) };
+    let Some(node) = NonNull::new(raw.cast::<Node>()) else {
+        std::alloc::handle_alloc_error(l);
+    };
+    // SAFETY: `raw` holds `l.size()` bytes: the header, `height` links, the
+    // key and the value, written here once, before anyone can see them.
+    unsafe {
+        node.as_ptr().write(Node {
+            key_len: k32,
+            value_len: v32,
+            height: height as u32,
+            _pad: 0,
+        });
+        for level in 0..height {
+            raw.add(HEADER + level * LINK)
+                .cast::<AtomicPtr<Node>>()
+                .write(AtomicPtr::new(ptr::null_mut()));
+        }
+        let mut at = raw.add(HEADER + height * LINK);
+        for part in key_parts {
+            ptr::copy_nonoverlapping(part.as_ptr(), at, part.len());
+            at = at.add(part.len());
+        }
+        ptr::copy_nonoverlapping(value.as_ptr(), at, value.len());
+    }
+    node
+}
+
+thread_local! {
+    /// Each thread's generator of tower heights (xorshift64*).
+    static HEIGHT_RNG: Cell<u64> = Cell::new(seed());
+}
+
+fn seed() -> u64 {
+    let mut b = [0u8; 8];
+    // A fixed seed is a fine fallback: heights need spread, not secrecy.
+    let _ = getrandom::getrandom(&mut b);
+    u64::from_le_bytes(b) | 1
+}
+
+/// A tower height: 1, then one more with probability 1/BRANCHING each.
+fn random_height() -> usize {
+    HEIGHT_RNG.with(|rng| {
+        let mut x = rng.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        rng.set(x);
+        let mut r = x.wrapping_mul(0x2545_f491_4f6c_dd1d);
+        let mut height = 1;
+        while height < MAX_HEIGHT && r % BRANCHING == 0 {
+            height += 1;
+            r /= BRANCHING;
+        }
+        height
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use crate::key::{internal_key, tree_key};
+    use std::sync::Arc;
+
+    fn ikey(k: u32, seqno: u64) -> Vec<u8> {
+        internal_key(&tree_key(0, &k.to_be_bytes()), seqno, 1)
+    }
+
+    fn keys_in_order(list: &SkipList) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut e = list.front();
+        while let Some(entry) = e {
+            out.push(entry.key().to_vec());
+            e = entry.next();
+        }
+        out
+    }
+
+    fn sorted(mut keys: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+        keys.sort_by(|a, b| key::compare(a, b));
+        keys
+    }
+
+    #[test]
+    fn ascending_descending_and_interleaved_loads_come_out_sorted() {
+        for order in 0..3 {
+            let list = SkipList::new();
+            let mut inserted = Vec::new();
+            for i in 0u32..3_000 {
+                let k = match order {
+                    0 => ikey(i, 1),
+                    1 => ikey(3_000 - i, 1),
+                    // Runs of ascending keys that restart below the last.
+                    _ => ikey((i % 100) * 1_000 + i / 100, 1),
+                };
+                let e = list.insert(&[&k[..5], &k[5..]], &k[..4]);
+                assert_eq!(e.key(), &k[..]);
+                assert_eq!(e.value(), &k[..4]);
+                inserted.push(k);
+            }
+            assert_eq!(list.len(), 3_000);
+            assert_eq!(keys_in_order(&list), sorted(inserted), "order {order}");
+        }
+    }
+
+    #[test]
+    fn newer_entries_of_a_key_go_before_older_ones_on_an_ascending_load() {
+        let list = SkipList::new();
+        for seqno in 1..=50 {
+            list.insert(&[&ikey(7, seqno)], b"v");
+        }
+        let seqnos: Vec<u64> = keys_in_order(&list)
+            .iter()
+            .map(|k| key::parse(k).unwrap().seqno)
+            .collect();
+        assert_eq!(seqnos, (1..=50).rev().collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_position_is_followed_only_by_its_own_list() {
+        let a = SkipList::new();
+        let b = SkipList::new();
+        let at = a.insert(&[&ikey(1, 1)], b"one").position();
+        assert_eq!(a.entry(at).unwrap().value(), b"one");
+        assert!(b.entry(at).is_none());
+    }
+
+    #[test]
+    fn concurrent_writers_lose_nothing_and_readers_always_see_order() {
+        let list = Arc::new(SkipList::new());
+        let writers: Vec<_> = (0u32..4)
+            .map(|t| {
+                let list = Arc::clone(&list);
+                std::thread::spawn(move || {
+                    // Interleaved ascending runs: every writer's keys fall
+                    // between the others', and one writer at a time holds
+                    // the hint.
+                    for i in 0u32..5_000 {
+                        list.insert(&[&ikey(i * 4 + t, 1)], &i.to_le_bytes());
+                    }
+                })
+            })
+            .collect();
+        let reader = {
+            let list = Arc::clone(&list);
+            std::thread::spawn(move || {
+                for _ in 0..50 {
+                    let keys = keys_in_order(&list);
+                    assert!(keys.windows(2).all(|w| key::compare(&w[0], &w[1]) == Order::Less));
+                    if let (Some(f), Some(l)) = (list.front(), list.back()) {
+                        assert!(key::compare(f.key(), l.key()) != Order::Greater);
+                    }
+                }
+            })
+        };
+        for w in writers {
+            w.join().unwrap();
+        }
+        reader.join().unwrap();
+        let want: Vec<Vec<u8>> = (0u32..20_000).map(|k| ikey(k, 1)).collect();
+        assert_eq!(keys_in_order(&list), want);
+        assert_eq!(list.len(), 20_000);
+        for k in (0u32..20_000).step_by(997) {
+            let e = list.lower_bound(&ikey(k, 1)).unwrap();
+            assert_eq!(e.key(), &ikey(k, 1)[..]);
+            assert_eq!(e.value(), &(k / 4).to_le_bytes());
+        }
+    }
+
+    proptest::proptest! {
+        /// Seeks in every direction agree with a sorted model, whatever the
+        /// order of inserts.
+        #[test]
+        fn seeks_agree_with_a_sorted_model(
+            keys in proptest::collection::hash_set(0u32..500, 0..200),
+            probes in proptest::collection::vec(0u32..510, 1..40),
+        ) {
+            let list = SkipList::new();
+            let keys: Vec<u32> = keys.into_iter().collect();
+            for k in &keys {
+                list.insert(&[&ikey(*k, 5)], &k.to_le_bytes());
+            }
+            let model = sorted(keys.iter().map(|k| ikey(*k, 5)).collect());
+            proptest::prop_assert_eq!(keys_in_order(&list), model.clone());
+            proptest::prop_assert_eq!(list.front().map(|e| e.key().to_vec()), model.first().cloned());
+            proptest::prop_assert_eq!(list.back().map(|e| e.key().to_vec()), model.last().cloned());
+            for p in probes {
+                for seqno in [4, 5, 6] {
+                    let t = ikey(p, seqno);
+                    let ge = model.iter().find(|k| key::compare(k, &t) != Order::Less).cloned();
+                    let le = model.iter().rev().find(|k| key::compare(k, &t) != Order::Greater).cloned();
+                    let lt = model.iter().rev().find(|k| key::compare(k, &t) == Order::Less).cloned();
+                    proptest::prop_assert_eq!(list.lower_bound(&t).map(|e| e.key().to_vec()), ge);
+                    proptest::prop_assert_eq!(list.upper_bound(&t, true).map(|e| e.key().to_vec()), le);
+                    proptest::prop_assert_eq!(list.upper_bound(&t, false).map(|e| e.key().to_vec()), lt);
+                }
+            }
+        }
+    }
+}
