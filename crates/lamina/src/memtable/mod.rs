@@ -7,7 +7,7 @@ mod skiplist;
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::key::{self, InternalKey, Kind, SeqNo};
-use newest::{Newest, NewestIndex, Probe};
+use newest::{NewestIndex, Probe};
 use skiplist::{Entry, Position, SkipList};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -31,9 +31,10 @@ pub struct Memtable {
 impl Memtable {
     /// An empty memtable whose writes are logged in WAL segment `wal_number`.
     pub fn new(wal_number: u64) -> Memtable {
+        let map = SkipList::new();
         Memtable {
-            map: SkipList::new(),
-            newest: NewestIndex::new(),
+            newest: NewestIndex::new(&map),
+            map,
             size: AtomicU64::new(0),
             wal_number,
             largest_seqno: AtomicU64::new(0),
@@ -77,12 +78,7 @@ impl Memtable {
         let mut bytes = skiplist::entry_size(ikey.len(), value.len()) + ALLOCATOR_OVERHEAD;
         // A key that is not a well-formed internal key has no point lookup.
         if let Some(p) = key::parse(ikey) {
-            let newest = Newest {
-                seqno: p.seqno,
-                kind: p.kind,
-                at: entry.position(),
-            };
-            bytes += self.newest.record(p.tree_key, newest);
+            bytes += self.newest.record(&self.map, entry);
             self.largest_seqno.fetch_max(p.seqno, Ordering::Relaxed);
         }
         self.size.fetch_add(bytes as u64, Ordering::Relaxed);
@@ -159,16 +155,13 @@ impl Memtable {
         mut visit: impl FnMut(Kind, &[u8]) -> bool,
     ) {
         let as_of = seek_seqno(target.as_slice());
-        match self.newest.probe(tree_key) {
+        match self.newest.probe(&self.map, tree_key) {
             Some(Probe::Absent) => return,
             Some(Probe::Newest(n))
                 if n.seqno <= as_of && matches!(n.kind, Kind::Put | Kind::Delete) =>
             {
-                // Every position in the index is one of this skip list's.
-                if let Some(e) = self.map.entry(n.at) {
-                    visit(n.kind, e.value());
-                    return;
-                }
+                visit(n.kind, n.entry.value());
+                return;
             }
             _ => {}
         }

@@ -11,12 +11,11 @@
 //! shard's own table does not use for a bucket or a tag until it holds 2^32
 //! slots) and then the slot within it.
 
-use super::skiplist::Position;
-use crate::key::{Kind, SeqNo};
+use super::skiplist::{Entry, Position, SkipList};
+use crate::key::{self, Kind, SeqNo};
 use ahash::RandomState;
 use hashbrown::HashTable;
 use parking_lot::RwLock;
-use smallvec::SmallVec;
 
 /// Shards of the index, each behind its own lock, so that concurrent
 /// readers and writers of different keys rarely meet.
@@ -26,56 +25,56 @@ const SHARDS: usize = 16;
 const SHARD_SHIFT: u32 = 32;
 
 /// Bytes an index entry takes, counted in the memtable's approximate size:
-/// its slot at the table's highest load (7/8), plus a key too long for the
-/// slot.
+/// its slot at the table's highest load (7/8).
 pub(super) const INDEX_OVERHEAD: usize = std::mem::size_of::<Slot>() * 8 / 7;
-
-/// What recording a new key of `len` bytes adds to the memtable's size.
-pub(super) fn index_charge(len: usize) -> usize {
-    INDEX_OVERHEAD + if len > INLINE_KEY { len } else { 0 }
-}
 
 /// The newest entry of one tree key.
 #[derive(Clone, Copy)]
-pub(super) struct Newest {
+pub(super) struct Newest<'a> {
     pub seqno: SeqNo,
     pub kind: Kind,
     /// The entry in the memtable's skip list (its value is not copied).
-    pub at: Position,
+    pub entry: Entry<'a>,
 }
 
 /// What the index knows about a tree key.
-pub(super) enum Probe {
+pub(super) enum Probe<'a> {
     /// The memtable holds no entry of the key.
     Absent,
     /// The key's newest entry.
-    Newest(Newest),
+    Newest(Newest<'a>),
 }
 
-/// One slot: a tree key, its hash (kept so that growing the table does not
-/// hash the key again) and its newest entry. A tree key of up to
-/// `INLINE_KEY` bytes is kept in the slot itself: recording it allocates
-/// nothing, and a probe compares it without following a pointer.
+/// One slot: the key's hash (kept so that growing the table does not read
+/// every entry again) and where its newest entry is in the skip list. The
+/// key, its seqno and its kind are read from the entry itself, so a slot is
+/// small and the table stays in the CPU's caches longer.
 struct Slot {
     hash: u64,
-    tree_key: SmallVec<[u8; INLINE_KEY]>,
-    newest: Newest,
+    at: Position,
 }
-
-/// Longest tree key held in its slot (a keyspace id and a 20-byte key).
-const INLINE_KEY: usize = 24;
 
 type Shard = RwLock<HashTable<Slot>>;
 
-/// Tree key → newest entry, safe for concurrent readers and writers.
+/// Tree key → newest entry, safe for concurrent readers and writers, for
+/// the entries of one skip list (which every call names).
 pub(super) struct NewestIndex {
+    /// The identity of the list.
+    list: u64,
     hasher: RandomState,
     shards: Vec<Shard>,
 }
 
+/// The tree key, seqno and kind of a well-formed entry.
+fn parts<'a>(e: &Entry<'a>) -> Option<(&'a [u8], SeqNo, Kind)> {
+    key::parse(e.key()).map(|p| (p.tree_key, p.seqno, p.kind))
+}
+
 impl NewestIndex {
-    pub(super) fn new() -> NewestIndex {
+    /// An empty index of the entries of `list`.
+    pub(super) fn new(list: &SkipList) -> NewestIndex {
         NewestIndex {
+            list: list.id(),
             hasher: RandomState::new(),
             shards: (0..SHARDS).map(|_| RwLock::new(HashTable::new())).collect(),
         }
@@ -88,34 +87,57 @@ impl NewestIndex {
         Some((h, shard))
     }
 
-    /// Records an entry of `tree_key`; it becomes the key's newest unless a
+    /// Records `entry` of `list`; it becomes its key's newest unless a
     /// newer one is already recorded. Returns the bytes a new key added.
-    pub(super) fn record(&self, tree_key: &[u8], entry: Newest) -> usize {
+    pub(super) fn record(&self, list: &SkipList, entry: Entry<'_>) -> usize {
+        let Some((tree_key, seqno, _)) = parts(&entry).filter(|_| list.id() == self.list) else {
+            return 0;
+        };
         let Some((h, shard)) = self.locate(tree_key) else {
             return 0;
         };
         let mut table = shard.write();
-        if let Some(cur) = table.find_mut(h, |s| *s.tree_key == *tree_key) {
-            if cur.newest.seqno < entry.seqno {
-                cur.newest = entry;
+        let same_key = |s: &Slot| {
+            list.entry(s.at)
+                .as_ref()
+                .and_then(parts)
+                .is_some_and(|(tk, _, _)| tk == tree_key)
+        };
+        if let Some(cur) = table.find_mut(h, same_key) {
+            let cur_seqno = list.entry(cur.at).as_ref().and_then(parts).map(|p| p.1);
+            if cur_seqno.is_none_or(|s| s < seqno) {
+                cur.at = entry.position();
             }
             return 0;
         }
         let slot = Slot {
             hash: h,
-            tree_key: SmallVec::from_slice(tree_key),
-            newest: entry,
+            at: entry.position(),
         };
         table.insert_unique(h, slot, |s| s.hash);
-        index_charge(tree_key.len())
+        INDEX_OVERHEAD
     }
 
-    /// The newest entry of `tree_key`, or `None` if the index cannot say.
-    pub(super) fn probe(&self, tree_key: &[u8]) -> Option<Probe> {
+    /// The newest entry of `tree_key` in `list`, or `None` if the index
+    /// cannot say.
+    pub(super) fn probe<'a>(&self, list: &'a SkipList, tree_key: &[u8]) -> Option<Probe<'a>> {
+        if list.id() != self.list {
+            return None;
+        }
         let (h, shard) = self.locate(tree_key)?;
         let table = shard.read();
-        Some(match table.find(h, |s| *s.tree_key == *tree_key) {
-            Some(s) => Probe::Newest(s.newest),
+        let found = table.find(h, |s| {
+            list.entry(s.at)
+                .as_ref()
+                .and_then(parts)
+                .is_some_and(|(tk, _, _)| tk == tree_key)
+        });
+        Some(match found {
+            Some(s) => {
+                let entry = list.entry(s.at)?;
+                let (_, seqno, kind) = parts(&entry)?;
+                Probe::Newest(Newest { seqno, kind, entry })
+            }
             None => Probe::Absent,
         })
     }
@@ -123,63 +145,73 @@ impl NewestIndex {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::super::skiplist::SkipList;
     use super::*;
 
-    /// An entry of `list` holding `value` under a key made from `seqno`.
-    fn entry(list: &SkipList, seqno: SeqNo, value: &[u8]) -> Newest {
-        Newest {
-            seqno,
-            kind: Kind::Put,
-            at: list.insert(&[&seqno.to_be_bytes()], value).position(),
-        }
+    /// Inserts `tree_key` at `seqno` with `value` into `list` and records
+    /// it; returns what recording added.
+    fn put(list: &SkipList, ix: &NewestIndex, tree_key: &[u8], seqno: SeqNo, value: &[u8]) -> usize {
+        let trailer = ((seqno << 8) | Kind::Put as u64).to_le_bytes();
+        let e = list.insert(&[tree_key, &trailer], value);
+        ix.record(list, e)
     }
 
     fn newest(list: &SkipList, ix: &NewestIndex, k: &[u8]) -> Option<(SeqNo, Vec<u8>)> {
-        match ix.probe(k).unwrap() {
+        match ix.probe(list, k).unwrap() {
             Probe::Absent => None,
-            Probe::Newest(n) => Some((n.seqno, list.entry(n.at).unwrap().value().to_vec())),
+            Probe::Newest(n) => Some((n.seqno, n.entry.value().to_vec())),
         }
     }
 
     #[test]
     fn keeps_the_newest_entry_whatever_the_order_of_records() {
         let list = SkipList::new();
-        let ix = NewestIndex::new();
-        assert!(ix.record(b"k", entry(&list, 5, b"five")) > 0);
-        assert_eq!(ix.record(b"k", entry(&list, 3, b"three")), 0);
-        assert_eq!(newest(&list, &ix, b"k"), Some((5, b"five".to_vec())));
-        ix.record(b"k", entry(&list, 9, b"nine"));
-        assert_eq!(newest(&list, &ix, b"k"), Some((9, b"nine".to_vec())));
-        assert_eq!(newest(&list, &ix, b"other"), None);
+        let ix = NewestIndex::new(&list);
+        let k = key::tree_key(0, b"k");
+        assert!(put(&list, &ix, &k, 5, b"five") > 0);
+        assert_eq!(put(&list, &ix, &k, 3, b"three"), 0);
+        assert_eq!(newest(&list, &ix, &k), Some((5, b"five".to_vec())));
+        put(&list, &ix, &k, 9, b"nine");
+        assert_eq!(newest(&list, &ix, &k), Some((9, b"nine".to_vec())));
+        assert_eq!(newest(&list, &ix, &key::tree_key(0, b"other")), None);
     }
 
     #[test]
     fn every_key_of_many_finds_its_own_entry_in_whatever_shard() {
         let list = SkipList::new();
-        let ix = NewestIndex::new();
-        let keys: Vec<Vec<u8>> = (0u32..5_000).map(|i| i.to_be_bytes().to_vec()).collect();
+        let ix = NewestIndex::new(&list);
+        let keys: Vec<Vec<u8>> = (0u32..5_000)
+            .map(|i| key::tree_key(0, &i.to_be_bytes()))
+            .collect();
         for (i, k) in keys.iter().enumerate() {
-            assert_eq!(ix.record(k, entry(&list, i as u64 + 1, k)), index_charge(k.len()));
+            assert_eq!(put(&list, &ix, k, i as u64 + 1, k), INDEX_OVERHEAD);
         }
         let used = ix.shards.iter().filter(|s| !s.read().is_empty()).count();
         assert_eq!(used, SHARDS, "keys spread over every shard");
         for (i, k) in keys.iter().enumerate() {
             assert_eq!(newest(&list, &ix, k), Some((i as u64 + 1, k.clone())));
         }
-        assert_eq!(newest(&list, &ix, b"absent"), None);
+        assert_eq!(newest(&list, &ix, &key::tree_key(0, b"absent")), None);
     }
 
     #[test]
-    fn keys_longer_than_a_slot_holds_are_found_and_charged() {
+    fn long_keys_and_their_prefixes_are_told_apart() {
         let list = SkipList::new();
-        let ix = NewestIndex::new();
-        let long = vec![7u8; INLINE_KEY + 1];
-        let mut prefix = long.clone();
-        prefix.pop();
-        assert_eq!(ix.record(&long, entry(&list, 1, b"long")), INDEX_OVERHEAD + long.len());
-        assert_eq!(ix.record(&prefix, entry(&list, 2, b"short")), INDEX_OVERHEAD);
+        let ix = NewestIndex::new(&list);
+        let long = key::tree_key(0, &[7u8; 60]);
+        let prefix = long.get(..long.len() - 1).unwrap().to_vec();
+        assert_eq!(put(&list, &ix, &long, 1, b"long"), INDEX_OVERHEAD);
+        assert_eq!(put(&list, &ix, &prefix, 2, b"short"), INDEX_OVERHEAD);
         assert_eq!(newest(&list, &ix, &long), Some((1, b"long".to_vec())));
         assert_eq!(newest(&list, &ix, &prefix), Some((2, b"short".to_vec())));
+    }
+
+    #[test]
+    fn an_index_asked_about_another_list_cannot_answer() {
+        let list = SkipList::new();
+        let other = SkipList::new();
+        let ix = NewestIndex::new(&list);
+        let k = key::tree_key(0, b"k");
+        put(&list, &ix, &k, 1, b"v");
+        assert!(ix.probe(&other, &k).is_none());
     }
 }

@@ -254,6 +254,11 @@ impl SkipList {
         self.len.load(Ordering::Relaxed)
     }
 
+    /// The identity its positions carry.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
     /// True when nothing was inserted.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
