@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Seed 001 from Python after lamina's own memtable skip list and the
+# smaller memtable hash index (main at 7317716), every peer, one after the
+# other, alone on the machine: n = 1,000,000 twice, then the large values.
+set -u
+cd "$(dirname "$0")/../../.."
+R=bench/results/2026-11-23d
+PY=.venv/bin/python
+PEERS="-d lamina -d gdbm -d bdb_hash -d bdb_btree -d lmdb -d rocksdb -d leveldb -d semidbm"
+echo "start $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)" > $R/LOG
+$PY bench/dbm_bench.py -n 1000000 $PEERS --png $R/dbm_1m.png > $R/dbm_1m.txt 2>&1
+echo "dbm 1m done $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)" >> $R/LOG
+$PY bench/dbm_bench.py -n 1000000 $PEERS > $R/dbm_1m_2.txt 2>&1
+echo "dbm 1m again done $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)" >> $R/LOG
+$PY bench/dbm_bench.py --large $PEERS --png $R/dbm_large.png > $R/dbm_large.txt 2>&1
+echo "dbm large done $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)" >> $R/LOG
