@@ -78,7 +78,7 @@ impl Memtable {
         let mut bytes = skiplist::entry_size(ikey.len(), value.len()) + ALLOCATOR_OVERHEAD;
         // A key that is not a well-formed internal key has no point lookup.
         if let Some(p) = key::parse(ikey) {
-            bytes += self.newest.record(&self.map, entry);
+            bytes += self.newest.record(&self.map, entry, p.tree_key, p.seqno);
             self.largest_seqno.fetch_max(p.seqno, Ordering::Relaxed);
         }
         self.size.fetch_add(bytes as u64, Ordering::Relaxed);

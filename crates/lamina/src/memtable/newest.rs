@@ -87,12 +87,13 @@ impl NewestIndex {
         Some((h, shard))
     }
 
-    /// Records `entry` of `list`; it becomes its key's newest unless a
-    /// newer one is already recorded. Returns the bytes a new key added.
-    pub(super) fn record(&self, list: &SkipList, entry: Entry<'_>) -> usize {
-        let Some((tree_key, seqno, _)) = parts(&entry).filter(|_| list.id() == self.list) else {
+    /// Records `entry` of `list`, whose tree key and seqno the caller has
+    /// parsed; it becomes its key's newest unless a newer one is already
+    /// recorded. Returns the bytes a new key added.
+    pub(super) fn record(&self, list: &SkipList, entry: Entry<'_>, tree_key: &[u8], seqno: SeqNo) -> usize {
+        if list.id() != self.list {
             return 0;
-        };
+        }
         let Some((h, shard)) = self.locate(tree_key) else {
             return 0;
         };
@@ -152,7 +153,7 @@ mod tests {
     fn put(list: &SkipList, ix: &NewestIndex, tree_key: &[u8], seqno: SeqNo, value: &[u8]) -> usize {
         let trailer = ((seqno << 8) | Kind::Put as u64).to_le_bytes();
         let e = list.insert(&[tree_key, &trailer], value);
-        ix.record(list, e)
+        ix.record(list, e, tree_key, seqno)
     }
 
     fn newest(list: &SkipList, ix: &NewestIndex, k: &[u8]) -> Option<(SeqNo, Vec<u8>)> {

@@ -145,6 +145,14 @@ impl Splice {
             next: [ptr::null_mut(); MAX_HEIGHT + 1],
         }
     }
+
+    /// Sets the bracket at `level` (at most `MAX_HEIGHT`).
+    fn set(&mut self, level: usize, prev: *mut Node, next: *mut Node) {
+        if let (Some(p), Some(n)) = (self.prev.get_mut(level), self.next.get_mut(level)) {
+            *p = prev;
+            *n = next;
+        }
+    }
 }
 
 /// An insert-only, ordered, concurrent list of (internal key, value)
@@ -278,7 +286,7 @@ impl SkipList {
     /// inserts each internal key once). Concurrent inserts are allowed.
     pub fn insert(&self, key_parts: &[&[u8]], value: &[u8]) -> Entry<'_> {
         let height = random_height();
-        let node = alloc_node_parts(height, key_parts, value);
+        let node = alloc_node(height, key_parts, value);
         let node_ptr = node.as_ptr();
         // SAFETY: the node was just made and is not linked yet.
         let key = unsafe { key_of(node_ptr) };
@@ -326,10 +334,7 @@ impl SkipList {
         let fresh = splice.height == 0;
         // Levels a previous splice did not cover bracket everything.
         for level in splice.height..=max.min(MAX_HEIGHT) {
-            if let (Some(p), Some(n)) = (splice.prev.get_mut(level), splice.next.get_mut(level)) {
-                *p = head;
-                *n = ptr::null_mut();
-            }
+            splice.set(level, head, ptr::null_mut());
         }
         splice.height = splice.height.max(max);
         // A key that falls right after the previous insert is bracketed at
@@ -357,10 +362,7 @@ impl SkipList {
         for level in (0..from).rev() {
             let start = splice.prev.get(level + 1).copied().unwrap_or(head);
             let (p, n) = self.find_for_level(key, start, level);
-            if let (Some(ps), Some(ns)) = (splice.prev.get_mut(level), splice.next.get_mut(level)) {
-                *ps = p;
-                *ns = n;
-            }
+            splice.set(level, p, n);
         }
     }
 
@@ -400,44 +402,52 @@ impl SkipList {
                     link(prev, level).compare_exchange(succ, node, Ordering::Release, Ordering::Relaxed)
                 };
                 if swapped.is_ok() {
-                    if let Some(n) = splice.next.get_mut(level) {
-                        *n = succ;
-                    }
                     break;
                 }
                 let (p, n) = self.find_for_level(key, prev, level);
-                if let (Some(ps), Some(ns)) = (splice.prev.get_mut(level), splice.next.get_mut(level)) {
-                    *ps = p;
-                    *ns = n;
-                }
+                splice.set(level, p, n);
             }
         }
     }
 
-    /// The last entry whose key is below `target` (`or_equal`: at or
-    /// below), or the head.
-    fn last_before(&self, target: &[u8], or_equal: bool) -> *mut Node {
-        let head = self.head.as_ptr();
-        let mut x = head;
+    /// The last entry, descending from the top, past which `advance` says
+    /// to go no further (or the head): keys for which `advance` holds must
+    /// come before all keys for which it does not.
+    fn last_where(&self, advance: impl Fn(&[u8]) -> bool) -> *mut Node {
+        let mut x = self.head.as_ptr();
         let mut level = self.height.load(Ordering::Relaxed);
         while level > 0 {
             level -= 1;
             loop {
                 // SAFETY: `x` is the head or an entry reached at `level`.
                 let n = unsafe { next(x, level) };
-                if n.is_null() {
+                // SAFETY: a non-null `n` is a live entry.
+                if n.is_null() || !advance(unsafe { key_of(n) }) {
                     break;
                 }
-                // SAFETY: `n` is a live entry.
-                let order = key::compare(unsafe { key_of(n) }, target);
-                if order == Order::Less || (or_equal && order == Order::Equal) {
-                    x = n;
-                } else {
-                    break;
-                }
+                x = n;
             }
         }
         x
+    }
+
+    /// The last entry whose key is below `target` (`or_equal`: at or
+    /// below), or the head.
+    fn last_before(&self, target: &[u8], or_equal: bool) -> *mut Node {
+        self.last_where(|k| match key::compare(k, target) {
+            Order::Less => true,
+            Order::Equal => or_equal,
+            Order::Greater => false,
+        })
+    }
+
+    /// `x` as an entry, `None` for the head.
+    fn entry_unless_head(&self, x: *mut Node) -> Option<Entry<'_>> {
+        if x == self.head.as_ptr() {
+            None
+        } else {
+            Entry::new(x, self.id)
+        }
     }
 
     /// The first entry at or after `target`.
@@ -449,12 +459,7 @@ impl SkipList {
 
     /// The last entry before `target` (`or_equal`: at or before).
     pub fn upper_bound(&self, target: &[u8], or_equal: bool) -> Option<Entry<'_>> {
-        let x = self.last_before(target, or_equal);
-        if x == self.head.as_ptr() {
-            None
-        } else {
-            Entry::new(x, self.id)
-        }
+        self.entry_unless_head(self.last_before(target, or_equal))
     }
 
     /// The first entry.
@@ -465,25 +470,7 @@ impl SkipList {
 
     /// The last entry.
     pub fn back(&self) -> Option<Entry<'_>> {
-        let head = self.head.as_ptr();
-        let mut x = head;
-        let mut level = self.height.load(Ordering::Relaxed);
-        while level > 0 {
-            level -= 1;
-            loop {
-                // SAFETY: `x` is the head or an entry reached at `level`.
-                let n = unsafe { next(x, level) };
-                if n.is_null() {
-                    break;
-                }
-                x = n;
-            }
-        }
-        if x == head {
-            None
-        } else {
-            Entry::new(x, self.id)
-        }
+        self.entry_unless_head(self.last_where(|_| true))
     }
 }
 
@@ -506,12 +493,9 @@ impl Drop for SkipList {
     }
 }
 
-/// A new entry of `height` links holding `key` and `value`, links null.
-fn alloc_node(height: usize, key: &[u8], value: &[u8]) -> NonNull<Node> {
-    alloc_node_parts(height, &[key], value)
-}
-
-fn alloc_node_parts(height: usize, key_parts: &[&[u8]], value: &[u8]) -> NonNull<Node> {
+/// A new entry of `height` links, null, holding the concatenation of
+/// `key_parts` and `value`.
+fn alloc_node(height: usize, key_parts: &[&[u8]], value: &[u8]) -> NonNull<Node> {
     let key_len: usize = key_parts.iter().map(|p| p.len()).sum();
     let (Ok(k32), Ok(v32), Some(l)) = (
         u32::try_from(key_len),

@@ -1,0 +1,103 @@
+"""Single loops of seed-001-style point operations from Python, for A/B
+comparisons of two builds and for profiling one loop at a time.
+
+  python bench/point_loops.py reads [--flush] [-n N]
+      fills N keys ('%016d' % i, 100-byte values) in order, closes (with
+      --flush: flushes the memtable first, so no WAL is replayed on open),
+      then after each fresh read-only open reads every key once: in order
+      twice (cold, sequential), then shuffled; prints ops/s of each pass.
+  python bench/point_loops.py fill {sequential,random} [-n N] [--rounds R]
+      times R fills of N keys into a fresh database; prints ops/s of each.
+  python bench/point_loops.py read-loop [-n N] [--rounds R]
+      fills, reopens read-only and reads every key in order R times (one
+      long loop to put under `perf record`).
+
+The module imported is whatever python/lamina holds, so two builds are
+compared by copying each one's _lamina.abi3.so there in turn.
+"""
+
+import argparse
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import lamina  # noqa: E402
+
+VALUE = random.Random(100).randbytes(100)
+
+
+def fill(path, keys):
+    db = lamina.open(path, "c")
+    t0 = time.perf_counter()
+    for k in keys:
+        db[k] = VALUE
+    rate = len(keys) / (time.perf_counter() - t0)
+    return db, rate
+
+
+def reads(args, keys, work):
+    db, _ = fill(work + "/db", keys)
+    if args.flush:
+        db.flush()
+    db.close()
+    shuffled = keys[:]
+    random.Random(1).shuffle(shuffled)
+    out = []
+    for name, ks in (("cold", keys), ("sequential", keys), ("random", shuffled)):
+        db = lamina.open(work + "/db", "r")
+        t0 = time.perf_counter()
+        for k in ks:
+            db[k]
+        out.append(f"{name} {len(ks) / (time.perf_counter() - t0):,.0f}")
+        db.close()
+    print("  ".join(out))
+
+
+def fills(args, keys, work):
+    if args.order == "random":
+        random.Random(2).shuffle(keys)
+    for r in range(args.rounds):
+        db, rate = fill(f"{work}/db{r}", keys)
+        db.close()
+        print(f"fill_{args.order} {rate:,.0f}")
+
+
+def read_loop(args, keys, work):
+    db, _ = fill(work + "/db", keys)
+    db.close()
+    db = lamina.open(work + "/db", "r")
+    t0 = time.perf_counter()
+    for _ in range(args.rounds):
+        for k in keys:
+            db[k]
+    print(f"read loop {args.rounds * len(keys) / (time.perf_counter() - t0):,.0f}")
+    db.close()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("reads")
+    r.add_argument("--flush", action="store_true")
+    f = sub.add_parser("fill")
+    f.add_argument("order", choices=["sequential", "random"])
+    f.add_argument("--rounds", type=int, default=1)
+    loop = sub.add_parser("read-loop")
+    loop.add_argument("--rounds", type=int, default=25)
+    for p in (r, f, loop):
+        p.add_argument("-n", type=int, default=1_000_000)
+    args = ap.parse_args()
+    keys = [b"%016d" % i for i in range(args.n)]
+    work = tempfile.mkdtemp(prefix="point_loops_")
+    try:
+        {"reads": reads, "fill": fills, "read-loop": read_loop}[args.cmd](args, keys, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
