@@ -83,6 +83,18 @@ impl Batch {
         self.push(Kind::Merge, 0, key, Some(operand));
     }
 
+    /// Adds `op` as it is.
+    pub(crate) fn push_op(&mut self, op: &Op<'_>) {
+        let value = (op.kind != Kind::Delete).then_some(op.value);
+        self.push(op.kind, op.keyspace, op.key, value);
+    }
+
+    /// Sets `key` in keyspace `ks` to the value `pointer` names in a blob
+    /// file written at commit (a kind-3 operation, docs/format.md#batch).
+    pub(crate) fn put_blob(&mut self, ks: KeyspaceId, key: &[u8], pointer: &[u8]) {
+        self.push(Kind::Blob, ks, key, Some(pointer));
+    }
+
     /// Sets `key` to `value` in keyspace `ks`.
     pub fn put_in(&mut self, ks: &Keyspace, key: &[u8], value: &[u8]) {
         self.push(Kind::Put, ks.id(), key, Some(value));
@@ -130,6 +142,11 @@ impl Batch {
     ) -> Result<()> {
         for op in self.ops() {
             let op = op.map_err(Error::InvalidArgument)?;
+            if op.kind == Kind::Blob {
+                return Err(Error::InvalidArgument(
+                    "a batch built by a caller never holds a blob pointer".to_string(),
+                ));
+            }
             check_keyspace(op.keyspace)?;
             if op.key.len() > MAX_KEY_LEN {
                 return Err(Error::InvalidArgument(format!(
@@ -205,8 +222,7 @@ impl<'a> Iterator for Ops<'a> {
         self.left -= 1;
         let at = self.base + self.d.position();
         let op = (|| {
-            // A blob pointer is never written to the WAL (docs/format.md#internal-key).
-            let kind = Kind::from_u8(self.d.u8()?).filter(|k| *k != Kind::Blob)?;
+            let kind = Kind::from_u8(self.d.u8()?)?;
             let keyspace = self.d.varint32()?;
             let key = self.d.len_prefixed()?;
             let value = if kind == Kind::Delete {
@@ -239,8 +255,11 @@ pub(crate) struct DecodedBatch {
     pub batch: Batch,
 }
 
-/// Decodes a WAL record into its first seqno and operations; `Err` names what is wrong.
-pub(crate) fn decode_record(record: &[u8]) -> Result<DecodedBatch, String> {
+/// Decodes a WAL record into its first seqno and operations; `Err` names
+/// what is wrong. Kind-3 operations (blob pointers) are well-formed only
+/// where `blob_pointers` says the segment may hold them (version 4,
+/// docs/format.md#batch).
+pub(crate) fn decode_record(record: &[u8], blob_pointers: bool) -> Result<DecodedBatch, String> {
     let mut d = Decoder::new(record);
     let first_seqno = d.u64().ok_or("record shorter than a batch header")?;
     let count = d.u32().ok_or("record shorter than a batch header")?;
@@ -249,7 +268,15 @@ pub(crate) fn decode_record(record: &[u8]) -> Result<DecodedBatch, String> {
         count,
     };
     for op in batch.ops() {
-        op?;
+        let op = op?;
+        if op.kind == Kind::Blob {
+            if !blob_pointers {
+                return Err(
+                    "a blob pointer in a batch of a WAL segment older than version 4".to_string(),
+                );
+            }
+            crate::blob::BlobPointer::decode(op.value)?;
+        }
     }
     Ok(DecodedBatch { first_seqno, batch })
 }
@@ -266,7 +293,7 @@ mod tests {
         b.delete(b"b");
         b.merge(b"c", &7u64.to_le_bytes());
         let rec = b.encode_with_seqno(100).to_vec();
-        let d = decode_record(&rec).unwrap();
+        let d = decode_record(&rec, false).unwrap();
         assert_eq!(d.first_seqno, 100);
         let ops: Vec<_> = d.batch.ops().map(|o| o.unwrap()).collect();
         assert_eq!(ops.len(), 3);
@@ -297,25 +324,48 @@ mod tests {
         b.put(b"key", b"value");
         let rec = b.encode_with_seqno(1).to_vec();
         for cut in 0..rec.len() {
-            assert!(decode_record(&rec[..cut]).is_err(), "cut at {cut}");
+            assert!(decode_record(&rec[..cut], true).is_err(), "cut at {cut}");
         }
         let mut extra = rec.clone();
         extra.push(0);
-        assert!(decode_record(&extra).is_err());
+        assert!(decode_record(&extra, true).is_err());
         let mut bad_kind = rec;
         bad_kind[12] = 9;
-        assert!(decode_record(&bad_kind).is_err());
+        assert!(decode_record(&bad_kind, true).is_err());
     }
 
     #[test]
-    fn a_blob_pointer_in_the_wal_is_refused() {
-        // Before the check, kind 3 decoded from a WAL record went into the
-        // memtable, where a read would follow whatever its value pointed at.
+    fn a_blob_pointer_is_refused_in_old_segments_and_must_be_well_formed() {
+        // Kind 3 decoded from a WAL record goes into the memtable, where a
+        // read follows whatever its value points at.
         let mut b = Batch::new();
         b.put(b"key", b"value");
         let mut rec = b.encode_with_seqno(1).to_vec();
         rec[12] = Kind::Blob as u8;
-        assert!(decode_record(&rec).is_err());
+        let e = decode_record(&rec, false).err().expect("refused");
+        assert!(e.contains("older than version 4"), "{e}");
+        // Allowed in a version-4 segment, but only as a well-formed pointer.
+        assert!(
+            decode_record(&rec, true).is_err(),
+            "\"value\" is no pointer"
+        );
+        let pointer = crate::blob::BlobPointer {
+            file: 9,
+            offset: 37,
+            len: 100_000,
+            crc: 7,
+        };
+        let mut b = Batch::new();
+        b.put_blob(0, b"key", &pointer.encode());
+        let rec = b.encode_with_seqno(1).to_vec();
+        assert!(decode_record(&rec, false).is_err());
+        let d = decode_record(&rec, true).unwrap();
+        let op = d.batch.ops().next().unwrap().unwrap();
+        assert_eq!(op.kind, Kind::Blob);
+        assert_eq!(crate::blob::BlobPointer::decode(op.value).unwrap(), pointer);
+        // A caller's batch never carries one into a commit.
+        let err = b.validate(&|_| Ok(()), &|_| Ok(())).unwrap_err();
+        assert!(err.to_string().contains("blob pointer"), "{err}");
     }
 
     #[test]
@@ -343,7 +393,7 @@ mod tests {
     fn a_count_of_u32_max_is_not_a_valid_empty_batch() {
         let mut rec = 7u64.to_le_bytes().to_vec();
         rec.extend_from_slice(&u32::MAX.to_le_bytes());
-        let e = decode_record(&rec).err().expect("refused");
+        let e = decode_record(&rec, true).err().expect("refused");
         assert!(e.contains("malformed operation"), "{e}");
     }
 }
@@ -423,7 +473,7 @@ mod decode_properties {
         #[test]
         fn records_round_trip(ops in prop::collection::vec(op(), 0..8), seqno in any::<u64>()) {
             let rec = batch_of(&ops).encode_with_seqno(seqno).to_vec();
-            let d = decode_record(&rec).unwrap();
+            let d = decode_record(&rec, false).unwrap();
             prop_assert_eq!(d.first_seqno, seqno);
             prop_assert_eq!(d.batch.len(), ops.len());
             prop_assert_eq!(re_encode(&d), rec);
@@ -431,7 +481,7 @@ mod decode_properties {
 
         #[test]
         fn decode_never_panics_and_is_canonical(rec in record_like_bytes()) {
-            if let Ok(d) = decode_record(&rec) {
+            if let Ok(d) = decode_record(&rec, true) {
                 prop_assert_eq!(re_encode(&d), rec);
             }
         }

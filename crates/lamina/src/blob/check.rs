@@ -15,7 +15,7 @@ pub(crate) fn check_blobs(inner: &Inner, version: &Version, report: &mut CheckRe
     let mut records: BTreeMap<u64, HashSet<(u64, u32, u32)>> = BTreeMap::new();
     for (&n, meta) in version.blobs() {
         let path = inner.blobs.path(n);
-        let file = match inner.blobs.file(n) {
+        let file = match inner.blobs.file_of_len(n, meta.size) {
             Ok(f) => f,
             Err(e) => {
                 report.problems.push(e.to_string());

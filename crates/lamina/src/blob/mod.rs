@@ -2,8 +2,10 @@
 //! append-only blob files (`NNNNNN.blob`); the tree keeps a small pointer to
 //! each as an entry of kind 3 ([`crate::key::Kind::Blob`]).
 //!
-//! Flushes write the large values of a memtable to a new blob file beside the
-//! table ([`Separator`]); compactions copy pointers without reading the
+//! Commits write large values to the blob file of the memtable they go into
+//! and log a pointer (`db::commit_blobs`); flushes name that file beside the
+//! table, and write any other large value of a memtable (a folded merge) to a
+//! new blob file ([`Separator`]); compactions copy pointers without reading the
 //! values, count the bytes of the pointers they drop as dead, and move the
 //! live values out of files whose dead share passed `blob_gc_ratio` so those
 //! files can be removed. Reads go from the file straight into the caller's
@@ -32,6 +34,8 @@ pub use store::BlobStore;
 pub use value::LazyValue;
 #[cfg(any(test, feature = "internals"))]
 pub use writer::BlobWriter;
+#[cfg(not(any(test, feature = "internals")))]
+pub(crate) use writer::BlobWriter;
 
 /// Magic number at both ends of a blob file.
 pub const MAGIC: &[u8; 8] = b"LAMNABLB";

@@ -37,10 +37,35 @@ impl BlobStore {
 
     /// Blob file `number`, opened (and mapped, where the file system can) if
     /// it is not yet.
+    #[cfg(any(test, feature = "internals"))]
     pub fn file(&self, number: u64) -> Result<Arc<BlobFile>> {
         if let Some(f) = self.open.lock().get(&number) {
             return Ok(Arc::clone(f));
         }
+        self.open_file(number)
+    }
+
+    /// The blob file `p` points into, opened again if the handle kept
+    /// open ends before `p`'s value (a file written at commit grows after
+    /// it was opened: docs/format.md#blob-files-written-at-commit).
+    pub fn file_for(&self, p: &BlobPointer) -> Result<Arc<BlobFile>> {
+        self.file_of_len(p.file, p.offset.saturating_add(u64::from(p.len)))
+    }
+
+    /// Blob file `number`, opened again if the handle kept open ends before
+    /// `len` bytes (it was opened while the file was written at commit).
+    pub fn file_of_len(&self, number: u64, len: u64) -> Result<Arc<BlobFile>> {
+        if let Some(f) = self.open.lock().get(&number) {
+            if f.handle().len() >= len {
+                return Ok(Arc::clone(f));
+            }
+        }
+        self.open_file(number)
+    }
+
+    /// Opens blob file `number` and keeps it open in place of any handle
+    /// kept before.
+    fn open_file(&self, number: u64) -> Result<Arc<BlobFile>> {
         let path = self.path(number);
         let f = self.fs.open(&path).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
@@ -51,7 +76,7 @@ impl BlobStore {
         })?;
         let f = Arc::new(BlobFile::new(f, path));
         let mut open = self.open.lock();
-        if open.len() >= self.max_open {
+        if open.len() >= self.max_open && !open.contains_key(&number) {
             // Any one will do: blob files are read rarely enough that which
             // stays open matters less than the bound.
             if let Some(&victim) = open.keys().next() {
@@ -70,12 +95,12 @@ impl BlobStore {
     /// The value a pointer (the bytes of a kind 3 entry) names, not yet read.
     pub fn lazy(&self, pointer_bytes: &[u8]) -> Result<LazyValue> {
         let p = BlobStore::pointer(&self.dir, pointer_bytes)?;
-        Ok(LazyValue::blob(self.file(p.file)?, p))
+        Ok(LazyValue::blob(self.file_for(&p)?, p))
     }
 
     /// Reads the value `p` names into a new vector (checksum verified).
     pub fn read(&self, p: &BlobPointer) -> Result<Vec<u8>> {
-        LazyValue::blob(self.file(p.file)?, *p).into_vec()
+        LazyValue::blob(self.file_for(p)?, *p).into_vec()
     }
 
     /// Forgets blob file `number` (it was removed).

@@ -18,20 +18,76 @@ const WRITE_CHUNK: usize = 1 << 20;
 
 /// A blob file being written. Dropping it without `finish` leaves a partial
 /// file behind that the caller removes (or open removes as a leftover).
-/// Nothing reads a blob file before `finish` has synced it, so its bytes
-/// wait in `buf` until a whole chunk is there.
+///
+/// Written by a flush or compaction, nothing reads it before `finish` has
+/// synced it, so its bytes wait in `buf` until a whole chunk is there.
+/// Written at commit ([`BlobWriter::create_at_commit`]), each record is
+/// handed to the file as it is added: a reader may follow a pointer to it at
+/// once, and a killed process loses none of it
+/// (docs/format.md#blob-files-written-at-commit).
 pub struct BlobWriter {
     file: Box<dyn WritableFile>,
     path: PathBuf,
     meta: BlobMeta,
     /// Bytes not yet handed to the file; they follow its `len()` bytes,
-    /// which are always a whole number of chunks.
+    /// which are always a whole number of chunks. Always empty at commit.
     buf: Vec<u8>,
+    /// Written at commit: records go to the file as they are added.
+    at_commit: bool,
+    /// Bytes were handed to the file since the last sync.
+    unsynced: bool,
 }
 
 impl BlobWriter {
     /// Creates blob file `number` in `dir` and writes its header.
     pub fn create(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<BlobWriter> {
+        Self::create_with(fs, dir, number, false)
+    }
+
+    /// Creates blob file `number` in `dir` for values written at commit and
+    /// hands its header to the file; the caller syncs the directory.
+    pub fn create_at_commit(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<BlobWriter> {
+        Self::create_with(fs, dir, number, true)
+    }
+
+    /// Takes up blob file `number`, written at commit and never sealed, to
+    /// seal it (recovery): cuts it to `end`, the end of the last value a
+    /// replayed pointer names, where `meta` (records, value bytes, key
+    /// range) describes the records before it.
+    pub fn resume(
+        fs: &dyn FileSystem,
+        dir: &Path,
+        end: u64,
+        meta: BlobMeta,
+    ) -> Result<BlobWriter> {
+        let path = crate::filename::path(dir, crate::filename::FileKind::Blob, meta.number);
+        let mut file = fs.reopen(&path).map_err(|e| Error::io(&path, e))?;
+        if file.len() < end {
+            return Err(Error::corruption(
+                &path,
+                file.len(),
+                format!("blob file ends before offset {end}, where a replayed pointer's value ends"),
+            ));
+        }
+        if file.len() > end {
+            file.truncate(end).map_err(|e| Error::io(&path, e))?;
+        }
+        Ok(BlobWriter {
+            file,
+            path,
+            meta,
+            buf: Vec::new(),
+            at_commit: true,
+            unsynced: true,
+        })
+    }
+
+    fn create_with(
+        fs: &dyn FileSystem,
+        dir: &Path,
+        number: u64,
+        at_commit: bool,
+    ) -> Result<BlobWriter> {
         let path = crate::filename::path(dir, crate::filename::FileKind::Blob, number);
         let file = fs.create(&path).map_err(|e| Error::io(&path, e))?;
         // Layout: docs/format.md#blob-file
@@ -48,6 +104,8 @@ impl BlobWriter {
                 ..BlobMeta::default()
             },
             buf: Vec::new(),
+            at_commit,
+            unsynced: false,
         };
         w.write(&header)?;
         Ok(w)
@@ -96,10 +154,17 @@ impl BlobWriter {
         self.file.len() + self.buf.len() as u64
     }
 
-    /// Appends `data` to the file: whole chunks at chunk-aligned offsets
-    /// (straight from `data` where the buffer is empty), the rest into the
-    /// buffer.
+    /// Appends `data` to the file: at commit at once; otherwise whole
+    /// chunks at chunk-aligned offsets (straight from `data` where the
+    /// buffer is empty), the rest into the buffer.
     fn write(&mut self, mut data: &[u8]) -> Result<()> {
+        if self.at_commit {
+            self.unsynced = true;
+            return self
+                .file
+                .append(data)
+                .map_err(|e| Error::io(&self.path, e));
+        }
         while !data.is_empty() {
             if self.buf.is_empty() && data.len() >= WRITE_CHUNK {
                 let (whole, rest) = data.split_at(data.len() - data.len() % WRITE_CHUNK);
@@ -125,6 +190,20 @@ impl BlobWriter {
     pub fn records(&self) -> u64 {
         self.meta.records
     }
+
+    /// Makes every record handed to the file durable (a no-op when nothing
+    /// was handed to it since the last sync).
+    pub fn sync(&mut self) -> Result<()> {
+        if !self.unsynced {
+            return Ok(());
+        }
+        self.file
+            .sync_data()
+            .map_err(|e| Error::io(&self.path, e))?;
+        self.unsynced = false;
+        Ok(())
+    }
+
 
     /// Writes the footer and syncs the file. Returns what the manifest records of it.
     pub fn finish(mut self) -> Result<BlobMeta> {

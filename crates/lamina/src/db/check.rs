@@ -213,7 +213,7 @@ fn check_wals(inner: &Inner, report: &mut CheckReport) -> Result<()> {
                             p.display(),
                         ));
                     }
-                    if let Err(why) = crate::batch::decode_record(&rec) {
+                    if let Err(why) = crate::batch::decode_record(&rec, r.allows_blob_pointers()) {
                         let at = r.valid_end();
                         report
                             .problems

@@ -14,7 +14,8 @@ use super::Inner;
 use crate::batch::Batch;
 use crate::error::{Error, Result};
 
-use crate::key::SeqNo;
+use crate::blob::BlobPointer;
+use crate::key::{Kind, SeqNo};
 use crate::memtable::Memtable;
 use crate::options::Durability;
 use std::sync::atomic::Ordering;
@@ -75,6 +76,13 @@ impl Inner {
         }
         let mem = self.make_room(bytes)?;
         let first = q.last_seqno + 1;
+        let mut separated = self
+            .write_large_values(batch, &mem)
+            .inspect_err(|e| self.poison(e))?;
+        let batch = match separated.as_mut() {
+            Some(b) => b,
+            None => batch,
+        };
         let ticket = self.hand_to_wal(batch, first, durability)?;
         let prev = q.writer_last;
         q.last_seqno = first + count - 1;
@@ -87,7 +95,11 @@ impl Inner {
             match op {
                 Ok(op) => {
                     mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value);
-                    user_bytes += (op.key.len() + op.value.len()) as u64;
+                    let value_len = match op.kind {
+                        Kind::Blob => BlobPointer::decode(op.value).map_or(0, |p| p.len as usize),
+                        _ => op.value.len(),
+                    };
+                    user_bytes += (op.key.len() + value_len) as u64;
                 }
                 Err(e) => inserted = Err(Error::InvalidArgument(e)),
             }
@@ -149,12 +161,19 @@ impl Inner {
         let mut wal = self.wal.lock();
         let w = wal.as_mut().ok_or(Error::Closed)?;
         let result = w.flush().map(|()| (self.pipeline.written(), w.syncer()));
+        // Every value a covered record points to was handed to its blob
+        // file before the record: synced first, it is durable before the record.
         let result = match result {
             Ok((covered, Some(syncer))) => {
                 drop(wal);
-                syncer.sync().map(|()| covered)
+                self.sync_commit_blob()
+                    .and_then(|()| syncer.sync())
+                    .map(|()| covered)
             }
-            Ok((covered, None)) => w.sync().map(|()| covered),
+            Ok((covered, None)) => self
+                .sync_commit_blob()
+                .and_then(|()| w.sync())
+                .map(|()| covered),
             Err(e) => Err(e),
         };
         self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
@@ -172,11 +191,17 @@ impl Inner {
         let number = self.versions.lock().new_file_number();
         let mut wal = self.wal.lock();
         self.pipeline.wait_for_inserts();
-        {
+        let mem = {
             let st = self.state.lock();
             if st.mem.is_empty() {
                 return Ok(());
             }
+            Arc::clone(&st.mem)
+        };
+        // Before the old segment's END: docs/format.md#blob-files-written-at-commit.
+        if let Err(e) = self.seal_commit_blob(&mem) {
+            self.poison(&e);
+            return Err(e);
         }
         let created = self.start_wal_segment(number).and_then(|w| {
             self.fs

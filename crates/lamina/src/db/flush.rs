@@ -65,14 +65,17 @@ impl Inner {
         self.shape.lock().merge(&seen);
     }
 
-    /// Writes `mem` to level-0 tables (none if it is empty) and its large
-    /// values to a blob file. Returns their metadata.
+    /// Writes `mem` to level-0 tables (none if it is empty), and any large
+    /// value it holds in place (not written to a blob file at commit) to a
+    /// new blob file. Returns the tables and what the flush did to blob
+    /// files: those it wrote, and the value bytes of the pointers it
+    /// dropped (overwritten or deleted in `mem`), per file.
     pub fn write_level0(
         &self,
         mem: &Arc<Memtable>,
-    ) -> Result<(Vec<FileMeta>, Vec<crate::blob::BlobMeta>)> {
+    ) -> Result<(Vec<FileMeta>, crate::blob::BlobOutput)> {
         if mem.is_empty() {
-            return Ok((Vec::new(), Vec::new()));
+            return Ok((Vec::new(), Default::default()));
         }
         self.observe(mem);
         let out = self.write_surviving(
@@ -87,7 +90,7 @@ impl Inner {
             .flush_bytes_written
             .fetch_add(out.bytes_written, Ordering::Relaxed);
         self.counters.flushes.fetch_add(1, Ordering::Relaxed);
-        Ok((out.tables, out.blobs.written))
+        Ok((out.tables, out.blobs))
     }
 
     /// Writes what survives of `input` (see `compaction::collapse`) into new
@@ -176,7 +179,12 @@ impl Inner {
         for t in tables {
             edit.new_files.push((0, Arc::new(t)));
         }
-        edit.new_blobs = blobs.into_iter().map(Arc::new).collect();
+        edit.new_blobs = blobs.written.into_iter().map(Arc::new).collect();
+        let all_dead = self.name_commit_blobs(
+            &mut edit,
+            mem.blob_file().into_iter().collect(),
+            &blobs.dead,
+        );
         let version = vs.log_and_apply(edit)?;
         let mut st = self.state.lock();
         st.version = Arc::clone(&version);
@@ -188,6 +196,7 @@ impl Inner {
         drop(vs);
         self.note_version(&version);
         self.retire_wals_below(log_number);
+        self.retire_blobs(all_dead);
         Ok(())
     }
 

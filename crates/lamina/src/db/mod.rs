@@ -4,6 +4,7 @@ mod backup;
 mod blobs;
 mod check;
 mod commit;
+mod commit_blobs;
 mod compact;
 mod flush;
 mod ingest;
@@ -111,9 +112,11 @@ fn take_unpinned<T>(list: &mut Vec<Arc<T>>) -> Vec<Arc<T>> {
 ///
 /// 1. the commit queue (`commit`) and commit leadership;
 /// 2. `wal`;
-/// 3. `versions`;
-/// 4. `state`;
-/// 5. the leaf locks `keyspaces`, `snapshots`, `poisoned`, `threads`,
+/// 3. `commit_blob` (a writer takes it under the commit queue and releases
+///    it before taking `wal`);
+/// 4. `versions`;
+/// 5. `state`;
+/// 6. the leaf locks `keyspaces`, `snapshots`, `poisoned`, `threads`,
 ///    `shape` and `lock`, held briefly, with none of the locks above taken
 ///    under them.
 ///
@@ -155,6 +158,10 @@ pub(crate) struct Inner {
     pub wal: Mutex<Option<LogWriter>>,
     /// Retired WAL segments (below the log number) kept to be reused.
     pub reusable_wals: Mutex<Vec<u64>>,
+    /// The blob file of the active memtable, holding the values its commits
+    /// separated (`db/commit_blobs.rs`); created by the first one. Taken
+    /// under the commit lock, never while waiting for the WAL lock.
+    pub commit_blob: Mutex<Option<crate::blob::BlobWriter>>,
     /// Highest seqno whose write is visible to readers.
     pub visible_seqno: AtomicU64,
     /// Live snapshots: seqno -> count.
@@ -243,7 +250,7 @@ impl Inner {
     pub fn sync_wal(&self) -> Result<()> {
         let mut wal = self.wal.lock();
         if let Some(w) = wal.as_mut() {
-            if let Err(e) = w.sync() {
+            if let Err(e) = self.sync_commit_blob().and_then(|()| w.sync()) {
                 self.poison(&e);
                 return Err(e);
             }

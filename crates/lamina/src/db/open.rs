@@ -1,12 +1,15 @@
 //! Opening a database: the lock, the manifest, WAL replay, and the threads.
 
+use super::commit_blobs::ReplayedBlobs;
 use super::stats::Counters;
 use super::{CommitQueue, Inner, State};
-use crate::batch::decode_record;
+use crate::batch::{decode_record, Batch};
+use crate::blob::BlobPointer;
 use crate::cache::{BlockCache, TableCache};
 use crate::error::{Error, Result};
 use crate::filename::{self, parse_file_name, FileKind};
 use crate::fs::FileSystem;
+use crate::key::{self, Kind};
 use crate::manifest::{Version, VersionEdit, VersionSet};
 use crate::memtable::Memtable;
 use crate::options::Options;
@@ -157,6 +160,7 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         pipeline: Default::default(),
         wal: Mutex::new(None),
         reusable_wals: Mutex::new(Vec::new()),
+        commit_blob: Mutex::new(None),
         visible_seqno: AtomicU64::new(last_seqno),
         snapshots: Mutex::new(BTreeMap::new()),
         keyspaces: RwLock::new(keyspaces),
@@ -214,6 +218,10 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     // crash may leave empty segments after it: one created by a rotation
     // before the torn one was synced, or by a recovery the crash interrupted).
     let mut torn: Option<Error> = None;
+    // Blob files written at commit that the replayed records point into.
+    let mut replayed_blobs = ReplayedBlobs::default();
+    let named: std::collections::HashSet<u64> =
+        inner.state.lock().version.blobs().keys().copied().collect();
     for &num in &wals {
         let path = filename::path(&inner.path, FileKind::Wal, num);
         let mut reader = LogReader::open(inner.fs.as_ref(), &path, WAL_MAGIC)?;
@@ -223,11 +231,34 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
                 return Err(e);
             }
             let at = reader.valid_end();
-            let d = decode_record(&rec).map_err(|r| Error::corruption(&path, at, r))?;
+            let d = decode_record(&rec, reader.allows_blob_pointers())
+                .map_err(|r| Error::corruption(&path, at, r))?;
+            if let Some(p) = missing_value(inner, &d.batch)? {
+                // The record survived a crash that its value did not (it
+                // was not yet durable): the log ends here
+                // (docs/format.md#blob-files-written-at-commit).
+                torn = Some(Error::corruption(
+                    &path,
+                    at,
+                    format!(
+                        "WAL record points to a value that blob file {:06} does not hold \
+                         (offset {}, {} bytes), but a later segment holds writes",
+                        p.file, p.offset, p.len
+                    ),
+                ));
+                break;
+            }
             let mut seq = d.first_seqno;
             wal_first_seqno = wal_first_seqno.min(seq);
             for op in d.batch.ops() {
                 let op = op.map_err(|r| Error::corruption(&path, at, r))?;
+                if op.kind == Kind::Blob {
+                    let p = BlobPointer::decode(op.value)
+                        .map_err(|r| Error::corruption(&path, at, r))?;
+                    if !named.contains(&p.file) {
+                        replayed_blobs.note(&key::tree_key(op.keyspace, op.key), &p);
+                    }
+                }
                 mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value);
                 seq += 1;
             }
@@ -257,13 +288,20 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         st.imm = sealed;
         return Ok(());
     }
+    let mut dead: BTreeMap<u64, u64> = BTreeMap::new();
     for m in &sealed {
         let (tables, blobs) = inner.write_level0(m)?;
         for t in tables {
             edit.new_files.push((0, Arc::new(t)));
         }
-        edit.new_blobs.extend(blobs.into_iter().map(Arc::new));
+        edit.new_blobs
+            .extend(blobs.written.into_iter().map(Arc::new));
+        for (n, d) in blobs.dead {
+            *dead.entry(n).or_default() += d;
+        }
     }
+    let opened = inner.seal_replayed_blobs(replayed_blobs)?;
+    let all_dead = inner.name_commit_blobs(&mut edit, opened, &dead);
     let wal_number = inner.versions.lock().new_file_number();
     // Segments a previous run retired are reused first.
     inner.retire_wals_below(log_number);
@@ -284,7 +322,22 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     }
     *inner.wal.lock() = Some(w);
     inner.retire_wals_below(wal_number);
+    inner.retire_blobs(all_dead);
     Ok(())
+}
+
+/// The first value a kind-3 operation of `batch` points to that its blob
+/// file does not hold (see [`Inner::replayed_value_present`]).
+fn missing_value(inner: &Inner, batch: &Batch) -> Result<Option<BlobPointer>> {
+    for op in batch.ops().flatten().filter(|op| op.kind == Kind::Blob) {
+        let Ok(p) = BlobPointer::decode(op.value) else {
+            continue;
+        };
+        if !inner.replayed_value_present(&p)? {
+            return Ok(Some(p));
+        }
+    }
+    Ok(None)
 }
 
 /// Tables the manifest does not list are normally leftovers of a crash (a

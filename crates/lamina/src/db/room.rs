@@ -39,7 +39,9 @@ impl Inner {
                 return Err(Error::Closed);
             }
             let active = st.mem.approximate_size() as usize;
-            let full = active >= self.opts.memtable_size;
+            let blob_limit = super::commit_blobs::BLOB_BYTES_PER_MEMTABLE
+                .saturating_mul(self.opts.memtable_size as u64);
+            let full = active >= self.opts.memtable_size || st.mem.blob_bytes() >= blob_limit;
             let debt = pacing::Debt {
                 l0_tables: st.version.level(0).len(),
                 pending_bytes: self

@@ -185,6 +185,12 @@ impl WritableFile for FaultWritable {
         self.inner.sync_data()
     }
 
+    /// Counted and failed as a write.
+    fn truncate(&mut self, len: u64) -> io::Result<()> {
+        self.faults.check(FaultKind::Write)?;
+        self.inner.truncate(len)
+    }
+
     fn len(&self) -> u64 {
         self.inner.len()
     }

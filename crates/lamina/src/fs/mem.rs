@@ -396,6 +396,23 @@ impl WritableFile for MemWritable {
         Ok(())
     }
 
+    /// The cut bytes are gone at once, durable or not (a crash never brings
+    /// them back).
+    fn truncate(&mut self, len: u64) -> io::Result<()> {
+        let mut inode = self.inode.lock();
+        let len = usize::try_from(len).unwrap_or(usize::MAX);
+        if len > inode.data.len() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "cannot truncate a file to more than its length",
+            ));
+        }
+        self.window = None;
+        inode.data.truncate(len);
+        inode.synced_len = inode.synced_len.min(len);
+        Ok(())
+    }
+
     fn len(&self) -> u64 {
         self.inode.lock().data.len() as u64
     }

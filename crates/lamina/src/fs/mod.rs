@@ -30,6 +30,15 @@ pub trait WritableFile: Send {
     fn write_at(&mut self, offset: u64, data: &[u8]) -> io::Result<()>;
     /// Makes every appended byte durable (`fdatasync`).
     fn sync_data(&mut self) -> io::Result<()>;
+    /// Cuts the file to its first `len` bytes (at most its length); durable
+    /// after the next `sync_data`. REQUIRES: no window of `map_window` reaches
+    /// past `len`. File systems that cannot shorten a file say so.
+    fn truncate(&mut self, _len: u64) -> io::Result<()> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this file system cannot shorten a file",
+        ))
+    }
     /// Current length of the file in bytes.
     fn len(&self) -> u64;
     /// True when nothing has been written.

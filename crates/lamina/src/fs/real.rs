@@ -2,7 +2,7 @@
 
 use super::{FileLock, FileSyncer, FileSystem, RandomAccessFile, WritableFile};
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
@@ -42,7 +42,9 @@ impl FileSyncer for File {
 
 impl WritableFile for RealWritable {
     fn append(&mut self, data: &[u8]) -> io::Result<()> {
-        (&*self.file).write_all(data)?;
+        // At the end the handle knows, so a file opened by `reopen` (whose
+        // cursor is at 0) appends too.
+        self.file.write_all_at(data, self.len)?;
         self.len += data.len() as u64;
         Ok(())
     }
@@ -55,6 +57,22 @@ impl WritableFile for RealWritable {
 
     fn sync_data(&mut self) -> io::Result<()> {
         self.file.sync_data()
+    }
+
+    fn truncate(&mut self, len: u64) -> io::Result<()> {
+        if len > self.len {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "cannot truncate a file to more than its length",
+            ));
+        }
+        #[cfg(target_os = "linux")]
+        {
+            self.map = None;
+        }
+        self.file.set_len(len)?;
+        self.len = len;
+        Ok(())
     }
 
     fn len(&self) -> u64 {

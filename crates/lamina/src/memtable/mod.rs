@@ -26,6 +26,13 @@ pub struct Memtable {
     size: AtomicU64,
     wal_number: u64,
     largest_seqno: AtomicU64,
+    /// Value bytes its commits wrote to its blob file
+    /// (docs/format.md#blob-files-written-at-commit).
+    blob_bytes: AtomicU64,
+    /// That blob file, once sealed; its flush names it in the manifest.
+    /// Shared with the versions that list it: a reader that pins this
+    /// memtable keeps the file on disk.
+    blob_file: parking_lot::Mutex<Option<Arc<crate::blob::BlobMeta>>>,
 }
 
 impl Memtable {
@@ -38,7 +45,29 @@ impl Memtable {
             size: AtomicU64::new(0),
             wal_number,
             largest_seqno: AtomicU64::new(0),
+            blob_bytes: AtomicU64::new(0),
+            blob_file: parking_lot::Mutex::new(None),
         }
+    }
+
+    /// Counts `bytes` of values written to this memtable's blob file.
+    pub fn add_blob_bytes(&self, bytes: u64) {
+        self.blob_bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Value bytes written to this memtable's blob file so far.
+    pub fn blob_bytes(&self) -> u64 {
+        self.blob_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Records the sealed blob file holding this memtable's large values.
+    pub fn set_blob_file(&self, meta: Arc<crate::blob::BlobMeta>) {
+        *self.blob_file.lock() = Some(meta);
+    }
+
+    /// The sealed blob file holding this memtable's large values, if any.
+    pub fn blob_file(&self) -> Option<Arc<crate::blob::BlobMeta>> {
+        self.blob_file.lock().clone()
     }
 
     /// The WAL segment holding this memtable's writes.

@@ -25,9 +25,14 @@ pub const MANIFEST_MAGIC: &[u8; 8] = b"LAMNAMAN";
 /// Version of the framing written in every manifest header (and in WAL
 /// headers before format version 2).
 pub const FORMAT_VERSION: u32 = 1;
-/// Version of the WAL segment header written today: it names its database
-/// and number, and its fragments' checksums cover the number (recyclable).
-pub const WAL_VERSION: u32 = 3;
+/// Version of the WAL segment header written today: version 3's segment,
+/// whose batches may also hold pointers to values written to a blob file at
+/// commit (docs/format.md#blob-files-written-at-commit).
+pub const WAL_VERSION: u32 = 4;
+/// Version of the WAL segment header that names its database and number,
+/// with fragments' checksums covering the number (recyclable), whose batches
+/// hold no blob pointer (read, no longer written).
+pub const WAL_VERSION_3: u32 = 3;
 /// Version of the WAL segment header that names its database and number,
 /// with fragments checked as in version 1 (read, no longer written).
 pub const WAL_VERSION_2: u32 = 2;
@@ -86,13 +91,15 @@ fn fragment_crc(salt: Option<u64>, ty: u8, payload: &[u8]) -> u32 {
 
 /// What a file header says.
 struct Header {
-    /// Whose WAL segment it is (version 2 and 3).
+    /// Whose WAL segment it is (version 2 and later).
     origin: Option<Origin>,
-    /// A version-3 segment: fragments checked with the number, END allowed.
+    /// A version-3 or 4 segment: fragments checked with the number, END allowed.
     recyclable: bool,
+    /// A version-4 segment: its batches may hold blob pointers.
+    blob_pointers: bool,
 }
 
-/// The 40-byte version-3 WAL header naming `origin`.
+/// The 40-byte version-4 WAL header naming `origin`.
 // Layout: docs/format.md#record-framing
 fn wal_header(origin: Origin) -> Vec<u8> {
     let mut h = Vec::with_capacity(WAL_HEADER_LEN);
@@ -107,12 +114,12 @@ fn wal_header(origin: Origin) -> Vec<u8> {
 }
 
 /// The length of the file header that starts with `prefix` (at least its
-/// first 12 bytes) in a file with `magic`: 40 for a version-2 or 3 WAL
+/// first 12 bytes) in a file with `magic`: 40 for a version-2, 3 or 4 WAL
 /// header, otherwise 16 (a version-1 header, or one that
 /// [`check_file_header`] will refuse).
 fn header_len(prefix: &[u8], magic: &[u8; 8]) -> usize {
     let v = get_u32(prefix, 8);
-    if magic == WAL_MAGIC && (v == Some(WAL_VERSION) || v == Some(WAL_VERSION_2)) {
+    if magic == WAL_MAGIC && matches!(v, Some(WAL_VERSION_2 | WAL_VERSION_3 | WAL_VERSION)) {
         WAL_HEADER_LEN
     } else {
         FILE_HEADER_LEN
@@ -152,11 +159,15 @@ fn check_file_header(header: &[u8], magic: &[u8; 8]) -> Result<Header, String> {
         Some(FORMAT_VERSION) => Ok(Header {
             origin: None,
             recyclable: false,
+            blob_pointers: false,
         }),
-        Some(v @ (WAL_VERSION_2 | WAL_VERSION)) if magic == WAL_MAGIC && n == WAL_HEADER_LEN => {
+        Some(v @ (WAL_VERSION_2 | WAL_VERSION_3 | WAL_VERSION))
+            if magic == WAL_MAGIC && n == WAL_HEADER_LEN =>
+        {
             Ok(Header {
                 origin: Some(origin()),
-                recyclable: v == WAL_VERSION,
+                recyclable: v >= WAL_VERSION_3,
+                blob_pointers: v >= WAL_VERSION,
             })
         }
         v => Err(format!(
@@ -462,11 +473,11 @@ mod tests {
         assert_eq!(r.next_record().unwrap().unwrap(), b"edit");
 
         let mut header = file_header(WAL_MAGIC);
-        header[8] = 4;
+        header[8] = 5;
         let crc = masked_crc(&header[..12]);
         header[12..].copy_from_slice(&crc.to_le_bytes());
-        put_file(&fs, "/db/v4", &header);
-        assert!(reason("/db/v4").contains("unsupported format version 4"));
+        put_file(&fs, "/db/v5", &header);
+        assert!(reason("/db/v5").contains("unsupported format version 5"));
 
         let mut header = file_header(WAL_MAGIC);
         header[13] ^= 1;
@@ -490,7 +501,7 @@ mod tests {
     }
 
     #[test]
-    fn a_version_3_header_names_its_database_and_number() {
+    fn a_version_4_header_names_its_database_and_number() {
         let fs = mem();
         let origin = Origin {
             identity: (7u128 << 64) | 9,
@@ -501,7 +512,7 @@ mod tests {
         w.sync().unwrap();
         let bytes = fs.read_all(Path::new(LOG)).unwrap();
         assert_eq!(&bytes[..8], WAL_MAGIC);
-        assert_eq!(&bytes[8..12], &3u32.to_le_bytes());
+        assert_eq!(&bytes[8..12], &4u32.to_le_bytes());
         assert_eq!(&bytes[12..20], &9u64.to_le_bytes());
         assert_eq!(&bytes[20..28], &7u64.to_le_bytes());
         assert_eq!(&bytes[28..36], &42u64.to_le_bytes());
@@ -509,6 +520,16 @@ mod tests {
         let (got, err, r) = read_log(&fs, LOG);
         assert_eq!((got, err.is_none()), (vec![b"batch".to_vec()], true));
         assert_eq!(r.origin(), Some(origin));
+        assert!(r.allows_blob_pointers());
+        // A version-3 segment reads the same, but its batches hold no pointer.
+        let mut v3 = bytes.clone();
+        v3[8] = 3;
+        let crc = masked_crc(&v3[..36]);
+        v3[36..40].copy_from_slice(&crc.to_le_bytes());
+        put_file(&fs, "/db/v3", &v3);
+        let (got, err, r3) = read_log(&fs, "/db/v3");
+        assert_eq!((got, err.is_none()), (vec![b"batch".to_vec()], true));
+        assert!(!r3.allows_blob_pointers());
         r.check_origin(Some(origin.identity), 42).unwrap();
         let foreign = r.check_origin(Some(1), 42).unwrap_err().to_string();
         assert!(foreign.contains("another database"), "{foreign}");
@@ -522,7 +543,7 @@ mod tests {
         };
         assert_eq!(old.origin(), None);
         old.check_origin(Some(5), 1).unwrap();
-        // A version-3 header cut short by a crash is a torn tail at offset 0.
+        // A version-4 header cut short by a crash is a torn tail at offset 0.
         for len in 16..WAL_HEADER_LEN {
             put_file(&fs, "/db/short", &bytes[..len]);
             let (got, err, r) = read_log(&fs, "/db/short");
@@ -535,7 +556,7 @@ mod tests {
         put_file(&fs, "/db/bad", &bad);
         let e = LogReader::open(&fs, Path::new("/db/bad"), WAL_MAGIC).unwrap_err();
         assert!(e.to_string().contains("checksum"), "{e}");
-        // The manifest magic never takes a version-3 header.
+        // The manifest magic never takes a version-4 header.
         let mut man = bytes[..40].to_vec();
         man[..8].copy_from_slice(MANIFEST_MAGIC);
         put_file(&fs, "/db/man", &man);

@@ -55,8 +55,10 @@ pub struct LogReader {
     header_len: u64,
     /// Whose segment this is, if its header says.
     origin: Option<Origin>,
-    /// The number fragments are checked with (version-3 segments).
+    /// The number fragments are checked with (version-3 and 4 segments).
     salt: Option<u64>,
+    /// A version-4 segment: its batches may hold blob pointers.
+    blob_pointers: bool,
     /// END was read.
     closed: bool,
     /// Bytes of the current block present in the file (the last one may be short).
@@ -93,6 +95,12 @@ enum Step {
 }
 
 impl LogReader {
+    /// Whether the segment's batches may hold blob pointers (a version-4
+    /// WAL segment, docs/format.md#batch).
+    pub fn allows_blob_pointers(&self) -> bool {
+        self.blob_pointers
+    }
+
     /// Opens the log at `path` and checks its file header against `magic`.
     ///
     /// A file shorter than the header (empty included) is a torn tail at
@@ -109,6 +117,7 @@ impl LogReader {
             header_len: FILE_HEADER_LEN as u64,
             origin: None,
             salt: None,
+            blob_pointers: false,
             closed: false,
             block: Vec::new(),
             block_start: FILE_HEADER_LEN as u64,
@@ -131,6 +140,7 @@ impl LogReader {
         let h = check_file_header(&header, magic).map_err(|r| Error::corruption(path, 0, r))?;
         reader.origin = h.origin;
         reader.salt = h.origin.filter(|_| h.recyclable).map(|o| o.number);
+        reader.blob_pointers = h.blob_pointers;
         reader.header_len = len as u64;
         reader.block_start = len as u64;
         reader.valid_end = len as u64;

@@ -1,0 +1,179 @@
+//! Large values written to a blob file at commit: the WAL record and the
+//! memtable hold a pointer, and the value is written once
+//! (docs/format.md#blob-files-written-at-commit, docs/design.md#blob-files).
+//!
+//! Each memtable has at most one such file, created by its first large Put,
+//! appended to under the commit lock before the WAL record that points into
+//! it, synced before that record's segment for a `Sync` commit, sealed
+//! (footer, sync) when the memtable is sealed, and named in the manifest by
+//! the memtable's flush. Recovery checks every replayed pointer against its
+//! file and seals the files a crash left open.
+
+use super::Inner;
+use crate::batch::{Batch, Op};
+use crate::blob::{BlobMeta, BlobPointer, BlobWriter};
+use crate::error::{Error, Result};
+use crate::key::{self, Kind};
+use crate::manifest::VersionEdit;
+use crate::memtable::Memtable;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// A memtable is sealed once its blob file holds this many times
+/// `memtable_size` of values, so that a blob file, and what recovery reads
+/// to check the pointers it replays, stay bounded.
+pub(super) const BLOB_BYTES_PER_MEMTABLE: u64 = 4;
+
+impl Inner {
+    /// `batch` with each Put of a value of at least `blob_threshold` bytes
+    /// written to the blob file of `mem` and replaced by a pointer to it
+    /// (kind 3), or `None` if it holds no such value.
+    /// REQUIRES: the commit lock is held and `mem` is the active memtable.
+    pub(super) fn write_large_values(
+        &self,
+        batch: &Batch,
+        mem: &Memtable,
+    ) -> Result<Option<Batch>> {
+        let threshold = self.opts.blob_threshold.max(1);
+        let large = |op: &Op<'_>| op.kind == Kind::Put && op.value.len() >= threshold;
+        if !batch.ops().any(|op| op.is_ok_and(|op| large(&op))) {
+            return Ok(None);
+        }
+        let mut out = Batch::new();
+        let mut active = self.commit_blob.lock();
+        for op in batch.ops() {
+            let op = op.map_err(Error::InvalidArgument)?;
+            if !large(&op) {
+                out.push_op(&op);
+                continue;
+            }
+            let w = match active.as_mut() {
+                Some(w) => w,
+                None => active.insert(self.create_commit_blob()?),
+            };
+            let p = w.add(&key::tree_key(op.keyspace, op.key), op.value)?;
+            mem.add_blob_bytes(u64::from(p.len));
+            out.put_blob(op.keyspace, op.key, &p.encode());
+        }
+        Ok(Some(out))
+    }
+
+    /// A new blob file for the active memtable's large values, in the
+    /// directory durably before any pointer to it is acknowledged.
+    fn create_commit_blob(&self) -> Result<BlobWriter> {
+        let number = self.versions.lock().new_file_number();
+        let w = BlobWriter::create_at_commit(self.fs.as_ref(), &self.path, number)?;
+        self.fs
+            .sync_dir(&self.path)
+            .map_err(|e| Error::io(&self.path, e))?;
+        Ok(w)
+    }
+
+    /// Makes durable every value handed to the active memtable's blob file.
+    /// Called before the WAL is synced, so that a durable WAL record never
+    /// points past the durable end of its blob file.
+    pub(super) fn sync_commit_blob(&self) -> Result<()> {
+        match self.commit_blob.lock().as_mut() {
+            Some(w) => w.sync(),
+            None => Ok(()),
+        }
+    }
+
+    /// Seals the blob file of the active memtable `mem`, if it has one
+    /// (footer, sync), and gives it to `mem` for its flush to name.
+    /// REQUIRES: no writer commits meanwhile (memtable rotation).
+    pub(super) fn seal_commit_blob(&self, mem: &Memtable) -> Result<()> {
+        if let Some(w) = self.commit_blob.lock().take() {
+            mem.set_blob_file(Arc::new(w.finish()?));
+        }
+        Ok(())
+    }
+
+    /// Adds to `edit`, written by the flush of memtables whose sealed blob
+    /// files are `sealed`, those files, with the bytes of their values the
+    /// flush dropped (`dead`: overwritten or deleted in the memtable) as dead.
+    /// Returns the files every value of which is dead: the edit adds and
+    /// removes them, and they are to be retired once it is durable.
+    pub(super) fn name_commit_blobs(
+        &self,
+        edit: &mut VersionEdit,
+        sealed: Vec<Arc<BlobMeta>>,
+        dead: &BTreeMap<u64, u64>,
+    ) -> Vec<Arc<BlobMeta>> {
+        let mut all_dead = Vec::new();
+        for m in sealed {
+            let d = dead.get(&m.number).copied().unwrap_or(0);
+            edit.new_blobs.push(Arc::clone(&m));
+            if d >= m.value_bytes {
+                edit.deleted_blobs.push(m.number);
+                all_dead.push(m);
+            } else if d > 0 {
+                edit.blob_dead.push((m.number, d));
+            }
+        }
+        all_dead
+    }
+
+    /// Whether the value `p` names (replayed from a WAL record) is in its
+    /// blob file, whole and with its checksum. `false` where a crash kept
+    /// the WAL record but not the value (the log's torn tail); an I/O error
+    /// is returned.
+    pub(super) fn replayed_value_present(&self, p: &BlobPointer) -> Result<bool> {
+        match self.blobs.read(p) {
+            Ok(_) => Ok(true),
+            Err(Error::Corruption { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Seals the blob files a crash left open (written at commit, named by
+    /// no manifest record) that `replayed` saw pointers into: each is cut
+    /// after the last replayed value and given its footer. Returns them.
+    pub(super) fn seal_replayed_blobs(
+        &self,
+        replayed: ReplayedBlobs,
+    ) -> Result<Vec<Arc<BlobMeta>>> {
+        let mut sealed = Vec::new();
+        for (end, meta) in replayed.files.into_values() {
+            let number = meta.number;
+            let w = BlobWriter::resume(self.fs.as_ref(), &self.path, end, meta)?;
+            sealed.push(Arc::new(w.finish()?));
+            // A handle opened while replaying ends before the footer.
+            self.blobs.evict(number);
+        }
+        Ok(sealed)
+    }
+}
+
+/// The pointers a recovery replayed into blob files no manifest record
+/// names: per file, the end of the last value and what its footer will say.
+#[derive(Default)]
+pub(super) struct ReplayedBlobs {
+    files: BTreeMap<u64, (u64, BlobMeta)>,
+}
+
+impl ReplayedBlobs {
+    /// Counts the value `p` names, written under `tree_key`.
+    pub fn note(&mut self, tree_key: &[u8], p: &BlobPointer) {
+        let (end, m) = self.files.entry(p.file).or_insert_with(|| {
+            (
+                0,
+                BlobMeta {
+                    number: p.file,
+                    smallest: tree_key.to_vec(),
+                    largest: tree_key.to_vec(),
+                    ..BlobMeta::default()
+                },
+            )
+        });
+        *end = (*end).max(p.offset + u64::from(p.len));
+        m.records += 1;
+        m.value_bytes += u64::from(p.len);
+        if tree_key < m.smallest.as_slice() {
+            m.smallest = tree_key.to_vec();
+        }
+        if tree_key > m.largest.as_slice() {
+            m.largest = tree_key.to_vec();
+        }
+    }
+}
