@@ -230,6 +230,29 @@ fn mixed(w: &mut Writer<'_>, rng: &mut Rng) -> Result<(), BoxError> {
     Ok(())
 }
 
+/// Large values written to blob files at commit (format 5): a blob file
+/// sealed and named by a flush, with one of its values overwritten (dead
+/// bytes), and one left open at close, its pointers only in the WAL
+/// (one overwritten, one deleted, one in a named keyspace).
+fn wal_blobs(w: &mut Writer<'_>, rng: &mut Rng) -> Result<(), BoxError> {
+    for i in 0..6u32 {
+        let v = rng.bytes(9_000 + 1_000 * i as usize);
+        w.put("", format!("big/{i}").as_bytes(), &v)?;
+        w.put("", format!("small/{i}").as_bytes(), b"beside")?;
+    }
+    w.put("", b"big/0", &rng.bytes(12_000))?;
+    w.db.flush()?;
+    w.put("", b"big/1", &rng.bytes(10_000))?;
+    w.put("", b"wal/big", &rng.bytes(20_000))?;
+    w.put("", b"wal/big", &rng.bytes(9_000))?;
+    w.put("", b"wal/gone", &rng.bytes(15_000))?;
+    w.delete("", b"wal/gone")?;
+    w.create("media")?;
+    w.put("media", b"photo", &rng.bytes(30_000))?;
+    w.put("", b"wal/small", b"not separated")?;
+    Ok(())
+}
+
 /// Uncompressed tables without filters, in two levels, plus WAL writes.
 fn plain(w: &mut Writer<'_>, rng: &mut Rng) -> Result<(), BoxError> {
     for i in 0..100u32 {
@@ -299,7 +322,7 @@ fn main() -> Result<(), BoxError> {
         )
         .into());
     }
-    let scenarios: [(&str, Options, Scenario); 2] = [
+    let scenarios: [(&str, Options, Scenario); 3] = [
         (
             "mixed",
             Options {
@@ -319,6 +342,7 @@ fn main() -> Result<(), BoxError> {
             },
             plain,
         ),
+        ("wal_blobs", base_options(), wal_blobs),
     ];
     for (seed, (name, opts, scenario)) in scenarios.into_iter().enumerate() {
         let dir = out.join(name);

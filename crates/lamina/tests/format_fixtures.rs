@@ -285,6 +285,9 @@ struct Features {
     edits: usize,
     lifetime_edits: usize,
     keyspaces_dropped: usize,
+    /// Blob files a crash or a close left without a footer (written at
+    /// commit, their pointers only in the WAL).
+    open_blob_files: usize,
 }
 
 fn features(db: &Path) -> Features {
@@ -312,6 +315,10 @@ fn features(db: &Path) -> Features {
                     it.next();
                 }
                 it.status().expect("index entries");
+            }
+            Some(FileKind::Blob) => {
+                let b = std::fs::read(&path).expect("read blob file");
+                f.open_blob_files += usize::from(!b.ends_with(b"LAMNABLB") || b.len() < 44);
             }
             Some(FileKind::Wal) => {
                 f.wal_bytes +=
@@ -370,5 +377,15 @@ fn each_version_covers_every_feature_of_its_format() {
             fs.iter().any(|f| f.keyspaces_dropped > 0),
             "{v}: a dropped keyspace"
         );
+        let number: u32 = version
+            .file_name()
+            .and_then(|n| n.to_str()?.strip_prefix('v')?.parse().ok())
+            .expect("fixture directories are named vN");
+        if number >= 5 {
+            assert!(
+                fs.iter().any(|f| f.open_blob_files > 0),
+                "{v}: a blob file written at commit, left open"
+            );
+        }
     }
 }
