@@ -197,3 +197,39 @@ fn sigkill_loses_no_acknowledged_os_write_written_through_the_mapping() {
         db.close().expect("close");
     }
 }
+
+/// Two of every three values are large enough (9-15 KiB, over the default
+/// 8 KiB threshold) to be written to a blob file at commit, their pointer
+/// in the WAL (docs/format.md#blob-files-written-at-commit).
+fn large_value(i: u64) -> Vec<u8> {
+    if i.is_multiple_of(3) {
+        return os_value(i);
+    }
+    let len = 9_000 + (i % 7) as usize * 1_000;
+    (0..len).map(|j| (i as usize * 13 + j) as u8).collect()
+}
+
+#[test]
+fn sigkill_loses_no_acknowledged_large_value_written_at_commit() {
+    const TEST: &str = "sigkill_loses_no_acknowledged_large_value_written_at_commit";
+    // A small memtable: its blob file is sealed (and flushed) every few
+    // hundred values, so kills land before, during and after sealing.
+    run_child_if_asked(256 << 10, |db, i| {
+        db.put(&key(i), &large_value(i)).expect("child put");
+    });
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("db");
+    let mut rng = rand::thread_rng();
+    let mut acked: Option<u64> = None;
+    for round in 0..5 {
+        let start = acked.map_or(0, |a| a + 1);
+        let (proc, reader) = spawn_child(TEST, &path, start);
+        std::thread::sleep(Duration::from_millis(rng.gen_range(100..700)));
+        acked = kill(proc, reader, acked);
+        let db = Db::open(&path, Options::default()).expect("reopen after kill");
+        let a = acked.expect("the child acknowledged a write");
+        assert_acknowledged(&db, round, a, 3000, large_value);
+        acked = check_and_resume(&db, round, acked);
+        db.close().expect("close");
+    }
+}

@@ -115,15 +115,21 @@ impl Inner {
     }
 
     /// Whether the value `p` names (replayed from a WAL record) is in its
-    /// blob file, whole and with its checksum. `false` where a crash kept
-    /// the WAL record but not the value (the log's torn tail); an I/O error
-    /// is returned.
+    /// blob file. `false` where a crash kept the WAL record but not the
+    /// value (the file is missing or ends before it: the log's torn tail);
+    /// `Corruption` naming the file and offset where the bytes are there but
+    /// their checksum fails (damage, not a torn write: a file's length
+    /// never runs ahead of its bytes).
     pub(super) fn replayed_value_present(&self, p: &BlobPointer) -> Result<bool> {
-        match self.blobs.read(p) {
-            Ok(_) => Ok(true),
-            Err(Error::Corruption { .. }) => Ok(false),
-            Err(e) => Err(e),
+        let file = match self.blobs.file_for(p) {
+            Ok(f) => f,
+            Err(Error::Corruption { .. }) => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        if file.handle().len() < p.offset.saturating_add(u64::from(p.len)) {
+            return Ok(false);
         }
+        self.blobs.read(p).map(|_| true)
     }
 
     /// Seals the blob files a crash left open (written at commit, named by

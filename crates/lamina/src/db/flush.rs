@@ -157,6 +157,10 @@ impl Inner {
         let result = self.install_flush(&mem);
         self.state.lock().flushing = false;
         self.bg_cv.notify_all();
+        // A blob file whose every value the flush found dead is removed
+        // once no reader pins the memtable that pointed into it.
+        drop(mem);
+        self.delete_obsolete_blobs();
         result.map(|()| true)
     }
 
