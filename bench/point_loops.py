@@ -11,6 +11,12 @@ comparisons of two builds and for profiling one loop at a time.
   python bench/point_loops.py read-loop [-n N] [--rounds R]
       fills, reopens read-only and reads every key in order R times (one
       long loop to put under `perf record`).
+  python bench/point_loops.py large [-n N] [--rounds R] [--hot R2]
+      seed 001's large values (N keys, default 1,000, of 100,000 bytes,
+      slices of one random MiB): R times, fills a fresh database and prints
+      the milliseconds of the fill and of close(); with --hot, then reopens
+      read-only and reads a random 1% of the keys 100 times, R2 times over,
+      printing ops/s of each pass.
 
 The module imported is whatever python/lamina holds, so two builds are
 compared by copying each one's _lamina.abi3.so there in turn.
@@ -78,6 +84,30 @@ def read_loop(args, keys, work):
     db.close()
 
 
+def large(args, keys, work):
+    buf = random.Random(100).randbytes(1 << 20)
+    span = (1 << 20) - 100_000
+    values = [buf[(i * 100_000) % span:][:100_000] for i in range(len(keys))]
+    for r in range(args.rounds):
+        db = lamina.open(f"{work}/db{r}", "c")
+        t0 = time.perf_counter()
+        for k, v in zip(keys, values):
+            db[k] = v
+        t1 = time.perf_counter()
+        db.close()
+        t2 = time.perf_counter()
+        print(f"fill {(t1 - t0) * 1000:.1f} ms  close {(t2 - t1) * 1000:.1f} ms")
+    if args.hot:
+        db = lamina.open(f"{work}/db0", "r")
+        hot = random.Random(1).sample(keys, max(1, len(keys) // 100)) * 100
+        for _ in range(args.hot):
+            t0 = time.perf_counter()
+            for k in hot:
+                db[k]
+            print(f"read_hot {len(hot) / (time.perf_counter() - t0):,.0f}")
+        db.close()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -88,13 +118,18 @@ def main():
     f.add_argument("--rounds", type=int, default=1)
     loop = sub.add_parser("read-loop")
     loop.add_argument("--rounds", type=int, default=25)
+    big = sub.add_parser("large")
+    big.add_argument("--rounds", type=int, default=3)
+    big.add_argument("--hot", type=int, default=0)
+    big.add_argument("-n", type=int, default=1_000)
     for p in (r, f, loop):
         p.add_argument("-n", type=int, default=1_000_000)
     args = ap.parse_args()
     keys = [b"%016d" % i for i in range(args.n)]
     work = tempfile.mkdtemp(prefix="point_loops_")
     try:
-        {"reads": reads, "fill": fills, "read-loop": read_loop}[args.cmd](args, keys, work)
+        {"reads": reads, "fill": fills, "read-loop": read_loop, "large": large}[args.cmd](
+            args, keys, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -45,6 +45,8 @@
 // - `memtable::skiplist`: the memtable's insert-only concurrent skip list,
 //   whose entries are laid out by hand and reached through atomic links.
 // - `blob::map`: maps a blob file read-only (memmap2).
+// - `fs::real`: `sync_file_range` (libc; std has no wrapper) to start the
+//   write-back of a blob file written at commit.
 // - `fs::mapping`: maps the space ahead of a WAL segment shared and
 //   writable, so that an `Os` commit is a copy with no system call.
 #![deny(unsafe_code)]

@@ -3,7 +3,7 @@
 
 use crate::fs::RandomAccessFile;
 
-/// The bytes of a finished blob file, mapped read-only.
+/// The first bytes of a blob file, mapped read-only.
 pub(crate) struct Mapping(memmap2::Mmap);
 
 impl Mapping {
@@ -11,10 +11,14 @@ impl Mapping {
     /// `len` bytes long; `None` otherwise, and reads then go through
     /// `read_exact_at`.
     ///
-    /// REQUIRES: the file is a finished blob file. Blob files are immutable
-    /// once their footer is synced: lamina never writes, truncates or
-    /// renames one again, only removes it whole, and a removed file stays
-    /// mapped until the mapping is dropped. The mapping is therefore valid
+    /// REQUIRES: the file's first `len` bytes never change while mapped. A
+    /// finished blob file is immutable once its footer is synced: lamina
+    /// never writes, truncates or renames one again, only removes it whole,
+    /// and a removed file stays mapped until the mapping is dropped. A blob
+    /// file written at commit only grows past the mapped bytes while it is
+    /// written; the one time lamina cuts one (recovery sealing a file a
+    /// crash left open) it first drops the mapping it made to check values,
+    /// and no reader exists yet. The mapping is therefore valid
     /// for as long as it lives, on the assumption every mapped store makes
     /// (LMDB's too): nothing outside lamina truncates a database's files
     /// while it is open, which would turn a read into `SIGBUS`.

@@ -16,6 +16,14 @@ use std::path::{Path, PathBuf};
 /// 4 KiB pages: reading it back through a fresh mapping cost 1.8x).
 const WRITE_CHUNK: usize = 1 << 20;
 
+/// The write-back of a blob file written at commit is started for each
+/// whole step of this many bytes once it is written.
+const WRITEBACK_STEP: u64 = 4 << 20;
+
+/// Bytes of a file whose write-back is to be started from another thread:
+/// the file, and the range.
+pub(crate) type Writeback = (std::sync::Arc<dyn crate::fs::FileSyncer>, u64, u64);
+
 /// A blob file being written. Dropping it without `finish` leaves a partial
 /// file behind that the caller removes (or open removes as a leftover).
 ///
@@ -36,6 +44,8 @@ pub struct BlobWriter {
     at_commit: bool,
     /// Bytes were handed to the file since the last sync.
     unsynced: bool,
+    /// The file's bytes below this were handed to [`BlobWriter::writeback_due`].
+    written_back: u64,
 }
 
 impl BlobWriter {
@@ -79,6 +89,7 @@ impl BlobWriter {
             buf: Vec::new(),
             at_commit: true,
             unsynced: true,
+            written_back: 0,
         })
     }
 
@@ -106,6 +117,7 @@ impl BlobWriter {
             buf: Vec::new(),
             at_commit,
             unsynced: false,
+            written_back: 0,
         };
         w.write(&header)?;
         Ok(w)
@@ -191,6 +203,19 @@ impl BlobWriter {
         self.meta.records
     }
 
+    /// The next whole steps of a file written at commit whose write-back may
+    /// start now (the caller hands them to a thread that does it, so that a
+    /// later sync finds little left to write; durability is unchanged), or
+    /// `None` while less than a step was written since the last.
+    pub fn writeback_due(&mut self) -> Option<Writeback> {
+        let to = self.file.len() / WRITEBACK_STEP * WRITEBACK_STEP;
+        if !self.at_commit || to <= self.written_back {
+            return None;
+        }
+        let from = std::mem::replace(&mut self.written_back, to);
+        Some((self.file.syncer()?, from, to))
+    }
+
     /// Makes every record handed to the file durable (a no-op when nothing
     /// was handed to it since the last sync).
     pub fn sync(&mut self) -> Result<()> {
@@ -245,6 +270,31 @@ mod tests {
             .enumerate()
             .map(|(i, &n)| (0..n).map(|j| (j * 31 + i * 7 + j / 4093) as u8).collect())
             .collect()
+    }
+
+    #[test]
+    fn a_file_written_at_commit_asks_for_the_write_back_of_each_whole_step_once() {
+        let fs = crate::fs::MemFs::new();
+        let dir = Path::new("/w");
+        fs.create_dir_all(dir).unwrap();
+        let mut w = BlobWriter::create_at_commit(&fs, dir, 4).unwrap();
+        let value = vec![3u8; 3 << 20];
+        let step = WRITEBACK_STEP;
+        let mut asked = Vec::new();
+        for i in 0..5 {
+            w.add(format!("\0\0\0\0k{i}").as_bytes(), &value).unwrap();
+            assert_eq!(w.bytes(), w.file.len(), "handed to the file at once");
+            if let Some((_, from, to)) = w.writeback_due() {
+                asked.push((from, to));
+            }
+            assert!(w.writeback_due().is_none(), "asked once");
+        }
+        // 5 values of 3 MiB: steps end at 4, 8 and 12 MiB as they are passed.
+        assert_eq!(asked, vec![(0, step), (step, 2 * step), (2 * step, 3 * step)]);
+        let mut flushed = BlobWriter::create(&fs, dir, 5).unwrap();
+        flushed.add(b"\0\0\0\0k", &value).unwrap();
+        flushed.add(b"\0\0\0\0l", &value).unwrap();
+        assert!(flushed.writeback_due().is_none(), "only files written at commit");
     }
 
     #[test]

@@ -55,7 +55,21 @@ impl Inner {
             mem.add_blob_bytes(u64::from(p.len));
             out.put_blob(op.keyspace, op.key, &p.encode());
         }
+        if let Some(job) = active.as_mut().and_then(BlobWriter::writeback_due) {
+            self.writeback.lock().push(job);
+            self.bg_cv.notify_all();
+        }
         Ok(Some(out))
+    }
+
+    /// Starts the write-back the commits asked for (on the flush thread,
+    /// off the writers' path). Advisory: a failure is left to the sync that
+    /// makes the bytes durable.
+    pub(super) fn start_writebacks(&self) {
+        let jobs = std::mem::take(&mut *self.writeback.lock());
+        for (file, from, to) in jobs {
+            let _ = file.start_writeback(from, to);
+        }
     }
 
     /// A new blob file for the active memtable's large values, in the
@@ -141,11 +155,11 @@ impl Inner {
     ) -> Result<Vec<Arc<BlobMeta>>> {
         let mut sealed = Vec::new();
         for (end, meta) in replayed.files.into_values() {
-            let number = meta.number;
+            // Unmapped (the handle replay opened to check values) before it
+            // is cut: a blob file is never cut while mapped.
+            self.blobs.evict(meta.number);
             let w = BlobWriter::resume(self.fs.as_ref(), &self.path, end, meta)?;
             sealed.push(Arc::new(w.finish()?));
-            // A handle opened while replaying ends before the footer.
-            self.blobs.evict(number);
         }
         Ok(sealed)
     }

@@ -220,13 +220,17 @@ impl Inner {
     /// The flush thread's loop: flush sealed memtables as they appear.
     pub fn flush_loop(self: &Arc<Self>) {
         loop {
+            self.start_writebacks();
             {
                 let mut st = self.state.lock();
-                while st.imm.is_empty() && !st.shutting_down {
+                while st.imm.is_empty() && !st.shutting_down && self.writeback.lock().is_empty() {
                     self.bg_cv.wait_for(&mut st, Duration::from_millis(200));
                 }
                 if st.imm.is_empty() && st.shutting_down {
                     return;
+                }
+                if st.imm.is_empty() {
+                    continue;
                 }
             }
             if self.poisoned.lock().is_some() {

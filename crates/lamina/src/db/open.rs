@@ -161,6 +161,7 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         wal: Mutex::new(None),
         reusable_wals: Mutex::new(Vec::new()),
         commit_blob: Mutex::new(None),
+        writeback: Mutex::new(Vec::new()),
         visible_seqno: AtomicU64::new(last_seqno),
         snapshots: Mutex::new(BTreeMap::new()),
         keyspaces: RwLock::new(keyspaces),

@@ -226,6 +226,10 @@ impl FileSyncer for FaultSyncer {
         self.faults.check(FaultKind::Sync)?;
         self.inner.sync_data()
     }
+
+    fn start_writeback(&self, from: u64, to: u64) -> io::Result<()> {
+        self.inner.start_writeback(from, to)
+    }
 }
 
 struct FaultReadable {

@@ -77,6 +77,14 @@ pub trait FileSyncer: Send + Sync {
     /// Makes durable every byte handed to the file before the call
     /// (`fdatasync`); bytes written while it runs may or may not be covered.
     fn sync_data(&self) -> io::Result<()>;
+    /// Starts writing the bytes `from..to` back to the device without
+    /// waiting for it (Linux `sync_file_range` with `SYNC_FILE_RANGE_WRITE`),
+    /// so that a later `sync_data` has less left to write. Durability is
+    /// unchanged: only `sync_data` makes bytes durable. A no-op where the
+    /// file system has no such call.
+    fn start_writeback(&self, _from: u64, _to: u64) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// A file opened for reading at arbitrary offsets; shared between threads.
