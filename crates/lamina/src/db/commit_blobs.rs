@@ -36,7 +36,8 @@ impl Inner {
     ) -> Result<Option<Batch>> {
         let threshold = self.opts.blob_threshold.max(1);
         let large = |op: &Op<'_>| op.kind == Kind::Put && op.value.len() >= threshold;
-        if !batch.ops().any(|op| op.is_ok_and(|op| large(&op))) {
+        // A batch shorter than the threshold holds no value that long.
+        if batch.encoded_len() < threshold || !batch.ops().any(|op| op.is_ok_and(|op| large(&op))) {
             return Ok(None);
         }
         let mut out = Batch::new();
