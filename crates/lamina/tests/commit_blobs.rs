@@ -204,3 +204,26 @@ fn sync_commits_make_their_values_durable_before_they_return() {
         assert_eq!(got, after(i + 1), "after sync commit {i}");
     }
 }
+
+#[test]
+fn check_reads_back_every_value_the_wal_points_to() {
+    let fs = MemFs::new();
+    let db = Db::open(DIR, opts(&fs)).expect("open");
+    write(&db, 0, 6);
+    let report = db.check().expect("check");
+    assert!(report.is_ok(), "{:?}", report.problems);
+    assert_eq!(
+        report.blob_pointers, 4,
+        "values 0, 1, 3 and 4, from the WAL"
+    );
+    let names = blob_files(&fs);
+    let path = Path::new(DIR).join(&names[0]);
+    let len = fs.read_all(&path).expect("read").len() as u64;
+    fs.corrupt_byte(&path, len - 10).expect("flip");
+    let report = db.check().expect("check");
+    assert!(
+        report.problems.iter().any(|p| p.contains(&names[0])),
+        "{:?}",
+        report.problems
+    );
+}

@@ -26,7 +26,7 @@ mod writer;
 #[cfg(any(test, feature = "internals"))]
 pub use file::BlobFile;
 pub use pointer::BlobPointer;
-pub use reader::scan;
+pub use reader::{scan, scan_open};
 #[cfg(any(test, feature = "internals"))]
 pub use reader::{read_value, BlobListing, BlobRecord};
 pub use separator::Separator;
@@ -117,6 +117,34 @@ mod tests {
         assert_eq!(listing.records.len(), 2);
         assert_eq!(listing.records[0].pointer, a);
         assert_eq!(listing.records[1].tree_key, b"\0\0\0\0m");
+    }
+
+    #[test]
+    fn a_file_written_at_commit_lists_before_it_is_sealed() {
+        let fs = MemFs::new();
+        let dir = Path::new("/c");
+        fs.create_dir_all(dir).unwrap();
+        let mut w = BlobWriter::create_at_commit(&fs, dir, 9).unwrap();
+        let a = w.add(b"\0\0\0\0a", &[1u8; 100]).unwrap();
+        let b = w.add(b"\0\0\0\0b", &[2u8; 300]).unwrap();
+        let path = crate::filename::path(dir, crate::filename::FileKind::Blob, 9);
+        let open = |fs: &MemFs| fs.open(&path).unwrap();
+        assert!(scan(open(&fs).as_ref(), &path, 9).is_err(), "no footer yet");
+        let listing = scan_open(open(&fs).as_ref(), &path, 9).unwrap();
+        let pointers: Vec<_> = listing.records.iter().map(|r| r.pointer).collect();
+        assert_eq!(pointers, vec![a, b]);
+        assert_eq!((listing.footer_records, listing.footer_value_bytes), (2, 400));
+        // A torn append is corruption at the record it cuts.
+        fs.truncate(&path, b.offset + 10).unwrap();
+        let err = scan_open(open(&fs).as_ref(), &path, 9).unwrap_err().to_string();
+        assert!(err.contains("runs into the end of the file"), "{err}");
+        // Sealed, it lists through its footer.
+        let fs = MemFs::new();
+        fs.create_dir_all(dir).unwrap();
+        let mut w = BlobWriter::create_at_commit(&fs, dir, 9).unwrap();
+        w.add(b"\0\0\0\0a", &[1u8; 100]).unwrap();
+        w.finish().unwrap();
+        assert_eq!(scan(open(&fs).as_ref(), &path, 9).unwrap().records.len(), 1);
     }
 
     proptest::proptest! {

@@ -140,23 +140,9 @@ pub fn scan(file: &dyn RandomAccessFile, path: &Path, number: u64) -> Result<Blo
             format!("blob file of {len} bytes is shorter than a header and a footer"),
         ));
     }
-    let io = |e| Error::io(path, e);
-    let header = file.read_at(0, HEADER_LEN).map_err(io)?;
-    let (magic, rest) = header.split_at(MAGIC.len().min(header.len()));
-    if magic != MAGIC {
-        return Err(bad(0, "not a blob file (bad magic)".into()));
-    }
-    if get_u32(rest, 0) != Some(VERSION) {
-        return Err(bad(
-            0,
-            format!("unknown blob file version {:?}", get_u32(rest, 0)),
-        ));
-    }
-    if get_u32(rest, 4) != Some(masked_crc(header.get(..12).unwrap_or(&[]))) {
-        return Err(bad(0, "blob file header checksum mismatch".into()));
-    }
+    check_header(file, path)?;
     let footer_at = len - FOOTER_LEN as u64;
-    let footer = file.read_at(footer_at, FOOTER_LEN).map_err(io)?;
+    let footer = file.read_at(footer_at, FOOTER_LEN).map_err(|e| Error::io(path, e))?;
     if footer.get(20..) != Some(MAGIC.as_slice())
         || get_u32(&footer, 16) != Some(masked_crc(footer.get(..16).unwrap_or(&[])))
     {
@@ -165,26 +151,93 @@ pub fn scan(file: &dyn RandomAccessFile, path: &Path, number: u64) -> Result<Blo
             "blob file footer is missing or damaged (the file was not finished)".into(),
         ));
     }
-    let mut listing = BlobListing {
-        records: Vec::new(),
+    let (records, value_bytes) = read_records(file, path, number, footer_at, "the footer")?;
+    let listing = BlobListing {
+        records,
         footer_records: get_u64(&footer, 0).unwrap_or(0),
         footer_value_bytes: get_u64(&footer, 8).unwrap_or(0),
     };
+    if listing.records.len() as u64 != listing.footer_records
+        || value_bytes != listing.footer_value_bytes
+    {
+        return Err(bad(
+            footer_at,
+            format!(
+                "footer declares {} records of {} value bytes; the file holds {} of {}",
+                listing.footer_records,
+                listing.footer_value_bytes,
+                listing.records.len(),
+                value_bytes
+            ),
+        ));
+    }
+    Ok(listing)
+}
+
+/// [`scan`] of a blob file written at commit and not yet sealed
+/// (docs/format.md#blob-files-written-at-commit): the records run to the end
+/// of the file, and there is no footer (the listing's footer counts are
+/// those of the records found).
+pub fn scan_open(file: &dyn RandomAccessFile, path: &Path, number: u64) -> Result<BlobListing> {
+    if file.len() < HEADER_LEN as u64 {
+        return Err(Error::corruption(
+            path,
+            0,
+            format!("blob file of {} bytes is shorter than its header", file.len()),
+        ));
+    }
+    check_header(file, path)?;
+    let (records, value_bytes) = read_records(file, path, number, file.len(), "the end of the file")?;
+    Ok(BlobListing {
+        footer_records: records.len() as u64,
+        footer_value_bytes: value_bytes,
+        records,
+    })
+}
+
+fn check_header(file: &dyn RandomAccessFile, path: &Path) -> Result<()> {
+    let bad = |why: String| Error::corruption(path, 0, why);
+    let header = file.read_at(0, HEADER_LEN).map_err(|e| Error::io(path, e))?;
+    let (magic, rest) = header.split_at(MAGIC.len().min(header.len()));
+    if magic != MAGIC {
+        return Err(bad("not a blob file (bad magic)".into()));
+    }
+    if get_u32(rest, 0) != Some(VERSION) {
+        return Err(bad(format!("unknown blob file version {:?}", get_u32(rest, 0))));
+    }
+    if get_u32(rest, 4) != Some(masked_crc(header.get(..12).unwrap_or(&[]))) {
+        return Err(bad("blob file header checksum mismatch".into()));
+    }
+    Ok(())
+}
+
+/// The records from the header to `end` (named `end_name` in errors), each
+/// header and value checked; and the sum of their value lengths.
+fn read_records(
+    file: &dyn RandomAccessFile,
+    path: &Path,
+    number: u64,
+    end: u64,
+    end_name: &str,
+) -> Result<(Vec<BlobRecord>, u64)> {
+    let bad = |at: u64, why: String| Error::corruption(path, at, why);
+    let io = |e| Error::io(path, e);
+    let mut records = Vec::new();
     let mut at = HEADER_LEN as u64;
     let mut value_bytes = 0u64;
-    while at < footer_at {
-        if footer_at - at < RECORD_HEADER_LEN as u64 {
-            return Err(bad(at, "record header runs into the footer".into()));
+    while at < end {
+        if end - at < RECORD_HEADER_LEN as u64 {
+            return Err(bad(at, format!("record header runs into {end_name}")));
         }
         let head = file.read_at(at, RECORD_HEADER_LEN).map_err(io)?;
         let field = |i: usize| get_u32(&head, i).unwrap_or(0);
         let (header_crc, key_len, value_len, value_crc) = (field(0), field(4), field(8), field(12));
         let key_at = at + RECORD_HEADER_LEN as u64;
         let value_at = key_at + u64::from(key_len);
-        if value_at + u64::from(value_len) > footer_at {
+        if value_at + u64::from(value_len) > end {
             return Err(bad(
                 at,
-                format!("record of a {key_len}-byte key and a {value_len}-byte value runs into the footer"),
+                format!("record of a {key_len}-byte key and a {value_len}-byte value runs into {end_name}"),
             ));
         }
         let tree_key = file.read_at(key_at, key_len as usize).map_err(io)?;
@@ -201,23 +254,9 @@ pub fn scan(file: &dyn RandomAccessFile, path: &Path, number: u64) -> Result<Blo
         };
         let mut value = vec![0u8; value_len as usize];
         read_value(file, path, &pointer, &mut value)?;
-        listing.records.push(BlobRecord { tree_key, pointer });
+        records.push(BlobRecord { tree_key, pointer });
         value_bytes += u64::from(value_len);
         at = value_at + u64::from(value_len);
     }
-    if listing.records.len() as u64 != listing.footer_records
-        || value_bytes != listing.footer_value_bytes
-    {
-        return Err(bad(
-            footer_at,
-            format!(
-                "footer declares {} records of {} value bytes; the file holds {} of {}",
-                listing.footer_records,
-                listing.footer_value_bytes,
-                listing.records.len(),
-                value_bytes
-            ),
-        ));
-    }
-    Ok(listing)
+    Ok((records, value_bytes))
 }
