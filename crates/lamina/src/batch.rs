@@ -95,6 +95,11 @@ impl Batch {
         self.push(Kind::Blob, ks, key, Some(pointer));
     }
 
+    /// Sets `key` to `value` in the keyspace with id `ks`.
+    pub(crate) fn push_put(&mut self, ks: KeyspaceId, key: &[u8], value: &[u8]) {
+        self.push(Kind::Put, ks, key, Some(value));
+    }
+
     /// Sets `key` to `value` in keyspace `ks`.
     pub fn put_in(&mut self, ks: &Keyspace, key: &[u8], value: &[u8]) {
         self.push(Kind::Put, ks.id(), key, Some(value));
@@ -148,18 +153,7 @@ impl Batch {
                 ));
             }
             check_keyspace(op.keyspace)?;
-            if op.key.len() > MAX_KEY_LEN {
-                return Err(Error::InvalidArgument(format!(
-                    "key is {} bytes; the limit is {MAX_KEY_LEN}",
-                    op.key.len()
-                )));
-            }
-            if op.value.len() > MAX_VALUE_LEN {
-                return Err(Error::InvalidArgument(format!(
-                    "value is {} bytes; the limit is {MAX_VALUE_LEN}",
-                    op.value.len()
-                )));
-            }
+            check_limits(op.key, op.value)?;
             if op.kind == Kind::Merge {
                 check_operand(op.value).map_err(Error::InvalidArgument)?;
             }
@@ -190,6 +184,23 @@ impl Batch {
             stopped: false,
         }
     }
+}
+
+/// `InvalidArgument` unless `key` and `value` are within the limits.
+pub(crate) fn check_limits(key: &[u8], value: &[u8]) -> Result<()> {
+    if key.len() > MAX_KEY_LEN {
+        return Err(Error::InvalidArgument(format!(
+            "key is {} bytes; the limit is {MAX_KEY_LEN}",
+            key.len()
+        )));
+    }
+    if value.len() > MAX_VALUE_LEN {
+        return Err(Error::InvalidArgument(format!(
+            "value is {} bytes; the limit is {MAX_VALUE_LEN}",
+            value.len()
+        )));
+    }
+    Ok(())
 }
 
 /// Iterator over the operations of an encoded batch.

@@ -168,7 +168,7 @@ impl Keyspace {
 
     /// Sets `key` to `value`.
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
-        self.db.write_one_op(|b| b.put_in(self, key, value))
+        self.db.put_in_keyspace(self.id, key, value)
     }
 
     /// Deletes `key`.

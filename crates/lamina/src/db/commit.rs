@@ -15,7 +15,7 @@ use crate::batch::Batch;
 use crate::error::{Error, Result};
 
 use crate::blob::BlobPointer;
-use crate::key::{Kind, SeqNo};
+use crate::key::{KeyspaceId, Kind, SeqNo};
 use crate::memtable::Memtable;
 use crate::options::Durability;
 use std::sync::atomic::Ordering;
@@ -56,17 +56,54 @@ impl Inner {
         self.check_writable()?;
         let op = Arc::clone(&self.opts.merge_operator);
         batch.validate(&|operand| op.validate_operand(operand), &|ks| {
-            if self.keyspace_live(ks) {
-                Ok(())
-            } else {
-                Err(Error::NoSuchKeyspace(format!("id {ks}")))
-            }
+            self.check_keyspace(ks)
         })?;
         if batch.is_empty() {
             return Ok(());
         }
-        let count = batch.len() as u64;
-        let bytes = batch.encoded_len();
+        self.commit_batch(batch, durability, None)
+    }
+
+    /// Sets `key` in keyspace `ks` to `value`, a value of at least
+    /// `blob_threshold` bytes, written to the blob file straight from the
+    /// caller's slice (a one-Put batch would first copy it). Committed and
+    /// durable as [`Inner::write`] of that batch.
+    pub fn write_large_put(
+        &self,
+        ks: KeyspaceId,
+        key: &[u8],
+        value: &[u8],
+        durability: Durability,
+    ) -> Result<()> {
+        self.check_writable()?;
+        crate::batch::check_limits(key, value)?;
+        self.check_keyspace(ks)?;
+        let mut batch = Batch::new();
+        self.commit_batch(&mut batch, durability, Some((ks, key, value)))
+    }
+
+    fn check_keyspace(&self, ks: KeyspaceId) -> Result<()> {
+        if self.keyspace_live(ks) {
+            Ok(())
+        } else {
+            Err(Error::NoSuchKeyspace(format!("id {ks}")))
+        }
+    }
+
+    /// Commits `batch`, checked; or, with `large`, the one Put it names into
+    /// the empty `batch` (as a pointer to its value written to the blob file).
+    fn commit_batch(
+        &self,
+        batch: &mut Batch,
+        durability: Durability,
+        large: Option<(KeyspaceId, &[u8], &[u8])>,
+    ) -> Result<()> {
+        let count = if large.is_some() {
+            1
+        } else {
+            batch.len() as u64
+        };
+        let bytes = batch.encoded_len() + large.map_or(0, |(_, k, v)| k.len() + v.len());
 
         let mut q = self.commit.lock();
         while q.leader_active {
@@ -76,9 +113,13 @@ impl Inner {
         }
         let mem = self.make_room(bytes)?;
         let first = q.last_seqno + 1;
-        let mut separated = self
-            .write_large_values(batch, &mem)
-            .inspect_err(|e| self.poison(e))?;
+        let mut separated = match large {
+            Some((ks, key, value)) => self
+                .write_large_put_value(ks, key, value, &mem, batch)
+                .map(|()| None),
+            None => self.write_large_values(batch, &mem),
+        }
+        .inspect_err(|e| self.poison(e))?;
         let batch = match separated.as_mut() {
             Some(b) => b,
             None => batch,

@@ -13,7 +13,7 @@ use super::Inner;
 use crate::batch::{Batch, Op};
 use crate::blob::{BlobMeta, BlobPointer, BlobWriter};
 use crate::error::{Error, Result};
-use crate::key::{self, Kind};
+use crate::key::{self, KeyspaceId, Kind};
 use crate::manifest::VersionEdit;
 use crate::memtable::Memtable;
 use std::collections::BTreeMap;
@@ -42,26 +42,41 @@ impl Inner {
             return Ok(None);
         }
         let mut out = Batch::new();
-        let mut active = self.commit_blob.lock();
         for op in batch.ops() {
             let op = op.map_err(Error::InvalidArgument)?;
-            if !large(&op) {
+            if large(&op) {
+                self.write_large_put_value(op.keyspace, op.key, op.value, mem, &mut out)?;
+            } else {
                 out.push_op(&op);
-                continue;
             }
-            let w = match active.as_mut() {
-                Some(w) => w,
-                None => active.insert(self.create_commit_blob()?),
-            };
-            let p = w.add(&key::tree_key(op.keyspace, op.key), op.value)?;
-            mem.add_blob_bytes(u64::from(p.len));
-            out.put_blob(op.keyspace, op.key, &p.encode());
         }
-        if let Some(job) = active.as_mut().and_then(BlobWriter::writeback_due) {
+        Ok(Some(out))
+    }
+
+    /// Writes `value`, set for `key` in keyspace `ks`, to the blob file of
+    /// `mem` and adds the Put of its pointer (kind 3) to `out`.
+    /// REQUIRES: the commit lock is held and `mem` is the active memtable.
+    pub(super) fn write_large_put_value(
+        &self,
+        ks: KeyspaceId,
+        key: &[u8],
+        value: &[u8],
+        mem: &Memtable,
+        out: &mut Batch,
+    ) -> Result<()> {
+        let mut active = self.commit_blob.lock();
+        let w = match active.as_mut() {
+            Some(w) => w,
+            None => active.insert(self.create_commit_blob()?),
+        };
+        let p = w.add(&key::tree_key(ks, key), value)?;
+        mem.add_blob_bytes(u64::from(p.len));
+        out.put_blob(ks, key, &p.encode());
+        if let Some(job) = w.writeback_due() {
             self.writeback.lock().push(job);
             self.bg_cv.notify_all();
         }
-        Ok(Some(out))
+        Ok(())
     }
 
     /// Starts the write-back the commits asked for (on the flush thread,

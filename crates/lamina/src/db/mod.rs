@@ -408,7 +408,17 @@ impl Db {
 
     /// Sets `key` to `value` in the default keyspace.
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
-        self.write_one_op(|b| b.put(key, value))
+        self.put_in_keyspace(0, key, value)
+    }
+
+    /// Sets `key` to `value` in keyspace `ks` with the default durability: a
+    /// value large enough for a blob file goes there straight from `value`.
+    pub(crate) fn put_in_keyspace(&self, ks: KeyspaceId, key: &[u8], value: &[u8]) -> Result<()> {
+        let inner = self.inner();
+        if value.len() >= inner.opts.blob_threshold.max(1) {
+            return inner.write_large_put(ks, key, value, inner.opts.durability);
+        }
+        self.write_one_op(|b| b.push_put(ks, key, value))
     }
 
     /// Deletes `key` from the default keyspace (a missing key is not an error).

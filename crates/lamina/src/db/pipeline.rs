@@ -113,6 +113,17 @@ impl Pipeline {
         sync: impl Fn() -> Result<u64>,
     ) -> Result<()> {
         let mut s = self.state.lock();
+        if s.cursor == prev && (ticket == 0 || ticket <= self.synced.load(Ordering::Acquire)) {
+            // Next in line and durable enough: published at once, without
+            // going through `done` (a lone writer's every commit).
+            s.cursor = last;
+            visible.fetch_max(last, Ordering::AcqRel);
+            self.advance(&mut s, visible);
+            if s.waiters > 0 {
+                self.changed.notify_all();
+            }
+            return Ok(());
+        }
         s.done.insert(prev, (last, ticket));
         loop {
             self.advance(&mut s, visible);
