@@ -120,21 +120,7 @@ pub fn to_json(path: &str, stats: &Stats) -> serde_json::Value {
 
 /// Time writers were slowed and stopped since open, and why.
 fn stall_line(stats: &Stats) -> String {
-    let st = &stats.stalls;
-    let secs = |us: u64| format!("{:.1} s", us as f64 / 1e6);
-    format!(
-        "stalls           slowed {} (level 0 {}, pending bytes {}, memtables {}); \
-         stopped {} times for {} (level 0 {}, pending bytes {}, memtables {})",
-        secs(stats.write_delay_micros),
-        secs(st.level0_delay_micros),
-        secs(st.pending_bytes_delay_micros),
-        secs(st.memtables_delay_micros),
-        thousands(stats.write_stops),
-        secs(stats.write_stop_micros),
-        st.level0_stops,
-        st.pending_bytes_stops,
-        st.memtables_stops
-    )
+    format!("stalls           {}", crate::engine::stall_summary(stats))
 }
 
 fn ratio(a: u64, b: u64) -> Option<f64> {

@@ -187,6 +187,26 @@ pub fn amplification(user_bytes: u64, file_bytes: u64) -> Option<f64> {
     (user_bytes >= MIN_BYTES_FOR_A_RATIO).then(|| file_bytes as f64 / user_bytes as f64)
 }
 
+/// How long writers were slowed and stopped, and why (`Stats::stalls`).
+pub fn stall_summary(stats: &Stats) -> String {
+    use crate::progress::thousands;
+    let st = &stats.stalls;
+    let secs = |us: u64| format!("{:.1} s", us as f64 / 1e6);
+    format!(
+        "slowed {} (level 0 {}, pending bytes {}, memtables {}); \
+         stopped {} times for {} (level 0 {}, pending bytes {}, memtables {})",
+        secs(stats.write_delay_micros),
+        secs(st.level0_delay_micros),
+        secs(st.pending_bytes_delay_micros),
+        secs(st.memtables_delay_micros),
+        thousands(stats.write_stops),
+        secs(stats.write_stop_micros),
+        st.level0_stops,
+        st.pending_bytes_stops,
+        st.memtables_stops
+    )
+}
+
 /// What a run wrote: user bytes, file bytes, write amplification.
 pub fn write_summary(stats: &Stats) -> String {
     use crate::progress::bytes;

@@ -323,7 +323,11 @@ pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
         return Err(at_end(e, loader.acknowledged()));
     }
     if summary_needed {
-        progress.note(&engine::write_summary(&db.stats()));
+        let stats = db.stats();
+        progress.note(&engine::write_summary(&stats));
+        if stats.write_delay_micros > 0 || stats.write_stops > 0 {
+            progress.note(&format!("writers {}", engine::stall_summary(&stats)));
+        }
     }
     db.close().map_err(|e| at_end(e, loader.acknowledged()))?;
     if summary_needed {
