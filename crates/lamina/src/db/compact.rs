@@ -70,7 +70,7 @@ impl Inner {
         let mut out = self.write_surviving(
             &mut input,
             table,
-            self.opts.target_table_size,
+            picker::output_table_size(out_level, self.opts.target_table_size),
             bottommost,
             true,
             collect,
