@@ -88,6 +88,8 @@ pub struct Options {
     pub fs: Arc<dyn FileSystem>,
     /// Values of at least this many bytes are kept in blob files, the tree
     /// holding a pointer to each (`usize::MAX` keeps every value in the tree).
+    /// A Put of such a value writes it to a blob file at commit, once; the
+    /// WAL logs only the pointer.
     /// Default: 8 KiB, half a data block: a smaller value shares its block
     /// with others, a larger one fills a block of its own and gains nothing
     /// from the tree but being rewritten by every compaction.

@@ -118,10 +118,11 @@ pub fn run(args: BlocksizeArgs, ctx: &Ctx) -> Result<(), String> {
     for round in 0..repeat {
         // The order rotates by one each round: a size that always ran first
         // (after a pause) or last read 7% slower than the same tables forced.
-        let mut turn: Vec<(&usize, &mut (Vec<f64>, Vec<f64>, usize, u64))> =
-            configs.iter().zip(runs.iter_mut()).collect();
-        turn.rotate_left(round % configs.len());
-        for (&block, run) in turn {
+        for k in 0..configs.len() {
+            let i = (k + round) % configs.len();
+            let (Some(&block), Some(run)) = (configs.get(i), runs.get_mut(i)) else {
+                continue;
+            };
             let path = dir.path().join(format!("block-{}", label(block)));
             let mut opts = options(args.cache_size, None)?;
             opts.block_size = block;
