@@ -53,6 +53,23 @@ fn write(db: &Db, from: usize, to: usize) {
     }
 }
 
+/// Writes the first `n` keys, syncs, and returns what a power loss then
+/// leaves, with the path of its one blob file (written at commit, open).
+fn synced_then_crashed(n: usize) -> (MemFs, String, std::path::PathBuf) {
+    let fs = MemFs::new();
+    let db = Db::open(DIR, opts(&fs)).expect("open");
+    write(&db, 0, n);
+    db.sync().expect("sync");
+    let crashed = fs.crash_clone();
+    drop(db);
+    let names = blob_files(&crashed);
+    let [name] = names.as_slice() else {
+        panic!("one blob file, not {names:?}");
+    };
+    let path = Path::new(DIR).join(name);
+    (crashed, name.clone(), path)
+}
+
 /// The model after the first `n` writes.
 fn after(n: usize) -> Model {
     (0..n).map(|i| (key(i), value(i))).collect()
@@ -93,15 +110,7 @@ fn a_power_loss_keeps_a_prefix_of_the_commits_and_never_a_pointer_without_its_va
 
 #[test]
 fn a_damaged_value_in_a_blob_file_a_crash_left_open_is_corruption_naming_it() {
-    let fs = MemFs::new();
-    let db = Db::open(DIR, opts(&fs)).expect("open");
-    write(&db, 0, 6);
-    db.sync().expect("sync");
-    let crashed = fs.crash_clone();
-    drop(db);
-    let names = blob_files(&crashed);
-    assert_eq!(names.len(), 1);
-    let path = Path::new(DIR).join(&names[0]);
+    let (crashed, name, path) = synced_then_crashed(6);
     let len = crashed.read_all(&path).expect("read").len() as u64;
     // The middle of the file is inside a value (values 0, 1, 3 and 4 are
     // separated, each over 512 bytes).
@@ -109,20 +118,12 @@ fn a_damaged_value_in_a_blob_file_a_crash_left_open_is_corruption_naming_it() {
     let err = Db::open(DIR, opts(&crashed)).expect_err("damage is not a torn tail");
     assert!(matches!(err, Error::Corruption { .. }), "{err:?}");
     let text = err.to_string();
-    assert!(text.contains(&names[0]), "{text}");
+    assert!(text.contains(&name), "{text}");
 }
 
 #[test]
 fn a_read_only_open_reads_an_open_blob_file_and_a_read_write_open_seals_it() {
-    let fs = MemFs::new();
-    let db = Db::open(DIR, opts(&fs)).expect("open");
-    write(&db, 0, 20);
-    db.sync().expect("sync");
-    let crashed = fs.crash_clone();
-    drop(db);
-    let names = blob_files(&crashed);
-    assert_eq!(names.len(), 1);
-    let path = Path::new(DIR).join(&names[0]);
+    let (crashed, _, path) = synced_then_crashed(20);
     let before = crashed.read_all(&path).expect("read");
     assert!(!before.ends_with(b"LAMNABLB"), "no footer yet");
     {

@@ -91,6 +91,33 @@ fn kill(mut proc: Child, reader: JoinHandle<Option<u64>>, acked: Option<u64>) ->
     reader.join().expect("reader thread").or(acked)
 }
 
+/// Runs `rounds` children of `test` on one database, each from after the
+/// last key that survived the previous one: `wait(round, &child)` returns
+/// once it is time to kill it; after each kill the database is reopened and
+/// `check(&db, round, acked)` runs before `check_and_resume`. Returns the
+/// last index acknowledged.
+fn kill_rounds(
+    test: &str,
+    rounds: usize,
+    mut wait: impl FnMut(usize, &Child),
+    mut check: impl FnMut(&Db, usize, Option<u64>),
+) -> Option<u64> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("db");
+    let mut acked: Option<u64> = None;
+    for round in 0..rounds {
+        let start = acked.map_or(0, |a| a + 1);
+        let (proc, reader) = spawn_child(test, &path, start);
+        wait(round, &proc);
+        acked = kill(proc, reader, acked);
+        let db = Db::open(&path, Options::default()).expect("reopen after kill");
+        check(&db, round, acked);
+        acked = check_and_resume(&db, round, acked);
+        db.close().expect("close");
+    }
+    acked
+}
+
 /// Checks `db` and returns where the next child starts: after the last key
 /// that survived (keys after the last acknowledgement may or may not be there).
 fn check_and_resume(db: &Db, round: usize, acked: Option<u64>) -> Option<u64> {
@@ -129,18 +156,14 @@ fn sigkill_loses_no_acknowledged_write() {
         }
         db.write_with(b, Durability::Sync).expect("child write");
     });
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("db");
     let mut rng = rand::thread_rng();
-    let mut acked: Option<u64> = None;
-    for round in 0..6 {
-        let start = acked.map_or(0, |a| a + 1);
-        let (proc, reader) = spawn_child("sigkill_loses_no_acknowledged_write", &path, start);
-        std::thread::sleep(Duration::from_millis(rng.gen_range(50..600)));
-        acked = kill(proc, reader, acked);
-        let db = Db::open(&path, Options::default()).expect("reopen after kill");
-        if let Some(a) = acked {
-            assert_acknowledged(&db, round, a, 2000, sync_value);
+    let acked = kill_rounds(
+        "sigkill_loses_no_acknowledged_write",
+        6,
+        |_, _| std::thread::sleep(Duration::from_millis(rng.gen_range(50..600))),
+        |db, round, acked| {
+            let Some(a) = acked else { return };
+            assert_acknowledged(db, round, a, 2000, sync_value);
             let counter = db
                 .get(b"counter")
                 .expect("get counter")
@@ -150,10 +173,8 @@ fn sigkill_loses_no_acknowledged_write() {
                 n > a / 7,
                 "round {round}: counter {n} lost acknowledged merges (acked {a})"
             );
-        }
-        acked = check_and_resume(&db, round, acked);
-        db.close().expect("close");
-    }
+        },
+    );
     assert!(
         acked.is_some_and(|a| a > 0),
         "the child never acknowledged a write"
@@ -173,29 +194,27 @@ fn sigkill_loses_no_acknowledged_os_write_written_through_the_mapping() {
     run_child_if_asked(512 << 10, |db, i| {
         db.put(&key(i), &os_value(i)).expect("child put");
     });
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("db");
-    let mut acked: Option<u64> = None;
-    for (round, millis) in [150u64, 400, 250, 700].into_iter().enumerate() {
-        let start = acked.map_or(0, |a| a + 1);
-        let (proc, reader) = spawn_child(TEST, &path, start);
-        let started = Instant::now();
-        let mut mapped = false;
-        while started.elapsed() < Duration::from_millis(millis) || !mapped {
-            std::thread::sleep(Duration::from_millis(5));
-            mapped = mapped || maps_a_wal(proc.id());
-            assert!(
-                started.elapsed() < Duration::from_secs(60),
-                "round {round}: the child never mapped a WAL segment"
-            );
-        }
-        acked = kill(proc, reader, acked);
-        let db = Db::open(&path, Options::default()).expect("reopen after kill");
-        let a = acked.expect("the child acknowledged a write");
-        assert_acknowledged(&db, round, a, 5000, os_value);
-        acked = check_and_resume(&db, round, acked);
-        db.close().expect("close");
-    }
+    let millis = [150u64, 400, 250, 700];
+    kill_rounds(
+        TEST,
+        millis.len(),
+        |round, proc| {
+            let started = Instant::now();
+            let mut mapped = false;
+            while started.elapsed() < Duration::from_millis(millis[round]) || !mapped {
+                std::thread::sleep(Duration::from_millis(5));
+                mapped = mapped || maps_a_wal(proc.id());
+                assert!(
+                    started.elapsed() < Duration::from_secs(60),
+                    "round {round}: the child never mapped a WAL segment"
+                );
+            }
+        },
+        |db, round, acked| {
+            let a = acked.expect("the child acknowledged a write");
+            assert_acknowledged(db, round, a, 5000, os_value);
+        },
+    );
 }
 
 /// Two of every three values are large enough (9-15 KiB, over the default
@@ -217,19 +236,14 @@ fn sigkill_loses_no_acknowledged_large_value_written_at_commit() {
     run_child_if_asked(256 << 10, |db, i| {
         db.put(&key(i), &large_value(i)).expect("child put");
     });
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("db");
     let mut rng = rand::thread_rng();
-    let mut acked: Option<u64> = None;
-    for round in 0..5 {
-        let start = acked.map_or(0, |a| a + 1);
-        let (proc, reader) = spawn_child(TEST, &path, start);
-        std::thread::sleep(Duration::from_millis(rng.gen_range(100..700)));
-        acked = kill(proc, reader, acked);
-        let db = Db::open(&path, Options::default()).expect("reopen after kill");
-        let a = acked.expect("the child acknowledged a write");
-        assert_acknowledged(&db, round, a, 3000, large_value);
-        acked = check_and_resume(&db, round, acked);
-        db.close().expect("close");
-    }
+    kill_rounds(
+        TEST,
+        5,
+        |_, _| std::thread::sleep(Duration::from_millis(rng.gen_range(100..700))),
+        |db, round, acked| {
+            let a = acked.expect("the child acknowledged a write");
+            assert_acknowledged(db, round, a, 3000, large_value);
+        },
+    );
 }

@@ -19,12 +19,6 @@ use crate::memtable::Memtable;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// A memtable is sealed once its blob file holds this many times
-/// `memtable_size` of values, so that a blob file, what recovery reads to
-/// check the pointers it replays, and what garbage collection rewrites at
-/// once stay bounded.
-pub(super) const BLOB_BYTES_PER_MEMTABLE: u64 = 1;
-
 impl Inner {
     /// `batch` with each Put of a value of at least `blob_threshold` bytes
     /// written to the blob file of `mem` and replaced by a pointer to it

@@ -113,18 +113,18 @@ impl Pipeline {
         sync: impl Fn() -> Result<u64>,
     ) -> Result<()> {
         let mut s = self.state.lock();
-        if s.cursor == prev && (ticket == 0 || ticket <= self.synced.load(Ordering::Acquire)) {
-            // Next in line and durable enough: published at once, without
-            // going through `done` (a lone writer's every commit).
+        if s.cursor == prev && ticket <= self.synced.load(Ordering::Acquire) {
+            // Next in line and durable enough: published here, without going
+            // through `done` (a lone writer's every commit); `advance` below
+            // publishes any writer that was waiting behind it.
             s.cursor = last;
             visible.fetch_max(last, Ordering::AcqRel);
-            self.advance(&mut s, visible);
             if s.waiters > 0 {
                 self.changed.notify_all();
             }
-            return Ok(());
+        } else {
+            s.done.insert(prev, (last, ticket));
         }
-        s.done.insert(prev, (last, ticket));
         loop {
             self.advance(&mut s, visible);
             let synced = self.synced.load(Ordering::Acquire);

@@ -39,9 +39,11 @@ impl Inner {
                 return Err(Error::Closed);
             }
             let active = st.mem.approximate_size() as usize;
-            let blob_limit = super::commit_blobs::BLOB_BYTES_PER_MEMTABLE
-                .saturating_mul(self.opts.memtable_size as u64);
-            let full = active >= self.opts.memtable_size || st.mem.blob_bytes() >= blob_limit;
+            // A memtable's blob file holds at most `memtable_size` of values,
+            // which bounds a blob file, what recovery reads to check the
+            // pointers it replays, and what garbage collection rewrites at once
+            // (docs/design.md#blob-files).
+            let full = active.max(st.mem.blob_bytes() as usize) >= self.opts.memtable_size;
             let debt = pacing::Debt {
                 l0_tables: st.version.level(0).len(),
                 pending_bytes: self
