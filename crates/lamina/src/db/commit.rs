@@ -104,6 +104,7 @@ impl Inner {
             batch.len() as u64
         };
         let bytes = batch.encoded_len() + large.map_or(0, |(_, k, v)| k.len() + v.len());
+        let _durable = (durability == Durability::Sync).then(|| self.pipeline.durable_writer());
 
         let mut q = self.commit.lock();
         while q.leader_active {
@@ -265,7 +266,8 @@ impl Inner {
                 return Err(e);
             }
             // Closing synced the old segment: every record handed to it is durable.
-            self.pipeline.synced_to(self.pipeline.written());
+            self.pipeline
+                .synced_to(self.pipeline.written(), &self.visible_seqno);
         }
         *wal = Some(new_wal);
         let mut st = self.state.lock();

@@ -258,7 +258,8 @@ impl Inner {
                 return Err(e);
             }
             self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
-            self.pipeline.synced_to(self.pipeline.written());
+            self.pipeline
+                .synced_to(self.pipeline.written(), &self.visible_seqno);
         }
         Ok(())
     }

@@ -12,13 +12,23 @@
 //! watermark or fills a gap publishes every writer it unblocks, and those
 //! writers wake to find themselves done ("already flushed past me"). A
 //! `Sync` writer not yet covered, with no sync running, becomes the syncer:
-//! it syncs everything handed to the WAL so far for all of them.
+//! it syncs everything handed to the WAL so far for all of them — after
+//! gathering, for a fraction of a sync at most, as many records as there
+//! were durable writers in the last cycles. A waiting writer parks on its
+//! own and is unparked alone, when published or when it is to sync next.
 
 use crate::error::{Error, Result};
 use crate::key::SeqNo;
 use parking_lot::{Condvar, Mutex};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::Thread;
+use std::time::{Duration, Instant};
+
+/// The longest a syncer waits for writers it expects, however slow the
+/// syncs it measured.
+const MAX_GATHER: Duration = Duration::from_micros(500);
 
 /// See the module doc. Shared by every writer of one database.
 #[derive(Default)]
@@ -30,8 +40,13 @@ pub(crate) struct Pipeline {
     /// Writers between handing their record to the WAL and finishing their
     /// memtable insert; a memtable is sealed only when none is left.
     inserting: AtomicUsize,
+    /// Writers inside a commit that must be synced (from entering it to
+    /// returning): how many records a syncer may expect.
+    durable_writers: AtomicUsize,
     state: Mutex<State>,
     changed: Condvar,
+    /// Wakes a syncer gathering records (see [`State::gather_until`]).
+    gathered: Condvar,
 }
 
 #[derive(Default)]
@@ -39,17 +54,29 @@ struct State {
     /// The last seqno of the last writer published.
     cursor: SeqNo,
     /// Writers inserted but not yet published, because an earlier one is
-    /// still inserting or their record is not yet durable: the previous
-    /// writer's last seqno → (their last, the ticket that must be synced
-    /// first, 0 for none).
-    done: BTreeMap<SeqNo, (SeqNo, u64)>,
+    /// still inserting or their record is not yet durable, by the previous
+    /// writer's last seqno.
+    done: BTreeMap<SeqNo, Waiting>,
     /// A syncer is in its system call.
     syncing: bool,
     /// A sync failed (the database is poisoned): records not durable by
     /// then never will be, and their writers get this error.
     failed: Option<Error>,
-    /// Threads waiting on `changed`.
+    /// Threads waiting on `changed` (not writers: each writer parks on its
+    /// own, and is woken alone when it is published or is to sync next, so
+    /// that a sync's writers wake together instead of one after another
+    /// through the state lock).
     waiters: usize,
+    /// While a syncer gathers: the ticket that ends its wait (0 otherwise).
+    gather_until: u64,
+    /// The most durable writers seen at once since the last sync started.
+    writers_seen: usize,
+    /// Of the previous cycle.
+    writers_seen_before: usize,
+    /// A moving average of a sync's duration, in nanoseconds.
+    sync_nanos: u64,
+    /// The longest a syncer gathers, if not [`MAX_GATHER`] (tests).
+    gather_limit: Option<Duration>,
 }
 
 impl Pipeline {
@@ -59,6 +86,13 @@ impl Pipeline {
     pub fn handed_to_wal(&self) -> u64 {
         self.inserting.fetch_add(1, Ordering::AcqRel);
         self.written.fetch_add(1, Ordering::AcqRel) + 1
+    }
+
+    /// A writer whose commit must be synced enters; it leaves when the guard
+    /// drops (it has returned or failed).
+    pub fn durable_writer(&self) -> DurableWriter<'_> {
+        self.durable_writers.fetch_add(1, Ordering::AcqRel);
+        DurableWriter(self)
     }
 
     /// The writer has finished its memtable insert.
@@ -83,9 +117,10 @@ impl Pipeline {
 
     /// Every record up to `ticket` is durable (a sync outside the
     /// pipeline: a segment closed, `Db::sync`); writers it covers publish.
-    pub fn synced_to(&self, ticket: u64) {
+    pub fn synced_to(&self, ticket: u64, visible: &AtomicU64) {
         self.synced.fetch_max(ticket, Ordering::AcqRel);
-        let s = self.state.lock();
+        let mut s = self.state.lock();
+        self.advance(&mut s, visible);
         if s.waiters > 0 {
             self.changed.notify_all();
         }
@@ -113,6 +148,14 @@ impl Pipeline {
         sync: impl Fn() -> Result<u64>,
     ) -> Result<()> {
         let mut s = self.state.lock();
+        if ticket != 0 {
+            s.writers_seen = s
+                .writers_seen
+                .max(self.durable_writers.load(Ordering::Acquire));
+            if s.gather_until != 0 && self.written() >= s.gather_until {
+                self.gathered.notify_one();
+            }
+        }
         if s.cursor == prev && ticket <= self.synced.load(Ordering::Acquire) {
             // Next in line and durable enough: published here, without going
             // through `done` (a lone writer's every commit); `advance` below
@@ -123,12 +166,25 @@ impl Pipeline {
                 self.changed.notify_all();
             }
         } else {
-            s.done.insert(prev, (last, ticket));
+            s.done.insert(
+                prev,
+                Waiting {
+                    last,
+                    ticket,
+                    parker: None,
+                },
+            );
         }
+        let mut parker: Option<Arc<Parker>> = None;
         loop {
             self.advance(&mut s, visible);
             let synced = self.synced.load(Ordering::Acquire);
             if s.cursor >= last {
+                if let Some(p) = &parker {
+                    // A signal sent after the one this writer woke to is
+                    // stale now (none can follow: it is out of `done`).
+                    p.signal.store(NOTHING, Ordering::Release);
+                }
                 return match &s.failed {
                     Some(e) if synced < ticket => Err(e.clone()),
                     _ => Ok(()),
@@ -136,26 +192,67 @@ impl Pipeline {
             }
             if ticket > synced && !s.syncing && s.failed.is_none() {
                 s.syncing = true;
+                self.gather(&mut s);
                 drop(s);
+                let started = Instant::now();
                 let result = sync();
+                let took = started.elapsed().as_nanos().min(u64::MAX as u128) as u64;
                 if let Ok(covered) = &result {
                     self.synced.fetch_max(*covered, Ordering::AcqRel);
                 }
                 s = self.state.lock();
                 s.syncing = false;
+                s.sync_nanos = if s.sync_nanos == 0 {
+                    took
+                } else {
+                    (s.sync_nanos * 7 + took) / 8
+                };
                 if let Err(e) = result {
                     s.failed = Some(e);
                 }
-                if s.waiters > 0 {
-                    // Writers it did not cover: one of them syncs next.
-                    self.changed.notify_all();
-                }
                 continue;
             }
-            s.waiters += 1;
-            self.changed.wait(&mut s);
-            s.waiters -= 1;
+            let p = parker.get_or_insert_with(|| PARKER.with(Arc::clone));
+            if let Some(w) = s.done.get_mut(&prev) {
+                w.parker = Some(Arc::clone(p));
+            }
+            drop(s);
+            if p.wait() == PUBLISHED {
+                if ticket <= self.synced.load(Ordering::Acquire) {
+                    return Ok(());
+                }
+                // Published uncovered: only after a failed sync.
+                return match &self.state.lock().failed {
+                    Some(e) => Err(e.clone()),
+                    None => Ok(()),
+                };
+            }
+            s = self.state.lock();
         }
+    }
+
+    /// Before a sync: waits, for a fraction of a sync at most, until as many
+    /// records are waiting to be synced as there were writers needing a
+    /// sync in the last cycle. Writers released by the last sync come back
+    /// while the disk would otherwise start a sync without them; a lone
+    /// writer never waits.
+    fn gather(&self, s: &mut parking_lot::MutexGuard<'_, State>) {
+        let expected = s.writers_seen.max(s.writers_seen_before);
+        s.writers_seen_before = s.writers_seen;
+        s.writers_seen = 0;
+        if expected <= 1 || s.sync_nanos == 0 {
+            return;
+        }
+        let target = self.synced.load(Ordering::Acquire) + expected as u64;
+        let limit = s.gather_limit.unwrap_or(MAX_GATHER);
+        let deadline = Instant::now() + Duration::from_nanos(s.sync_nanos / 2).min(limit);
+        s.gather_until = target;
+        while self.written() < target && s.failed.is_none() {
+            if self.gathered.wait_until(s, deadline).timed_out() {
+                break;
+            }
+        }
+        s.gather_until = 0;
     }
 
     /// [`Pipeline::finish`] for a record that need not be synced first.
@@ -166,21 +263,32 @@ impl Pipeline {
 
     /// Moves the cursor over every registered writer that may be published
     /// now (in order, durable if it must be), makes them visible and wakes
-    /// them.
+    /// them; with no sync running, wakes one writer still waiting for one
+    /// to sync next.
     fn advance(&self, s: &mut State, visible: &AtomicU64) {
         let synced = self.synced.load(Ordering::Acquire);
         let start = s.cursor;
-        while let Some(&(last, ticket)) = s.done.get(&s.cursor) {
-            if ticket > synced && s.failed.is_none() {
+        while let Some(w) = s.done.get(&s.cursor) {
+            if w.ticket > synced && s.failed.is_none() {
                 break;
             }
-            s.done.remove(&s.cursor);
-            s.cursor = last;
+            let w = s.done.remove(&s.cursor).expect("just found");
+            s.cursor = w.last;
+            if let Some(p) = w.parker {
+                visible.fetch_max(s.cursor, Ordering::AcqRel);
+                p.wake(PUBLISHED);
+            }
         }
         if s.cursor != start {
             visible.fetch_max(s.cursor, Ordering::AcqRel);
             if s.waiters > 0 {
                 self.changed.notify_all();
+            }
+        }
+        if !s.syncing && s.failed.is_none() {
+            let next = s.done.values().find(|w| w.ticket > synced);
+            if let Some(p) = next.and_then(|w| w.parker.as_ref()) {
+                p.wake(SYNC_NEXT);
             }
         }
     }
@@ -198,10 +306,155 @@ impl Pipeline {
     }
 }
 
+/// A writer in [`State::done`].
+struct Waiting {
+    /// The last seqno it took.
+    last: SeqNo,
+    /// The ticket that must be synced before it is published (0: none).
+    ticket: u64,
+    /// Set while it is parked.
+    parker: Option<Arc<Parker>>,
+}
+
+/// What a parked writer is woken with.
+const NOTHING: u8 = 0;
+/// No sync is running and its record is not durable: it may sync next.
+const SYNC_NEXT: u8 = 1;
+/// Its seqnos are published (a later signal never lowers this one).
+const PUBLISHED: u8 = 2;
+
+/// A thread's own wake-up: a signal and the thread to unpark.
+struct Parker {
+    thread: Thread,
+    signal: AtomicU8,
+}
+
+thread_local! {
+    static PARKER: Arc<Parker> = Arc::new(Parker {
+        thread: std::thread::current(),
+        signal: AtomicU8::new(NOTHING),
+    });
+}
+
+impl Parker {
+    fn wake(&self, signal: u8) {
+        self.signal.fetch_max(signal, Ordering::AcqRel);
+        self.thread.unpark();
+    }
+
+    /// Parks until a signal arrives; returns it, cleared.
+    fn wait(&self) -> u8 {
+        loop {
+            match self.signal.swap(NOTHING, Ordering::AcqRel) {
+                NOTHING => std::thread::park(),
+                signal => return signal,
+            }
+        }
+    }
+}
+
+/// A durable writer's presence (see [`Pipeline::durable_writer`]).
+pub(crate) struct DurableWriter<'a>(&'a Pipeline);
+
+impl Drop for DurableWriter<'_> {
+    fn drop(&mut self) {
+        self.0.durable_writers.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
+
+    /// A pipeline whose last cycle saw `writers` durable writers and whose
+    /// syncs take long enough that a syncer would gather for `limit`.
+    fn after_a_cycle_of(writers: usize, limit: Duration) -> (Pipeline, AtomicU64) {
+        let p = Pipeline::default();
+        let visible = AtomicU64::new(0);
+        p.state.lock().gather_limit = Some(limit);
+        let present: Vec<_> = (0..writers).map(|_| p.durable_writer()).collect();
+        let t = p.handed_to_wal();
+        p.inserted();
+        p.finish(&visible, 0, 1, t, || {
+            std::thread::sleep(Duration::from_millis(2));
+            Ok(t)
+        })
+        .unwrap();
+        drop(present);
+        (p, visible)
+    }
+
+    #[test]
+    fn a_syncer_gathers_the_writers_it_expects() {
+        let (p, visible) = after_a_cycle_of(2, Duration::from_secs(30));
+        let p = Arc::new(p);
+        let visible = Arc::new(visible);
+        let syncs = Arc::new(Mutex::new(Vec::new()));
+        let t2 = p.handed_to_wal();
+        p.inserted();
+        let first = {
+            let (p, visible, syncs) = (Arc::clone(&p), Arc::clone(&visible), Arc::clone(&syncs));
+            std::thread::spawn(move || {
+                p.finish(&visible, 1, 2, t2, || {
+                    let covered = p.written();
+                    syncs.lock().push(covered);
+                    Ok(covered)
+                })
+            })
+        };
+        let waiting = Instant::now();
+        while p.state.lock().gather_until == 0 {
+            assert!(
+                waiting.elapsed() < Duration::from_secs(10),
+                "the syncer never gathered"
+            );
+            std::thread::yield_now();
+        }
+        assert!(
+            syncs.lock().is_empty(),
+            "the syncer waits for the second writer"
+        );
+        let t3 = p.handed_to_wal();
+        p.inserted();
+        p.finish(&visible, 2, 3, t3, || {
+            syncs.lock().push(0);
+            Ok(0)
+        })
+        .unwrap();
+        first.join().unwrap().unwrap();
+        assert_eq!(*syncs.lock(), vec![3], "one sync covered both records");
+        assert_eq!(visible.load(Ordering::Acquire), 3);
+    }
+
+    #[test]
+    fn a_syncer_stops_gathering_for_a_writer_that_does_not_come() {
+        let (p, visible) = after_a_cycle_of(4, Duration::from_millis(5));
+        let t2 = p.handed_to_wal();
+        p.inserted();
+        let started = Instant::now();
+        p.finish(&visible, 1, 2, t2, || Ok(2)).unwrap();
+        assert!(
+            started.elapsed() >= Duration::from_micros(500),
+            "it gathered"
+        );
+        assert_eq!(visible.load(Ordering::Acquire), 2);
+    }
+
+    #[test]
+    fn a_lone_writer_never_gathers() {
+        let (p, visible) = after_a_cycle_of(1, Duration::from_secs(30));
+        // Were it to gather, each sync would wait the whole 30 s.
+        p.state.lock().sync_nanos = 120_000_000_000;
+        let _me = p.durable_writer();
+        for seq in 2..=20 {
+            let t = p.handed_to_wal();
+            p.inserted();
+            let started = Instant::now();
+            p.finish(&visible, seq - 1, seq, t, || Ok(t)).unwrap();
+            assert!(started.elapsed() < Duration::from_secs(10), "it gathered");
+        }
+        assert_eq!(visible.load(Ordering::Acquire), 20);
+    }
 
     #[test]
     fn a_covered_ticket_needs_no_sync() {
@@ -265,7 +518,7 @@ mod tests {
             let (p, visible) = (Arc::clone(&p), Arc::clone(&visible));
             std::thread::spawn(move || p.publish(&visible, 1, 2))
         };
-        while p.state.lock().waiters == 0 {
+        while !p.state.lock().done.values().any(|w| w.parker.is_some()) {
             std::thread::yield_now();
         }
         assert_eq!(
@@ -288,7 +541,7 @@ mod tests {
             let (p, visible) = (Arc::clone(&p), Arc::clone(&visible));
             std::thread::spawn(move || p.publish(&visible, 2, 4))
         };
-        while p.state.lock().waiters == 0 {
+        while !p.state.lock().done.values().any(|w| w.parker.is_some()) {
             std::thread::yield_now();
         }
         assert_eq!(
