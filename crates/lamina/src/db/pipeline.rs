@@ -109,8 +109,9 @@ impl Pipeline {
         }
     }
 
-    /// The ticket of the last record handed to the WAL. REQUIRES: the WAL
-    /// lock is held (so that it names what a sync started now covers).
+    /// The ticket of the last record handed to the WAL. Read under the WAL
+    /// lock, it names what a sync started now covers; without it (the
+    /// syncer gathering), only how many records have been handed so far.
     pub fn written(&self) -> u64 {
         self.written.load(Ordering::Acquire)
     }
