@@ -6,7 +6,12 @@
  *   Elapsed time: 0.171234 seconds
  *   1000 ops: 5839.97 ops per second
  *
- * usage: testfile [-b bytes] [-o ops] [-f file]     (defaults 256, 1000, ./testfile.data)
+ * With -a, the loop of a log instead: the file is first zero-filled for every
+ * op and synced, then each op is pwrite(fd, <bytes>, offset) at increasing
+ * offsets + fdatasync(fd) (an append that changes no file size, as a WAL
+ * segment zero-filled ahead).
+ *
+ * usage: testfile [-a] [-b bytes] [-o ops] [-f file]     (defaults 256, 1000, ./testfile.data)
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,15 +22,17 @@
 
 int main(int argc, char **argv) {
     long bytes = 256, ops = 1000;
+    int append = 0;
     const char *path = "testfile.data";
     int c;
-    while ((c = getopt(argc, argv, "b:o:f:")) != -1) {
+    while ((c = getopt(argc, argv, "ab:o:f:")) != -1) {
         switch (c) {
+        case 'a': append = 1; break;
         case 'b': bytes = atol(optarg); break;
         case 'o': ops = atol(optarg); break;
         case 'f': path = optarg; break;
         default:
-            fprintf(stderr, "usage: %s [-b bytes] [-o ops] [-f file]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-a] [-b bytes] [-o ops] [-f file]\n", argv[0]);
             return 2;
         }
     }
@@ -39,10 +46,21 @@ int main(int argc, char **argv) {
         perror(path);
         return 1;
     }
-    printf("running: %ld ops\n", ops);
+    if (append) {
+        for (long i = 0; i < ops; i++) {
+            if (write(fd, buf, (size_t)bytes) != (ssize_t)bytes) { perror("write"); return 1; }
+        }
+        if (fsync(fd) != 0) { perror("fsync"); return 1; }
+    }
+    printf("running: %ld ops%s\n", ops, append ? " (append, fdatasync)" : "");
     struct timeval t0, t1;
     gettimeofday(&t0, NULL);
     for (long i = 0; i < ops; i++) {
+        if (append) {
+            if (pwrite(fd, buf, (size_t)bytes, (off_t)(i * bytes)) != (ssize_t)bytes) { perror("pwrite"); return 1; }
+            if (fdatasync(fd) != 0) { perror("fdatasync"); return 1; }
+            continue;
+        }
         if (write(fd, buf, (size_t)bytes) != (ssize_t)bytes) { perror("write"); return 1; }
         if (lseek(fd, 0, SEEK_SET) != 0) { perror("lseek"); return 1; }
         if (fsync(fd) != 0) { perror("fsync"); return 1; }

@@ -102,7 +102,7 @@ impl Batch {
 
     /// Sets `key` to `value` in keyspace `ks`.
     pub fn put_in(&mut self, ks: &Keyspace, key: &[u8], value: &[u8]) {
-        self.push(Kind::Put, ks.id(), key, Some(value));
+        self.push_put(ks.id(), key, value);
     }
 
     /// Deletes `key` from keyspace `ks`.

@@ -57,7 +57,7 @@ fn key_range<'a>(files: impl Iterator<Item = &'a Arc<FileMeta>>) -> (Vec<u8>, Ve
 }
 
 /// Level-1 tables are cut at this fraction of `target_table_size`.
-pub const LEVEL1_TABLE_DIVISOR: u64 = 4;
+const LEVEL1_TABLE_DIVISOR: u64 = 4;
 
 /// The size at which a compaction into `level` cuts its output tables:
 /// `target_table_size`, but a quarter of it in level 1. Every level-0

@@ -30,7 +30,7 @@ impl Inner {
             Arc::clone(&self.fs),
             self.path.clone(),
             Arc::clone(&self.blobs),
-            self.opts.blob_threshold.max(1),
+            self.blob_threshold(),
             self.opts.target_table_size,
             collect,
         )

@@ -20,6 +20,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 impl Inner {
+    /// The smallest value written to a blob file: `blob_threshold`, at
+    /// least one byte.
+    pub(super) fn blob_threshold(&self) -> usize {
+        self.opts.blob_threshold.max(1)
+    }
+
     /// `batch` with each Put of a value of at least `blob_threshold` bytes
     /// written to the blob file of `mem` and replaced by a pointer to it
     /// (kind 3), or `None` if it holds no such value.
@@ -29,7 +35,7 @@ impl Inner {
         batch: &Batch,
         mem: &Memtable,
     ) -> Result<Option<Batch>> {
-        let threshold = self.opts.blob_threshold.max(1);
+        let threshold = self.blob_threshold();
         let large = |op: &Op<'_>| op.kind == Kind::Put && op.value.len() >= threshold;
         // A batch shorter than the threshold holds no value that long.
         if batch.encoded_len() < threshold || !batch.ops().any(|op| op.is_ok_and(|op| large(&op))) {

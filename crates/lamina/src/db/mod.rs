@@ -416,7 +416,7 @@ impl Db {
     /// value large enough for a blob file goes there straight from `value`.
     pub(crate) fn put_in_keyspace(&self, ks: KeyspaceId, key: &[u8], value: &[u8]) -> Result<()> {
         let inner = self.inner();
-        if value.len() >= inner.opts.blob_threshold.max(1) {
+        if value.len() >= inner.blob_threshold() {
             return inner.write_large_put(ks, key, value, inner.opts.durability);
         }
         self.write_one_op(|b| b.push_put(ks, key, value))
