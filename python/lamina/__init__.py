@@ -114,7 +114,7 @@ def open(path: str | bytes | _os.PathLike[Any], flag: str = "r", mode: int = 0o6
     the machine's memory, from 64 MiB to 1 GiB), ``cache_size``,
     ``memtable_size``, ``block_size``, ``compression`` (``'lz4'``, ``'zstd'``,
     ``'none'``), ``bloom_bits_per_key``, ``blob_threshold`` (values of at
-    least this many bytes, 8192 by default, are kept in blob files apart from
+    least this many bytes, 4096 by default, are kept in blob files apart from
     the tree), ``blob_gc_ratio`` and the compaction settings listed in
     ``lamina.Db``'s documentation.
     """

@@ -58,6 +58,8 @@ pub fn stats_dict<'py>(py: Python<'py>, s: &lamina::Stats) -> PyResult<Bound<'py
     d.set_item("cache_bytes", s.cache_bytes)?;
     d.set_item("cache_capacity", s.cache_capacity)?;
     d.set_item("block_size", s.block_size)?;
+    d.set_item("level_base_size", s.level_base_size)?;
+    d.set_item("level_multiplier", s.level_multiplier)?;
     d.set_item("total_table_bytes", s.total_table_bytes)?;
     d.set_item("live_entries_estimate", s.live_entries_estimate)?;
     d.set_item("keyspaces", &s.keyspaces)?;

@@ -35,6 +35,13 @@ struct Cli {
     /// memory, from 64 MiB to 1 GiB.
     #[arg(long, global = true, value_name = "BYTES", value_parser = bench::parse_size)]
     memory_budget: Option<u64>,
+    /// Force an engine option (for experts; repeatable): NAME=VALUE, one of
+    /// block_size, blob_threshold, cache_size, l0_compaction_trigger,
+    /// level_base_size, level_multiplier, memtable_size, target_table_size.
+    /// `lamina stat` says when a forced setting is far from what lamina
+    /// would choose.
+    #[arg(long = "option", global = true, value_name = "NAME=VALUE", value_parser = engine::parse_forced)]
+    options: Vec<(String, u64)>,
     #[command(subcommand)]
     command: Command,
 }
@@ -114,6 +121,7 @@ fn main() -> ExitCode {
             interval,
         },
     };
+    engine::set_forced(cli.options);
     let budget = cli.memory_budget.map(engine::set_memory_budget);
     let exit = match budget
         .unwrap_or(Ok(()))

@@ -20,12 +20,12 @@ fn stat_and_inspect_show_blob_files() {
         .find(|l| l.starts_with("blob files"))
         .unwrap_or_else(|| panic!("no blob line in:\n{stat}"));
     assert!(line.contains("1 files"), "{line}");
-    assert!(line.contains("values of 8.0 KiB or more"), "{line}");
+    assert!(line.contains("values of 4.0 KiB or more"), "{line}");
     let json: serde_json::Value =
         serde_json::from_slice(&ok(lamina_run(&["stat", "--json", &db]))).unwrap();
     assert_eq!(json["blobs"]["files"], 1);
     assert_eq!(json["blobs"]["value_bytes"], 20_000);
-    assert_eq!(json["blobs"]["threshold"], 8192);
+    assert_eq!(json["blobs"]["threshold"], 4096);
     let blob = std::fs::read_dir(&db)
         .unwrap()
         .map(|e| e.unwrap().path())

@@ -5,7 +5,9 @@
 //! cargo run --release --example dbbench -- --num 10000000 --benchmarks fillrandom,readrandom --db /tmp/x
 //!
 //! `--memory_budget BYTES` opens the database with that `Options::memory_budget`
-//! (default: lamina's default budget).
+//! (default: lamina's default budget); `--blob_threshold BYTES`,
+//! `--level_base_size BYTES` and `--level_multiplier N` force those options
+//! (default: lamina's own choice).
 
 use lamina::{Batch, Db, Durability, Options};
 use std::time::Instant;
@@ -19,6 +21,9 @@ struct Args {
     db: String,
     sync: bool,
     memory_budget: Option<usize>,
+    blob_threshold: Option<usize>,
+    level_base_size: Option<u64>,
+    level_multiplier: Option<u64>,
 }
 
 fn parse() -> Result<Args, String> {
@@ -31,6 +36,9 @@ fn parse() -> Result<Args, String> {
         db: "/tmp/lamina-dbbench".into(),
         sync: false,
         memory_budget: None,
+        blob_threshold: None,
+        level_base_size: None,
+        level_multiplier: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -54,6 +62,9 @@ fn parse() -> Result<Args, String> {
             "db" => a.db = val()?,
             "sync" => a.sync = val()? == "1",
             "memory_budget" => a.memory_budget = Some(num(val()?)? as usize),
+            "blob_threshold" => a.blob_threshold = Some(num(val()?)? as usize),
+            "level_base_size" => a.level_base_size = Some(num(val()?)?),
+            "level_multiplier" => a.level_multiplier = Some(num(val()?)?),
             other => return Err(format!("unknown option --{other}")),
         }
     }
@@ -139,6 +150,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut opts = Options::default();
     if let Some(b) = a.memory_budget {
         opts.memory_budget = b;
+    }
+    if let Some(t) = a.blob_threshold {
+        opts.blob_threshold = t;
+    }
+    if let Some(b) = a.level_base_size {
+        opts.level_base_size = b;
+    }
+    if let Some(m) = a.level_multiplier {
+        opts.level_multiplier = m;
     }
     let db = Db::open(&a.db, opts)?;
     let values = ValueSource::new(a.value_size);

@@ -75,10 +75,15 @@ pub struct Options {
     pub l0_slowdown_trigger: usize,
     /// Level-0 tables at which writers wait for compaction. Default: 36.
     pub l0_stop_trigger: usize,
-    /// Target size of level 1 in bytes; each further level is `level_multiplier` times larger.
-    /// Default: 256 MiB.
+    /// Target size of level 1 in bytes; each further level is
+    /// `level_multiplier` times larger. Default: 0, chosen: what level 0
+    /// holds at its trigger (`l0_compaction_trigger` × `memtable_size`, 256
+    /// MiB with the default budget), between 16 MiB and 1 GiB;
+    /// `Stats::level_sizes_reason` says what was chosen and why.
     pub level_base_size: u64,
-    /// Growth factor between levels. Default: 10.
+    /// Growth factor between levels. Default: 0, chosen: 4, which rewrites
+    /// less per byte written than the 10 of most leveled stores (seed 002's
+    /// db-update ran 13 % faster in a deep tree; docs/benchmarks.md).
     pub level_multiplier: u64,
     /// Target size of one table written by compaction. Default: 64 MiB.
     pub target_table_size: u64,
@@ -90,9 +95,11 @@ pub struct Options {
     /// holding a pointer to each (`usize::MAX` keeps every value in the tree).
     /// A Put of such a value writes it to a blob file at commit, once; the
     /// WAL logs only the pointer.
-    /// Default: 8 KiB, half a data block: a smaller value shares its block
-    /// with others, a larger one fills a block of its own and gains nothing
-    /// from the tree but being rewritten by every compaction.
+    /// Default: 4 KiB, a page. Values of 4 KiB and 16 KiB were written,
+    /// overwritten and read faster kept apart than in the tree; values of
+    /// 1 KiB were read faster but written 13-23 % slower (each costs a
+    /// write to its blob file at commit): docs/benchmarks.md, "No tuning:
+    /// the large-value threshold".
     pub blob_threshold: usize,
     /// A blob file whose dead bytes reach this share of its values has its
     /// live values moved by compaction and is removed. Default: 0.5.
@@ -124,12 +131,12 @@ impl Default for Options {
             l0_compaction_trigger: 4,
             l0_slowdown_trigger: 20,
             l0_stop_trigger: 36,
-            level_base_size: 256 << 20,
-            level_multiplier: 10,
+            level_base_size: crate::tuning::levels::AUTOMATIC,
+            level_multiplier: crate::tuning::levels::AUTOMATIC,
             target_table_size: 64 << 20,
             merge_operator: Arc::new(Add),
             fs: default_fs(),
-            blob_threshold: 8 << 10,
+            blob_threshold: 4 << 10,
             blob_gc_ratio: 0.5,
             memory_budget: crate::budget::default_memory_budget(),
         }
@@ -237,12 +244,19 @@ impl Options {
         .map_err(|e| with_reason(e, "above l0_compaction_trigger"))?;
         in_range("l0_stop_trigger", stop, (slow, limits::L0.1))
             .map_err(|e| with_reason(e, "at least l0_slowdown_trigger"))?;
-        in_range("level_base_size", self.level_base_size, limits::LEVEL_BASE)?;
-        in_range(
-            "level_multiplier",
-            self.level_multiplier,
-            limits::MULTIPLIER,
-        )?;
+        let automatic = crate::tuning::levels::AUTOMATIC;
+        if self.level_base_size != automatic {
+            in_range("level_base_size", self.level_base_size, limits::LEVEL_BASE)
+                .map_err(|e| with_reason(e, "or 0 to let lamina choose"))?;
+        }
+        if self.level_multiplier != automatic {
+            in_range(
+                "level_multiplier",
+                self.level_multiplier,
+                limits::MULTIPLIER,
+            )
+            .map_err(|e| with_reason(e, "or 0 to let lamina choose"))?;
+        }
         in_range("target_table_size", self.target_table_size, limits::TABLE)?;
         in_range("blob_threshold", u(self.blob_threshold), (1, u64::MAX))?;
         in_range(

@@ -218,7 +218,7 @@ fn sigkill_loses_no_acknowledged_os_write_written_through_the_mapping() {
 }
 
 /// Two of every three values are large enough (9-15 KiB, over the default
-/// 8 KiB threshold) to be written to a blob file at commit, their pointer
+/// 4 KiB threshold) to be written to a blob file at commit, their pointer
 /// in the WAL (docs/format.md#blob-files-written-at-commit).
 fn large_value(i: u64) -> Vec<u8> {
     if i.is_multiple_of(3) {

@@ -99,16 +99,48 @@ fn zero_sizes_and_counts_are_refused() {
             },
             "target_table_size",
         ),
-        (
-            Options {
-                level_base_size: 0,
-                ..Options::default()
-            },
-            "level_base_size",
-        ),
     ] {
         let m = refusal(o);
         assert!(m.starts_with(&format!("option {name} is 0")), "{m}");
+    }
+}
+
+/// Zero asks lamina to choose the level sizes; a forced size out of range
+/// is refused with a message that says so.
+#[test]
+fn level_sizes_are_chosen_at_zero_and_refused_out_of_range() {
+    let db = open_with(Options {
+        level_base_size: 0,
+        level_multiplier: 0,
+        memtable_size: 8 << 20,
+        ..Options::default()
+    })
+    .expect("open");
+    let s = db.stats();
+    assert_eq!((s.level_base_size, s.level_multiplier), (32 << 20, 4));
+    assert!(
+        s.level_sizes_reason.contains("4 memtables of 8 MiB"),
+        "{}",
+        s.level_sizes_reason
+    );
+    for (o, want) in [
+        (
+            Options {
+                level_base_size: 1,
+                ..Options::default()
+            },
+            "option level_base_size is 1; it must be between 1024 and 1125899906842624 \
+             (or 0 to let lamina choose)",
+        ),
+        (
+            Options {
+                level_multiplier: 1,
+                ..Options::default()
+            },
+            "option level_multiplier is 1; it must be between 2 and 1000 (or 0 to let lamina choose)",
+        ),
+    ] {
+        assert_eq!(refusal(o), want);
     }
 }
 

@@ -87,6 +87,12 @@ pub fn to_json(path: &str, stats: &Stats) -> serde_json::Value {
         "block_size": stats.block_size,
         "block_size_reason": stats.block_size_reason,
         "block_size_warning": stats.block_size_warning,
+        "level_sizes": {
+            "level1_bytes": stats.level_base_size,
+            "multiplier": stats.level_multiplier,
+            "reason": stats.level_sizes_reason,
+            "warning": stats.level_sizes_warning,
+        },
         "cache_bytes": stats.cache_bytes,
         "cache_capacity": stats.cache_capacity,
         "memory": {
@@ -277,6 +283,7 @@ pub fn render(path: &str, stats: &Stats) -> String {
         bytes(stats.cache_bytes),
         bytes(stats.cache_capacity)
     );
+    let _ = writeln!(s, "level sizes      {}", stats.level_sizes_reason);
     let _ = writeln!(
         s,
         "memory           budget {}; {} of memtables and table indexes charged to the cache",
@@ -332,6 +339,9 @@ fn level_row(name: &str, l: &LevelStats) -> String {
 pub fn advice(stats: &Stats) -> Vec<String> {
     let t = sum(&stats.levels);
     let mut out = Vec::new();
+    if let Some(w) = &stats.level_sizes_warning {
+        out.push(w.clone());
+    }
     if t.entries == 0 {
         return out;
     }

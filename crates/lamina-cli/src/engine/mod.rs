@@ -43,12 +43,78 @@ pub fn set_memory_budget(bytes: u64) -> CliResult<()> {
     Ok(())
 }
 
+/// The `--option NAME=VALUE` settings every command opens its database with.
+static FORCED: std::sync::OnceLock<Vec<(String, u64)>> = std::sync::OnceLock::new();
+
+/// The engine options an expert may force from the command line (`--option`),
+/// each a whole number of bytes or a count.
+pub const FORCEABLE: [&str; 8] = [
+    "block_size",
+    "blob_threshold",
+    "cache_size",
+    "l0_compaction_trigger",
+    "level_base_size",
+    "level_multiplier",
+    "memtable_size",
+    "target_table_size",
+];
+
+/// Parses one `--option NAME=VALUE` (sizes may end in K, M or G).
+pub fn parse_forced(spec: &str) -> Result<(String, u64), String> {
+    let (name, value) = spec
+        .split_once('=')
+        .ok_or_else(|| format!("{spec}: expected NAME=VALUE, e.g. level_multiplier=8"))?;
+    let name = name.trim().replace('-', "_");
+    if !FORCEABLE.contains(&name.as_str()) {
+        return Err(format!(
+            "{name} is not an option that can be set here; these can: {}",
+            FORCEABLE.join(", ")
+        ));
+    }
+    let value = crate::bench::parse_size(value.trim()).map_err(|e| format!("{name}: {e}"))?;
+    Ok((name, value))
+}
+
+/// Sets the `--option` settings of every database this process opens; the
+/// first call wins.
+pub fn set_forced(settings: Vec<(String, u64)>) {
+    let _ = FORCED.set(settings);
+}
+
+fn force(opts: &mut Options, name: &str, value: u64) -> CliResult<()> {
+    let size = || {
+        usize::try_from(value)
+            .map_err(|_| CliError::new(Exit::Usage, format!("option {name}={value} is too large")))
+    };
+    match name {
+        "block_size" => opts.block_size = size()?,
+        "blob_threshold" => opts.blob_threshold = size()?,
+        "cache_size" => opts.cache_size = size()?,
+        "l0_compaction_trigger" => opts.l0_compaction_trigger = size()?,
+        "level_base_size" => opts.level_base_size = value,
+        "level_multiplier" => opts.level_multiplier = value,
+        "memtable_size" => opts.memtable_size = size()?,
+        "target_table_size" => opts.target_table_size = value,
+        _ => {
+            return Err(CliError::new(
+                Exit::Usage,
+                format!("{name} is not an option that can be set"),
+            ))
+        }
+    }
+    Ok(())
+}
+
 /// Options for every open: the defaults (lamina needs no tuning) with the
-/// `--memory-budget` given, on the file system `LAMINA_INJECT_FAULT` asks for.
+/// `--memory-budget` and `--option` settings given, on the file system
+/// `LAMINA_INJECT_FAULT` asks for.
 pub fn options() -> CliResult<Options> {
     let mut opts = Options::default();
     if let Some(b) = MEMORY_BUDGET.get() {
         opts.memory_budget = *b;
+    }
+    for (name, value) in FORCED.get().into_iter().flatten() {
+        force(&mut opts, name, *value)?;
     }
     if let Some(spec) = std::env::var_os(FAULT_ENV) {
         let spec = spec.to_string_lossy().into_owned();

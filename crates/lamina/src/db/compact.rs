@@ -13,8 +13,8 @@ impl Inner {
     pub fn picker_options(&self) -> PickerOptions {
         PickerOptions {
             l0_trigger: self.opts.l0_compaction_trigger,
-            level_base_size: self.opts.level_base_size,
-            level_multiplier: self.opts.level_multiplier,
+            level_base_size: self.levels.base,
+            level_multiplier: self.levels.multiplier,
         }
     }
 

@@ -180,6 +180,9 @@ pub(crate) struct Inner {
     /// What the entries flushed since open look like: the block size is
     /// chosen from it (`crate::tuning`).
     pub shape: Mutex<crate::tuning::DataShape>,
+    /// Level 1's target and the growth factor between levels, chosen at open
+    /// from the memtable size unless the options set them (`crate::tuning`).
+    pub levels: crate::tuning::LevelChoice,
     /// Lifetime byte counters as of open; `counters` add to them.
     pub lifetime_base: crate::manifest::Lifetime,
     /// The flush and compaction threads, joined by `close`.

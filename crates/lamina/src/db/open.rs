@@ -169,6 +169,12 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         poisoned: Mutex::new(None),
         counters: Counters::default(),
         shape: Mutex::new(Default::default()),
+        levels: crate::tuning::choose_levels(
+            opts.level_base_size,
+            opts.level_multiplier,
+            opts.memtable_size,
+            opts.l0_compaction_trigger,
+        ),
         lifetime_base,
         threads: Mutex::new(Vec::new()),
         lock: Mutex::new(lock),

@@ -26,7 +26,7 @@ impl Inner {
         let limits = pacing::Limits::new(
             self.opts.l0_slowdown_trigger,
             self.opts.l0_stop_trigger,
-            self.opts.level_base_size,
+            self.levels.base,
             MAX_IMMUTABLE,
         );
         let mut paced = false;

@@ -138,6 +138,17 @@ pub struct Stats {
     /// When a block size set by the user is far from what the data calls
     /// for: what it costs.
     pub block_size_warning: Option<String>,
+    /// Target bytes of level 1 (chosen from the memtable size unless
+    /// `Options::level_base_size` set it).
+    pub level_base_size: u64,
+    /// Growth factor between levels (chosen unless
+    /// `Options::level_multiplier` set it).
+    pub level_multiplier: u64,
+    /// Why those level sizes, in words.
+    pub level_sizes_reason: String,
+    /// When level sizes set by the user are far from the choice: what they
+    /// cost.
+    pub level_sizes_warning: Option<String>,
     /// Bytes of all table files.
     pub total_table_bytes: u64,
     /// Entries in tables and memtables (every version counted).
@@ -338,6 +349,10 @@ fn collect(inner: &Inner) -> Stats {
         block_size: block.block_size,
         block_size_reason: block.reason,
         block_size_warning: block.warning,
+        level_base_size: inner.levels.base,
+        level_multiplier: inner.levels.multiplier,
+        level_sizes_reason: inner.levels.reason.clone(),
+        level_sizes_warning: inner.levels.warning.clone(),
         keyspaces: inner.keyspaces.read().keys().cloned().collect(),
         lifetime_user_bytes: lifetime.user_bytes,
         lifetime_disk_bytes: lifetime.wal_bytes

@@ -1,5 +1,5 @@
-//! Settings chosen from the data: the data block size, from the sizes of the
-//! entries that flushes write.
+//! The data block size, chosen from the sizes of the entries that flushes
+//! write.
 //!
 //! Policy only: [`choose_block_size`] is a pure function of what was seen
 //! ([`DataShape`]) and of what the user set, tested as data below. The engine
@@ -17,10 +17,9 @@
 //! alike for small and large entries while a point read of large values never
 //! decompresses more than 64 KiB.
 
+use super::{kib, kib_u64, DataShape, AUTOMATIC};
 use std::fmt::Write as _;
 
-/// `Options::block_size` value asking for the block size to be chosen.
-pub(crate) const AUTOMATIC: usize = 0;
 /// The block size before any flush was seen.
 pub(crate) const FIRST_BLOCK: usize = 16 << 10;
 /// Smallest block size chosen.
@@ -31,40 +30,6 @@ pub(crate) const MAX_BLOCK: usize = 64 << 10;
 pub(crate) const ENTRIES_PER_BLOCK: u64 = 1024;
 /// A forced block size this many times away from the choice is reported.
 const FAR: usize = 4;
-/// Entries of a memtable sampled by a flush.
-pub(crate) const SAMPLE: usize = 4096;
-
-/// What the entries written so far look like.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct DataShape {
-    /// Entries seen.
-    pub entries: u64,
-    /// Bytes of their internal keys (tree key and 8-byte trailer).
-    pub key_bytes: u64,
-    /// Bytes of their values as stored in tables.
-    pub value_bytes: u64,
-}
-
-impl DataShape {
-    /// Counts one entry.
-    pub fn add(&mut self, key_len: usize, value_len: usize) {
-        self.entries += 1;
-        self.key_bytes += key_len as u64;
-        self.value_bytes += value_len as u64;
-    }
-
-    /// Adds what `other` saw.
-    pub fn merge(&mut self, other: &DataShape) {
-        self.entries += other.entries;
-        self.key_bytes += other.key_bytes;
-        self.value_bytes += other.value_bytes;
-    }
-
-    /// Mean bytes of an entry (key and value), if any was seen.
-    pub fn mean_entry(&self) -> Option<u64> {
-        (self.entries > 0).then(|| (self.key_bytes + self.value_bytes).div_ceil(self.entries))
-    }
-}
 
 /// The block size in use and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,18 +127,6 @@ fn nearest_power_of_two(n: u64) -> u64 {
     }
 }
 
-fn kib(bytes: usize) -> String {
-    kib_u64(bytes as u64)
-}
-
-fn kib_u64(bytes: u64) -> String {
-    if bytes >= 1 << 10 && bytes.is_multiple_of(1 << 10) {
-        format!("{} KiB", bytes >> 10)
-    } else {
-        format!("{bytes} B")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,25 +201,6 @@ mod tests {
         ];
         for (n, want) in cases {
             assert_eq!(nearest_power_of_two(n), want, "{n}");
-        }
-    }
-
-    #[test]
-    fn shapes_merge_and_average() {
-        let mut a = DataShape::default();
-        a.add(10, 20);
-        a.add(10, 21);
-        let mut b = DataShape::default();
-        b.merge(&a);
-        b.merge(&a);
-        assert_eq!(b, shape(4, 10, 0).merged_values(82));
-        assert_eq!(b.mean_entry(), Some(31));
-    }
-
-    impl DataShape {
-        fn merged_values(mut self, v: u64) -> DataShape {
-            self.value_bytes = v;
-            self
         }
     }
 }
