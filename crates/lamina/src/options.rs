@@ -97,7 +97,7 @@ pub struct Options {
     /// WAL logs only the pointer.
     /// Default: 4 KiB, a page. Values of 4 KiB and 16 KiB were written,
     /// overwritten and read faster kept apart than in the tree; values of
-    /// 1 KiB were read faster but written 13-23 % slower (each costs a
+    /// 1 KiB were read faster but written 14-23 % slower (each costs a
     /// write to its blob file at commit): docs/benchmarks.md, "No tuning:
     /// the large-value threshold".
     pub blob_threshold: usize,

@@ -4,9 +4,9 @@
 //! triggers a compaction (`l0_compaction_trigger` memtables' worth), so a
 //! level-0 compaction rewrites about as much of level 1 as it brings down.
 //! Seed 002's db-update (40 M upserts under a 512 MiB cap, 64 MiB
-//! memtables, trigger 4) ran fastest with level 1 at that size, 256 MiB:
-//! 317 K upserts/s, against 266 K at 64 MiB, 285 K at 128 MiB and 254 K at
-//! 512 MiB (docs/benchmarks.md, "No tuning: level sizes").
+//! memtables, trigger 4, one run each) ran fastest with level 1 at that
+//! size, 256 MiB: 317 K upserts/s, against 266 K at 64 MiB, 285 K at 128 MiB
+//! and 254 K at 512 MiB (docs/benchmarks.md, "No tuning: level sizes").
 //!
 //! Each level is [`MULTIPLIER`] times the one above. Leveled compaction
 //! rewrites a byte about once per level for every multiple of the level
