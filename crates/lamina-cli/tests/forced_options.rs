@@ -25,9 +25,20 @@ fn a_forced_level_multiplier_is_used_and_warned_about() {
     .unwrap();
     assert_eq!(forced["level_sizes"]["multiplier"], 10);
     let warning = forced["level_sizes"]["warning"].as_str().unwrap();
-    assert!(warning.contains("level_multiplier is set to 10"), "{warning}");
-    let text = stdout(&lamina_run(&["--option", "level_multiplier=10", "stat", &db]));
-    assert!(text.contains("each level 10x the one above (set by the user)"), "{text}");
+    assert!(
+        warning.contains("level_multiplier is set to 10"),
+        "{warning}"
+    );
+    let text = stdout(&lamina_run(&[
+        "--option",
+        "level_multiplier=10",
+        "stat",
+        &db,
+    ]));
+    assert!(
+        text.contains("each level 10x the one above (set by the user)"),
+        "{text}"
+    );
     assert!(text.contains("lamina would use 4"), "{text}");
 }
 
@@ -36,7 +47,10 @@ fn bad_forced_options_are_refused_in_words() {
     let tmp = tempdir();
     let db = path(tmp.path(), "db");
     for (arg, words) in [
-        ("nonsense=1", "nonsense is not an option that can be set here; these can: block_size"),
+        (
+            "nonsense=1",
+            "nonsense is not an option that can be set here; these can: block_size",
+        ),
         ("level_multiplier", "expected NAME=VALUE"),
         ("memtable_size=lots", "memtable_size: not a size: lots"),
     ] {

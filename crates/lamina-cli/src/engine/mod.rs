@@ -65,13 +65,9 @@ pub fn parse_forced(spec: &str) -> Result<(String, u64), String> {
         .split_once('=')
         .ok_or_else(|| format!("{spec}: expected NAME=VALUE, e.g. level_multiplier=8"))?;
     let name = name.trim().replace('-', "_");
-    if !FORCEABLE.contains(&name.as_str()) {
-        return Err(format!(
-            "{name} is not an option that can be set here; these can: {}",
-            FORCEABLE.join(", ")
-        ));
-    }
     let value = crate::bench::parse_size(value.trim()).map_err(|e| format!("{name}: {e}"))?;
+    // Applied once to the defaults, so that `force` alone knows the names.
+    force(&mut Options::default(), &name, value).map_err(|e| e.message)?;
     Ok((name, value))
 }
 
@@ -98,7 +94,10 @@ fn force(opts: &mut Options, name: &str, value: u64) -> CliResult<()> {
         _ => {
             return Err(CliError::new(
                 Exit::Usage,
-                format!("{name} is not an option that can be set"),
+                format!(
+                    "{name} is not an option that can be set here; these can: {}",
+                    FORCEABLE.join(", ")
+                ),
             ))
         }
     }

@@ -132,11 +132,7 @@ mod tests {
     use super::*;
 
     fn shape(entries: u64, key: u64, value: u64) -> DataShape {
-        DataShape {
-            entries,
-            key_bytes: entries * key,
-            value_bytes: entries * value,
-        }
+        DataShape::uniform(entries, key, value)
     }
 
     /// (mean key bytes, mean value bytes) → chosen block size.

@@ -37,16 +37,20 @@ impl DataShape {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn shape(entries: u64, key: u64, value: u64) -> DataShape {
+impl DataShape {
+    /// `entries` entries of `key` and `value` bytes each (for tests).
+    pub(crate) fn uniform(entries: u64, key: u64, value: u64) -> DataShape {
         DataShape {
             entries,
             key_bytes: entries * key,
             value_bytes: entries * value,
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     #[test]
     fn shapes_merge_and_average() {
@@ -56,7 +60,7 @@ mod tests {
         let mut b = DataShape::default();
         b.merge(&a);
         b.merge(&a);
-        assert_eq!(b, shape(4, 10, 0).merged_values(82));
+        assert_eq!(b, DataShape::uniform(4, 10, 0).merged_values(82));
         assert_eq!(b.mean_entry(), Some(31));
     }
 
