@@ -217,7 +217,8 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     }
     let mut last_seqno = inner.visible_seqno.load(Ordering::Acquire);
     let manifest_seqno = last_seqno;
-    let mut wal_first_seqno = u64::MAX;
+    // The sequence numbers the replayed records hold, as ascending runs.
+    let mut replayed: Vec<(u64, u64)> = Vec::new();
     let mut mem = Arc::new(Memtable::new(wals.first().copied().unwrap_or(0)));
     let mut edit = VersionEdit::default();
     let mut sealed: Vec<Arc<Memtable>> = Vec::new();
@@ -256,7 +257,6 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
                 break;
             }
             let mut seq = d.first_seqno;
-            wal_first_seqno = wal_first_seqno.min(seq);
             for op in d.batch.ops() {
                 let op = op.map_err(|r| Error::corruption(&path, at, r))?;
                 if op.kind == Kind::Blob {
@@ -268,6 +268,9 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
                 }
                 mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value);
                 seq += 1;
+            }
+            if seq > d.first_seqno {
+                note_run(&mut replayed, d.first_seqno, seq - 1);
             }
             last_seqno = last_seqno.max(seq.saturating_sub(1));
             if (mem.approximate_size() as usize) >= inner.opts.memtable_size {
@@ -284,7 +287,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         }
     }
     sealed.push(mem);
-    check_orphans(inner, &names, manifest_seqno, wal_first_seqno)?;
+    check_orphans(inner, &names, manifest_seqno, &replayed)?;
     inner.visible_seqno.store(last_seqno, Ordering::Release);
     inner.commit.lock().last_seqno = last_seqno;
     if inner.opts.read_only {
@@ -347,16 +350,50 @@ fn missing_value(inner: &Inner, batch: &Batch) -> Result<Option<BlobPointer>> {
     Ok(None)
 }
 
+/// Adds the sequence numbers `first..=last` of one replayed record to `runs`.
+fn note_run(runs: &mut Vec<(u64, u64)>, first: u64, last: u64) {
+    match runs.last_mut() {
+        Some(run) if run.1.checked_add(1) == Some(first) => run.1 = last,
+        _ => runs.push((first, last)),
+    }
+}
+
+/// Whether every sequence number of `first..=last` is in `runs` (in any
+/// order, overlapping or not).
+fn covered(runs: &[(u64, u64)], first: u64, last: u64) -> bool {
+    let mut sorted = runs.to_vec();
+    sorted.sort_unstable();
+    let mut next = first;
+    for (lo, hi) in sorted {
+        if lo > next {
+            break;
+        }
+        if hi >= next {
+            match hi.checked_add(1) {
+                Some(n) => next = n,
+                None => return true,
+            }
+        }
+        if next > last {
+            return true;
+        }
+    }
+    next > last
+}
+
 /// Tables the manifest does not list are normally leftovers of a crash (a
 /// flush or compaction whose edit never reached the manifest, or inputs not
 /// yet removed); their writes are also in a WAL segment or in listed tables.
-/// One holding writes newer than anything recovered means manifest records
-/// were lost: that is corruption, and the table is left in place.
+/// One holding writes newer than the manifest records that the replayed
+/// records do not all hold means manifest records were lost: that is
+/// corruption, and the table is left in place. (Every sequence number past
+/// the manifest's was given to a WAL record: ingest and bulk loads record
+/// theirs in the manifest.)
 fn check_orphans(
     inner: &Inner,
     names: &[String],
     manifest_seqno: u64,
-    wal_first_seqno: u64,
+    replayed: &[(u64, u64)],
 ) -> Result<()> {
     let version: Arc<Version> = Arc::clone(&inner.state.lock().version);
     let live: std::collections::HashSet<u64> = version.all_files().map(|(_, f)| f.number).collect();
@@ -375,7 +412,7 @@ fn check_orphans(
             table.properties().largest_seqno,
         );
         inner.tables.evict(n);
-        if newest > manifest_seqno && oldest < wal_first_seqno {
+        if newest > manifest_seqno && !covered(replayed, oldest.max(manifest_seqno + 1), newest) {
             let manifest = inner.versions.lock().manifest_number();
             return Err(Error::corruption(
                 filename::path(&inner.path, FileKind::Manifest, manifest),
@@ -460,4 +497,26 @@ pub(super) fn destroy(path: &Path, opts: &Options) -> Result<()> {
     let _ = fs.remove_dir(path);
     fs.sync_dir(path.parent().unwrap_or(path)).ok();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{covered, note_run};
+
+    #[test]
+    fn runs_of_replayed_seqnos_cover_only_what_they_hold() {
+        let mut runs = Vec::new();
+        for (first, last) in [(10, 12), (13, 20), (31, 40), (5, 9)] {
+            note_run(&mut runs, first, last);
+        }
+        assert_eq!(runs, [(10, 20), (31, 40), (5, 9)]);
+        assert!(covered(&runs, 5, 20));
+        assert!(covered(&runs, 12, 12));
+        assert!(covered(&runs, 31, 40));
+        assert!(!covered(&runs, 15, 31), "21-30 is in no record");
+        assert!(!covered(&runs, 4, 9));
+        assert!(!covered(&runs, 35, 41));
+        assert!(!covered(&[], 1, 1));
+        assert!(covered(&[(1, u64::MAX)], 7, u64::MAX));
+    }
 }
