@@ -28,14 +28,14 @@ fn memtable(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1));
     let value = vec![b'v'; 100];
     g.bench_function("insert 16B key 100B value", |b| {
-        let mem = Memtable::new(1);
+        let mem = Memtable::new(1, 64 << 20);
         let mut i = 0u64;
         b.iter(|| {
             i += 1;
             mem.insert_user(0, &user_key(i), i, Kind::Put, &value);
         })
     });
-    let mem = Memtable::new(1);
+    let mem = Memtable::new(1, 64 << 20);
     for i in 0..200_000u64 {
         mem.insert_user(0, &user_key(i), i + 1, Kind::Put, &value);
     }

@@ -271,7 +271,10 @@ impl Inner {
         }
         *wal = Some(new_wal);
         let mut st = self.state.lock();
-        let old = std::mem::replace(&mut st.mem, Arc::new(Memtable::new(number)));
+        let old = std::mem::replace(
+            &mut st.mem,
+            Arc::new(Memtable::new(number, self.opts.memtable_size as u64)),
+        );
         st.imm.push(old);
         self.publish(&st);
         drop(st);

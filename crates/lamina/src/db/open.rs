@@ -142,7 +142,7 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
             opts.max_open_tables,
         )),
         state: Mutex::new(State {
-            mem: Arc::new(Memtable::new(0)),
+            mem: Arc::new(Memtable::new(0, opts.memtable_size as u64)),
             imm: Vec::new(),
             version,
             obsolete: Vec::new(),
@@ -219,7 +219,11 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     let manifest_seqno = last_seqno;
     // The sequence numbers the replayed records hold, as ascending runs.
     let mut replayed: Vec<(u64, u64)> = Vec::new();
-    let mut mem = Arc::new(Memtable::new(wals.first().copied().unwrap_or(0)));
+    let memtable_size = inner.opts.memtable_size as u64;
+    let mut mem = Arc::new(Memtable::new(
+        wals.first().copied().unwrap_or(0),
+        memtable_size,
+    ));
     let mut edit = VersionEdit::default();
     let mut sealed: Vec<Arc<Memtable>> = Vec::new();
     // A torn tail ends the log only if no later segment holds a record (a
@@ -274,7 +278,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
             }
             last_seqno = last_seqno.max(seq.saturating_sub(1));
             if (mem.approximate_size() as usize) >= inner.opts.memtable_size {
-                let next = Arc::new(Memtable::new(num));
+                let next = Arc::new(Memtable::new(num, memtable_size));
                 sealed.push(std::mem::replace(&mut mem, next));
             }
         }
@@ -328,7 +332,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     {
         let mut st = inner.state.lock();
         st.version = version;
-        st.mem = Arc::new(Memtable::new(wal_number));
+        st.mem = Arc::new(Memtable::new(wal_number, inner.opts.memtable_size as u64));
     }
     *inner.wal.lock() = Some(w);
     inner.retire_wals_below(wal_number);

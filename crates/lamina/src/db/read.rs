@@ -45,7 +45,9 @@ impl Inner {
     pub fn merged(&self, view: &ReadView) -> MergingIter {
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
         for m in &view.mems {
-            children.push(Box::new(m.iter()));
+            for list in m.iters() {
+                children.push(Box::new(list));
+            }
         }
         for f in view.version.level(0) {
             children.push(Box::new(LevelIter::new(

@@ -13,17 +13,17 @@ enum Direction {
 
 /// Yields the union of its children in internal-key order. Children must not
 /// hold the same internal key twice (seqnos are unique). The current child is
-/// found by a linear scan: there are only a few children (memtables, level-0
-/// tables, one per level).
-pub struct MergingIter {
-    children: Vec<Box<dyn InternalIterator>>,
+/// found by a linear scan: there are only a few children (memtables' skip
+/// lists, level-0 tables, one per level).
+pub struct MergingIter<C = Box<dyn InternalIterator>> {
+    children: Vec<C>,
     current: Option<usize>,
     direction: Direction,
 }
 
-impl MergingIter {
+impl<C: InternalIterator> MergingIter<C> {
     /// Merges `children`.
-    pub fn new(children: Vec<Box<dyn InternalIterator>>) -> MergingIter {
+    pub fn new(children: Vec<C>) -> MergingIter<C> {
         MergingIter {
             children,
             current: None,
@@ -64,7 +64,7 @@ impl MergingIter {
     }
 }
 
-impl InternalIterator for MergingIter {
+impl<C: InternalIterator> InternalIterator for MergingIter<C> {
     fn valid(&self) -> bool {
         self.current.is_some()
     }

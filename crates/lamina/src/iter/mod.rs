@@ -29,6 +29,39 @@ pub trait InternalIterator: Send {
     fn status(&self) -> Result<()>;
 }
 
+impl<I: InternalIterator + ?Sized> InternalIterator for Box<I> {
+    fn valid(&self) -> bool {
+        (**self).valid()
+    }
+    fn seek_to_first(&mut self) {
+        (**self).seek_to_first()
+    }
+    fn seek_to_last(&mut self) {
+        (**self).seek_to_last()
+    }
+    fn seek(&mut self, target: &[u8]) {
+        (**self).seek(target)
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        (**self).seek_for_prev(target)
+    }
+    fn next(&mut self) {
+        (**self).next()
+    }
+    fn prev(&mut self) {
+        (**self).prev()
+    }
+    fn key(&self) -> &[u8] {
+        (**self).key()
+    }
+    fn value(&self) -> &[u8] {
+        (**self).value()
+    }
+    fn status(&self) -> Result<()> {
+        (**self).status()
+    }
+}
+
 mod cursor;
 mod level;
 mod merging;

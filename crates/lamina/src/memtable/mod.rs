@@ -1,14 +1,17 @@
-//! The in-memory write buffer: a concurrent skip list of internal keys,
-//! with a hash index of each key's newest entry for lookups as of now.
+//! The in-memory write buffer: concurrent skip lists of internal keys (a
+//! few, each of a bounded size: `lists`), with a hash index of each key's
+//! newest entry for lookups as of now.
 
+mod cursor;
+mod lists;
 mod newest;
 mod skiplist;
 
-use crate::error::Result;
-use crate::iter::InternalIterator;
 use crate::key::{self, InternalKey, Kind, SeqNo};
+pub use cursor::{MemtableIter, MemtableScan};
+use lists::{Lists, MAX_LISTS};
 use newest::{NewestIndex, Probe};
-use skiplist::{Entry, Position, SkipList};
+use skiplist::Entry;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -21,7 +24,7 @@ const ALLOCATOR_OVERHEAD: usize = 16;
 /// A memtable belongs to one WAL segment (`wal_number`): the writes in it are
 /// in that segment (or, after recovery, in segments up to it).
 pub struct Memtable {
-    map: SkipList,
+    lists: Lists,
     newest: NewestIndex,
     size: AtomicU64,
     wal_number: u64,
@@ -36,12 +39,19 @@ pub struct Memtable {
 }
 
 impl Memtable {
-    /// An empty memtable whose writes are logged in WAL segment `wal_number`.
-    pub fn new(wal_number: u64) -> Memtable {
-        let map = SkipList::new();
+    /// An empty memtable whose writes are logged in WAL segment
+    /// `wal_number`, to be sealed at about `memtable_size` bytes (which sets
+    /// the size of its skip lists).
+    pub fn new(wal_number: u64, memtable_size: u64) -> Memtable {
+        Memtable::with_list_bytes(wal_number, lists::list_bytes(memtable_size))
+    }
+
+    /// An empty memtable whose skip lists hold `list_bytes` each.
+    fn with_list_bytes(wal_number: u64, list_bytes: u64) -> Memtable {
+        let lists = Lists::new(list_bytes);
         Memtable {
-            newest: NewestIndex::new(&map),
-            map,
+            newest: NewestIndex::new(&lists),
+            lists,
             size: AtomicU64::new(0),
             wal_number,
             largest_seqno: AtomicU64::new(0),
@@ -96,18 +106,19 @@ impl Memtable {
         self.insert_parts(&[&ks.to_be_bytes(), user_key, &trailer], value);
     }
 
-    /// Inserts into the skip list the entry whose internal key is the
-    /// concatenation of `key_parts`, then records it in the index: a reader
-    /// that finds it in the index finds it in the skip list too, and every
+    /// Inserts into the newest skip list the entry whose internal key is
+    /// the concatenation of `key_parts`, then records it in the index: a
+    /// reader that finds it in the index finds it in a list too, and every
     /// entry a reader may see (seqno published after this returns) is in
     /// both.
     fn insert_parts(&self, key_parts: &[&[u8]], value: &[u8]) {
-        let entry = self.map.insert(key_parts, value);
+        let list = self.lists.for_insert(self.size.load(Ordering::Relaxed));
+        let entry = list.insert(key_parts, value);
         let ikey = entry.key();
         let mut bytes = skiplist::entry_size(ikey.len(), value.len()) + ALLOCATOR_OVERHEAD;
         // A key that is not a well-formed internal key has no point lookup.
         if let Some(p) = key::parse(ikey) {
-            bytes += self.newest.record(&self.map, entry, p.tree_key, p.seqno);
+            bytes += self.newest.record(&self.lists, entry, p.tree_key, p.seqno);
             self.largest_seqno.fetch_max(p.seqno, Ordering::Relaxed);
         }
         self.size.fetch_add(bytes as u64, Ordering::Relaxed);
@@ -120,12 +131,12 @@ impl Memtable {
 
     /// Number of entries.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.lists.len()
     }
 
     /// True when nothing was inserted.
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.lists.is_empty()
     }
 
     #[cfg(any(test, feature = "internals"))]
@@ -136,8 +147,10 @@ impl Memtable {
 
     /// The first entry at or after internal key `target`, as (internal key, value).
     pub fn seek(&self, target: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
-        self.map
-            .lower_bound(target)
+        self.lists
+            .all()
+            .filter_map(|l| l.lower_bound(target))
+            .min_by(|a, b| key::compare(a.key(), b.key()))
             .map(|e| (e.key().to_vec(), e.value().to_vec()))
     }
 
@@ -150,21 +163,13 @@ impl Memtable {
         target: &[u8],
         out: &mut Vec<(Kind, Vec<u8>)>,
     ) -> bool {
-        let mut e = self.map.lower_bound(target);
-        while let Some(entry) = e {
-            let Some(p) = key::parse(entry.key()) else {
-                return false;
-            };
-            if p.tree_key != tree_key {
-                return false;
-            }
-            out.push((p.kind, entry.value().to_vec()));
-            if p.kind != Kind::Merge {
-                return true;
-            }
-            e = entry.next();
-        }
-        false
+        let mut decided = false;
+        self.walk_key(tree_key, target, |kind, value| {
+            out.push((kind, value.to_vec()));
+            decided = kind != Kind::Merge;
+            decided
+        });
+        decided
     }
 
     /// Calls `visit` with the kind and value of each entry of `tree_key` at
@@ -174,7 +179,7 @@ impl Memtable {
     ///
     /// When the key's newest entry is a Put or Delete at or before the
     /// target's seqno, the hash index answers without searching the skip
-    /// list; a key the index lacks has no entry here at all.
+    /// lists; a key the index lacks has no entry here at all.
     /// REQUIRES: every entry at or before the target's seqno was inserted
     /// before this call began (the seqno was published after the insert).
     pub fn visit_entries(
@@ -184,7 +189,7 @@ impl Memtable {
         mut visit: impl FnMut(Kind, &[u8]) -> bool,
     ) {
         let as_of = seek_seqno(target.as_slice());
-        match self.newest.probe(&self.map, tree_key) {
+        match self.newest.probe(&self.lists, tree_key) {
             Some(Probe::Absent) => return,
             Some(Probe::Newest(n))
                 if n.seqno <= as_of && matches!(n.kind, Kind::Put | Kind::Delete) =>
@@ -194,33 +199,53 @@ impl Memtable {
             }
             _ => {}
         }
-        let mut e = self.map.lower_bound(target.as_slice());
-        while let Some(entry) = e {
-            let Some(p) = key::parse(entry.key()) else {
-                return;
-            };
-            if p.tree_key != tree_key || visit(p.kind, entry.value()) {
+        self.walk_key(tree_key, target.as_slice(), visit);
+    }
+
+    /// Calls `visit` with each entry of `tree_key` at or after seek target
+    /// `target` in internal-key order (newest first), merged from every
+    /// skip list, until it returns true or the key's entries end.
+    fn walk_key<'a>(&'a self, tree_key: &[u8], target: &[u8], mut visit: impl FnMut(Kind, &'a [u8]) -> bool) {
+        let of_key = |e: Option<Entry<'a>>| {
+            e.filter(|e| key::parse(e.key()).is_some_and(|p| p.tree_key == tree_key))
+        };
+        // Each list's next entry of the key.
+        let mut heads: [Option<Entry<'a>>; MAX_LISTS] = [None; MAX_LISTS];
+        for (head, list) in heads.iter_mut().zip(self.lists.all()) {
+            *head = of_key(list.lower_bound(target));
+        }
+        loop {
+            let mut newest: Option<(usize, Entry<'a>)> = None;
+            for (i, head) in heads.iter().enumerate() {
+                if let Some(e) = head {
+                    if newest.is_none_or(|(_, n)| key::compare(e.key(), n.key()).is_lt()) {
+                        newest = Some((i, *e));
+                    }
+                }
+            }
+            let Some((i, e)) = newest else { return };
+            let Some(p) = key::parse(e.key()) else { return };
+            if visit(p.kind, e.value()) {
                 return;
             }
-            e = entry.next();
+            if let Some(head) = heads.get_mut(i) {
+                *head = of_key(e.next());
+            }
         }
     }
 
-    /// A cursor borrowing the memtable that moves from entry to entry without
-    /// searching or copying; for flushes.
+    /// A cursor borrowing the memtable that moves from entry to entry
+    /// without copying, merging its skip lists; for flushes.
     pub fn scan(&self) -> MemtableScan<'_> {
-        MemtableScan {
-            map: &self.map,
-            cur: None,
-        }
+        cursor::scan(&self.lists)
     }
 
-    /// An iterator over the memtable; it keeps the memtable alive.
-    pub fn iter(self: &Arc<Self>) -> MemtableIter {
-        MemtableIter {
-            mem: Arc::clone(self),
-            cur: None,
-        }
+    /// Iterators over the memtable, one per skip list, to be merged; each
+    /// keeps the memtable alive. Entries inserted later may or may not be
+    /// seen (the caller filters by seqno: an entry the caller may see was
+    /// inserted before its seqno was published).
+    pub fn iters(self: &Arc<Self>) -> impl Iterator<Item = MemtableIter> + '_ {
+        (0..self.lists.all().count()).map(|i| MemtableIter::new(Arc::clone(self), i))
     }
 }
 
@@ -235,128 +260,45 @@ fn seek_seqno(target: &[u8]) -> SeqNo {
     trailer.map_or(0, |t| u64::from_le_bytes(t) >> 8)
 }
 
-/// Cursor over a memtable. Entries inserted while it is open may or may not
-/// be seen; the caller filters by seqno.
-pub struct MemtableIter {
-    mem: Arc<Memtable>,
-    cur: Option<Position>,
-}
-
-impl MemtableIter {
-    fn entry(&self) -> Option<Entry<'_>> {
-        self.cur.and_then(|at| self.mem.map.entry(at))
-    }
-
-    fn set(&mut self, at: Option<Position>) {
-        self.cur = at;
-    }
-}
-
-impl InternalIterator for MemtableIter {
-    fn valid(&self) -> bool {
-        self.cur.is_some()
-    }
-
-    fn seek_to_first(&mut self) {
-        let at = self.mem.map.front().map(|e| e.position());
-        self.set(at);
-    }
-
-    fn seek_to_last(&mut self) {
-        let at = self.mem.map.back().map(|e| e.position());
-        self.set(at);
-    }
-
-    fn seek(&mut self, target: &[u8]) {
-        let at = self.mem.map.lower_bound(target).map(|e| e.position());
-        self.set(at);
-    }
-
-    fn seek_for_prev(&mut self, target: &[u8]) {
-        let at = self.mem.map.upper_bound(target, true).map(|e| e.position());
-        self.set(at);
-    }
-
-    fn next(&mut self) {
-        let at = self.entry().and_then(|e| e.next()).map(|e| e.position());
-        self.set(at);
-    }
-
-    fn prev(&mut self) {
-        let at = self
-            .entry()
-            .and_then(|e| self.mem.map.upper_bound(e.key(), false))
-            .map(|e| e.position());
-        self.set(at);
-    }
-
-    fn key(&self) -> &[u8] {
-        self.entry().map(|e| e.key()).unwrap_or(&[])
-    }
-
-    fn value(&self) -> &[u8] {
-        self.entry().map(|e| e.value()).unwrap_or(&[])
-    }
-
-    fn status(&self) -> Result<()> {
-        Ok(())
-    }
-}
-
-/// Cursor over a borrowed memtable (see [`Memtable::scan`]).
-pub struct MemtableScan<'a> {
-    map: &'a SkipList,
-    cur: Option<Entry<'a>>,
-}
-
-impl InternalIterator for MemtableScan<'_> {
-    fn valid(&self) -> bool {
-        self.cur.is_some()
-    }
-    fn seek_to_first(&mut self) {
-        self.cur = self.map.front();
-    }
-    fn seek_to_last(&mut self) {
-        self.cur = self.map.back();
-    }
-    fn seek(&mut self, target: &[u8]) {
-        self.cur = self.map.lower_bound(target);
-    }
-    fn seek_for_prev(&mut self, target: &[u8]) {
-        self.cur = self.map.upper_bound(target, true);
-    }
-    fn next(&mut self) {
-        self.cur = self.cur.take().and_then(|e| e.next());
-    }
-    fn prev(&mut self) {
-        self.cur = self
-            .cur
-            .take()
-            .and_then(|e| self.map.upper_bound(e.key(), false));
-    }
-    fn key(&self) -> &[u8] {
-        self.cur.as_ref().map(|e| e.key()).unwrap_or(&[])
-    }
-    fn value(&self) -> &[u8] {
-        self.cur.as_ref().map(|e| e.value()).unwrap_or(&[])
-    }
-    fn status(&self) -> Result<()> {
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
+    use crate::iter::{InternalIterator, MergingIter};
+
+    /// Every skip list of `m` merged, as reads merge them.
+    fn merged(m: &Arc<Memtable>) -> MergingIter<MemtableIter> {
+        MergingIter::new(m.iters().collect())
+    }
+
+    /// Every entry of `it` from the first, as (tree key, seqno, kind, value).
+    fn entries(it: &mut impl InternalIterator) -> Vec<(Vec<u8>, SeqNo, Kind, Vec<u8>)> {
+        let mut got = Vec::new();
+        it.seek_to_first();
+        while it.valid() {
+            let p = key::parse(it.key()).unwrap();
+            got.push((p.tree_key.to_vec(), p.seqno, p.kind, it.value().to_vec()));
+            it.next();
+        }
+        got
+    }
+
     #[test]
     fn iterates_in_internal_key_order_both_ways() {
-        let m = Arc::new(Memtable::new(1));
+        // One list, then a list per entry (the smallest size opens the next
+        // list at once).
+        for list_bytes in [1 << 20, 1] {
+            iterates_both_ways(list_bytes);
+        }
+    }
+
+    fn iterates_both_ways(list_bytes: u64) {
+        let m = Arc::new(Memtable::with_list_bytes(1, list_bytes));
         m.insert(&key::tree_key(0, b"b"), 1, Kind::Put, b"b1");
         m.insert(&key::tree_key(0, b"a"), 2, Kind::Put, b"a2");
         m.insert(&key::tree_key(0, b"b"), 3, Kind::Delete, b"");
-        let mut it = m.iter();
+        let mut it = merged(&m);
         it.seek_to_first();
         let mut fwd = Vec::new();
         while it.valid() {
@@ -400,9 +342,10 @@ mod tests {
         /// keeps every entry.
         #[test]
         fn lookups_snapshots_and_iteration_agree_with_a_model(
-            ops in proptest::collection::vec((0u8..6, 0u8..3, 0u8..255), 1..60)
+            ops in proptest::collection::vec((0u8..6, 0u8..3, 0u8..255), 1..60),
+            list_bytes in proptest::prop_oneof![proptest::strategy::Just(1u64 << 20), 1u64..1000],
         ) {
-            let m = Arc::new(Memtable::new(1));
+            let m = Arc::new(Memtable::with_list_bytes(1, list_bytes));
             // (tree key, seqno) → (kind, value), every entry ever inserted.
             let mut model = std::collections::BTreeMap::new();
             for (seqno, (k, kind, v)) in (1u64..).zip(&ops) {
@@ -429,13 +372,19 @@ mod tests {
                     proptest::prop_assert_eq!(visited(&m, &tk, as_of), want, "key {} as of {}", k, as_of);
                 }
             }
-            let mut it = m.iter();
-            it.seek_to_first();
-            let mut got = Vec::new();
-            while it.valid() {
-                let p = key::parse(it.key()).unwrap();
-                got.push((p.tree_key.to_vec(), p.seqno, p.kind, it.value().to_vec()));
-                it.next();
+            let got = entries(&mut merged(&m));
+            proptest::prop_assert_eq!(&entries(&mut m.scan()), &got);
+            for (k, _, _, _) in &got {
+                let mut out = Vec::new();
+                m.collect_entries(k, &key::seek_key(k), &mut out);
+                let mut want = Vec::new();
+                for ((_, _), (kind, value)) in model.range((k.clone(), 0)..=(k.clone(), u64::MAX)).rev() {
+                    want.push((*kind, value.clone()));
+                    if *kind != Kind::Merge {
+                        break;
+                    }
+                }
+                proptest::prop_assert_eq!(out, want);
             }
             // Internal key order: tree key ascending, seqno descending.
             let mut want: Vec<_> = model
@@ -443,7 +392,16 @@ mod tests {
                 .map(|((tk, s), (kind, v))| (tk.clone(), *s, *kind, v.clone()))
                 .collect();
             want.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-            proptest::prop_assert_eq!(got, want);
+            proptest::prop_assert_eq!(&got, &want);
+            let mut it = merged(&m);
+            it.seek_to_last();
+            let mut back = Vec::new();
+            while it.valid() {
+                back.push(key::parse(it.key()).unwrap().seqno);
+                it.prev();
+            }
+            back.reverse();
+            proptest::prop_assert_eq!(back, want.iter().map(|w| w.1).collect::<Vec<_>>());
         }
     }
 }

@@ -11,7 +11,8 @@
 //! shard's own table does not use for a bucket or a tag until it holds 2^32
 //! slots) and then the slot within it.
 
-use super::skiplist::{Entry, Position, SkipList};
+use super::lists::Lists;
+use super::skiplist::{Entry, Position};
 use crate::key::{self, Kind, SeqNo};
 use ahash::RandomState;
 use hashbrown::HashTable;
@@ -57,9 +58,9 @@ struct Slot {
 type Shard = RwLock<HashTable<Slot>>;
 
 /// Tree key → newest entry, safe for concurrent readers and writers, for
-/// the entries of one skip list (which every call names).
+/// the entries of one memtable's skip lists (which every call names).
 pub(super) struct NewestIndex {
-    /// The identity of the list.
+    /// The identity of the lists.
     list: u64,
     hasher: RandomState,
     shards: Vec<Shard>,
@@ -71,10 +72,10 @@ fn parts<'a>(e: &Entry<'a>) -> Option<(&'a [u8], SeqNo, Kind)> {
 }
 
 impl NewestIndex {
-    /// An empty index of the entries of `list`.
-    pub(super) fn new(list: &SkipList) -> NewestIndex {
+    /// An empty index of the entries of `lists`.
+    pub(super) fn new(lists: &Lists) -> NewestIndex {
         NewestIndex {
-            list: list.id(),
+            list: lists.id(),
             hasher: RandomState::new(),
             shards: (0..SHARDS).map(|_| RwLock::new(HashTable::new())).collect(),
         }
@@ -90,7 +91,7 @@ impl NewestIndex {
     /// Records `entry` of `list`, whose tree key and seqno the caller has
     /// parsed; it becomes its key's newest unless a newer one is already
     /// recorded. Returns the bytes a new key added.
-    pub(super) fn record(&self, list: &SkipList, entry: Entry<'_>, tree_key: &[u8], seqno: SeqNo) -> usize {
+    pub(super) fn record(&self, list: &Lists, entry: Entry<'_>, tree_key: &[u8], seqno: SeqNo) -> usize {
         if list.id() != self.list {
             return 0;
         }
@@ -121,7 +122,7 @@ impl NewestIndex {
 
     /// The newest entry of `tree_key` in `list`, or `None` if the index
     /// cannot say.
-    pub(super) fn probe<'a>(&self, list: &'a SkipList, tree_key: &[u8]) -> Option<Probe<'a>> {
+    pub(super) fn probe<'a>(&self, list: &'a Lists, tree_key: &[u8]) -> Option<Probe<'a>> {
         if list.id() != self.list {
             return None;
         }
@@ -150,13 +151,13 @@ mod tests {
 
     /// Inserts `tree_key` at `seqno` with `value` into `list` and records
     /// it; returns what recording added.
-    fn put(list: &SkipList, ix: &NewestIndex, tree_key: &[u8], seqno: SeqNo, value: &[u8]) -> usize {
+    fn put(list: &Lists, ix: &NewestIndex, tree_key: &[u8], seqno: SeqNo, value: &[u8]) -> usize {
         let trailer = ((seqno << 8) | Kind::Put as u64).to_le_bytes();
-        let e = list.insert(&[tree_key, &trailer], value);
+        let e = list.for_insert(0).insert(&[tree_key, &trailer], value);
         ix.record(list, e, tree_key, seqno)
     }
 
-    fn newest(list: &SkipList, ix: &NewestIndex, k: &[u8]) -> Option<(SeqNo, Vec<u8>)> {
+    fn newest(list: &Lists, ix: &NewestIndex, k: &[u8]) -> Option<(SeqNo, Vec<u8>)> {
         match ix.probe(list, k).unwrap() {
             Probe::Absent => None,
             Probe::Newest(n) => Some((n.seqno, n.entry.value().to_vec())),
@@ -165,7 +166,7 @@ mod tests {
 
     #[test]
     fn keeps_the_newest_entry_whatever_the_order_of_records() {
-        let list = SkipList::new();
+        let list = Lists::new(1 << 20);
         let ix = NewestIndex::new(&list);
         let k = key::tree_key(0, b"k");
         assert!(put(&list, &ix, &k, 5, b"five") > 0);
@@ -178,7 +179,7 @@ mod tests {
 
     #[test]
     fn every_key_of_many_finds_its_own_entry_in_whatever_shard() {
-        let list = SkipList::new();
+        let list = Lists::new(1 << 20);
         let ix = NewestIndex::new(&list);
         let keys: Vec<Vec<u8>> = (0u32..5_000)
             .map(|i| key::tree_key(0, &i.to_be_bytes()))
@@ -196,7 +197,7 @@ mod tests {
 
     #[test]
     fn long_keys_and_their_prefixes_are_told_apart() {
-        let list = SkipList::new();
+        let list = Lists::new(1 << 20);
         let ix = NewestIndex::new(&list);
         let long = key::tree_key(0, &[7u8; 60]);
         let prefix = long.get(..long.len() - 1).unwrap().to_vec();
@@ -208,8 +209,8 @@ mod tests {
 
     #[test]
     fn an_index_asked_about_another_list_cannot_answer() {
-        let list = SkipList::new();
-        let other = SkipList::new();
+        let list = Lists::new(1 << 20);
+        let other = Lists::new(1 << 20);
         let ix = NewestIndex::new(&list);
         let k = key::tree_key(0, b"k");
         put(&list, &ix, &k, 1, b"v");

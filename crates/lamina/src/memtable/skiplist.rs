@@ -239,6 +239,37 @@ pub(super) struct Position {
 /// Identities of lists, never reused within a process.
 static NEXT_LIST_ID: AtomicU64 = AtomicU64::new(1);
 
+/// Identities reserved together and handed out in order, each to one list
+/// ([`SkipList::from_block`]): the lists of one block have consecutive
+/// identities, so a position says which of them holds it.
+pub(super) struct IdBlock {
+    next: u64,
+    end: u64,
+}
+
+impl IdBlock {
+    /// `n` identities no list has had.
+    pub fn reserve(n: usize) -> IdBlock {
+        let next = NEXT_LIST_ID.fetch_add(n as u64, Ordering::Relaxed);
+        IdBlock {
+            next,
+            end: next + n as u64,
+        }
+    }
+
+    /// The identity the next list made from the block gets.
+    pub fn next_id(&self) -> u64 {
+        self.next
+    }
+}
+
+impl Position {
+    /// The identity of the list that holds the entry.
+    pub fn list_id(&self) -> u64 {
+        self.list
+    }
+}
+
 // SAFETY: a position is an address; it is dereferenced only through
 // `SkipList::entry`, which checks that it belongs to that list.
 unsafe impl Send for Position {}
@@ -246,11 +277,27 @@ unsafe impl Send for Position {}
 unsafe impl Sync for Position {}
 
 impl SkipList {
+    #[cfg(test)]
     pub fn new() -> SkipList {
+        SkipList::with_id(NEXT_LIST_ID.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// An empty list with the next identity of `block`; `None` once the
+    /// block is used up.
+    pub fn from_block(block: &mut IdBlock) -> Option<SkipList> {
+        (block.next < block.end).then(|| {
+            let id = block.next;
+            block.next += 1;
+            SkipList::with_id(id)
+        })
+    }
+
+    /// An empty list; `id` is no other list's.
+    fn with_id(id: u64) -> SkipList {
         let head = alloc_node(MAX_HEIGHT, &[], &[]);
         SkipList {
             head,
-            id: NEXT_LIST_ID.fetch_add(1, Ordering::Relaxed),
+            id,
             height: AtomicUsize::new(1),
             len: AtomicUsize::new(0),
             hint: Mutex::new(Splice::new()),
@@ -260,11 +307,6 @@ impl SkipList {
     /// Number of entries.
     pub fn len(&self) -> usize {
         self.len.load(Ordering::Relaxed)
-    }
-
-    /// The identity its positions carry.
-    pub fn id(&self) -> u64 {
-        self.id
     }
 
     /// True when nothing was inserted.
