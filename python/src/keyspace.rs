@@ -116,11 +116,33 @@ impl Keyspace {
     ) -> PyResult<()> {
         let k = convert::key(key)?;
         let v = convert::value(value)?;
+        // A commit that cannot block keeps the interpreter lock: releasing
+        // and taking it back would cost more than the commit.
+        self.shared.writable()?;
+        if self.ks.try_put(k, v).map_err(to_py)? {
+            self.shared.wrote();
+            return Ok(());
+        }
         self.write(py, k, |ks, k| ks.put(k, v))
     }
 
     fn __delitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
         let k = convert::key(key)?;
+        // A key found in memory, and a tombstone committed without
+        // blocking, keep the interpreter lock (see `__setitem__`).
+        self.shared.writable()?;
+        if !k.is_empty() {
+            match self.ks.try_contains_key(k).map_err(to_py)? {
+                lamina::Cached::Answered(false) => {
+                    return Err(PyKeyError::new_err(key.clone().unbind()))
+                }
+                lamina::Cached::Answered(true) if self.ks.try_delete(k).map_err(to_py)? => {
+                    self.shared.wrote();
+                    return Ok(());
+                }
+                _ => {}
+            }
+        }
         // One engine call: the existence check (which stops at the key's
         // newest entry) and the delete, with the GIL released once.
         if self.write(py, k, |ks, k| ks.delete_existing(k))? {

@@ -176,6 +176,25 @@ impl Keyspace {
         self.db.write_one_op(|b| b.delete_in(self, key))
     }
 
+    /// Sets `key` to `value` as [`Keyspace::put`] does, but only if the
+    /// commit needs no waiting: no other writer is committing, no stall or
+    /// delay is due, the memtable has room, the value is shorter than the
+    /// blob threshold, and the WAL takes the record without a system call
+    /// (`Os` durability copying it into the segment's mapped window, or
+    /// `None` buffering it). `Ok(false)`, with nothing written, otherwise:
+    /// then call `put`. For a caller holding a lock of its own that should
+    /// not be held across a wait, as Python's interpreter lock.
+    pub fn try_put(&self, key: &[u8], value: &[u8]) -> Result<bool> {
+        self.db
+            .try_write_one_op(|b| b.push_put(self.id, key, value))
+    }
+
+    /// Deletes `key` as [`Keyspace::delete`] does, if that needs no waiting
+    /// (as [`Keyspace::try_put`] says); `Ok(false)`, nothing written, otherwise.
+    pub fn try_delete(&self, key: &[u8]) -> Result<bool> {
+        self.db.try_write_one_op(|b| b.delete_in(self, key))
+    }
+
     /// Deletes `key` if it has a value; returns whether it had one (see
     /// [`crate::Db::delete_existing`]).
     pub fn delete_existing(&self, key: &[u8]) -> Result<bool> {

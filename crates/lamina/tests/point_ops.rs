@@ -317,3 +317,65 @@ fn delete_existing_deletes_what_exists_and_writes_nothing_for_the_rest() {
         assert_eq!(db.get(b"live").expect("get"), None, "{place:?}: durable");
     }
 }
+
+/// `try_put` and `try_delete` commit when nothing has to wait and say so
+/// otherwise, writing nothing; what they commit reads back and survives a
+/// reopen.
+#[test]
+fn writes_that_may_not_wait_commit_or_say_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("db");
+    let db = Db::open(&path, Options::default()).expect("open");
+    let key = |i: u32| format!("k{i:04}").into_bytes();
+    let mut without_waiting = 0;
+    for i in 0..1000 {
+        if db.try_put(&key(i), b"v").expect("try_put") {
+            without_waiting += 1;
+        } else {
+            db.put(&key(i), b"v").expect("put");
+        }
+    }
+    // Only the first write maps the WAL's window; file systems without
+    // mappings always use system calls.
+    if cfg!(target_os = "linux") {
+        assert!(
+            without_waiting >= 990,
+            "{without_waiting} of 1000 without waiting"
+        );
+    }
+    assert!(db.try_delete(&key(0)).expect("try_delete") || cfg!(not(target_os = "linux")));
+    if db.get(&key(0)).expect("get").is_some() {
+        db.delete(&key(0)).expect("delete");
+    }
+    // A value for a blob file always waits, and is not written.
+    let large = vec![7u8; 1 << 20];
+    assert!(!db.try_put(b"large", &large).expect("try_put large"));
+    assert_eq!(db.get(b"large").expect("get"), None);
+    // Bad input keeps its error.
+    let long = vec![b'k'; lamina::MAX_KEY_LEN + 1];
+    assert!(matches!(
+        db.try_put(&long, b"v"),
+        Err(Error::InvalidArgument(_))
+    ));
+    db.close().expect("close");
+
+    let db = Db::open(&path, Options::default()).expect("reopen");
+    assert_eq!(db.get(&key(0)).expect("get"), None);
+    for i in 1..1000 {
+        assert_eq!(
+            db.get(&key(i)).expect("get"),
+            Some(b"v".to_vec()),
+            "key {i}"
+        );
+    }
+    db.close().expect("close");
+
+    // A `Sync` commit always waits for its sync.
+    let opts = Options {
+        durability: Durability::Sync,
+        ..Options::default()
+    };
+    let db = Db::open(&path, opts).expect("reopen for sync");
+    assert!(!db.try_put(b"synced", b"v").expect("try_put"));
+    assert_eq!(db.get(b"synced").expect("get"), None);
+}

@@ -64,6 +64,29 @@ impl Inner {
         self.commit_batch(batch, durability, None)
     }
 
+    /// Commits `batch` as [`Inner::write`] does, but only if nothing has to
+    /// wait: no other writer holds the commit lock, no stall or delay is
+    /// due, the active memtable has room, the batch holds no value for a
+    /// blob file, and the WAL takes the record without a system call (an
+    /// `Os` copy into the mapped window, or `None` buffering). `Ok(false)`,
+    /// with nothing written, when something would wait; `Sync` always
+    /// waits. For callers that hold a lock of their own while the commit
+    /// cannot block (Python's interpreter lock).
+    pub fn try_write(&self, batch: &mut Batch, durability: Durability) -> Result<bool> {
+        self.check_writable()?;
+        let op = Arc::clone(&self.opts.merge_operator);
+        batch.validate(&|operand| op.validate_operand(operand), &|ks| {
+            self.check_keyspace(ks)
+        })?;
+        if batch.is_empty() {
+            return Ok(true);
+        }
+        if durability == Durability::Sync || batch.encoded_len() >= self.blob_threshold() {
+            return Ok(false);
+        }
+        self.commit_batch_if(batch, durability, None, false)
+    }
+
     /// Sets `key` in keyspace `ks` to `value`, a value of at least
     /// `blob_threshold` bytes, written to the blob file straight from the
     /// caller's slice (a one-Put batch would first copy it). Committed and
@@ -98,6 +121,20 @@ impl Inner {
         durability: Durability,
         large: Option<(KeyspaceId, &[u8], &[u8])>,
     ) -> Result<()> {
+        self.commit_batch_if(batch, durability, large, true)
+            .map(|_| ())
+    }
+
+    /// [`Inner::commit_batch`]; unless `may_wait`, only if nothing has to
+    /// wait (see [`Inner::try_write`]: `Ok(false)`, nothing written, when
+    /// something would).
+    fn commit_batch_if(
+        &self,
+        batch: &mut Batch,
+        durability: Durability,
+        large: Option<(KeyspaceId, &[u8], &[u8])>,
+        may_wait: bool,
+    ) -> Result<bool> {
         let count = if large.is_some() {
             1
         } else {
@@ -106,13 +143,27 @@ impl Inner {
         let bytes = batch.encoded_len() + large.map_or(0, |(_, k, v)| k.len() + v.len());
         let _durable = (durability == Durability::Sync).then(|| self.pipeline.durable_writer());
 
-        let mut q = self.commit.lock();
+        let mut q = if may_wait {
+            self.commit.lock()
+        } else {
+            match self.commit.try_lock() {
+                Some(q) if !q.leader_active => q,
+                _ => return Ok(false),
+            }
+        };
         while q.leader_active {
             q.waiters += 1;
             self.commit_cv.wait(&mut q);
             q.waiters -= 1;
         }
-        let mem = self.make_room(bytes)?;
+        let mem = if may_wait {
+            self.make_room(bytes)?
+        } else {
+            match self.room_now(bytes)? {
+                Some(mem) => mem,
+                None => return Ok(false),
+            }
+        };
         let first = q.last_seqno + 1;
         let mut separated = match large {
             Some((ks, key, value)) => self
@@ -125,7 +176,9 @@ impl Inner {
             Some(b) => b,
             None => batch,
         };
-        let ticket = self.hand_to_wal(batch, first, durability)?;
+        let Some(ticket) = self.hand_to_wal(batch, first, durability, may_wait)? else {
+            return Ok(false);
+        };
         let prev = q.writer_last;
         q.last_seqno = first + count - 1;
         q.writer_last = q.last_seqno;
@@ -162,15 +215,39 @@ impl Inner {
             self.pipeline.publish(&self.visible_seqno, prev, last);
             Ok(())
         };
-        inserted.and(durable)
+        inserted.and(durable).map(|()| true)
     }
 
     /// Frames `batch` with seqnos from `first` into the WAL and hands it to
     /// the file (unless `None` durability lets it wait in the buffer).
-    /// Returns its pipeline ticket. REQUIRES: the commit lock is held.
-    fn hand_to_wal(&self, batch: &mut Batch, first: SeqNo, durability: Durability) -> Result<u64> {
-        let mut wal = self.wal.lock();
+    /// Returns its pipeline ticket; unless `may_wait`, `None` (nothing
+    /// framed) if that would take a system call. REQUIRES: the commit lock
+    /// is held.
+    fn hand_to_wal(
+        &self,
+        batch: &mut Batch,
+        first: SeqNo,
+        durability: Durability,
+        may_wait: bool,
+    ) -> Result<Option<u64>> {
+        let mut wal = if may_wait {
+            self.wal.lock()
+        } else {
+            match self.wal.try_lock() {
+                Some(wal) => wal,
+                None => return Ok(None),
+            }
+        };
         let w = wal.as_mut().ok_or(Error::Closed)?;
+        if !may_wait {
+            let fits = match durability {
+                Durability::Os => w.fits_mapped(batch.encoded_len()),
+                _ => w.buffered_len() + w.framed_len(batch.encoded_len()) < NONE_BUFFER_BYTES,
+            };
+            if !fits {
+                return Ok(None);
+            }
+        }
         let before = w.len();
         w.add_record(batch.encode_with_seqno(first));
         let io = match durability {
@@ -191,7 +268,7 @@ impl Inner {
             .wal_bytes_written
             .fetch_add(w.len().saturating_sub(before), Ordering::Relaxed);
         self.counters.commits.fetch_add(1, Ordering::Relaxed);
-        Ok(self.pipeline.handed_to_wal())
+        Ok(Some(self.pipeline.handed_to_wal()))
     }
 
     /// The syncer's step: hands buffered records to the file, then syncs

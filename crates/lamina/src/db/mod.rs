@@ -430,6 +430,20 @@ impl Db {
         self.write_one_op(|b| b.delete(key))
     }
 
+    /// Sets `key` to `value` in the default keyspace if the commit needs no
+    /// waiting; `Ok(false)`, nothing written, if it would (see
+    /// [`Keyspace::try_put`]).
+    pub fn try_put(&self, key: &[u8], value: &[u8]) -> Result<bool> {
+        self.try_write_one_op(|b| b.put(key, value))
+    }
+
+    /// Deletes `key` from the default keyspace if the commit needs no
+    /// waiting; `Ok(false)`, nothing written, if it would (see
+    /// [`Keyspace::try_put`]).
+    pub fn try_delete(&self, key: &[u8]) -> Result<bool> {
+        self.try_write_one_op(|b| b.delete(key))
+    }
+
     /// Deletes `key` from the default keyspace if it has a value; returns
     /// whether it had one (what a dbm's `del db[key]` needs, which fails for
     /// a missing key). The check stops at the key's newest entry without
@@ -463,6 +477,16 @@ impl Db {
         with_one_op_batch(|b| {
             fill(b);
             self.inner().write(b, d)
+        })
+    }
+
+    /// [`Db::write_one_op`] if the commit needs no waiting (see
+    /// [`crate::Keyspace::try_put`]); `Ok(false)`, nothing written, if it would.
+    pub(crate) fn try_write_one_op(&self, fill: impl FnOnce(&mut Batch)) -> Result<bool> {
+        let d = self.inner().opts.durability;
+        with_one_op_batch(|b| {
+            fill(b);
+            self.inner().try_write(b, d)
         })
     }
 

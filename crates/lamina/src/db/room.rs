@@ -23,37 +23,11 @@ impl Inner {
     /// flushes and compactions are behind (`compaction::pacing`): a delay
     /// that grows smoothly with the debt, a stop only at a hard limit.
     pub(super) fn make_room(&self, incoming: usize) -> Result<Arc<Memtable>> {
-        let limits = pacing::Limits::new(
-            self.opts.l0_slowdown_trigger,
-            self.opts.l0_stop_trigger,
-            self.levels.base,
-            MAX_IMMUTABLE,
-        );
         let mut paced = false;
         loop {
             let mut st = self.state.lock();
-            if let Some(p) = self.poisoned.lock().as_ref() {
-                return Err(Error::Poisoned(p.clone()));
-            }
-            if st.shutting_down {
-                return Err(Error::Closed);
-            }
-            let active = st.mem.approximate_size() as usize;
-            // A memtable's blob file holds at most `memtable_size` of values,
-            // which bounds a blob file, what recovery reads to check the
-            // pointers it replays, and what garbage collection rewrites at once
-            // (docs/design.md#blob-files).
-            let full = active.max(st.mem.blob_bytes() as usize) >= self.opts.memtable_size;
-            let debt = pacing::Debt {
-                l0_tables: st.version.level(0).len(),
-                pending_bytes: self
-                    .counters
-                    .pending_compaction_bytes
-                    .load(Ordering::Relaxed),
-                memtables: st.imm.len() as f64
-                    + (active as f64 / self.opts.memtable_size.max(1) as f64).min(1.0),
-            };
-            match pacing::pace(&debt, &limits, incoming) {
+            let (full, pace) = self.room(&st, incoming)?;
+            match pace {
                 Pace::Stop(cause) => {
                     self.wait_for_background(&mut st, cause);
                     continue;
@@ -75,10 +49,7 @@ impl Inner {
                 _ => {}
             }
             if !full {
-                self.tables
-                    .block_cache()
-                    .charge(Charge::Memtables, Inner::memtable_bytes(&st));
-                return Ok(Arc::clone(&st.mem));
+                return Ok(self.charged(&st));
             }
             if st.imm.len() >= MAX_IMMUTABLE {
                 self.wait_for_background(&mut st, pacing::Cause::Memtables);
@@ -87,6 +58,59 @@ impl Inner {
             drop(st);
             self.rotate_memtable()?;
         }
+    }
+
+    /// The memtable to write into if the write needs no waiting: the
+    /// active memtable has room and no stop or delay is due (see
+    /// [`Inner::try_write`]); `None` otherwise.
+    pub(super) fn room_now(&self, incoming: usize) -> Result<Option<Arc<Memtable>>> {
+        let Some(st) = self.state.try_lock() else {
+            return Ok(None);
+        };
+        let (full, pace) = self.room(&st, incoming)?;
+        Ok((!full && matches!(pace, Pace::Go)).then(|| self.charged(&st)))
+    }
+
+    /// Whether the active memtable is full, and the pace a write of
+    /// `incoming` bytes keeps; an error once the database is poisoned or
+    /// closing.
+    fn room(&self, st: &super::State, incoming: usize) -> Result<(bool, Pace)> {
+        if let Some(p) = self.poisoned.lock().as_ref() {
+            return Err(Error::Poisoned(p.clone()));
+        }
+        if st.shutting_down {
+            return Err(Error::Closed);
+        }
+        let limits = pacing::Limits::new(
+            self.opts.l0_slowdown_trigger,
+            self.opts.l0_stop_trigger,
+            self.levels.base,
+            MAX_IMMUTABLE,
+        );
+        let active = st.mem.approximate_size() as usize;
+        // A memtable's blob file holds at most `memtable_size` of values,
+        // which bounds a blob file, what recovery reads to check the
+        // pointers it replays, and what garbage collection rewrites at once
+        // (docs/design.md#blob-files).
+        let full = active.max(st.mem.blob_bytes() as usize) >= self.opts.memtable_size;
+        let debt = pacing::Debt {
+            l0_tables: st.version.level(0).len(),
+            pending_bytes: self
+                .counters
+                .pending_compaction_bytes
+                .load(Ordering::Relaxed),
+            memtables: st.imm.len() as f64
+                + (active as f64 / self.opts.memtable_size.max(1) as f64).min(1.0),
+        };
+        Ok((full, pacing::pace(&debt, &limits, incoming)))
+    }
+
+    /// The active memtable, its bytes charged to the block cache.
+    fn charged(&self, st: &super::State) -> Arc<Memtable> {
+        self.tables
+            .block_cache()
+            .charge(Charge::Memtables, Inner::memtable_bytes(st));
+        Arc::clone(&st.mem)
     }
 
     /// Adds `wait` to the delay writers owe; once that reaches a

@@ -178,6 +178,21 @@ impl LogWriter {
         }
     }
 
+    /// At most the bytes a record of `payload_len` takes once framed: its
+    /// fragment headers, and the zeros that may close a block first.
+    pub fn framed_len(&self, payload_len: usize) -> usize {
+        let fragments = payload_len / (BLOCK_SIZE - FRAGMENT_HEADER_LEN) + 2;
+        payload_len + (fragments + 1) * FRAGMENT_HEADER_LEN
+    }
+
+    /// Whether a record of `payload_len`, added now, reaches the file
+    /// through the mapped window at the next [`LogWriter::flush_mapped`],
+    /// with no system call.
+    pub fn fits_mapped(&self, payload_len: usize) -> bool {
+        let framed = self.buf.len().saturating_add(self.framed_len(payload_len));
+        framed <= MAPPED_WRITE_MAX && self.flushed.saturating_add(framed as u64) <= self.window_end
+    }
+
     /// Appends one fragment; `chunk` fits in the current block.
     fn emit(&mut self, ty: u8, chunk: &[u8]) {
         // A fragment never exceeds BLOCK_SIZE - FRAGMENT_HEADER_LEN < u16::MAX bytes.
