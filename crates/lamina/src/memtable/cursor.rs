@@ -66,10 +66,11 @@ impl InternalIterator for MemtableIter {
     }
 
     fn prev(&mut self) {
-        let Some(key) = self.entry().map(|e| e.key().to_vec()) else {
-            return;
-        };
-        self.move_to(|l| l.upper_bound(&key, false));
+        let list = self.list();
+        self.cur = self
+            .entry()
+            .and_then(|e| list?.upper_bound(e.key(), false))
+            .map(|e| e.position());
     }
 
     fn key(&self) -> &[u8] {
