@@ -11,6 +11,14 @@ comparisons of two builds and for profiling one loop at a time.
   python bench/point_loops.py read-loop [-n N] [--rounds R]
       fills, reopens read-only and reads every key in order R times (one
       long loop to put under `perf record`).
+  python bench/point_loops.py scan [-n N] [--rounds R]
+      puts N keys in a random order into a fresh database (with the default
+      64 MiB memtable, 300,000 keys stay in the memtable, in six skip
+      lists), then iterates db.items() R times; prints pairs/s of each.
+  python bench/point_loops.py delete [-n N] [--rounds R]
+      R times: fills N keys in order into a fresh database, closes, reopens
+      it ('w'), reads every key once, then times `del db[k]` of every key in
+      order (seed 001's delete_sequential); prints ops/s.
   python bench/point_loops.py large [-n N] [--rounds R] [--hot R2]
       seed 001's large values (N keys, default 1,000, of 100,000 bytes,
       slices of one random MiB): R times, fills a fresh database and prints
@@ -84,6 +92,32 @@ def read_loop(args, keys, work):
     db.close()
 
 
+def scan(args, keys, work):
+    random.Random(5).shuffle(keys)
+    db, _ = fill(work + "/db", keys)
+    out = []
+    for _ in range(args.rounds):
+        t0 = time.perf_counter()
+        count = sum(1 for _ in db.items())
+        out.append(f"{count / (time.perf_counter() - t0):,.0f}")
+    print("scan " + " ".join(out))
+    db.close()
+
+
+def deletes(args, keys, work):
+    for r in range(args.rounds):
+        db, _ = fill(f"{work}/db{r}", keys)
+        db.close()
+        db = lamina.open(f"{work}/db{r}", "w")
+        for k in keys:
+            db[k]
+        t0 = time.perf_counter()
+        for k in keys:
+            del db[k]
+        print(f"delete_sequential {len(keys) / (time.perf_counter() - t0):,.0f}")
+        db.close()
+
+
 def large(args, keys, work):
     buf = random.Random(100).randbytes(1 << 20)
     span = (1 << 20) - 100_000
@@ -122,13 +156,19 @@ def main():
     big.add_argument("--rounds", type=int, default=3)
     big.add_argument("--hot", type=int, default=0)
     big.add_argument("-n", type=int, default=1_000)
-    for p in (r, f, loop):
+    sc = sub.add_parser("scan")
+    sc.add_argument("--rounds", type=int, default=3)
+    sc.add_argument("-n", type=int, default=300_000)
+    de = sub.add_parser("delete")
+    de.add_argument("--rounds", type=int, default=3)
+    for p in (r, f, loop, de):
         p.add_argument("-n", type=int, default=1_000_000)
     args = ap.parse_args()
     keys = [b"%016d" % i for i in range(args.n)]
     work = tempfile.mkdtemp(prefix="point_loops_")
     try:
-        {"reads": reads, "fill": fills, "read-loop": read_loop, "large": large}[args.cmd](
+        {"reads": reads, "fill": fills, "read-loop": read_loop, "scan": scan,
+         "delete": deletes, "large": large}[args.cmd](
             args, keys, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -53,11 +53,7 @@ impl Inner {
     /// Commits `batch` (see the module doc). Returns once it is visible and as
     /// durable as `durability` says.
     pub fn write(&self, batch: &mut Batch, durability: Durability) -> Result<()> {
-        self.check_writable()?;
-        let op = Arc::clone(&self.opts.merge_operator);
-        batch.validate(&|operand| op.validate_operand(operand), &|ks| {
-            self.check_keyspace(ks)
-        })?;
+        self.check_batch(batch)?;
         if batch.is_empty() {
             return Ok(());
         }
@@ -73,11 +69,7 @@ impl Inner {
     /// waits. For callers that hold a lock of their own while the commit
     /// cannot block (Python's interpreter lock).
     pub fn try_write(&self, batch: &mut Batch, durability: Durability) -> Result<bool> {
-        self.check_writable()?;
-        let op = Arc::clone(&self.opts.merge_operator);
-        batch.validate(&|operand| op.validate_operand(operand), &|ks| {
-            self.check_keyspace(ks)
-        })?;
+        self.check_batch(batch)?;
         if batch.is_empty() {
             return Ok(true);
         }
@@ -103,6 +95,16 @@ impl Inner {
         self.check_keyspace(ks)?;
         let mut batch = Batch::new();
         self.commit_batch(&mut batch, durability, Some((ks, key, value)))
+    }
+
+    /// Refuses a write to a closed, read-only or poisoned database, and a
+    /// batch with a key, value, merge operand or keyspace it cannot take.
+    fn check_batch(&self, batch: &Batch) -> Result<()> {
+        self.check_writable()?;
+        let op = Arc::clone(&self.opts.merge_operator);
+        batch.validate(&|operand| op.validate_operand(operand), &|ks| {
+            self.check_keyspace(ks)
+        })
     }
 
     fn check_keyspace(&self, ks: KeyspaceId) -> Result<()> {
