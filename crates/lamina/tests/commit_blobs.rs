@@ -70,6 +70,12 @@ fn synced_then_crashed(n: usize) -> (MemFs, String, std::path::PathBuf) {
     (crashed, name.clone(), path)
 }
 
+/// Where the records of a blob file written at commit end: the zeros it
+/// was extended with follow (the test values end in a non-zero byte).
+fn data_end(bytes: &[u8]) -> usize {
+    bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1)
+}
+
 /// The model after the first `n` writes.
 fn after(n: usize) -> Model {
     (0..n).map(|i| (key(i), value(i))).collect()
@@ -111,10 +117,13 @@ fn a_power_loss_keeps_a_prefix_of_the_commits_and_never_a_pointer_without_its_va
 #[test]
 fn a_damaged_value_in_a_blob_file_a_crash_left_open_is_corruption_naming_it() {
     let (crashed, name, path) = synced_then_crashed(6);
-    let len = crashed.read_all(&path).expect("read").len() as u64;
-    // The middle of the file is inside a value (values 0, 1, 3 and 4 are
+    let bytes = crashed.read_all(&path).expect("read");
+    assert_eq!(bytes.len() % (256 << 10), 0, "zeros to a whole 256 KiB");
+    // The middle of the records is inside a value (values 0, 1, 3 and 4 are
     // separated, each over 512 bytes).
-    crashed.corrupt_byte(&path, len / 2).expect("flip");
+    crashed
+        .corrupt_byte(&path, data_end(&bytes) as u64 / 2)
+        .expect("flip");
     let err = Db::open(DIR, opts(&crashed)).expect_err("damage is not a torn tail");
     assert!(matches!(err, Error::Corruption { .. }), "{err:?}");
     let text = err.to_string();
@@ -146,7 +155,13 @@ fn a_read_only_open_reads_an_open_blob_file_and_a_read_write_open_seals_it() {
     assert_eq!(rw.stats().blob_files, 1, "sealed and named");
     let sealed = crashed.read_all(&path).expect("read");
     assert!(sealed.ends_with(b"LAMNABLB"), "sealed with its footer");
-    assert_eq!(&sealed[..before.len()], &before[..]);
+    let end = data_end(&before);
+    assert_eq!(
+        sealed.len(),
+        end + 28,
+        "the zeros cut, the footer after the records"
+    );
+    assert_eq!(&sealed[..end], &before[..end]);
 }
 
 #[test]
@@ -219,8 +234,8 @@ fn check_reads_back_every_value_the_wal_points_to() {
     );
     let names = blob_files(&fs);
     let path = Path::new(DIR).join(&names[0]);
-    let len = fs.read_all(&path).expect("read").len() as u64;
-    fs.corrupt_byte(&path, len - 10).expect("flip");
+    let end = data_end(&fs.read_all(&path).expect("read")) as u64;
+    fs.corrupt_byte(&path, end - 10).expect("flip");
     let report = db.check().expect("check");
     assert!(
         report.problems.iter().any(|p| p.contains(&names[0])),

@@ -11,14 +11,17 @@ impl Mapping {
     /// `len` bytes long; `None` otherwise, and reads then go through
     /// `read_exact_at`.
     ///
-    /// REQUIRES: the file's first `len` bytes never change while mapped. A
-    /// finished blob file is immutable once its footer is synced: lamina
-    /// never writes, truncates or renames one again, only removes it whole,
-    /// and a removed file stays mapped until the mapping is dropped. A blob
-    /// file written at commit only grows past the mapped bytes while it is
-    /// written; the one time lamina cuts one (recovery sealing a file a
-    /// crash left open) it first drops the mapping it made to check values,
-    /// and no reader exists yet. The mapping is therefore valid
+    /// REQUIRES: the bytes a pointer names never change while mapped, and
+    /// the file is never cut below a byte that is read. A finished blob file
+    /// is immutable once its footer is synced: lamina never writes,
+    /// truncates or renames one again, only removes it whole, and a removed
+    /// file stays mapped until the mapping is dropped. A blob file written
+    /// at commit changes only in its zeros past the last record, which each
+    /// new record overwrites before any pointer names it; sealing cuts those
+    /// zeros, below which every pointer ends, and the store drops its handle
+    /// so that later readers map the sealed length (recovery also drops the
+    /// handle it checked values with before cutting a file a crash left
+    /// open). The mapping is therefore valid for every byte read through it
     /// for as long as it lives, on the assumption every mapped store makes
     /// (LMDB's too): nothing outside lamina truncates a database's files
     /// while it is open, which would turn a read into `SIGBUS`.

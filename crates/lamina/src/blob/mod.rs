@@ -26,6 +26,7 @@ mod writer;
 #[cfg(any(test, feature = "internals"))]
 pub use file::BlobFile;
 pub use pointer::BlobPointer;
+pub(crate) use reader::has_zero_page;
 pub use reader::{scan, scan_open};
 #[cfg(any(test, feature = "internals"))]
 pub use reader::{read_value, BlobListing, BlobRecord};
@@ -40,8 +41,10 @@ pub(crate) use writer::Writeback;
 
 /// Magic number at both ends of a blob file.
 pub const MAGIC: &[u8; 8] = b"LAMNABLB";
-/// Format version in the header.
-pub const VERSION: u32 = 1;
+/// Format version in the header of the files lamina writes.
+pub const VERSION: u32 = 2;
+/// The versions it reads (docs/format.md#blob-file).
+pub const READ_VERSIONS: [u32; 2] = [1, 2];
 /// Bytes of the file header.
 pub const HEADER_LEN: usize = 16;
 /// Bytes of the footer.
@@ -134,6 +137,13 @@ mod tests {
         let pointers: Vec<_> = listing.records.iter().map(|r| r.pointer).collect();
         assert_eq!(pointers, vec![a, b]);
         assert_eq!((listing.footer_records, listing.footer_value_bytes), (2, 400));
+        // The zeros after the records run to a whole 256 KiB; a byte among
+        // them that is not zero is corruption at its offset.
+        let end = b.offset + 300;
+        assert_eq!(open(&fs).len(), 256 << 10);
+        fs.corrupt_byte(&path, end + 5000).unwrap();
+        let err = scan_open(open(&fs).as_ref(), &path, 9).unwrap_err().to_string();
+        assert!(err.contains(&format!("offset {}", end + 5000)), "{err}");
         // A torn append is corruption at the record it cuts.
         fs.truncate(&path, b.offset + 10).unwrap();
         let err = scan_open(open(&fs).as_ref(), &path, 9).unwrap_err().to_string();
@@ -143,7 +153,9 @@ mod tests {
         fs.create_dir_all(dir).unwrap();
         let mut w = BlobWriter::create_at_commit(&fs, dir, 9).unwrap();
         w.add(b"\0\0\0\0a", &[1u8; 100]).unwrap();
-        w.finish().unwrap();
+        let meta = w.finish().unwrap();
+        assert_eq!(meta.size, 16 + 16 + 5 + 100 + FOOTER_LEN as u64, "the zeros cut");
+        assert_eq!(open(&fs).len(), meta.size);
         assert_eq!(scan(open(&fs).as_ref(), &path, 9).unwrap().records.len(), 1);
     }
 

@@ -3,7 +3,7 @@
 //! Layout: docs/format.md#blob-file.
 
 use super::pointer::BlobPointer;
-use super::{FOOTER_LEN, HEADER_LEN, MAGIC, RECORD_HEADER_LEN, VERSION};
+use super::{FOOTER_LEN, HEADER_LEN, MAGIC, READ_VERSIONS, RECORD_HEADER_LEN};
 use crate::coding::{get_u32, get_u64, masked_crc, masked_crc_long};
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
@@ -108,6 +108,47 @@ fn verify(path: &Path, ptr: &BlobPointer, value: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// `Corruption` at the first byte of `from..to` in `file` that is not zero.
+fn check_zeros(file: &dyn RandomAccessFile, path: &Path, from: u64, to: u64) -> Result<()> {
+    const PIECE: u64 = 1 << 20;
+    let mut at = from;
+    while at < to {
+        let len = (to - at).min(PIECE);
+        let bytes = file.read_at(at, len as usize).map_err(|e| Error::io(path, e))?;
+        if let Some(i) = bytes.iter().position(|&b| b != 0) {
+            let bad = at + i as u64;
+            return Err(Error::corruption(
+                path,
+                bad,
+                format!("non-zero byte at offset {bad} after the last record (at {from})"),
+            ));
+        }
+        at += len;
+    }
+    Ok(())
+}
+
+/// Whether the bytes `value` at file offset `offset` hold a piece between
+/// two 4 KiB boundaries of the file (or the value's start or end) that is
+/// all zeros: a page a power loss left as the zeros written ahead of a
+/// file written at commit (docs/format.md#blob-files-written-at-commit,
+/// recovery).
+pub(crate) fn has_zero_page(offset: u64, value: &[u8]) -> bool {
+    const PAGE: u64 = 4096;
+    let mut rest = value;
+    let mut at = offset;
+    while !rest.is_empty() {
+        let piece = usize::try_from(PAGE - at % PAGE).map_or(rest.len(), |p| p.min(rest.len()));
+        let (now, later) = rest.split_at(piece);
+        if now.iter().all(|&b| b == 0) {
+            return true;
+        }
+        rest = later;
+        at += piece as u64;
+    }
+    false
+}
+
 /// One record of a blob file, as listed by [`scan`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlobRecord {
@@ -151,7 +192,7 @@ pub fn scan(file: &dyn RandomAccessFile, path: &Path, number: u64) -> Result<Blo
             "blob file footer is missing or damaged (the file was not finished)".into(),
         ));
     }
-    let (records, value_bytes) = read_records(file, path, number, footer_at, "the footer")?;
+    let (records, value_bytes) = read_records(file, path, number, footer_at, "the footer", false)?;
     let listing = BlobListing {
         records,
         footer_records: get_u64(&footer, 0).unwrap_or(0),
@@ -176,8 +217,9 @@ pub fn scan(file: &dyn RandomAccessFile, path: &Path, number: u64) -> Result<Blo
 
 /// [`scan`] of a blob file written at commit and not yet sealed
 /// (docs/format.md#blob-files-written-at-commit): the records run to the end
-/// of the file, and there is no footer (the listing's footer counts are
-/// those of the records found).
+/// of the file or to a record header of zeros, after which the file holds
+/// only zeros; there is no footer (the listing's footer counts are those of
+/// the records found).
 pub fn scan_open(file: &dyn RandomAccessFile, path: &Path, number: u64) -> Result<BlobListing> {
     if file.len() < HEADER_LEN as u64 {
         return Err(Error::corruption(
@@ -187,7 +229,8 @@ pub fn scan_open(file: &dyn RandomAccessFile, path: &Path, number: u64) -> Resul
         ));
     }
     check_header(file, path)?;
-    let (records, value_bytes) = read_records(file, path, number, file.len(), "the end of the file")?;
+    let (records, value_bytes) =
+        read_records(file, path, number, file.len(), "the end of the file", true)?;
     Ok(BlobListing {
         footer_records: records.len() as u64,
         footer_value_bytes: value_bytes,
@@ -202,7 +245,7 @@ fn check_header(file: &dyn RandomAccessFile, path: &Path) -> Result<()> {
     if magic != MAGIC {
         return Err(bad("not a blob file (bad magic)".into()));
     }
-    if get_u32(rest, 0) != Some(VERSION) {
+    if !get_u32(rest, 0).is_some_and(|v| READ_VERSIONS.contains(&v)) {
         return Err(bad(format!("unknown blob file version {:?}", get_u32(rest, 0))));
     }
     if get_u32(rest, 4) != Some(masked_crc(header.get(..12).unwrap_or(&[]))) {
@@ -212,13 +255,16 @@ fn check_header(file: &dyn RandomAccessFile, path: &Path) -> Result<()> {
 }
 
 /// The records from the header to `end` (named `end_name` in errors), each
-/// header and value checked; and the sum of their value lengths.
+/// header and value checked, or, where `zeros_end` and a record header is
+/// all zeros, to there (every byte from it to `end` must be zero); and the
+/// sum of their value lengths.
 fn read_records(
     file: &dyn RandomAccessFile,
     path: &Path,
     number: u64,
     end: u64,
     end_name: &str,
+    zeros_end: bool,
 ) -> Result<(Vec<BlobRecord>, u64)> {
     let bad = |at: u64, why: String| Error::corruption(path, at, why);
     let io = |e| Error::io(path, e);
@@ -230,6 +276,10 @@ fn read_records(
             return Err(bad(at, format!("record header runs into {end_name}")));
         }
         let head = file.read_at(at, RECORD_HEADER_LEN).map_err(io)?;
+        if zeros_end && head.iter().all(|&b| b == 0) {
+            check_zeros(file, path, at, end)?;
+            break;
+        }
         let field = |i: usize| get_u32(&head, i).unwrap_or(0);
         let (header_crc, key_len, value_len, value_crc) = (field(0), field(4), field(8), field(12));
         let key_at = at + RECORD_HEADER_LEN as u64;
@@ -259,4 +309,27 @@ fn read_records(
         at = value_at + u64::from(value_len);
     }
     Ok((records, value_bytes))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::has_zero_page;
+
+    #[test]
+    fn a_zero_piece_between_page_boundaries_is_found_and_nothing_else() {
+        let mut v = vec![7u8; 10_000];
+        // At offset 100: pieces 100..4096, 4096..8192, 8192..10100.
+        assert!(!has_zero_page(100, &v));
+        v[3996..8092].fill(0); // the whole second piece
+        assert!(has_zero_page(100, &v));
+        v[4000] = 1;
+        assert!(!has_zero_page(100, &v), "zeros across a boundary are not a page");
+        let mut tail = vec![7u8; 10_000];
+        tail[8092..].fill(0); // the last piece, up to the value's end
+        assert!(has_zero_page(100, &tail));
+        tail[8092..9000].fill(7);
+        assert!(!has_zero_page(100, &tail), "zeros short of a boundary");
+        assert!(!has_zero_page(5, &[]));
+    }
 }

@@ -115,7 +115,11 @@ impl Inner {
     /// REQUIRES: no writer commits meanwhile (memtable rotation).
     pub(super) fn seal_commit_blob(&self, mem: &Memtable) -> Result<()> {
         if let Some(w) = self.commit_blob.lock().take() {
-            mem.set_blob_file(Arc::new(w.finish()?));
+            let meta = w.finish()?;
+            // A handle opened while the file was written maps the zeros the
+            // seal cut; readers open it again at its sealed length.
+            self.blobs.evict(meta.number);
+            mem.set_blob_file(Arc::new(meta));
         }
         Ok(())
     }
@@ -147,10 +151,11 @@ impl Inner {
 
     /// Whether the value `p` names (replayed from a WAL record) is in its
     /// blob file. `false` where a crash kept the WAL record but not the
-    /// value (the file is missing or ends before it: the log's torn tail);
-    /// `Corruption` naming the file and offset where the bytes are there but
-    /// their checksum fails (damage, not a torn write: a file's length
-    /// never runs ahead of its bytes).
+    /// value (the log's torn tail): the file is missing or ends before it,
+    /// or its bytes fail their checksum with a page-piece of zeros (written
+    /// ahead of the records and not yet overwritten when the machine lost
+    /// power); `Corruption` naming the file and offset where the bytes
+    /// fail their checksum otherwise (damage).
     pub(super) fn replayed_value_present(&self, p: &BlobPointer) -> Result<bool> {
         let file = match self.blobs.file_for(p) {
             Ok(f) => f,
@@ -160,7 +165,21 @@ impl Inner {
         if file.handle().len() < p.offset.saturating_add(u64::from(p.len)) {
             return Ok(false);
         }
-        self.blobs.read(p).map(|_| true)
+        match self.blobs.read(p) {
+            Ok(_) => Ok(true),
+            Err(e @ Error::Corruption { .. }) => {
+                let bytes = file
+                    .handle()
+                    .read_at(p.offset, p.len as usize)
+                    .map_err(|io| Error::io(file.path(), io))?;
+                if crate::blob::has_zero_page(p.offset, &bytes) {
+                    Ok(false)
+                } else {
+                    Err(e)
+                }
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Seals the blob files a crash left open (written at commit, named by
