@@ -19,8 +19,10 @@ const WRITE_CHUNK: usize = 1 << 20;
 /// A file written at commit runs ahead of its records in zeros to a
 /// multiple of this, for the same large folios: first reads through a fresh
 /// mapping ran 1.4x faster than with the file appended value by value
-/// (1 MiB steps: 1.5x, but fills into fresh folios that large stalled now
-/// and then on this project's virtual machine; 64 KiB: no gain).
+/// (1 MiB steps: 1.5x; 64 KiB: no gain). On this project's virtual machine
+/// a write into page-cache memory not touched before costs about 5x, which
+/// every build meets once the page cache outgrows the memory already
+/// touched, and larger folios meet sooner (docs/benchmarks-python.md).
 const FILL_STEP: usize = 256 << 10;
 
 /// Zeros a file written at commit is extended with.
@@ -202,9 +204,9 @@ impl BlobWriter {
     }
 
     /// At commit: extends the file with zeros to the first multiple of
-    /// [`FILL_STEP`] at or past `to`, if it ends before it. (A record shorter than a chunk is
-    /// written over zeros laid down first; a longer one extends the file
-    /// itself, and the zeros follow it.)
+    /// [`FILL_STEP`] at or past `to`, if it ends before it. (A record
+    /// shorter than a step is written over zeros laid down first; a longer
+    /// one extends the file itself, and the zeros follow it.)
     fn fill_to(&mut self, to: u64) -> Result<()> {
         let chunk = FILL_STEP as u64;
         let to = to.next_multiple_of(chunk);
