@@ -15,14 +15,27 @@ use memmap2::{MmapMut, MmapOptions};
 use std::fs::File;
 use std::io;
 
+/// Bytes of a window made writable at once, ahead of the copies: the pages
+/// of a shared file mapping start write-protected, so that the kernel sees
+/// each page's first write (a fault, then the file system's page-mkwrite);
+/// `MADV_POPULATE_WRITE` does that work for 16 pages in one system call
+/// instead of a fault per page (sequential puts from Python ran 14-17%
+/// faster; 16 KiB and 256 KiB at once measured the same as 64 KiB). It
+/// dirties pages the copies will write next anyway, at most this far past
+/// the last record.
+const AHEAD: usize = 64 << 10;
+
 /// The bytes `start..start + len` of a file, mapped shared and writable.
 pub(super) struct WriteMap {
     map: MmapMut,
     start: u64,
+    /// The window's first `ready` bytes are mapped writable.
+    ready: usize,
 }
 
 impl WriteMap {
-    /// Maps `file`'s bytes `from..to`, their pages faulted in ahead.
+    /// Maps `file`'s bytes `from..to`; their pages are made writable as the
+    /// copies reach them, [`AHEAD`] bytes at a time.
     /// REQUIRES: `to` is at most the file's length, and the file is not
     /// truncated below `to` while the map lives (see the module doc).
     pub(super) fn new(file: &File, from: u64, to: u64) -> io::Result<WriteMap> {
@@ -37,14 +50,12 @@ impl WriteMap {
         // SAFETY: the caller keeps the file at least `to` bytes long while
         // the map lives, and only this process writes it (module doc); the
         // bytes are only ever copied in, never referenced.
-        let map = unsafe {
-            MmapOptions::new()
-                .offset(from)
-                .len(len)
-                .populate()
-                .map_mut(file)?
-        };
-        Ok(WriteMap { map, start: from })
+        let map = unsafe { MmapOptions::new().offset(from).len(len).map_mut(file)? };
+        Ok(WriteMap {
+            map,
+            start: from,
+            ready: 0,
+        })
     }
 
     /// Copies `data` to the file's `offset`; `false` (nothing copied) if the
@@ -56,7 +67,18 @@ impl WriteMap {
         else {
             return false;
         };
-        match self.map.get_mut(at..at.saturating_add(data.len())) {
+        let end = at.saturating_add(data.len());
+        if end > self.ready && end <= self.map.len() {
+            let upto = end.saturating_add(AHEAD).min(self.map.len());
+            // Advisory: where the kernel refuses, the copy faults the pages in.
+            let _ = self.map.advise_range(
+                memmap2::Advice::PopulateWrite,
+                self.ready,
+                upto - self.ready,
+            );
+            self.ready = upto;
+        }
+        match self.map.get_mut(at..end) {
             Some(dst) => {
                 dst.copy_from_slice(data);
                 true
