@@ -10,6 +10,7 @@
 //! `pipeline`, where a writer waits once for both. A lone writer does all
 //! of it on its own thread.
 
+use super::stats::add_under_wal_lock;
 use super::Inner;
 use crate::batch::Batch;
 use crate::error::{Error, Result};
@@ -101,7 +102,7 @@ impl Inner {
     /// batch with a key, value, merge operand or keyspace it cannot take.
     fn check_batch(&self, batch: &Batch) -> Result<()> {
         self.check_writable()?;
-        let op = Arc::clone(&self.opts.merge_operator);
+        let op = &self.opts.merge_operator;
         batch.validate(&|operand| op.validate_operand(operand), &|ks| {
             self.check_keyspace(ks)
         })
@@ -186,25 +187,14 @@ impl Inner {
         q.writer_last = q.last_seqno;
         drop(q);
 
-        let mut user_bytes = 0u64;
         let mut inserted = Ok(());
         for (seq, op) in (first..).zip(batch.ops()) {
             match op {
-                Ok(op) => {
-                    mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value);
-                    let value_len = match op.kind {
-                        Kind::Blob => BlobPointer::decode(op.value).map_or(0, |p| p.len as usize),
-                        _ => op.value.len(),
-                    };
-                    user_bytes += (op.key.len() + value_len) as u64;
-                }
+                Ok(op) => mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value),
                 Err(e) => inserted = Err(Error::InvalidArgument(e)),
             }
         }
         self.pipeline.inserted();
-        self.counters
-            .user_bytes_written
-            .fetch_add(user_bytes, Ordering::Relaxed);
 
         let last = first + count - 1;
         let durable = if durability == Durability::Sync {
@@ -266,10 +256,10 @@ impl Inner {
             self.poison(&e);
             return Err(e);
         }
-        self.counters
-            .wal_bytes_written
-            .fetch_add(w.len().saturating_sub(before), Ordering::Relaxed);
-        self.counters.commits.fetch_add(1, Ordering::Relaxed);
+        let c = &self.counters;
+        add_under_wal_lock(&c.wal_bytes_written, w.len().saturating_sub(before));
+        add_under_wal_lock(&c.commits, 1);
+        add_under_wal_lock(&c.user_bytes_written, user_bytes(batch));
         Ok(Some(self.pipeline.handed_to_wal()))
     }
 
@@ -388,4 +378,20 @@ impl Inner {
         }
         out
     }
+}
+
+/// The bytes of user keys and values `batch` writes (a value in a blob file
+/// counted at its length, not its pointer's).
+fn user_bytes(batch: &Batch) -> u64 {
+    batch
+        .ops()
+        .filter_map(|op| op.ok())
+        .map(|op| {
+            let value_len = match op.kind {
+                Kind::Blob => BlobPointer::decode(op.value).map_or(0, |p| p.len as usize),
+                _ => op.value.len(),
+            };
+            (op.key.len() + value_len) as u64
+        })
+        .sum()
 }

@@ -175,6 +175,9 @@ pub(crate) struct Inner {
     pub closed: AtomicBool,
     /// Why writes are refused, after a failure made them unsafe.
     pub poisoned: Mutex<Option<String>>,
+    /// Set once `poisoned` holds a reason: the writers' check reads this
+    /// flag, not the lock.
+    pub poison_set: AtomicBool,
     /// Running counters behind `Stats`.
     pub counters: Counters,
     /// What the entries flushed since open look like: the block size is
@@ -200,10 +203,18 @@ impl Inner {
         if self.opts.read_only {
             return Err(Error::ReadOnly);
         }
-        if let Some(p) = self.poisoned.lock().as_ref() {
-            return Err(Error::Poisoned(p.clone()));
+        self.check_unpoisoned()
+    }
+
+    /// Fails once the database is poisoned.
+    pub fn check_unpoisoned(&self) -> Result<()> {
+        if !self.poison_set.load(Ordering::Acquire) {
+            return Ok(());
         }
-        Ok(())
+        match self.poisoned.lock().as_ref() {
+            Some(p) => Err(Error::Poisoned(p.clone())),
+            None => Ok(()),
+        }
     }
 
     /// Fails if the handle is closed, or used in a process forked after it
@@ -224,6 +235,7 @@ impl Inner {
         if p.is_none() {
             *p = Some(e.to_string());
         }
+        self.poison_set.store(true, Ordering::Release);
         drop(p);
         self.bg_cv.notify_all();
     }

@@ -167,6 +167,7 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         keyspaces: RwLock::new(keyspaces),
         closed: AtomicBool::new(false),
         poisoned: Mutex::new(None),
+        poison_set: AtomicBool::new(false),
         counters: Counters::default(),
         shape: Mutex::new(Default::default()),
         levels: crate::tuning::choose_levels(

@@ -85,7 +85,10 @@ impl Pipeline {
     /// follow the order of the records in the WAL.
     pub fn handed_to_wal(&self) -> u64 {
         self.inserting.fetch_add(1, Ordering::AcqRel);
-        self.written.fetch_add(1, Ordering::AcqRel) + 1
+        // Only here, under the WAL lock: no locked instruction needed.
+        let ticket = self.written.load(Ordering::Relaxed) + 1;
+        self.written.store(ticket, Ordering::Release);
+        ticket
     }
 
     /// A writer whose commit must be synced enters; it leaves when the guard

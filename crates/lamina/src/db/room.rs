@@ -75,9 +75,7 @@ impl Inner {
     /// `incoming` bytes keeps; an error once the database is poisoned or
     /// closing.
     fn room(&self, st: &super::State, incoming: usize) -> Result<(bool, Pace)> {
-        if let Some(p) = self.poisoned.lock().as_ref() {
-            return Err(Error::Poisoned(p.clone()));
-        }
+        self.check_unpoisoned()?;
         if st.shutting_down {
             return Err(Error::Closed);
         }

@@ -5,7 +5,18 @@ use crate::db::Inner;
 use crate::manifest::NUM_LEVELS;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Running counters, updated with relaxed atomics.
+/// Adds `n` to `counter` without a locked instruction (a plain load and
+/// store). REQUIRES: every writer of `counter` holds the WAL lock.
+pub(crate) fn add_under_wal_lock(counter: &AtomicU64, n: u64) {
+    counter.store(
+        counter.load(Ordering::Relaxed).wrapping_add(n),
+        Ordering::Relaxed,
+    );
+}
+
+/// Running counters, updated with relaxed atomics; those a commit updates
+/// (`user_bytes_written`, `wal_bytes_written`, `commits`) only under the WAL
+/// lock, with [`add_under_wal_lock`].
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
     pub user_bytes_written: AtomicU64,
