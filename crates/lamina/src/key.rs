@@ -131,6 +131,31 @@ pub fn parse(ikey: &[u8]) -> Option<Parsed<'_>> {
     })
 }
 
+/// An internal key as a person reads it in an error: keyspace, user key
+/// (printable bytes as they are, others as `\xNN`, at most 64 of them),
+/// seqno and kind; a key that does not parse, as hex.
+pub fn describe(ikey: &[u8]) -> String {
+    let Some(p) = parse(ikey) else {
+        return format!("{ikey:02x?}");
+    };
+    let user = p.user_key();
+    let mut shown: String = user
+        .iter()
+        .take(64)
+        .flat_map(|&b| std::ascii::escape_default(b))
+        .map(char::from)
+        .collect();
+    if user.len() > 64 {
+        shown.push_str("...");
+    }
+    format!(
+        "keyspace {} key \"{shown}\" seqno {} {:?}",
+        p.keyspace(),
+        p.seqno,
+        p.kind
+    )
+}
+
 /// The tree key of an internal key (everything before the trailer).
 /// Keys shorter than a trailer yield themselves.
 pub fn tree_key_of(ikey: &[u8]) -> &[u8] {

@@ -154,9 +154,11 @@ impl TableBuilder {
             )));
         }
         if self.props.entries > 0 && key::compare(&self.last_key, ikey) != Ordering::Less {
-            return Err(Error::InvalidArgument(
-                "table keys must be added in strictly ascending order".into(),
-            ));
+            return Err(Error::InvalidArgument(format!(
+                "table keys must be added in strictly ascending order: {} after {}",
+                key::describe(ikey),
+                key::describe(&self.last_key)
+            )));
         }
         let p = &mut self.props;
         if p.entries == 0 {
