@@ -10,12 +10,11 @@
 //! made concurrent); a reader that loads a link with `Acquire` sees the whole
 //! entry the writer published with `Release`.
 //!
-//! Every insert searches from the top. (An insertion hint, the place of the
-//! last insert reused for a key that falls right after it, made ascending
-//! loads about 15% faster but left entries out of order when eight writers
-//! raced on lists of a few dozen entries: the commit pipeline's tests
-//! caught a flush refusing the keys, once in about forty runs under load.
-//! It is gone until a variant is proven.)
+//! An insertion hint makes ascending loads cheap: the list remembers where
+//! its last insert went (the predecessors at every level, the "splice"), and
+//! a key that falls right after it is linked there without a search from
+//! the top. Only one writer at a time uses the hint (the others search from
+//! the top), so concurrent writers never wait for it.
 //!
 //! This module allows `unsafe` (docs/design.md#unsafe-code): entries are
 //! laid out by hand and reached through raw links. Every `unsafe` block
@@ -26,6 +25,7 @@
 #![allow(unsafe_code)]
 
 use crate::key;
+use parking_lot::Mutex;
 use std::alloc::Layout;
 use std::cell::Cell;
 use std::cmp::Ordering as Order;
@@ -133,6 +133,10 @@ struct Splice {
     next: [*mut Node; MAX_HEIGHT + 1],
 }
 
+// SAFETY: a splice is only links into the list that owns it; it is read and
+// written under the list's hint lock.
+unsafe impl Send for Splice {}
+
 impl Splice {
     fn new() -> Splice {
         Splice {
@@ -160,6 +164,8 @@ pub(super) struct SkipList {
     /// Levels in use (at least 1).
     height: AtomicUsize,
     len: AtomicUsize,
+    /// Where the last insert that used it went (see the module doc).
+    hint: Mutex<Splice>,
 }
 
 // SAFETY: entries are immutable once linked, links are atomics, and entries
@@ -294,6 +300,7 @@ impl SkipList {
             id,
             height: AtomicUsize::new(1),
             len: AtomicUsize::new(0),
+            hint: Mutex::new(Splice::new()),
         }
     }
 
@@ -337,9 +344,22 @@ impl SkipList {
                 Err(now) => max = now,
             }
         }
-        let mut splice = Splice::new();
-        self.place(&mut splice, key, max);
-        self.link_node(&mut splice, node_ptr, key, height);
+        match self.hint.try_lock() {
+            Some(mut hint) => {
+                self.place(&mut hint, key, max);
+                self.link_node(&mut hint, node_ptr, key, height);
+                for level in 0..height {
+                    if let Some(p) = hint.prev.get_mut(level) {
+                        *p = node_ptr;
+                    }
+                }
+            }
+            None => {
+                let mut splice = Splice::new();
+                self.place(&mut splice, key, max);
+                self.link_node(&mut splice, node_ptr, key, height);
+            }
+        }
         self.len.fetch_add(1, Ordering::Relaxed);
         Entry {
             node,
@@ -348,15 +368,46 @@ impl SkipList {
         }
     }
 
-    /// Makes the empty `splice` bracket `key` at every level below `max`,
-    /// searching down from the top.
+    /// Makes `splice` bracket `key` at every level below `max`: reuses the
+    /// levels of a previous splice that still bracket it, searching down
+    /// from the lowest of them (or from the top) for the rest.
     fn place(&self, splice: &mut Splice, key: &[u8], max: usize) {
         let head = self.head.as_ptr();
-        for level in 0..=max.min(MAX_HEIGHT) {
+        let fresh = splice.height == 0;
+        // The list's height was read before the hint was taken: another
+        // writer may have raised it, and the splice with it, since. A
+        // search starts from the head at the splice's top level, never from
+        // a bracket left there for another key (which may sort after this
+        // one: the search would then link the entry after it).
+        let max = max.max(splice.height);
+        // Levels a previous splice did not cover bracket everything.
+        for level in splice.height..=max.min(MAX_HEIGHT) {
             splice.set(level, head, ptr::null_mut());
         }
-        splice.height = max;
-        for level in (0..max).rev() {
+        splice.height = splice.height.max(max);
+        // A key that falls right after the previous insert is bracketed at
+        // level 0, and then at every level above (a splice's brackets nest:
+        // each level's pair encloses the pair below it). Any other key is
+        // searched for from the top.
+        let mut from = max;
+        if !fresh {
+            if let (Some(&prev), Some(next_slot)) = (splice.prev.first(), splice.next.first_mut()) {
+                // SAFETY: `prev` is the head or an entry of this list, which
+                // has a level 0; `now` is null or a live entry.
+                let brackets = unsafe {
+                    let now = next(prev, 0);
+                    let b = is_after(key, prev, head) && !is_after(key, now, head);
+                    if b {
+                        *next_slot = now;
+                    }
+                    b
+                };
+                if brackets {
+                    from = 0;
+                }
+            }
+        }
+        for level in (0..from).rev() {
             let start = splice.prev.get(level + 1).copied().unwrap_or(head);
             let (p, n) = self.find_for_level(key, start, level);
             splice.set(level, p, n);
@@ -610,6 +661,29 @@ mod tests {
         }
     }
 
+    /// A writer reads the list's height, then takes the hint, which another
+    /// writer left taller and bracketing a larger key: the search for a
+    /// small key must start from the head, not from that bracket.
+    #[test]
+    fn a_search_from_a_splice_taller_than_the_height_read_starts_at_the_head() {
+        let list = SkipList::new();
+        for i in 0..200u32 {
+            list.insert(&[&ikey(i * 2, 1)], b"v");
+        }
+        let height = list.height.load(Ordering::Relaxed);
+        assert!(height >= 2, "200 entries reach level 1");
+        let mut splice = Splice::new();
+        list.place(&mut splice, &ikey(399, 1), height);
+        let key = ikey(1, 1);
+        list.place(&mut splice, &key, 1);
+        let (p, n) = (splice.prev[0], splice.next[0]);
+        // SAFETY: a splice of this list brackets entries of it.
+        unsafe {
+            assert_eq!(key_of(p), ikey(0, 1).as_slice(), "the entry before");
+            assert_eq!(key_of(n), ikey(2, 1).as_slice(), "the entry after");
+        }
+    }
+
     #[test]
     fn newer_entries_of_a_key_go_before_older_ones_on_an_ascending_load() {
         let list = SkipList::new();
@@ -640,7 +714,8 @@ mod tests {
                 let list = Arc::clone(&list);
                 std::thread::spawn(move || {
                     // Interleaved ascending runs: every writer's keys fall
-                    // between the others'.
+                    // between the others', and one writer at a time holds
+                    // the hint.
                     for i in 0u32..5_000 {
                         list.insert(&[&ikey(i * 4 + t, 1)], &i.to_le_bytes());
                     }
