@@ -187,14 +187,27 @@ impl Inner {
         q.writer_last = q.last_seqno;
         drop(q);
 
+        let mut user_bytes = 0u64;
         let mut inserted = Ok(());
         for (seq, op) in (first..).zip(batch.ops()) {
             match op {
-                Ok(op) => mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value),
+                Ok(op) => {
+                    mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value);
+                    let value_len = match op.kind {
+                        Kind::Blob => BlobPointer::decode(op.value).map_or(0, |p| p.len as usize),
+                        _ => op.value.len(),
+                    };
+                    user_bytes += (op.key.len() + value_len) as u64;
+                }
                 Err(e) => inserted = Err(Error::InvalidArgument(e)),
             }
         }
         self.pipeline.inserted();
+        // Counted outside the WAL lock, in the pass that inserts: a batch is
+        // walked once, and the lock is held no longer for it.
+        self.counters
+            .user_bytes_written
+            .fetch_add(user_bytes, Ordering::Relaxed);
 
         let last = first + count - 1;
         let durable = if durability == Durability::Sync {
@@ -259,7 +272,6 @@ impl Inner {
         let c = &self.counters;
         add_under_wal_lock(&c.wal_bytes_written, w.len().saturating_sub(before));
         add_under_wal_lock(&c.commits, 1);
-        add_under_wal_lock(&c.user_bytes_written, user_bytes(batch));
         Ok(Some(self.pipeline.handed_to_wal()))
     }
 
@@ -378,20 +390,4 @@ impl Inner {
         }
         out
     }
-}
-
-/// The bytes of user keys and values `batch` writes (a value in a blob file
-/// counted at its length, not its pointer's).
-fn user_bytes(batch: &Batch) -> u64 {
-    batch
-        .ops()
-        .filter_map(|op| op.ok())
-        .map(|op| {
-            let value_len = match op.kind {
-                Kind::Blob => BlobPointer::decode(op.value).map_or(0, |p| p.len as usize),
-                _ => op.value.len(),
-            };
-            (op.key.len() + value_len) as u64
-        })
-        .sum()
 }

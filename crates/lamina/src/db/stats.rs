@@ -14,9 +14,8 @@ pub(crate) fn add_under_wal_lock(counter: &AtomicU64, n: u64) {
     );
 }
 
-/// Running counters, updated with relaxed atomics; those a commit updates
-/// (`user_bytes_written`, `wal_bytes_written`, `commits`) only under the WAL
-/// lock, with [`add_under_wal_lock`].
+/// Running counters, updated with relaxed atomics; `wal_bytes_written` and
+/// `commits` only under the WAL lock, with [`add_under_wal_lock`].
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
     pub user_bytes_written: AtomicU64,
