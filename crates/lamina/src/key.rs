@@ -163,6 +163,18 @@ pub fn tree_key_of(ikey: &[u8]) -> &[u8] {
         .unwrap_or(ikey)
 }
 
+/// The first 16 bytes of a tree key, zero-padded, as a big-endian number:
+/// `tree_prefix(a) < tree_prefix(b)` implies `a < b`, so keys can be
+/// ordered by a number comparison first and in full only on a tie.
+pub fn tree_prefix(tree_key: &[u8]) -> u128 {
+    let mut b = [0u8; 16];
+    let n = tree_key.len().min(16);
+    if let (Some(dst), Some(src)) = (b.get_mut(..n), tree_key.get(..n)) {
+        dst.copy_from_slice(src);
+    }
+    u128::from_be_bytes(b)
+}
+
 /// The keyspace id a tree key starts with (0 for keys too short to hold one).
 pub fn keyspace_of(tree_key: &[u8]) -> KeyspaceId {
     tree_key

@@ -27,6 +27,8 @@ impl Weighter<(u64, u64), Arc<Block>> for BlockWeighter {
 /// `Arc`. A capacity of 0 caches nothing.
 pub struct BlockCache {
     cache: Option<Cache<(u64, u64), Arc<Block>, BlockWeighter>>,
+    /// Names this cache in the memo of each thread's recent blocks.
+    id: u64,
     capacity: usize,
     hits: AtomicU64,
     misses: AtomicU64,
@@ -79,6 +81,7 @@ impl BlockCache {
         });
         BlockCache {
             cache,
+            id: super::recent::new_cache_id(),
             capacity: capacity_bytes,
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
@@ -158,10 +161,7 @@ impl BlockCache {
     /// The block at `offset` of table `file_number`, if cached. Counts a hit
     /// or a miss.
     pub fn get(&self, file_number: u64, offset: u64) -> Option<Arc<Block>> {
-        let found = self
-            .cache
-            .as_ref()
-            .and_then(|c| c.get(&(file_number, offset)));
+        let found = self.lookup(file_number, offset);
         let counter = if found.is_some() {
             &self.hits
         } else {
@@ -175,9 +175,21 @@ impl BlockCache {
     /// hit but not a miss (for lookups that try memory first and count
     /// their miss when they read).
     pub fn get_if_cached(&self, file_number: u64, offset: u64) -> Option<Arc<Block>> {
-        let found = self.cache.as_ref()?.get(&(file_number, offset))?;
+        let found = self.lookup(file_number, offset)?;
         self.hits.fetch_add(1, Ordering::Relaxed);
         Some(found)
+    }
+
+    /// The block, from the block this thread was served last for the table
+    /// if it is the one (see `recent`), else from the cache.
+    fn lookup(&self, file_number: u64, offset: u64) -> Option<Arc<Block>> {
+        let cache = self.cache.as_ref()?;
+        if let Some(b) = super::recent::get(self.id, file_number, offset) {
+            return Some(b);
+        }
+        let b = cache.get(&(file_number, offset))?;
+        super::recent::put(self.id, file_number, offset, &b);
+        Some(b)
     }
 
     /// Caches `block` as the block at `offset` of table `file_number`
@@ -185,6 +197,7 @@ impl BlockCache {
     /// can hold is not kept.
     pub fn insert(&self, file_number: u64, offset: u64, block: Arc<Block>) {
         if let Some(c) = &self.cache {
+            super::recent::put(self.id, file_number, offset, &block);
             c.insert((file_number, offset), block);
         }
     }

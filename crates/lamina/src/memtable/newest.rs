@@ -10,6 +10,13 @@
 //! A key is hashed once: the hash picks the shard (bits 32..36, which the
 //! shard's own table does not use for a bucket or a tag until it holds 2^32
 //! slots) and then the slot within it.
+//!
+//! Each shard also keeps the range of the keys it holds, as
+//! [`key::tree_prefix`] numbers, so that a key outside it is answered
+//! without touching the table: when the memtable's keys and the tables'
+//! keys are apart (keys written in ascending order, the older ones already
+//! flushed), a read of an older key costs a comparison here instead of a
+//! cache miss in the table.
 
 use super::lists::Lists;
 use super::skiplist::{Entry, Position};
@@ -55,7 +62,32 @@ struct Slot {
     at: Position,
 }
 
-type Shard = RwLock<HashTable<Slot>>;
+/// One shard's slots, and the range of their keys' prefixes.
+struct ShardTable {
+    slots: HashTable<Slot>,
+    /// The smallest and largest [`key::tree_prefix`] of a key recorded
+    /// (`low > high` while empty). A key whose prefix is outside them has
+    /// no slot: `tree_prefix` orders keys as the keys themselves are ordered.
+    low: u128,
+    high: u128,
+}
+
+impl ShardTable {
+    fn new() -> ShardTable {
+        ShardTable {
+            slots: HashTable::new(),
+            low: u128::MAX,
+            high: 0,
+        }
+    }
+
+    /// Whether a key of prefix `p` may have a slot.
+    fn may_hold(&self, p: u128) -> bool {
+        self.low <= p && p <= self.high
+    }
+}
+
+type Shard = RwLock<ShardTable>;
 
 /// Tree key → newest entry, safe for concurrent readers and writers, for
 /// the entries of one memtable's skip lists (which every call names).
@@ -77,7 +109,7 @@ impl NewestIndex {
         NewestIndex {
             list: lists.id(),
             hasher: RandomState::new(),
-            shards: (0..SHARDS).map(|_| RwLock::new(HashTable::new())).collect(),
+            shards: (0..SHARDS).map(|_| RwLock::new(ShardTable::new())).collect(),
         }
     }
 
@@ -98,7 +130,11 @@ impl NewestIndex {
         let Some((h, shard)) = self.locate(tree_key) else {
             return 0;
         };
-        let mut table = shard.write();
+        let p = key::tree_prefix(tree_key);
+        let mut shard = shard.write();
+        shard.low = shard.low.min(p);
+        shard.high = shard.high.max(p);
+        let table = &mut shard.slots;
         let same_key = |s: &Slot| {
             list.entry(s.at)
                 .as_ref()
@@ -127,8 +163,11 @@ impl NewestIndex {
             return None;
         }
         let (h, shard) = self.locate(tree_key)?;
-        let table = shard.read();
-        let found = table.find(h, |s| {
+        let shard = shard.read();
+        if !shard.may_hold(key::tree_prefix(tree_key)) {
+            return Some(Probe::Absent);
+        }
+        let found = shard.slots.find(h, |s| {
             list.entry(s.at)
                 .as_ref()
                 .and_then(parts)
@@ -187,7 +226,7 @@ mod tests {
         for (i, k) in keys.iter().enumerate() {
             assert_eq!(put(&list, &ix, k, i as u64 + 1, k), INDEX_OVERHEAD);
         }
-        let used = ix.shards.iter().filter(|s| !s.read().is_empty()).count();
+        let used = ix.shards.iter().filter(|s| !s.read().slots.is_empty()).count();
         assert_eq!(used, SHARDS, "keys spread over every shard");
         for (i, k) in keys.iter().enumerate() {
             assert_eq!(newest(&list, &ix, k), Some((i as u64 + 1, k.clone())));
@@ -205,6 +244,46 @@ mod tests {
         assert_eq!(put(&list, &ix, &prefix, 2, b"short"), INDEX_OVERHEAD);
         assert_eq!(newest(&list, &ix, &long), Some((1, b"long".to_vec())));
         assert_eq!(newest(&list, &ix, &prefix), Some((2, b"short".to_vec())));
+    }
+
+    #[test]
+    fn a_shard_keeps_the_range_of_its_keys_and_answers_outside_it_without_a_probe() {
+        let list = Lists::new(1 << 20);
+        let ix = NewestIndex::new(&list);
+        let keys: Vec<Vec<u8>> = (100u32..200)
+            .map(|i| key::tree_key(0, format!("k{i}").as_bytes()))
+            .collect();
+        for (i, k) in keys.iter().enumerate() {
+            put(&list, &ix, k, i as u64 + 1, b"v");
+        }
+        let (first, last) = (keys.first().unwrap(), keys.last().unwrap());
+        for shard in &ix.shards {
+            let s = shard.read();
+            assert!(s.low >= key::tree_prefix(first) && s.high <= key::tree_prefix(last));
+            assert!(!s.may_hold(key::tree_prefix(&key::tree_key(0, b"k0"))));
+            assert!(!s.may_hold(key::tree_prefix(&key::tree_key(0, b"k3"))));
+        }
+        // The keys at the edges of every shard's range are found.
+        for (i, k) in keys.iter().enumerate() {
+            assert_eq!(newest(&list, &ix, k), Some((i as u64 + 1, b"v".to_vec())));
+        }
+        assert_eq!(newest(&list, &ix, &key::tree_key(0, b"k0")), None);
+        assert_eq!(newest(&list, &ix, &key::tree_key(0, b"k2")), None);
+    }
+
+    #[test]
+    fn keys_that_share_the_range_prefix_are_told_apart_by_the_table() {
+        let list = Lists::new(1 << 20);
+        let ix = NewestIndex::new(&list);
+        // Sixteen bytes of tree key (keyspace id and 12 user bytes) alike.
+        let long = key::tree_key(0, b"0123456789abXYZ");
+        let short = key::tree_key(0, b"0123456789ab");
+        assert_eq!(key::tree_prefix(&long), key::tree_prefix(&short));
+        put(&list, &ix, &long, 1, b"long");
+        assert_eq!(newest(&list, &ix, &short), None);
+        put(&list, &ix, &short, 2, b"short");
+        assert_eq!(newest(&list, &ix, &short), Some((2, b"short".to_vec())));
+        assert_eq!(newest(&list, &ix, &long), Some((1, b"long".to_vec())));
     }
 
     #[test]

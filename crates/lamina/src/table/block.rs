@@ -202,16 +202,9 @@ impl Block {
     }
 }
 
-/// The first 16 bytes of the tree key of internal key `k`, zero-padded, as
-/// a big-endian number: `prefix(a) < prefix(b)` implies `a < b`.
+/// [`key::tree_prefix`] of the tree key of internal key `k`.
 fn prefix(k: &[u8]) -> u128 {
-    let tk = key::tree_key_of(k);
-    let mut b = [0u8; 16];
-    let n = tk.len().min(16);
-    if let (Some(dst), Some(src)) = (b.get_mut(..n), tk.get(..n)) {
-        dst.copy_from_slice(src);
-    }
-    u128::from_be_bytes(b)
+    key::tree_prefix(key::tree_key_of(k))
 }
 
 impl Block {
