@@ -11,6 +11,11 @@ comparisons of two builds and for profiling one loop at a time.
   python bench/point_loops.py read-loop [-n N] [--rounds R]
       fills, reopens read-only and reads every key in order R times (one
       long loop to put under `perf record`).
+  python bench/point_loops.py table-reads [-n N] [--rounds R] [--shuffle]
+      fills N keys in order and closes; then R times: opens read-only and
+      reads, in order (or shuffled), only the keys the tables hold (the
+      oldest ones: as many as the tables' entries; the others are replayed
+      into the memtable); prints ops/s and ns per read of each pass.
   python bench/point_loops.py scan [-n N] [--rounds R]
       puts N keys in a random order into a fresh database (with the default
       64 MiB memtable, 300,000 keys stay in the memtable, in six skip
@@ -92,6 +97,24 @@ def read_loop(args, keys, work):
     db.close()
 
 
+def table_reads(args, keys, work):
+    db, _ = fill(work + "/db", keys)
+    db.close()
+    for r in range(args.rounds):
+        db = lamina.open(work + "/db", "r")
+        if r == 0:
+            in_tables = sum(level["entries"] for level in db.stats()["levels"])
+            ks = keys[:in_tables]
+            if args.shuffle:
+                random.Random(3).shuffle(ks)
+        t0 = time.perf_counter()
+        for k in ks:
+            db[k]
+        dt = time.perf_counter() - t0
+        print(f"table reads {len(ks) / dt:,.0f}  {dt / len(ks) * 1e9:.0f} ns ({len(ks):,} keys)")
+        db.close()
+
+
 def scan(args, keys, work):
     random.Random(5).shuffle(keys)
     db, _ = fill(work + "/db", keys)
@@ -159,16 +182,19 @@ def main():
     sc = sub.add_parser("scan")
     sc.add_argument("--rounds", type=int, default=3)
     sc.add_argument("-n", type=int, default=300_000)
+    tr = sub.add_parser("table-reads")
+    tr.add_argument("--rounds", type=int, default=3)
+    tr.add_argument("--shuffle", action="store_true")
     de = sub.add_parser("delete")
     de.add_argument("--rounds", type=int, default=3)
-    for p in (r, f, loop, de):
+    for p in (r, f, loop, tr, de):
         p.add_argument("-n", type=int, default=1_000_000)
     args = ap.parse_args()
     keys = [b"%016d" % i for i in range(args.n)]
     work = tempfile.mkdtemp(prefix="point_loops_")
     try:
         {"reads": reads, "fill": fills, "read-loop": read_loop, "scan": scan,
-         "delete": deletes, "large": large}[args.cmd](
+         "delete": deletes, "large": large, "table-reads": table_reads}[args.cmd](
             args, keys, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
