@@ -103,6 +103,18 @@ fn parts<'a>(e: &Entry<'a>) -> Option<(&'a [u8], SeqNo, Kind)> {
     key::parse(e.key()).map(|p| (p.tree_key, p.seqno, p.kind))
 }
 
+/// Whether `slot` is the slot of `tree_key`, of hash `h`, in `list`. The
+/// slot's full hash first: a slot whose 7-bit tag alone matched is passed
+/// over without reading its entry (another cache miss).
+fn holds(list: &Lists, slot: &Slot, h: u64, tree_key: &[u8]) -> bool {
+    slot.hash == h
+        && list
+            .entry(slot.at)
+            .as_ref()
+            .and_then(parts)
+            .is_some_and(|(tk, _, _)| tk == tree_key)
+}
+
 impl NewestIndex {
     /// An empty index of the entries of `lists`.
     pub(super) fn new(lists: &Lists) -> NewestIndex {
@@ -135,12 +147,7 @@ impl NewestIndex {
         shard.low = shard.low.min(p);
         shard.high = shard.high.max(p);
         let table = &mut shard.slots;
-        let same_key = |s: &Slot| {
-            list.entry(s.at)
-                .as_ref()
-                .and_then(parts)
-                .is_some_and(|(tk, _, _)| tk == tree_key)
-        };
+        let same_key = |s: &Slot| holds(list, s, h, tree_key);
         if let Some(cur) = table.find_mut(h, same_key) {
             let cur_seqno = list.entry(cur.at).as_ref().and_then(parts).map(|p| p.1);
             if cur_seqno.is_none_or(|s| s < seqno) {
@@ -167,12 +174,7 @@ impl NewestIndex {
         if !shard.may_hold(key::tree_prefix(tree_key)) {
             return Some(Probe::Absent);
         }
-        let found = shard.slots.find(h, |s| {
-            list.entry(s.at)
-                .as_ref()
-                .and_then(parts)
-                .is_some_and(|(tk, _, _)| tk == tree_key)
-        });
+        let found = shard.slots.find(h, |s| holds(list, s, h, tree_key));
         Some(match found {
             Some(s) => {
                 let entry = list.entry(s.at)?;
