@@ -192,6 +192,33 @@ impl BlockCache {
         Some(b)
     }
 
+    /// The block this thread was served last from table `file_number`, if
+    /// its first and last internal keys were recorded
+    /// ([`BlockCache::remember_bounds`]) and hold `target`: the block a
+    /// search of the table's index for `target` would name. Counts a hit.
+    pub fn block_covering(&self, file_number: u64, target: &[u8]) -> Option<Arc<Block>> {
+        self.cache.as_ref()?;
+        let found = super::recent::covering(self.id, file_number, target)?;
+        self.hits.fetch_add(1, Ordering::Relaxed);
+        Some(found)
+    }
+
+    /// Records, for this thread, that `block` (at `offset` of table
+    /// `file_number`) holds the internal keys `first..=last`, its first
+    /// and last (see [`BlockCache::block_covering`]).
+    pub fn remember_bounds(
+        &self,
+        file_number: u64,
+        offset: u64,
+        block: &Arc<Block>,
+        first: &[u8],
+        last: &[u8],
+    ) {
+        if self.cache.is_some() {
+            super::recent::put_bounded(self.id, file_number, offset, block, first, last);
+        }
+    }
+
     /// Caches `block` as the block at `offset` of table `file_number`
     /// (replacing any block cached there). A block larger than the cache
     /// can hold is not kept.

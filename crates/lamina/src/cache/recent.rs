@@ -1,6 +1,9 @@
 //! The blocks this thread was served last, one per table: a lookup of the
 //! same block again (the next key read in order, the next entry of a scan's
-//! point reads) skips the block cache's shard lock and table probe.
+//! point reads) skips the block cache's shard lock and table probe. A block
+//! a point read found through the table's index also keeps its first and
+//! last internal keys: a later point read of a key between them is in that
+//! block, and skips the index search too.
 //!
 //! Mechanism only, beside [`BlockCache`](super::BlockCache), which asks it
 //! first and tells it what it served. A slot holds a [`Weak`]: the memo
@@ -9,8 +12,10 @@
 //! A slot names its cache, table file and offset; file numbers are never
 //! reused within a database, so a block found here is the one asked for.
 
+use crate::key;
 use crate::table::Block;
 use std::cell::RefCell;
+use std::cmp::Ordering as KeyOrdering;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
@@ -23,6 +28,9 @@ struct Slot {
     file: u64,
     offset: u64,
     block: Weak<Block>,
+    /// The block's first and last internal keys, when known (else empty).
+    first: Vec<u8>,
+    last: Vec<u8>,
 }
 
 impl Slot {
@@ -31,7 +39,23 @@ impl Slot {
         file: 0,
         offset: 0,
         block: Weak::new(),
+        first: Vec::new(),
+        last: Vec::new(),
     };
+
+    fn is(&self, cache: u64, file: u64, offset: u64) -> bool {
+        self.cache == cache && self.file == file && self.offset == offset
+    }
+
+    /// Makes the slot name `block`, with no bounds (keeping the buffers).
+    fn set(&mut self, cache: u64, file: u64, offset: u64, block: &Arc<Block>) {
+        self.cache = cache;
+        self.file = file;
+        self.offset = offset;
+        self.block = Arc::downgrade(block);
+        self.first.clear();
+        self.last.clear();
+    }
 }
 
 thread_local! {
@@ -51,39 +75,72 @@ fn slot_of(file: u64) -> usize {
 /// The block at `offset` of table `file` of cache `cache`, if this thread
 /// was served it last among that table's blocks and it is still alive.
 pub(super) fn get(cache: u64, file: u64, offset: u64) -> Option<Arc<Block>> {
-    RECENT
-        .try_with(|r| {
-            let r = r.try_borrow().ok()?;
-            let s = r.get(slot_of(file))?;
-            if s.cache == cache && s.file == file && s.offset == offset {
-                s.block.upgrade()
-            } else {
-                None
-            }
-        })
-        .ok()
-        .flatten()
+    with_slot(file, |s| {
+        if s.is(cache, file, offset) {
+            s.block.upgrade()
+        } else {
+            None
+        }
+    })
 }
 
 /// Records that this thread was served `block`, at `offset` of table
 /// `file` of cache `cache`.
 pub(super) fn put(cache: u64, file: u64, offset: u64, block: &Arc<Block>) {
-    let _ = RECENT.try_with(|r| {
-        if let Ok(mut r) = r.try_borrow_mut() {
-            if let Some(s) = r.get_mut(slot_of(file)) {
-                let same = s.cache == cache && s.file == file && s.offset == offset;
-                if same && s.block.strong_count() > 0 {
-                    return;
-                }
-                *s = Slot {
-                    cache,
-                    file,
-                    offset,
-                    block: Arc::downgrade(block),
-                };
-            }
+    let _ = with_slot(file, |s| {
+        if !(s.is(cache, file, offset) && s.block.strong_count() > 0) {
+            s.set(cache, file, offset, block);
         }
+        Some(())
     });
+}
+
+/// [`put`], with the block's first and last internal keys.
+pub(super) fn put_bounded(
+    cache: u64,
+    file: u64,
+    offset: u64,
+    block: &Arc<Block>,
+    first: &[u8],
+    last: &[u8],
+) {
+    let _ = with_slot(file, |s| {
+        s.set(cache, file, offset, block);
+        s.first.extend_from_slice(first);
+        s.last.extend_from_slice(last);
+        Some(())
+    });
+}
+
+/// The block this thread was served last from table `file` of cache
+/// `cache`, if its bounds are known and hold internal key `target`
+/// (`first <= target <= last`, in [`key::compare`] order), and it is still
+/// alive.
+pub(super) fn covering(cache: u64, file: u64, target: &[u8]) -> Option<Arc<Block>> {
+    with_slot(file, |s| {
+        let holds = s.cache == cache
+            && s.file == file
+            && !s.last.is_empty()
+            && key::compare(&s.first, target) != KeyOrdering::Greater
+            && key::compare(target, &s.last) != KeyOrdering::Greater;
+        if holds {
+            s.block.upgrade()
+        } else {
+            None
+        }
+    })
+}
+
+/// Runs `f` on the slot of table `file`; `None` if this thread's slots are
+/// gone (it is exiting) or in use (never: no call nests).
+fn with_slot<R>(file: u64, f: impl FnOnce(&mut Slot) -> Option<R>) -> Option<R> {
+    RECENT
+        .try_with(|r| {
+            let mut r = r.try_borrow_mut().ok()?;
+            f(r.get_mut(slot_of(file))?)
+        })
+        .ok()
+        .flatten()
 }
 
 #[cfg(test)]
@@ -122,6 +179,32 @@ mod tests {
         put(cache, 5, 0, &b);
         drop(b);
         assert!(get(cache, 5, 0).is_none());
+    }
+
+    #[test]
+    fn a_block_with_bounds_covers_the_keys_between_them_only() {
+        let ik = |k: &[u8], seqno| crate::key::internal_key(k, seqno, 1);
+        let cache = new_cache_id();
+        let b = block();
+        put_bounded(cache, 9, 4096, &b, &ik(b"\0\0\0\0c", 5), &ik(b"\0\0\0\0f", 5));
+        for inside in [ik(b"\0\0\0\0c", 5), ik(b"\0\0\0\0d", 1), ik(b"\0\0\0\0f", 5)] {
+            assert!(Arc::ptr_eq(&covering(cache, 9, &inside).unwrap(), &b));
+        }
+        // Newer than the first entry of `c` sorts before it; older than the
+        // last entry of `f` sorts after it.
+        for outside in [ik(b"\0\0\0\0b", 1), ik(b"\0\0\0\0c", 9), ik(b"\0\0\0\0f", 4), ik(b"\0\0\0\0g", 1)] {
+            assert!(covering(cache, 9, &outside).is_none());
+        }
+        assert!(covering(cache, 9 + SLOTS as u64, &ik(b"\0\0\0\0d", 1)).is_none());
+        assert!(covering(new_cache_id(), 9, &ik(b"\0\0\0\0d", 1)).is_none());
+        // Another block of the table served (no bounds known) replaces it.
+        let other = block();
+        put(cache, 9, 0, &other);
+        assert!(covering(cache, 9, &ik(b"\0\0\0\0d", 1)).is_none());
+        // A block no one holds is not covered any more.
+        put_bounded(cache, 9, 4096, &b, &ik(b"\0\0\0\0c", 5), &ik(b"\0\0\0\0f", 5));
+        drop(b);
+        assert!(covering(cache, 9, &ik(b"\0\0\0\0d", 1)).is_none());
     }
 
     #[test]

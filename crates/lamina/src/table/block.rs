@@ -399,6 +399,15 @@ impl Block {
         Ok(None)
     }
 
+    /// The key of the block's first entry, if it is well formed (a restart
+    /// point: stored whole).
+    pub fn first_key(&self) -> Option<&[u8]> {
+        match self.entry(self.restart_point(0)) {
+            Some(e) if e.shared == 0 && self.num_restarts > 0 => Some(e.suffix),
+            _ => None,
+        }
+    }
+
     /// The bytes `range` of the block (a value range from
     /// [`Block::seek_in_place`]); empty if out of bounds.
     pub fn slice(&self, range: (usize, usize)) -> &[u8] {

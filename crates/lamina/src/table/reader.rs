@@ -207,17 +207,31 @@ impl Table {
             }
         };
         let mut key = KeyBuf::new();
-        let Some(at) = self.index.seek_in_place(target, &mut key)? else {
-            return Ok(Probe::Absent);
-        };
-        let handle = self.handle_of(self.index.slice(at))?;
-        let block = if cached_only {
-            match self.cache.get_if_cached(self.file_number, handle.offset) {
-                Some(b) => b,
-                None => return Ok(Probe::NeedsIo),
+        // The block this thread read last from this table, if it holds
+        // `target`; else the one the index names.
+        let block = match self.cache.block_covering(self.file_number, target) {
+            Some(b) => b,
+            None => {
+                let Some(at) = self.index.seek_in_place(target, &mut key)? else {
+                    return Ok(Probe::Absent);
+                };
+                let handle = self.handle_of(self.index.slice(at))?;
+                let block = if cached_only {
+                    match self.cache.get_if_cached(self.file_number, handle.offset) {
+                        Some(b) => b,
+                        None => return Ok(Probe::NeedsIo),
+                    }
+                } else {
+                    self.data_block(handle)?
+                };
+                // The index key is the block's last key
+                // (docs/format.md#index).
+                if let Some(first) = block.first_key() {
+                    self.cache
+                        .remember_bounds(self.file_number, handle.offset, &block, first, &key);
+                }
+                block
             }
-        } else {
-            self.data_block(handle)?
         };
         if let Some(h) = h {
             match block.hash_seek(tk, h, target, &mut key)? {
