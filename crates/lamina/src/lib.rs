@@ -44,6 +44,8 @@
 //   the allocator's free memory to the kernel (`malloc_trim`).
 // - `memtable::skiplist`: the memtable's insert-only concurrent skip list,
 //   whose entries are laid out by hand and reached through atomic links.
+// - `memtable::arena`: the skip list's entries' memory, carved from chunks
+//   by one atomic add and freed with the list.
 // - `blob::map`: maps a blob file read-only (memmap2).
 // - `fs::real`: `sync_file_range` (libc; std has no wrapper) to start the
 //   write-back of a blob file written at commit.

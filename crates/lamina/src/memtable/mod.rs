@@ -2,6 +2,7 @@
 //! few, each of a bounded size: `lists`), with a hash index of each key's
 //! newest entry for lookups as of now.
 
+mod arena;
 mod cursor;
 mod lists;
 mod newest;

@@ -1,9 +1,9 @@
 //! The memtable's ordered store: an insert-only concurrent skip list of
 //! internal keys and their values.
 //!
-//! Each entry is one allocation — its header, its tower of links, its key
-//! and its value side by side — made when it is inserted and freed with the
-//! list. Nothing is ever unlinked, so a reader needs no guard, no epoch and
+//! Each entry is one piece of memory — its header, its tower of links, its
+//! key and its value side by side — carved from the list's arena when it is
+//! inserted and freed with the list (`arena.rs`). Nothing is ever unlinked, so a reader needs no guard, no epoch and
 //! no reference count: an entry it reaches stays valid for as long as it
 //! borrows the list. Writers link a new entry level by level with one
 //! compare-and-swap each (RocksDB's `InlineSkipList`, LevelDB's `SkipList`
@@ -24,6 +24,7 @@
 //! which needs `&mut`.
 #![allow(unsafe_code)]
 
+use super::arena::{Arena, ALIGN as ARENA_ALIGN};
 use crate::key;
 use parking_lot::Mutex;
 use std::alloc::Layout;
@@ -65,8 +66,8 @@ fn layout(height: usize, key_len: usize, value_len: usize) -> Option<Layout> {
     Layout::from_size_align(size, align_of::<Node>().max(align_of::<AtomicPtr<Node>>())).ok()
 }
 
-/// Bytes one entry of this key and value takes, besides the allocator's own
-/// header: what the memtable counts for it.
+/// Bytes one entry of this key and value takes in its arena (before
+/// rounding to the arena's alignment): what the memtable counts for it.
 pub(super) fn entry_size(key_len: usize, value_len: usize) -> usize {
     // A tower is 4/3 links long on average (1 + 1/4 + 1/16 + ...).
     HEADER + LINK * 4 / 3 + key_len + value_len
@@ -158,6 +159,8 @@ impl Splice {
 /// An insert-only, ordered, concurrent list of (internal key, value)
 /// entries; keys are distinct and ordered by [`key::compare`].
 pub(super) struct SkipList {
+    /// Where the entries (and the head) live; freed with the list.
+    arena: Arena,
     head: NonNull<Node>,
     /// This list's identity, carried by its positions.
     id: u64,
@@ -294,8 +297,10 @@ impl SkipList {
 
     /// An empty list; `id` is no other list's.
     fn with_id(id: u64) -> SkipList {
-        let head = alloc_node(MAX_HEIGHT, &[], &[]);
+        let arena = Arena::new();
+        let head = alloc_node(&arena, MAX_HEIGHT, &[], &[]);
         SkipList {
+            arena,
             head,
             id,
             height: AtomicUsize::new(1),
@@ -328,7 +333,7 @@ impl SkipList {
     /// inserts each internal key once). Concurrent inserts are allowed.
     pub fn insert(&self, key_parts: &[&[u8]], value: &[u8]) -> Entry<'_> {
         let height = random_height();
-        let node = alloc_node(height, key_parts, value);
+        let node = alloc_node(&self.arena, height, key_parts, value);
         let node_ptr = node.as_ptr();
         // SAFETY: the node was just made and is not linked yet.
         let key = unsafe { key_of(node_ptr) };
@@ -522,28 +527,9 @@ impl SkipList {
     }
 }
 
-impl Drop for SkipList {
-    fn drop(&mut self) {
-        let mut x = self.head.as_ptr();
-        while !x.is_null() {
-            // SAFETY: `&mut self`: no reader or writer is left; each entry
-            // is reached once along level 0 and freed with the layout it
-            // was made with.
-            unsafe {
-                let after = next(x, 0);
-                let n = &*x;
-                if let Some(l) = layout(n.height as usize, n.key_len as usize, n.value_len as usize) {
-                    std::alloc::dealloc(x.cast::<u8>(), l);
-                }
-                x = after;
-            }
-        }
-    }
-}
-
 /// A new entry of `height` links, null, holding the concatenation of
 /// `key_parts` and `value`.
-fn alloc_node(height: usize, key_parts: &[&[u8]], value: &[u8]) -> NonNull<Node> {
+fn alloc_node(arena: &Arena, height: usize, key_parts: &[&[u8]], value: &[u8]) -> NonNull<Node> {
     let key_len: usize = key_parts.iter().map(|p| p.len()).sum();
     let (Ok(k32), Ok(v32), Some(l)) = (
         u32::try_from(key_len),
@@ -554,10 +540,10 @@ fn alloc_node(height: usize, key_parts: &[&[u8]], value: &[u8]) -> NonNull<Node>
         // the memtable (Batch::validate).
         panic!("memtable entry of {key_len} + {} bytes", value.len());
     };
-    // SAFETY: the layout's size is at least the header's, never zero.
-    let raw = unsafe { std::alloc::alloc(l) };
+    debug_assert!(l.align() <= ARENA_ALIGN);
+    let raw = arena.alloc(l.size()).as_ptr();
     let Some(node) = NonNull::new(raw.cast::<Node>()) else {
-        std::alloc::handle_alloc_error(l);
+        unreachable!("the arena hands out non-null memory");
     };
     // SAFETY: `raw` holds `l.size()` bytes: the header, `height` links, the
     // key and the value, written here once, before anyone can see them.
