@@ -27,7 +27,7 @@ pub(super) const ALIGN: usize = 8;
 /// Bytes of the first chunk.
 const FIRST_CHUNK: usize = 4 << 10;
 /// Bytes of the largest chunk.
-const MAX_CHUNK: usize = 1 << 20;
+const MAX_CHUNK: usize = 256 << 10;
 
 /// The head of a chunk; its usable bytes follow it.
 #[repr(C)]
