@@ -192,26 +192,24 @@ impl Table {
         cached_only: bool,
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Probe<R>> {
-        let h = match &self.filter {
-            Filter::V1(filter) => {
-                if !bloom_may_contain(filter, tk) {
-                    return Ok(Probe::Absent);
-                }
-                None
-            }
-            Filter::Blocked(filter) => {
-                if !filter.may_contain_hash(h) {
-                    return Ok(Probe::Absent);
-                }
-                Some(h)
-            }
-        };
+        // Tables with a blocked filter have data blocks with a hash index
+        // (format version 2), looked up with the same hash.
+        let h = matches!(self.filter, Filter::Blocked(_)).then_some(h);
         let mut key = KeyBuf::new();
         // The block this thread read last from this table, if it holds
-        // `target`; else the one the index names.
+        // `target` (the block then answers; the filter need not be asked);
+        // else the one the index names, if the filter allows the key.
         let block = match self.cache.block_covering(self.file_number, target) {
             Some(b) => b,
             None => {
+                let may_contain = match (&self.filter, h) {
+                    (Filter::V1(filter), _) => bloom_may_contain(filter, tk),
+                    (Filter::Blocked(filter), Some(h)) => filter.may_contain_hash(h),
+                    (Filter::Blocked(_), None) => true,
+                };
+                if !may_contain {
+                    return Ok(Probe::Absent);
+                }
                 let Some(at) = self.index.seek_in_place(target, &mut key)? else {
                     return Ok(Probe::Absent);
                 };
