@@ -16,10 +16,6 @@ use skiplist::Entry;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// Bytes the allocator adds to each skip-list entry (glibc's chunk header),
-/// counted in `approximate_size`.
-const ALLOCATOR_OVERHEAD: usize = 16;
-
 /// Sorted, concurrent buffer of recent writes. Readers never block writers.
 ///
 /// A memtable belongs to one WAL segment (`wal_number`): the writes in it are
@@ -116,7 +112,8 @@ impl Memtable {
         let list = self.lists.for_insert(self.size.load(Ordering::Relaxed));
         let entry = list.insert(key_parts, value);
         let ikey = entry.key();
-        let mut bytes = skiplist::entry_size(ikey.len(), value.len()) + ALLOCATOR_OVERHEAD;
+        // As the list's arena carves it: rounded up to its alignment.
+        let mut bytes = skiplist::entry_size(ikey.len(), value.len()).next_multiple_of(arena::ALIGN);
         // A key that is not a well-formed internal key has no point lookup.
         if let Some(p) = key::parse(ikey) {
             bytes += self.newest.record(&self.lists, entry, p.tree_key, p.seqno);
