@@ -221,7 +221,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     // The sequence numbers the replayed records hold, as ascending runs.
     let mut replayed: Vec<(u64, u64)> = Vec::new();
     let memtable_size = inner.opts.memtable_size as u64;
-    let mut mem = Arc::new(Memtable::new(
+    let mut mem = Arc::new(Memtable::indexed(
         wals.first().copied().unwrap_or(0),
         memtable_size,
     ));
@@ -279,7 +279,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
             }
             last_seqno = last_seqno.max(seq.saturating_sub(1));
             if (mem.approximate_size() as usize) >= inner.opts.memtable_size {
-                let next = Arc::new(Memtable::new(num, memtable_size));
+                let next = Arc::new(Memtable::indexed(num, memtable_size));
                 sealed.push(std::mem::replace(&mut mem, next));
             }
         }

@@ -73,17 +73,21 @@ impl Lists {
     }
 
     /// The list an insert goes to when the memtable holds `size` bytes.
+    ///
+    /// `active` is read and written `SeqCst`: a hash index built while
+    /// writers insert finds every list an insert that did not record itself
+    /// went to (see `NewestIndex::build`).
     pub(super) fn for_insert(&self, size: u64) -> &SkipList {
-        let mut i = self.active.load(Ordering::Acquire);
+        let mut i = self.active.load(Ordering::SeqCst);
         if size >= self.next_at.load(Ordering::Relaxed) && i + 1 < MAX_LISTS {
             let mut ids = self.ids.lock();
-            i = self.active.load(Ordering::Acquire);
+            i = self.active.load(Ordering::SeqCst);
             if size >= self.next_at.load(Ordering::Relaxed) {
                 if let (Some(slot), Some(list)) = (self.lists.get(i + 1), SkipList::from_block(&mut ids)) {
                     let _ = slot.set(list);
                     self.next_at.store(size + self.list_bytes, Ordering::Relaxed);
                     i += 1;
-                    self.active.store(i, Ordering::Release);
+                    self.active.store(i, Ordering::SeqCst);
                 }
             }
         }
@@ -91,6 +95,13 @@ impl Lists {
             Some(list) => list,
             None => unreachable!("the active list and every one before it exist"),
         }
+    }
+
+    /// The lists made so far, oldest first, as of a `SeqCst` read of the
+    /// active list (for `NewestIndex::build`).
+    pub(super) fn made(&self) -> impl Iterator<Item = &SkipList> {
+        let active = self.active.load(Ordering::SeqCst);
+        self.lists.iter().take(active + 1).map_while(OnceLock::get)
     }
 
     /// The lists made so far, oldest first.

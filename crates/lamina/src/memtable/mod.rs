@@ -39,15 +39,22 @@ impl Memtable {
     /// An empty memtable whose writes are logged in WAL segment
     /// `wal_number`, to be sealed at about `memtable_size` bytes (which sets
     /// the size of its skip lists).
+    /// Its hash index is kept from its first point lookup on.
     pub fn new(wal_number: u64, memtable_size: u64) -> Memtable {
-        Memtable::with_list_bytes(wal_number, lists::list_bytes(memtable_size))
+        Memtable::with_list_bytes(wal_number, lists::list_bytes(memtable_size), false)
+    }
+
+    /// [`Memtable::new`] with its hash index kept from the start: for a
+    /// memtable rebuilt from the WAL at open, which is read next.
+    pub fn indexed(wal_number: u64, memtable_size: u64) -> Memtable {
+        Memtable::with_list_bytes(wal_number, lists::list_bytes(memtable_size), true)
     }
 
     /// An empty memtable whose skip lists hold `list_bytes` each.
-    fn with_list_bytes(wal_number: u64, list_bytes: u64) -> Memtable {
+    fn with_list_bytes(wal_number: u64, list_bytes: u64, indexed: bool) -> Memtable {
         let lists = Lists::new(list_bytes);
         Memtable {
-            newest: NewestIndex::new(&lists),
+            newest: NewestIndex::new(&lists, indexed),
             lists,
             size: AtomicU64::new(0),
             wal_number,
@@ -116,7 +123,9 @@ impl Memtable {
         let mut bytes = skiplist::entry_size(ikey.len(), value.len()).next_multiple_of(arena::ALIGN);
         // A key that is not a well-formed internal key has no point lookup.
         if let Some(p) = key::parse(ikey) {
-            bytes += self.newest.record(&self.lists, entry, p.tree_key, p.seqno);
+            if self.newest.is_kept() {
+                bytes += self.newest.record(&self.lists, entry, p.tree_key, p.seqno);
+            }
             self.largest_seqno.fetch_max(p.seqno, Ordering::Relaxed);
         }
         self.size.fetch_add(bytes as u64, Ordering::Relaxed);
@@ -187,6 +196,10 @@ impl Memtable {
         mut visit: impl FnMut(Kind, &[u8]) -> bool,
     ) {
         let as_of = seek_seqno(target.as_slice());
+        let built = self.newest.build(&self.lists);
+        if built > 0 {
+            self.size.fetch_add(built as u64, Ordering::Relaxed);
+        }
         match self.newest.probe(&self.lists, tree_key) {
             Some(Probe::Absent) => return,
             Some(Probe::Newest(n))
@@ -282,6 +295,86 @@ mod tests {
         got
     }
 
+    /// The newest entry of `k` as a lookup as of now finds it.
+    fn lookup(m: &Memtable, k: &[u8]) -> Option<(Kind, Vec<u8>)> {
+        let tk = key::tree_key(0, k);
+        let target = InternalKey::from(key::seek_key(&tk));
+        let mut found = None;
+        m.visit_entries(&tk, &target, |kind, v| {
+            found = Some((kind, v.to_vec()));
+            true
+        });
+        found
+    }
+
+    fn uses_index(m: &Memtable, k: &[u8]) -> bool {
+        m.newest.probe(&m.lists, &key::tree_key(0, k)).is_some()
+    }
+
+    #[test]
+    fn a_memtable_only_written_keeps_no_index_until_its_first_lookup() {
+        // Small lists: the entries spread over several.
+        let m = Memtable::with_list_bytes(1, 4 << 10, false);
+        for i in 0..2_000u32 {
+            let k = format!("k{:05}", i % 1_500);
+            m.insert(&key::tree_key(0, k.as_bytes()), u64::from(i) + 1, Kind::Put, &i.to_le_bytes());
+        }
+        assert!(m.lists.all().count() > 1);
+        let unindexed = m.approximate_size();
+        assert!(!uses_index(&m, b"k00001"), "no index before a lookup");
+        // The first lookup builds it; every key's newest entry is found.
+        assert_eq!(lookup(&m, b"k00001"), Some((Kind::Put, 1501u32.to_le_bytes().to_vec())));
+        assert!(uses_index(&m, b"k00001"));
+        assert!(m.approximate_size() > unindexed, "the index is counted once built");
+        for i in 0..1_500u32 {
+            let newest = if i < 500 { i + 1_500 } else { i };
+            let k = format!("k{i:05}");
+            assert_eq!(lookup(&m, k.as_bytes()), Some((Kind::Put, newest.to_le_bytes().to_vec())), "{k}");
+        }
+        assert_eq!(lookup(&m, b"absent"), None);
+        // Writers record their entries from now on.
+        m.insert(&key::tree_key(0, b"k00001"), 5_000, Kind::Delete, b"");
+        assert_eq!(lookup(&m, b"k00001"), Some((Kind::Delete, Vec::new())));
+    }
+
+    #[test]
+    fn an_index_built_while_writers_insert_misses_no_entry() {
+        for round in 0..20u64 {
+            let m = Arc::new(Memtable::with_list_bytes(1, 16 << 10, false));
+            let seqno = Arc::new(AtomicU64::new(0));
+            let writers: Vec<_> = (0..4u64)
+                .map(|t| {
+                    let (m, seqno) = (Arc::clone(&m), Arc::clone(&seqno));
+                    std::thread::spawn(move || {
+                        for i in 0..3_000u64 {
+                            let k = format!("w{t}-{:05}", (i * 7919 + round) % 3_000);
+                            let s = seqno.fetch_add(1, Ordering::Relaxed) + 1;
+                            m.insert(&key::tree_key(0, k.as_bytes()), s, Kind::Put, k.as_bytes());
+                        }
+                    })
+                })
+                .collect();
+            // A lookup while they write builds the index.
+            while m.is_empty() {
+                std::thread::yield_now();
+            }
+            let _ = lookup(&m, b"w0-00000");
+            for w in writers {
+                w.join().unwrap();
+            }
+            for t in 0..4u64 {
+                for i in 0..3_000u64 {
+                    let k = format!("w{t}-{i:05}");
+                    let got = m.newest.probe(&m.lists, &key::tree_key(0, k.as_bytes()));
+                    assert!(
+                        matches!(got, Some(Probe::Newest(_))),
+                        "round {round}: {k} missing from the index"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn iterates_in_internal_key_order_both_ways() {
         // One list, then a list per entry (the smallest size opens the next
@@ -292,7 +385,7 @@ mod tests {
     }
 
     fn iterates_both_ways(list_bytes: u64) {
-        let m = Arc::new(Memtable::with_list_bytes(1, list_bytes));
+        let m = Arc::new(Memtable::with_list_bytes(1, list_bytes, true));
         m.insert(&key::tree_key(0, b"b"), 1, Kind::Put, b"b1");
         m.insert(&key::tree_key(0, b"a"), 2, Kind::Put, b"a2");
         m.insert(&key::tree_key(0, b"b"), 3, Kind::Delete, b"");
@@ -343,7 +436,7 @@ mod tests {
             ops in proptest::collection::vec((0u8..6, 0u8..3, 0u8..255), 1..60),
             list_bytes in proptest::prop_oneof![proptest::strategy::Just(1u64 << 20), 1u64..1000],
         ) {
-            let m = Arc::new(Memtable::with_list_bytes(1, list_bytes));
+            let m = Arc::new(Memtable::with_list_bytes(1, list_bytes, true));
             // (tree key, seqno) → (kind, value), every entry ever inserted.
             let mut model = std::collections::BTreeMap::new();
             for (seqno, (k, kind, v)) in (1u64..).zip(&ops) {

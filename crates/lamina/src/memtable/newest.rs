@@ -11,6 +11,14 @@
 //! shard's own table does not use for a bucket or a tag until it holds 2^32
 //! slots) and then the slot within it.
 //!
+//! An index is kept from the memtable's first point lookup on (or from the
+//! start, for a memtable rebuilt from the WAL, which is read next): until
+//! then writers do not record their entries, and a memtable that is only
+//! written (a load) costs no index at all (recording was 15-20% of a put
+//! from Python). The first lookup builds the index from the skip lists
+//! while writers go on (see [`NewestIndex::build`]); lookups meanwhile
+//! search the skip lists.
+//!
 //! Each shard also keeps the range of the keys it holds, as
 //! [`key::tree_prefix`] numbers, so that a key outside it is answered
 //! without touching the table: when the memtable's keys and the tables'
@@ -24,6 +32,7 @@ use crate::key::{self, Kind, SeqNo};
 use ahash::RandomState;
 use hashbrown::HashTable;
 use parking_lot::RwLock;
+use std::sync::atomic::{fence, AtomicU8, Ordering};
 
 /// Shards of the index, each behind its own lock, so that concurrent
 /// readers and writers of different keys rarely meet.
@@ -89,11 +98,20 @@ impl ShardTable {
 
 type Shard = RwLock<ShardTable>;
 
+/// Whether an index is kept: not yet (writers do not record).
+const OFF: u8 = 0;
+/// A lookup is building it: writers record, lookups do not use it yet.
+const BUILDING: u8 = 1;
+/// It holds every entry: writers record, lookups use it.
+const ON: u8 = 2;
+
 /// Tree key → newest entry, safe for concurrent readers and writers, for
 /// the entries of one memtable's skip lists (which every call names).
 pub(super) struct NewestIndex {
     /// The identity of the lists.
     list: u64,
+    /// [`OFF`], [`BUILDING`] or [`ON`].
+    state: AtomicU8,
     hasher: RandomState,
     shards: Vec<Shard>,
 }
@@ -116,10 +134,12 @@ fn holds(list: &Lists, slot: &Slot, h: u64, tree_key: &[u8]) -> bool {
 }
 
 impl NewestIndex {
-    /// An empty index of the entries of `lists`.
-    pub(super) fn new(lists: &Lists) -> NewestIndex {
+    /// An empty index of the entries of `lists`, kept from the start if
+    /// `kept`, else from the first lookup on.
+    pub(super) fn new(lists: &Lists, kept: bool) -> NewestIndex {
         NewestIndex {
             list: lists.id(),
+            state: AtomicU8::new(if kept { ON } else { OFF }),
             hasher: RandomState::new(),
             shards: (0..SHARDS).map(|_| RwLock::new(ShardTable::new())).collect(),
         }
@@ -130,6 +150,48 @@ impl NewestIndex {
         let h = self.hasher.hash_one(tree_key);
         let shard = self.shards.get((h >> SHARD_SHIFT) as usize % SHARDS)?;
         Some((h, shard))
+    }
+
+    /// Whether writers record their entries. A writer asks after linking
+    /// its entry into the skip list (`SeqCst` there and here: see
+    /// [`NewestIndex::build`]).
+    pub(super) fn is_kept(&self) -> bool {
+        self.state.load(Ordering::SeqCst) != OFF
+    }
+
+    /// Builds the index if no one has started to, from the entries of
+    /// `lists`; returns the bytes it added (0 if it built nothing). Writers
+    /// inserting meanwhile record their own entries.
+    ///
+    /// Why no entry is missed: a writer links its entry at level 0 with a
+    /// `SeqCst` compare-and-swap, then reads the state (`SeqCst`). If it
+    /// read [`OFF`], its read comes before this builder's `SeqCst` store of
+    /// [`BUILDING`] in the single order of `SeqCst` operations, and so does
+    /// its link; the walk below, after a `SeqCst` fence, then sees the link
+    /// (and the list it is in: `Lists::made`). A writer that read anything
+    /// else records its entry itself; recording one twice changes nothing.
+    pub(super) fn build(&self, lists: &Lists) -> usize {
+        // A plain load first: once built, a lookup costs no locked instruction.
+        if self.state.load(Ordering::Acquire) != OFF {
+            return 0;
+        }
+        let started = self.state.compare_exchange(OFF, BUILDING, Ordering::SeqCst, Ordering::Relaxed);
+        if started.is_err() {
+            return 0;
+        }
+        fence(Ordering::SeqCst);
+        let mut added = 0;
+        for list in lists.made() {
+            let mut at = list.front();
+            while let Some(e) = at {
+                if let Some((tk, seqno, _)) = parts(&e) {
+                    added += self.record(lists, e, tk, seqno);
+                }
+                at = e.next();
+            }
+        }
+        self.state.store(ON, Ordering::Release);
+        added
     }
 
     /// Records `entry` of `list`, whose tree key and seqno the caller has
@@ -166,7 +228,7 @@ impl NewestIndex {
     /// The newest entry of `tree_key` in `list`, or `None` if the index
     /// cannot say.
     pub(super) fn probe<'a>(&self, list: &'a Lists, tree_key: &[u8]) -> Option<Probe<'a>> {
-        if list.id() != self.list {
+        if list.id() != self.list || self.state.load(Ordering::Acquire) != ON {
             return None;
         }
         let (h, shard) = self.locate(tree_key)?;
@@ -208,7 +270,7 @@ mod tests {
     #[test]
     fn keeps_the_newest_entry_whatever_the_order_of_records() {
         let list = Lists::new(1 << 20);
-        let ix = NewestIndex::new(&list);
+        let ix = NewestIndex::new(&list, true);
         let k = key::tree_key(0, b"k");
         assert!(put(&list, &ix, &k, 5, b"five") > 0);
         assert_eq!(put(&list, &ix, &k, 3, b"three"), 0);
@@ -221,7 +283,7 @@ mod tests {
     #[test]
     fn every_key_of_many_finds_its_own_entry_in_whatever_shard() {
         let list = Lists::new(1 << 20);
-        let ix = NewestIndex::new(&list);
+        let ix = NewestIndex::new(&list, true);
         let keys: Vec<Vec<u8>> = (0u32..5_000)
             .map(|i| key::tree_key(0, &i.to_be_bytes()))
             .collect();
@@ -239,7 +301,7 @@ mod tests {
     #[test]
     fn long_keys_and_their_prefixes_are_told_apart() {
         let list = Lists::new(1 << 20);
-        let ix = NewestIndex::new(&list);
+        let ix = NewestIndex::new(&list, true);
         let long = key::tree_key(0, &[7u8; 60]);
         let prefix = long.get(..long.len() - 1).unwrap().to_vec();
         assert_eq!(put(&list, &ix, &long, 1, b"long"), INDEX_OVERHEAD);
@@ -251,7 +313,7 @@ mod tests {
     #[test]
     fn a_shard_keeps_the_range_of_its_keys_and_answers_outside_it_without_a_probe() {
         let list = Lists::new(1 << 20);
-        let ix = NewestIndex::new(&list);
+        let ix = NewestIndex::new(&list, true);
         let keys: Vec<Vec<u8>> = (100u32..200)
             .map(|i| key::tree_key(0, format!("k{i}").as_bytes()))
             .collect();
@@ -276,7 +338,7 @@ mod tests {
     #[test]
     fn keys_that_share_the_range_prefix_are_told_apart_by_the_table() {
         let list = Lists::new(1 << 20);
-        let ix = NewestIndex::new(&list);
+        let ix = NewestIndex::new(&list, true);
         // Sixteen bytes of tree key (keyspace id and 12 user bytes) alike.
         let long = key::tree_key(0, b"0123456789abXYZ");
         let short = key::tree_key(0, b"0123456789ab");
@@ -292,7 +354,7 @@ mod tests {
     fn an_index_asked_about_another_list_cannot_answer() {
         let list = Lists::new(1 << 20);
         let other = Lists::new(1 << 20);
-        let ix = NewestIndex::new(&list);
+        let ix = NewestIndex::new(&list, true);
         let k = key::tree_key(0, b"k");
         put(&list, &ix, &k, 1, b"v");
         assert!(ix.probe(&other, &k).is_none());

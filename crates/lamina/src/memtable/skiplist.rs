@@ -450,9 +450,17 @@ impl SkipList {
                 unsafe { link(node, level).store(succ, Ordering::Relaxed) };
                 // SAFETY: `prev` is the head or an entry linked at `level`.
                 // `Release` publishes the node's bytes to whoever loads
-                // this link.
+                // this link; at level 0, `SeqCst`, so that a hash index
+                // built while writers insert sees every entry whose writer
+                // did not record it (see `NewestIndex::build`; the same
+                // instruction on x86).
+                let order = if level == 0 {
+                    Ordering::SeqCst
+                } else {
+                    Ordering::Release
+                };
                 let swapped = unsafe {
-                    link(prev, level).compare_exchange(succ, node, Ordering::Release, Ordering::Relaxed)
+                    link(prev, level).compare_exchange(succ, node, order, Ordering::Relaxed)
                 };
                 if swapped.is_ok() {
                     break;
