@@ -203,6 +203,13 @@ impl BlockCache {
         Some(found)
     }
 
+    /// Whether this thread's last point read in a table (of any cache) went
+    /// to the block it had read before from that table: the thread reads
+    /// keys in order, and the next read will most likely do the same.
+    pub fn reading_in_order(&self) -> bool {
+        super::recent::reading_in_order()
+    }
+
     /// Records, for this thread, that `block` (at `offset` of table
     /// `file_number`) holds the internal keys `first..=last`, its first
     /// and last (see [`BlockCache::block_covering`]).

@@ -14,7 +14,7 @@
 
 use crate::key;
 use crate::table::Block;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::cmp::Ordering as KeyOrdering;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
@@ -60,6 +60,8 @@ impl Slot {
 
 thread_local! {
     static RECENT: RefCell<[Slot; SLOTS]> = const { RefCell::new([Slot::EMPTY; SLOTS]) };
+    /// Whether this thread's last [`covering`] found the block.
+    static IN_ORDER: Cell<bool> = const { Cell::new(false) };
 }
 
 /// A number naming one cache in this process (never 0, never reused).
@@ -117,7 +119,7 @@ pub(super) fn put_bounded(
 /// (`first <= target <= last`, in [`key::compare`] order), and it is still
 /// alive.
 pub(super) fn covering(cache: u64, file: u64, target: &[u8]) -> Option<Arc<Block>> {
-    with_slot(file, |s| {
+    let found = with_slot(file, |s| {
         let holds = s.cache == cache
             && s.file == file
             && !s.last.is_empty()
@@ -128,7 +130,16 @@ pub(super) fn covering(cache: u64, file: u64, target: &[u8]) -> Option<Arc<Block
         } else {
             None
         }
-    })
+    });
+    let _ = IN_ORDER.try_with(|c| c.set(found.is_some()));
+    found
+}
+
+/// Whether this thread's last point read in a table went to the block it
+/// had read before from that table ([`covering`]), as reads of keys in
+/// order do.
+pub(super) fn reading_in_order() -> bool {
+    IN_ORDER.try_with(Cell::get).unwrap_or(false)
 }
 
 /// Runs `f` on the slot of table `file`; `None` if this thread's slots are
@@ -197,6 +208,10 @@ mod tests {
         }
         assert!(covering(cache, 9 + SLOTS as u64, &ik(b"\0\0\0\0d", 1)).is_none());
         assert!(covering(new_cache_id(), 9, &ik(b"\0\0\0\0d", 1)).is_none());
+        assert!(covering(cache, 9, &ik(b"\0\0\0\0d", 1)).is_some());
+        assert!(reading_in_order(), "the last read went to the block read before");
+        assert!(covering(cache, 9, &ik(b"\0\0\0\0z", 1)).is_none());
+        assert!(!reading_in_order(), "the last read did not");
         // Another block of the table served (no bounds known) replaces it.
         let other = block();
         put(cache, 9, 0, &other);

@@ -333,11 +333,15 @@ impl Inner {
         }
         // Rows hold what the tables of one version say at their newest; a
         // read as of now that found nothing in the memtables may use them.
+        // A thread reading keys in order finds them in the block it read
+        // last, which costs less than a row cache lookup (a cache miss in
+        // its doorkeeper) and needs no row: it neither asks nor fills it.
         let rows = self.tables.rows();
         // One hash of the key serves every table's filter and block hash
         // index, and the row cache's doorkeeper.
         let hash = crate::table::key_hash(tk);
         let use_rows = seqno_arg_is_now
+            && !self.tables.block_cache().reading_in_order()
             && pinned.generation != 0
             && seqno >= pinned.tables_seqno
             && point.operands.is_empty();
