@@ -163,9 +163,10 @@ pub fn tree_key_of(ikey: &[u8]) -> &[u8] {
         .unwrap_or(ikey)
 }
 
-/// The first 16 bytes of a tree key, zero-padded, as a big-endian number:
-/// `tree_prefix(a) < tree_prefix(b)` implies `a < b`, so keys can be
-/// ordered by a number comparison first and in full only on a tie.
+/// The first 16 bytes of a tree key (or of any bytes ordered bytewise, such
+/// as a user key), zero-padded, as a big-endian number: `tree_prefix(a) <
+/// tree_prefix(b)` implies `a < b`, so keys can be ordered by a number
+/// comparison first and in full only on a tie.
 pub fn tree_prefix(tree_key: &[u8]) -> u128 {
     let mut b = [0u8; 16];
     let n = tree_key.len().min(16);

@@ -19,8 +19,8 @@
 //! while writers go on (see [`NewestIndex::build`]); lookups meanwhile
 //! search the skip lists.
 //!
-//! Each shard also keeps the range of the keys it holds, as
-//! [`key::tree_prefix`] numbers, so that a key outside it is answered
+//! Each shard also keeps the range of the keys it holds, as numbers
+//! ([`range_key`]), so that a key outside it is answered
 //! without touching the table: when the memtable's keys and the tables'
 //! keys are apart (keys written in ascending order, the older ones already
 //! flushed), a read of an older key costs a comparison here instead of a
@@ -71,27 +71,37 @@ struct Slot {
     at: Position,
 }
 
+/// Where a tree key sorts, as numbers: its keyspace id, then the first 16
+/// bytes of its user key (zero-padded, big-endian). A smaller pair is a
+/// smaller key; equal pairs say nothing.
+type RangeKey = (u32, u128);
+
+fn range_key(tree_key: &[u8]) -> RangeKey {
+    let user = tree_key.get(key::KEYSPACE_ID_LEN..).unwrap_or(&[]);
+    (key::keyspace_of(tree_key), key::tree_prefix(user))
+}
+
 /// One shard's slots, and the range of their keys' prefixes.
 struct ShardTable {
     slots: HashTable<Slot>,
-    /// The smallest and largest [`key::tree_prefix`] of a key recorded
-    /// (`low > high` while empty). A key whose prefix is outside them has
-    /// no slot: `tree_prefix` orders keys as the keys themselves are ordered.
-    low: u128,
-    high: u128,
+    /// The smallest and largest [`range_key`] of a key recorded (`low >
+    /// high` while empty). A key whose range key is outside them has no
+    /// slot: range keys order keys as the keys themselves are ordered.
+    low: RangeKey,
+    high: RangeKey,
 }
 
 impl ShardTable {
     fn new() -> ShardTable {
         ShardTable {
             slots: HashTable::new(),
-            low: u128::MAX,
-            high: 0,
+            low: (u32::MAX, u128::MAX),
+            high: (0, 0),
         }
     }
 
     /// Whether a key of prefix `p` may have a slot.
-    fn may_hold(&self, p: u128) -> bool {
+    fn may_hold(&self, p: RangeKey) -> bool {
         self.low <= p && p <= self.high
     }
 }
@@ -204,7 +214,7 @@ impl NewestIndex {
         let Some((h, shard)) = self.locate(tree_key) else {
             return 0;
         };
-        let p = key::tree_prefix(tree_key);
+        let p = range_key(tree_key);
         let mut shard = shard.write();
         shard.low = shard.low.min(p);
         shard.high = shard.high.max(p);
@@ -233,7 +243,7 @@ impl NewestIndex {
         }
         let (h, shard) = self.locate(tree_key)?;
         let shard = shard.read();
-        if !shard.may_hold(key::tree_prefix(tree_key)) {
+        if !shard.may_hold(range_key(tree_key)) {
             return Some(Probe::Absent);
         }
         let found = shard.slots.find(h, |s| holds(list, s, h, tree_key));
@@ -323,9 +333,10 @@ mod tests {
         let (first, last) = (keys.first().unwrap(), keys.last().unwrap());
         for shard in &ix.shards {
             let s = shard.read();
-            assert!(s.low >= key::tree_prefix(first) && s.high <= key::tree_prefix(last));
-            assert!(!s.may_hold(key::tree_prefix(&key::tree_key(0, b"k0"))));
-            assert!(!s.may_hold(key::tree_prefix(&key::tree_key(0, b"k3"))));
+            assert!(s.low >= range_key(first) && s.high <= range_key(last));
+            assert!(!s.may_hold(range_key(&key::tree_key(0, b"k0"))));
+            assert!(!s.may_hold(range_key(&key::tree_key(0, b"k3"))));
+            assert!(!s.may_hold(range_key(&key::tree_key(1, b"k150"))), "another keyspace");
         }
         // The keys at the edges of every shard's range are found.
         for (i, k) in keys.iter().enumerate() {
@@ -339,10 +350,10 @@ mod tests {
     fn keys_that_share_the_range_prefix_are_told_apart_by_the_table() {
         let list = Lists::new(1 << 20);
         let ix = NewestIndex::new(&list, true);
-        // Sixteen bytes of tree key (keyspace id and 12 user bytes) alike.
-        let long = key::tree_key(0, b"0123456789abXYZ");
-        let short = key::tree_key(0, b"0123456789ab");
-        assert_eq!(key::tree_prefix(&long), key::tree_prefix(&short));
+        // The keyspace id and sixteen bytes of user key alike.
+        let long = key::tree_key(0, b"0123456789abcdefXYZ");
+        let short = key::tree_key(0, b"0123456789abcdef");
+        assert_eq!(range_key(&long), range_key(&short));
         put(&list, &ix, &long, 1, b"long");
         assert_eq!(newest(&list, &ix, &short), None);
         put(&list, &ix, &short, 2, b"short");
