@@ -186,7 +186,10 @@ impl Memtable {
     ///
     /// When the key's newest entry is a Put or Delete at or before the
     /// target's seqno, the hash index answers without searching the skip
-    /// lists; a key the index lacks has no entry here at all.
+    /// lists; a key the index lacks has no entry here at all. The first
+    /// call builds the index if the memtable keeps none yet (a memtable
+    /// only written until now); while another call builds it, the skip
+    /// lists answer.
     /// REQUIRES: every entry at or before the target's seqno was inserted
     /// before this call began (the seqno was published after the insert).
     pub fn visit_entries(
