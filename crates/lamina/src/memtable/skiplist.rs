@@ -3,12 +3,13 @@
 //!
 //! Each entry is one piece of memory — its header, its tower of links, its
 //! key and its value side by side — carved from the list's arena when it is
-//! inserted and freed with the list (`arena.rs`). Nothing is ever unlinked, so a reader needs no guard, no epoch and
-//! no reference count: an entry it reaches stays valid for as long as it
-//! borrows the list. Writers link a new entry level by level with one
-//! compare-and-swap each (RocksDB's `InlineSkipList`, LevelDB's `SkipList`
-//! made concurrent); a reader that loads a link with `Acquire` sees the whole
-//! entry the writer published with `Release`.
+//! inserted and freed with the list (`arena.rs`). Nothing is ever unlinked,
+//! so a reader needs no guard, no epoch and no reference count: an entry it
+//! reaches stays valid for as long as it borrows the list. Writers link a
+//! new entry level by level with one compare-and-swap each (RocksDB's
+//! `InlineSkipList`, LevelDB's `SkipList` made concurrent); a reader that
+//! loads a link with `Acquire` sees the whole entry the writer published
+//! with `Release`.
 //!
 //! An insertion hint makes ascending loads cheap: the list remembers where
 //! its last insert went (the predecessors at every level, the "splice"), and
