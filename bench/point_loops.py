@@ -16,6 +16,11 @@ comparisons of two builds and for profiling one loop at a time.
       reads, in order (or shuffled), only the keys the tables hold (the
       oldest ones: as many as the tables' entries; the others are replayed
       into the memtable); prints ops/s and ns per read of each pass.
+  python bench/point_loops.py first-read [-n N] [--rounds R]
+      R times: fills N keys in order into a fresh database and, without
+      closing it, times its first point read (which builds the memtable's
+      hash index: no lookup came before) and the next one; prints both
+      and the entries then in the memtable.
   python bench/point_loops.py scan [-n N] [--rounds R]
       puts N keys in a random order into a fresh database (with the default
       64 MiB memtable, 300,000 keys stay in the memtable, in six skip
@@ -115,6 +120,20 @@ def table_reads(args, keys, work):
         db.close()
 
 
+def first_read(args, keys, work):
+    for r in range(args.rounds):
+        db, _ = fill(f"{work}/db{r}", keys)
+        t0 = time.perf_counter()
+        db[keys[-1]]
+        t1 = time.perf_counter()
+        db[keys[-2]]
+        t2 = time.perf_counter()
+        in_tables = sum(level["entries"] for level in db.stats()["levels"])
+        print(f"first read {(t1 - t0) * 1e3:.1f} ms  next {(t2 - t1) * 1e6:.1f} us"
+              f"  ({len(keys) - in_tables:,} entries in memtables)")
+        db.close()
+
+
 def scan(args, keys, work):
     random.Random(5).shuffle(keys)
     db, _ = fill(work + "/db", keys)
@@ -185,16 +204,18 @@ def main():
     tr = sub.add_parser("table-reads")
     tr.add_argument("--rounds", type=int, default=3)
     tr.add_argument("--shuffle", action="store_true")
+    fr = sub.add_parser("first-read")
+    fr.add_argument("--rounds", type=int, default=3)
     de = sub.add_parser("delete")
     de.add_argument("--rounds", type=int, default=3)
-    for p in (r, f, loop, tr, de):
+    for p in (r, f, loop, tr, fr, de):
         p.add_argument("-n", type=int, default=1_000_000)
     args = ap.parse_args()
     keys = [b"%016d" % i for i in range(args.n)]
     work = tempfile.mkdtemp(prefix="point_loops_")
     try:
         {"reads": reads, "fill": fills, "read-loop": read_loop, "scan": scan,
-         "delete": deletes, "large": large, "table-reads": table_reads}[args.cmd](
+         "delete": deletes, "large": large, "table-reads": table_reads, "first-read": first_read}[args.cmd](
             args, keys, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)

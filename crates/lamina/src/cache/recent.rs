@@ -107,7 +107,14 @@ pub(super) fn put_bounded(
     last: &[u8],
 ) {
     let _ = with_slot(file, |s| {
-        s.set(cache, file, offset, block);
+        // A point read's block was just named here by the cache lookup
+        // that served it: only the bounds are new.
+        if s.is(cache, file, offset) && s.block.strong_count() > 0 {
+            s.first.clear();
+            s.last.clear();
+        } else {
+            s.set(cache, file, offset, block);
+        }
         s.first.extend_from_slice(first);
         s.last.extend_from_slice(last);
         Some(())

@@ -121,7 +121,7 @@ impl Arena {
 
 /// A new block of `size` bytes aligned to [`ALIGN`].
 fn allocate(size: usize) -> (NonNull<u8>, Layout) {
-    let Ok(layout) = Layout::from_size_align(size, ALIGN.max(align_of_chunk())) else {
+    let Ok(layout) = Layout::from_size_align(size, ALIGN) else {
         panic!("memtable allocation of {size} bytes");
     };
     // SAFETY: the layout's size is never zero (at least a chunk's head or
@@ -133,9 +133,8 @@ fn allocate(size: usize) -> (NonNull<u8>, Layout) {
     }
 }
 
-const fn align_of_chunk() -> usize {
-    std::mem::align_of::<Chunk>()
-}
+// A chunk's head sits at the start of a block aligned to ALIGN.
+const _: () = assert!(std::mem::align_of::<Chunk>() <= ALIGN);
 
 impl Drop for Arena {
     fn drop(&mut self) {

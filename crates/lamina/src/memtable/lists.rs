@@ -97,16 +97,12 @@ impl Lists {
         }
     }
 
-    /// The lists made so far, oldest first, as of a `SeqCst` read of the
-    /// active list (for `NewestIndex::build`).
-    pub(super) fn made(&self) -> impl Iterator<Item = &SkipList> {
+    /// The lists made so far, oldest first: up to the active one, read
+    /// `SeqCst` (a hash index built while writers insert needs every list
+    /// an insert it must walk went to: `NewestIndex::build`).
+    pub(super) fn all(&self) -> impl Iterator<Item = &SkipList> {
         let active = self.active.load(Ordering::SeqCst);
         self.lists.iter().take(active + 1).map_while(OnceLock::get)
-    }
-
-    /// The lists made so far, oldest first.
-    pub(super) fn all(&self) -> impl Iterator<Item = &SkipList> {
-        self.lists.iter().map_while(OnceLock::get)
     }
 
     /// List `i` (oldest first), if it was made.

@@ -178,7 +178,7 @@ impl NewestIndex {
     /// read [`OFF`], its read comes before this builder's `SeqCst` store of
     /// [`BUILDING`] in the single order of `SeqCst` operations, and so does
     /// its link; the walk below, after a `SeqCst` fence, then sees the link
-    /// (and the list it is in: `Lists::made`). A writer that read anything
+    /// (and the list it is in: `Lists::all`). A writer that read anything
     /// else records its entry itself; recording one twice changes nothing.
     pub(super) fn build(&self, lists: &Lists) -> usize {
         // A plain load first: once built, a lookup costs no locked instruction.
@@ -191,7 +191,7 @@ impl NewestIndex {
         }
         fence(Ordering::SeqCst);
         let mut added = 0;
-        for list in lists.made() {
+        for list in lists.all() {
             let mut at = list.front();
             while let Some(e) = at {
                 if let Some((tk, seqno, _)) = parts(&e) {

@@ -550,10 +550,8 @@ fn alloc_node(arena: &Arena, height: usize, key_parts: &[&[u8]], value: &[u8]) -
         panic!("memtable entry of {key_len} + {} bytes", value.len());
     };
     debug_assert!(l.align() <= ARENA_ALIGN);
-    let raw = arena.alloc(l.size()).as_ptr();
-    let Some(node) = NonNull::new(raw.cast::<Node>()) else {
-        unreachable!("the arena hands out non-null memory");
-    };
+    let node = arena.alloc(l.size()).cast::<Node>();
+    let raw = node.as_ptr().cast::<u8>();
     // SAFETY: `raw` holds `l.size()` bytes: the header, `height` links, the
     // key and the value, written here once, before anyone can see them.
     unsafe {
