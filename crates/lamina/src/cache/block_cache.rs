@@ -193,7 +193,7 @@ impl BlockCache {
     }
 
     /// The block this thread was served last from table `file_number`, if
-    /// its first and last internal keys were recorded
+    /// the keys the table's index sends to it were recorded
     /// ([`BlockCache::remember_bounds`]) and hold `target`: the block a
     /// search of the table's index for `target` would name. Counts a hit.
     pub fn block_covering(&self, file_number: u64, target: &[u8]) -> Option<Arc<Block>> {
@@ -210,19 +210,20 @@ impl BlockCache {
         super::recent::reading_in_order()
     }
 
-    /// Records, for this thread, that `block` (at `offset` of table
-    /// `file_number`) holds the internal keys `first..=last`, its first
-    /// and last (see [`BlockCache::block_covering`]).
+    /// Records, for this thread, that the table's index sends the internal
+    /// keys after `after` (empty: from the table's first) up to `last` to
+    /// `block`, at `offset` of table `file_number` (see
+    /// [`BlockCache::block_covering`]).
     pub fn remember_bounds(
         &self,
         file_number: u64,
         offset: u64,
         block: &Arc<Block>,
-        first: &[u8],
+        after: &[u8],
         last: &[u8],
     ) {
         if self.cache.is_some() {
-            super::recent::put_bounded(self.id, file_number, offset, block, first, last);
+            super::recent::put_bounded(self.id, file_number, offset, block, after, last);
         }
     }
 

@@ -1,9 +1,10 @@
 //! The blocks this thread was served last, one per table: a lookup of the
 //! same block again (the next key read in order, the next entry of a scan's
 //! point reads) skips the block cache's shard lock and table probe. A block
-//! a point read found through the table's index also keeps its first and
-//! last internal keys: a later point read of a key between them is in that
-//! block, and skips the index search too.
+//! a point read found through the table's index also keeps the range of
+//! internal keys the index sends to it (after the index key before the
+//! block's, up to the block's own): a later point read of a key in that
+//! range is in that block, and skips the index search too.
 //!
 //! Mechanism only, beside [`BlockCache`](super::BlockCache), which asks it
 //! first and tells it what it served. A slot holds a [`Weak`]: the memo
@@ -28,8 +29,10 @@ struct Slot {
     file: u64,
     offset: u64,
     block: Weak<Block>,
-    /// The block's first and last internal keys, when known (else empty).
-    first: Vec<u8>,
+    /// The keys the table's index sends to the block: those after `after`
+    /// (empty: from the table's first key) up to `last`; unknown when
+    /// `last` is empty.
+    after: Vec<u8>,
     last: Vec<u8>,
 }
 
@@ -39,7 +42,7 @@ impl Slot {
         file: 0,
         offset: 0,
         block: Weak::new(),
-        first: Vec::new(),
+        after: Vec::new(),
         last: Vec::new(),
     };
 
@@ -53,7 +56,7 @@ impl Slot {
         self.file = file;
         self.offset = offset;
         self.block = Arc::downgrade(block);
-        self.first.clear();
+        self.after.clear();
         self.last.clear();
     }
 }
@@ -97,25 +100,26 @@ pub(super) fn put(cache: u64, file: u64, offset: u64, block: &Arc<Block>) {
     });
 }
 
-/// [`put`], with the block's first and last internal keys.
+/// [`put`], with the internal keys the table's index sends to the block:
+/// those after `after` (empty: from the table's first) up to `last`.
 pub(super) fn put_bounded(
     cache: u64,
     file: u64,
     offset: u64,
     block: &Arc<Block>,
-    first: &[u8],
+    after: &[u8],
     last: &[u8],
 ) {
     let _ = with_slot(file, |s| {
         // A point read's block was just named here by the cache lookup
         // that served it: only the bounds are new.
         if s.is(cache, file, offset) && s.block.strong_count() > 0 {
-            s.first.clear();
+            s.after.clear();
             s.last.clear();
         } else {
             s.set(cache, file, offset, block);
         }
-        s.first.extend_from_slice(first);
+        s.after.extend_from_slice(after);
         s.last.extend_from_slice(last);
         Some(())
     });
@@ -123,14 +127,14 @@ pub(super) fn put_bounded(
 
 /// The block this thread was served last from table `file` of cache
 /// `cache`, if its bounds are known and hold internal key `target`
-/// (`first <= target <= last`, in [`key::compare`] order), and it is still
+/// (`after < target <= last`, in [`key::compare`] order), and it is still
 /// alive.
 pub(super) fn covering(cache: u64, file: u64, target: &[u8]) -> Option<Arc<Block>> {
     let found = with_slot(file, |s| {
         let holds = s.cache == cache
             && s.file == file
             && !s.last.is_empty()
-            && key::compare(&s.first, target) != KeyOrdering::Greater
+            && (s.after.is_empty() || key::compare(&s.after, target) == KeyOrdering::Less)
             && key::compare(target, &s.last) != KeyOrdering::Greater;
         if holds {
             s.block.upgrade()
@@ -205,12 +209,20 @@ mod tests {
         let cache = new_cache_id();
         let b = block();
         put_bounded(cache, 9, 4096, &b, &ik(b"\0\0\0\0c", 5), &ik(b"\0\0\0\0f", 5));
-        for inside in [ik(b"\0\0\0\0c", 5), ik(b"\0\0\0\0d", 1), ik(b"\0\0\0\0f", 5)] {
+        // Older than `c`'s entry at 5 sorts after it; `f`'s entry at 5 is
+        // the last.
+        for inside in [ik(b"\0\0\0\0c", 4), ik(b"\0\0\0\0d", 1), ik(b"\0\0\0\0f", 5)] {
             assert!(Arc::ptr_eq(&covering(cache, 9, &inside).unwrap(), &b));
         }
-        // Newer than the first entry of `c` sorts before it; older than the
-        // last entry of `f` sorts after it.
-        for outside in [ik(b"\0\0\0\0b", 1), ik(b"\0\0\0\0c", 9), ik(b"\0\0\0\0f", 4), ik(b"\0\0\0\0g", 1)] {
+        // The key before the range is not in it; newer than `c`'s entry at
+        // 5 sorts before it; older than the last entry of `f` after it.
+        for outside in [
+            ik(b"\0\0\0\0b", 1),
+            ik(b"\0\0\0\0c", 5),
+            ik(b"\0\0\0\0c", 9),
+            ik(b"\0\0\0\0f", 4),
+            ik(b"\0\0\0\0g", 1),
+        ] {
             assert!(covering(cache, 9, &outside).is_none());
         }
         assert!(covering(cache, 9 + SLOTS as u64, &ik(b"\0\0\0\0d", 1)).is_none());
@@ -227,6 +239,18 @@ mod tests {
         put_bounded(cache, 9, 4096, &b, &ik(b"\0\0\0\0c", 5), &ik(b"\0\0\0\0f", 5));
         drop(b);
         assert!(covering(cache, 9, &ik(b"\0\0\0\0d", 1)).is_none());
+    }
+
+    #[test]
+    fn a_table_s_first_block_covers_every_key_up_to_its_last() {
+        let ik = |k: &[u8], seqno| crate::key::internal_key(k, seqno, 1);
+        let cache = new_cache_id();
+        let b = block();
+        put_bounded(cache, 11, 0, &b, &[], &ik(b"\0\0\0\0f", 5));
+        for inside in [ik(b"", 1), ik(b"\0\0\0\0a", 9), ik(b"\0\0\0\0f", 5)] {
+            assert!(Arc::ptr_eq(&covering(cache, 11, &inside).unwrap(), &b));
+        }
+        assert!(covering(cache, 11, &ik(b"\0\0\0\0f", 4)).is_none());
     }
 
     #[test]

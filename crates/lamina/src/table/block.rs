@@ -2,7 +2,7 @@
 //!
 //! Layout: docs/format.md#block.
 
-use super::block_builder::{bucket_of, BUCKET_COLLISION, BUCKET_EMPTY};
+use super::block_builder::{bucket_of, common_prefix, BUCKET_COLLISION, BUCKET_EMPTY};
 pub use super::key_buf::KeyBuf;
 use crate::coding::{get_u32, Decoder};
 use crate::error::{Error, Result};
@@ -34,6 +34,9 @@ pub struct Block {
     buckets: (usize, usize),
     /// See [`Block::with_restart_prefixes`]; empty when not kept.
     prefixes: Vec<u128>,
+    /// The bytes every restart key's tree key starts with, when `prefixes`
+    /// are kept: each prefix is taken after them.
+    shared_head: Vec<u8>,
 }
 
 /// One entry decoded in place.
@@ -68,6 +71,7 @@ impl Block {
             offset,
             buckets: (0, 0),
             prefixes: Vec::new(),
+            shared_head: Vec::new(),
         };
         let full_len = block.data.len();
         let mut len = full_len;
@@ -202,57 +206,76 @@ impl Block {
     }
 }
 
-/// [`key::tree_prefix`] of the tree key of internal key `k`.
-fn prefix(k: &[u8]) -> u128 {
-    key::tree_prefix(key::tree_key_of(k))
-}
-
 impl Block {
     /// Point lookup without an iterator: finds the first entry whose key is
     /// `>= target`, rebuilds its key into `key` and returns its value's byte
     /// range in [`Block::data`]; `None` if every key is smaller. Corruption
     /// if an entry on the way is malformed.
     pub fn seek_in_place(&self, target: &[u8], key: &mut KeyBuf) -> Result<Option<(usize, usize)>> {
+        let from = self.seek_restart(target)?;
+        self.scan_from(self.restart_point(from), target, key)
+    }
+
+    /// [`Block::seek_in_place`], also rebuilding into `before` the key of
+    /// the entry before the one found. The flag returned says whether
+    /// `before` is known: it holds that key, or is empty when the entry
+    /// found is the block's first (for an index block: every key up to the
+    /// one found belongs to the block the entry names).
+    pub fn seek_with_before(
+        &self,
+        target: &[u8],
+        key: &mut KeyBuf,
+        before: &mut KeyBuf,
+    ) -> Result<Option<((usize, usize), bool)>> {
+        let from = self.seek_restart(target)?;
+        self.scan(self.restart_point(from), target, key, Some(before))
+    }
+
+    /// The restart point to scan from for the first key `>= target`: the
+    /// last whose key is `< target`, or the first.
+    fn seek_restart(&self, target: &[u8]) -> Result<usize> {
         if !self.prefixes.is_empty() {
-            return self.seek_by_prefix(target, key);
+            return self.seek_restart_by_prefix(target);
         }
-        // The last restart point whose key is < target (or the first one).
         let (mut left, mut right) = (0, self.num_restarts.saturating_sub(1));
         while left < right {
             let mid = left + (right - left).div_ceil(2);
-            let pos = self.restart_point(mid);
-            match self.entry(pos) {
-                Some(e) if e.shared == 0 => {
-                    if key::compare(e.suffix, target) == Ordering::Less {
-                        left = mid;
-                    } else {
-                        right = mid - 1;
-                    }
-                }
-                Some(_) => {
-                    return Err(self.corruption(format!(
-                        "restart entry at byte {pos} shares bytes with a previous key"
-                    )))
-                }
-                None => {
-                    return Err(self.corruption(format!(
-                        "block entry at byte {pos} is truncated or malformed"
-                    )))
-                }
+            if key::compare(self.restart_key(mid)?, target) == Ordering::Less {
+                left = mid;
+            } else {
+                right = mid - 1;
             }
         }
-        self.scan_from(self.restart_point(left), target, key)
+        Ok(left)
     }
 
-    /// Keeps, beside the block, the [`prefix`] of every restart key, so
-    /// that [`Block::seek_in_place`] compares numbers instead of decoding
-    /// entries (for index blocks, which stay in memory as long as their
-    /// table). Corruption if a restart entry is malformed.
+    /// Keeps, beside the block, a number for every restart key (its tree
+    /// key's [`key::tree_prefix`], taken after the bytes all of them share),
+    /// so that [`Block::seek_in_place`] compares numbers instead of
+    /// decoding entries (for index blocks, which stay in memory as long as
+    /// their table). Corruption if a restart entry is malformed, or the
+    /// restart keys are not in order.
     pub fn with_restart_prefixes(mut self) -> Result<Block> {
+        let Some(last) = self.num_restarts.checked_sub(1) else {
+            return Ok(self);
+        };
+        let first_tk = key::tree_key_of(self.restart_key(0)?);
+        let last_tk = key::tree_key_of(self.restart_key(last)?);
+        let shared = common_prefix(first_tk, last_tk);
+        let head = first_tk.get(..shared).unwrap_or(&[]).to_vec();
         let prefixes = (0..self.num_restarts)
-            .map(|i| self.restart_key(i).map(prefix))
+            .map(|i| {
+                let tk = key::tree_key_of(self.restart_key(i)?);
+                match tk.strip_prefix(head.as_slice()) {
+                    Some(rest) => Ok(key::tree_prefix(rest)),
+                    None => Err(self.corruption(format!(
+                        "restart key {i} is not between the block's first and last keys"
+                    ))),
+                }
+            })
             .collect::<Result<Vec<u128>>>()?;
         self.prefixes = prefixes;
+        self.shared_head = head;
         Ok(self)
     }
 
@@ -267,13 +290,23 @@ impl Block {
         }
     }
 
-    /// [`Block::seek_in_place`] through the restart keys' prefixes: only
+    /// [`Block::seek_restart`] through the restart keys' prefixes: only
     /// restart keys whose prefix equals the target's are compared in full.
-    fn seek_by_prefix(&self, target: &[u8], key: &mut KeyBuf) -> Result<Option<(usize, usize)>> {
-        let tp = prefix(target);
-        let lo = self.prefixes.partition_point(|&p| p < tp);
-        let ties = self.prefixes.get(lo..).unwrap_or(&[]);
-        let (mut a, mut b) = (lo, lo + ties.partition_point(|&p| p == tp));
+    fn seek_restart_by_prefix(&self, target: &[u8]) -> Result<usize> {
+        let tk = key::tree_key_of(target);
+        let head = tk.get(..self.shared_head.len()).unwrap_or(tk);
+        let (lo, hi) = match head.cmp(&self.shared_head) {
+            // Every restart key is greater, or every one smaller.
+            Ordering::Less => (0, 0),
+            Ordering::Greater => (self.prefixes.len(), self.prefixes.len()),
+            Ordering::Equal => {
+                let tp = key::tree_prefix(tk.get(self.shared_head.len()..).unwrap_or(&[]));
+                let lo = self.prefixes.partition_point(|&p| p < tp);
+                let ties = self.prefixes.get(lo..).unwrap_or(&[]);
+                (lo, lo + ties.partition_point(|&p| p == tp))
+            }
+        };
+        let (mut a, mut b) = (lo, hi);
         while a < b {
             let mid = a + (b - a) / 2;
             if key::compare(self.restart_key(mid)?, target) == Ordering::Less {
@@ -283,7 +316,7 @@ impl Block {
             }
         }
         // `a` is the first restart point whose key is >= target.
-        self.scan_from(self.restart_point(a.saturating_sub(1)), target, key)
+        Ok(a.saturating_sub(1))
     }
 
     /// Point lookup through the block's hash index, for tree key `tk` of
@@ -372,11 +405,28 @@ impl Block {
     /// `>= target` (see [`Block::seek_in_place`]).
     fn scan_from(
         &self,
-        mut pos: usize,
+        pos: usize,
         target: &[u8],
         key: &mut KeyBuf,
     ) -> Result<Option<(usize, usize)>> {
+        Ok(self.scan(pos, target, key, None)?.map(|(v, _)| v))
+    }
+
+    /// [`Block::scan_from`], keeping in `before` (if given) the key of the
+    /// entry before the one found; the flag as in
+    /// [`Block::seek_with_before`].
+    fn scan(
+        &self,
+        mut pos: usize,
+        target: &[u8],
+        key: &mut KeyBuf,
+        mut before: Option<&mut KeyBuf>,
+    ) -> Result<Option<((usize, usize), bool)>> {
+        let start = pos;
         key.clear();
+        if let Some(b) = before.as_deref_mut() {
+            b.clear();
+        }
         while pos < self.restarts_offset {
             let Some(e) = self.entry(pos) else {
                 return Err(self.corruption(format!(
@@ -390,22 +440,16 @@ impl Block {
                     key.len()
                 )));
             }
+            if let Some(b) = before.as_deref_mut() {
+                b.splice(0, key);
+            }
             key.splice(e.shared, e.suffix);
             if key::compare(key, target) != Ordering::Less {
-                return Ok(Some(e.value));
+                return Ok(Some((e.value, pos != start || pos == 0)));
             }
             pos = e.next;
         }
         Ok(None)
-    }
-
-    /// The key of the block's first entry, if it is well formed (a restart
-    /// point: stored whole).
-    pub fn first_key(&self) -> Option<&[u8]> {
-        match self.entry(self.restart_point(0)) {
-            Some(e) if e.shared == 0 && self.num_restarts > 0 => Some(e.suffix),
-            _ => None,
-        }
     }
 
     /// The bytes `range` of the block (a value range from
@@ -684,6 +728,54 @@ mod tests {
         assert!(err.to_string().contains("offset 77"), "{err}");
         it.seek_to_last(); // sticky: stays invalid
         assert!(!it.valid());
+    }
+
+    /// Point seeks (with restart prefixes or without, and with the key
+    /// before) land on the first entry `>= target`, for keys sharing a
+    /// long head and targets inside, between, before and after them.
+    #[test]
+    fn point_seeks_find_the_first_entry_not_before_the_target() {
+        let ks = [0u8, 0, 0, 7];
+        let tk = |s: &[u8]| [&ks[..], s].concat();
+        let entries: Vec<(Vec<u8>, Vec<u8>)> = (0..300u32)
+            .map(|i| {
+                let k = tk(format!("0000000000{:06}", i * 3).as_bytes());
+                (key::internal_key(&k, u64::from(i % 5) + 1, 1), i.to_be_bytes().to_vec())
+            })
+            .collect();
+        let mut targets: Vec<Vec<u8>> = (0..905u32)
+            .flat_map(|i| {
+                let k = tk(format!("0000000000{i:06}").as_bytes());
+                [key::internal_key(&k, 9, 1), key::internal_key(&k, 1, 1)]
+            })
+            .collect();
+        for other in [&b""[..], b"\0\0\0\x07", b"\0\0\0\x07000", b"\0\0\0\x071", b"\0\0\0\x08"] {
+            targets.push(key::internal_key(other, 1, 1));
+        }
+        for interval in [1, 3] {
+            let plain = build(&entries, interval);
+            let prefixed = Block::new(plain.data().to_vec(), Arc::from(Path::new("i.sst")), 0)
+                .unwrap()
+                .with_restart_prefixes()
+                .unwrap();
+            for t in &targets {
+                let at = entries.partition_point(|(k, _)| key::compare(k, t) == Ordering::Less);
+                let want = entries.get(at).map(|(k, v)| (k.as_slice(), v.as_slice()));
+                for block in [&*plain, &prefixed] {
+                    let mut k = KeyBuf::new();
+                    let got = block.seek_in_place(t, &mut k).unwrap();
+                    assert_eq!(got.map(|v| (&*k, block.slice(v))), want, "{t:?}");
+                    let mut before = KeyBuf::new();
+                    let got = block.seek_with_before(t, &mut k, &mut before).unwrap();
+                    assert_eq!(got.map(|(v, _)| (&*k, block.slice(v))), want);
+                    if let Some((_, known)) = got {
+                        let prev = at.checked_sub(1).map(|p| entries[p].0.as_slice());
+                        assert!(known, "{t:?}");
+                        assert_eq!(&*before, prev.unwrap_or(&[]), "{t:?}");
+                    }
+                }
+            }
+        }
     }
 
     proptest! {

@@ -172,6 +172,7 @@ impl BlockBuilder {
     }
 }
 
-fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+/// How many leading bytes `a` and `b` share.
+pub(super) fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }

@@ -192,9 +192,6 @@ impl Table {
         cached_only: bool,
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Probe<R>> {
-        // Tables with a blocked filter have data blocks with a hash index
-        // (format version 2), looked up with the same hash.
-        let h = matches!(self.filter, Filter::Blocked(_)).then_some(h);
         let mut key = KeyBuf::new();
         // The block this thread read last from this table, if it holds
         // `target` (the block then answers; the filter need not be asked);
@@ -202,15 +199,17 @@ impl Table {
         let block = match self.cache.block_covering(self.file_number, target) {
             Some(b) => b,
             None => {
-                let may_contain = match (&self.filter, h) {
-                    (Filter::V1(filter), _) => bloom_may_contain(filter, tk),
-                    (Filter::Blocked(filter), Some(h)) => filter.may_contain_hash(h),
-                    (Filter::Blocked(_), None) => true,
+                let may_contain = match &self.filter {
+                    Filter::V1(filter) => bloom_may_contain(filter, tk),
+                    Filter::Blocked(filter) => filter.may_contain_hash(h),
                 };
                 if !may_contain {
                     return Ok(Probe::Absent);
                 }
-                let Some(at) = self.index.seek_in_place(target, &mut key)? else {
+                let mut before = KeyBuf::new();
+                let Some((at, bounded)) =
+                    self.index.seek_with_before(target, &mut key, &mut before)?
+                else {
                     return Ok(Probe::Absent);
                 };
                 let handle = self.handle_of(self.index.slice(at))?;
@@ -222,16 +221,19 @@ impl Table {
                 } else {
                     self.data_block(handle)?
                 };
-                // The index key is the block's last key
-                // (docs/format.md#index).
-                if let Some(first) = block.first_key() {
+                // The block holds the keys after the index key before its
+                // own (empty: from the table's first) up to its own, the
+                // block's last key (docs/format.md#index).
+                if bounded {
                     self.cache
-                        .remember_bounds(self.file_number, handle.offset, &block, first, &key);
+                        .remember_bounds(self.file_number, handle.offset, &block, &before, &key);
                 }
                 block
             }
         };
-        if let Some(h) = h {
+        // Tables with a blocked filter have data blocks with a hash index
+        // (format version 2), looked up with the same hash.
+        if matches!(self.filter, Filter::Blocked(_)) {
             match block.hash_seek(tk, h, target, &mut key)? {
                 Some(Some(v)) => return Ok(Probe::Found(f(&key, block.slice(v)))),
                 Some(None) => return Ok(Probe::Absent),
