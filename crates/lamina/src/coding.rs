@@ -45,7 +45,9 @@ impl<'a> Decoder<'a> {
         self.buf.get(self.pos..).unwrap_or(&[])
     }
 
-    /// Reads a varint of at most 64 bits.
+    /// Reads a varint of at most 64 bits, written in the fewest bytes (a
+    /// varint of more than one byte whose last byte is 0 is refused: every
+    /// value has one encoding, docs/format.md#primitives).
     pub fn varint(&mut self) -> Option<u64> {
         let mut result: u64 = 0;
         for shift in (0..64).step_by(7) {
@@ -56,7 +58,7 @@ impl<'a> Decoder<'a> {
             }
             result |= u64::from(b & 0x7f) << shift;
             if b < 0x80 {
-                return Some(result);
+                return (b != 0 || shift == 0).then_some(result);
             }
         }
         None
@@ -201,6 +203,12 @@ mod tests {
     fn truncated_and_overlong_varints_are_refused() {
         assert_eq!(Decoder::new(&[0x80]).varint(), None);
         assert_eq!(Decoder::new(&[0xff; 11]).varint(), None);
+        // Longer than the fewest bytes: 0 and 1 in two bytes, 2^7 in three.
+        assert_eq!(Decoder::new(&[0x80, 0x00]).varint(), None);
+        assert_eq!(Decoder::new(&[0x81, 0x80, 0x80, 0x80, 0x00]).varint(), None);
+        assert_eq!(Decoder::new(&[0x80, 0x81, 0x00]).varint(), None);
+        assert_eq!(Decoder::new(&[0x00]).varint(), Some(0));
+        assert_eq!(Decoder::new(&[0x80, 0x01]).varint(), Some(128));
         assert_eq!(
             Decoder::new(&[0xff, 0xff, 0xff, 0xff, 0x0f]).varint32(),
             Some(u32::MAX)
