@@ -15,11 +15,14 @@
 //! it syncs everything handed to the WAL so far for all of them — after
 //! gathering, for a fraction of a sync at most, as many records as there
 //! were durable writers in the last cycles. A waiting writer parks on its
-//! own and is unparked alone, when published or when it is to sync next.
+//! own and is unparked alone, when published or when it is to sync next,
+//! by whoever published it once that thread has let go of the state lock
+//! (so that writers arriving meanwhile do not queue behind the wake-ups).
 
 use crate::error::{Error, Result};
 use crate::key::SeqNo;
 use parking_lot::{Condvar, Mutex};
+use smallvec::SmallVec;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -124,10 +127,13 @@ impl Pipeline {
     pub fn synced_to(&self, ticket: u64, visible: &AtomicU64) {
         self.synced.fetch_max(ticket, Ordering::AcqRel);
         let mut s = self.state.lock();
-        self.advance(&mut s, visible);
+        let mut wakes = Wakes::new();
+        self.advance(&mut s, visible, &mut wakes);
         if s.waiters > 0 {
             self.changed.notify_all();
         }
+        drop(s);
+        wake_all(wakes);
     }
 
     /// Publishes seqnos `prev + 1 ..= last` (inserted into the memtable) to
@@ -180,22 +186,30 @@ impl Pipeline {
             );
         }
         let mut parker: Option<Arc<Parker>> = None;
+        let mut wakes = Wakes::new();
         loop {
-            self.advance(&mut s, visible);
+            self.advance(&mut s, visible, &mut wakes);
             let synced = self.synced.load(Ordering::Acquire);
             if s.cursor >= last {
                 if let Some(p) = &parker {
                     // A signal sent after the one this writer woke to is
-                    // stale now (none can follow: it is out of `done`).
+                    // stale now (one may still arrive: see `Parker::wait`'s
+                    // caller below).
                     p.signal.store(NOTHING, Ordering::Release);
                 }
-                return match &s.failed {
+                let result = match &s.failed {
                     Some(e) if synced < ticket => Err(e.clone()),
                     _ => Ok(()),
                 };
+                drop(s);
+                wake_all(wakes);
+                return result;
             }
             if ticket > synced && !s.syncing && s.failed.is_none() {
                 s.syncing = true;
+                // Rare here (a syncer publishes on its way out): woken
+                // under the lock, before gathering the writers they may be.
+                wake_all(std::mem::take(&mut wakes));
                 self.gather(&mut s);
                 drop(s);
                 let started = Instant::now();
@@ -221,7 +235,12 @@ impl Pipeline {
                 w.parker = Some(Arc::clone(p));
             }
             drop(s);
-            if p.wait() == PUBLISHED {
+            wake_all(std::mem::take(&mut wakes));
+            // A PUBLISHED meant for this thread's previous commit (sent
+            // after that commit returned) may arrive here: only `visible`
+            // past `last` says this one is published. Anything else sends
+            // the writer round the loop under the lock again.
+            if p.wait() == PUBLISHED && visible.load(Ordering::Acquire) >= last {
                 if ticket <= self.synced.load(Ordering::Acquire) {
                     return Ok(());
                 }
@@ -266,10 +285,11 @@ impl Pipeline {
     }
 
     /// Moves the cursor over every registered writer that may be published
-    /// now (in order, durable if it must be), makes them visible and wakes
-    /// them; with no sync running, wakes one writer still waiting for one
-    /// to sync next.
-    fn advance(&self, s: &mut State, visible: &AtomicU64) {
+    /// now (in order, durable if it must be), makes them visible and adds
+    /// them to `wakes`; with no sync running, adds one writer still waiting
+    /// for one to sync next. The caller wakes them once it lets go of the
+    /// state lock.
+    fn advance(&self, s: &mut State, visible: &AtomicU64, wakes: &mut Wakes) {
         let synced = self.synced.load(Ordering::Acquire);
         let start = s.cursor;
         while let Some(w) = s.done.get(&s.cursor) {
@@ -280,7 +300,7 @@ impl Pipeline {
             s.cursor = w.last;
             if let Some(p) = w.parker {
                 visible.fetch_max(s.cursor, Ordering::AcqRel);
-                p.wake(PUBLISHED);
+                wakes.push((p, PUBLISHED));
             }
         }
         if s.cursor != start {
@@ -292,7 +312,7 @@ impl Pipeline {
         if !s.syncing && s.failed.is_none() {
             let next = s.done.values().find(|w| w.ticket > synced);
             if let Some(p) = next.and_then(|w| w.parker.as_ref()) {
-                p.wake(SYNC_NEXT);
+                wakes.push((Arc::clone(p), SYNC_NEXT));
             }
         }
     }
@@ -326,6 +346,15 @@ const NOTHING: u8 = 0;
 const SYNC_NEXT: u8 = 1;
 /// Its seqnos are published (a later signal never lowers this one).
 const PUBLISHED: u8 = 2;
+
+/// Writers to wake, with their signals, once the state lock is let go.
+type Wakes = SmallVec<[(Arc<Parker>, u8); 16]>;
+
+fn wake_all(wakes: Wakes) {
+    for (p, signal) in wakes {
+        p.wake(signal);
+    }
+}
 
 /// A thread's own wake-up: a signal and the thread to unpark.
 struct Parker {
@@ -538,6 +567,52 @@ mod tests {
         syncer.join().unwrap().unwrap();
         later.join().unwrap();
         assert_eq!(visible.load(Ordering::Acquire), 2);
+    }
+
+    /// Wake-ups are sent once the waker lets go of the state lock, so one
+    /// meant for a thread's earlier commit can reach it while it waits for
+    /// a later one: that wait must go on until its own record is durable.
+    #[test]
+    fn a_stale_wake_up_does_not_end_a_later_wait() {
+        let p = Arc::new(Pipeline::default());
+        let visible = Arc::new(AtomicU64::new(0));
+        let t1 = p.handed_to_wal();
+        let (gate_tx, gate_rx) = std::sync::mpsc::channel::<()>();
+        let gate = std::sync::Mutex::new(gate_rx);
+        let syncer = {
+            let (p, visible) = (Arc::clone(&p), Arc::clone(&visible));
+            std::thread::spawn(move || {
+                p.finish(&visible, 0, 1, t1, || {
+                    gate.lock().unwrap().recv().unwrap();
+                    Ok(1)
+                })
+            })
+        };
+        while !p.state.lock().syncing {
+            std::thread::yield_now();
+        }
+        let t2 = p.handed_to_wal();
+        p.inserted();
+        // Left over from an earlier commit of this thread.
+        PARKER.with(|me| me.wake(PUBLISHED));
+        let opened = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let opener = {
+            let opened = Arc::clone(&opened);
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(50));
+                opened.store(true, Ordering::Release);
+                gate_tx.send(()).unwrap();
+            })
+        };
+        p.finish(&visible, 1, 2, t2, || Ok(2)).unwrap();
+        assert!(
+            opened.load(Ordering::Acquire),
+            "returned before any sync covered its record"
+        );
+        assert!(p.synced.load(Ordering::Acquire) >= t2);
+        assert_eq!(visible.load(Ordering::Acquire), 2);
+        syncer.join().unwrap().unwrap();
+        opener.join().unwrap();
     }
 
     #[test]
