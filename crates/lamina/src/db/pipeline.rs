@@ -133,7 +133,7 @@ impl Pipeline {
             self.changed.notify_all();
         }
         drop(s);
-        wake_all(wakes);
+        wake_all(&mut wakes);
     }
 
     /// Publishes seqnos `prev + 1 ..= last` (inserted into the memtable) to
@@ -202,14 +202,14 @@ impl Pipeline {
                     _ => Ok(()),
                 };
                 drop(s);
-                wake_all(wakes);
+                wake_all(&mut wakes);
                 return result;
             }
             if ticket > synced && !s.syncing && s.failed.is_none() {
                 s.syncing = true;
                 // Rare here (a syncer publishes on its way out): woken
                 // under the lock, before gathering the writers they may be.
-                wake_all(std::mem::take(&mut wakes));
+                wake_all(&mut wakes);
                 self.gather(&mut s);
                 drop(s);
                 let started = Instant::now();
@@ -235,7 +235,7 @@ impl Pipeline {
                 w.parker = Some(Arc::clone(p));
             }
             drop(s);
-            wake_all(std::mem::take(&mut wakes));
+            wake_all(&mut wakes);
             // A PUBLISHED meant for this thread's previous commit (sent
             // after that commit returned) may arrive here: only `visible`
             // past `last` says this one is published. Anything else sends
@@ -350,8 +350,8 @@ const PUBLISHED: u8 = 2;
 /// Writers to wake, with their signals, once the state lock is let go.
 type Wakes = SmallVec<[(Arc<Parker>, u8); 16]>;
 
-fn wake_all(wakes: Wakes) {
-    for (p, signal) in wakes {
+fn wake_all(wakes: &mut Wakes) {
+    for (p, signal) in wakes.drain(..) {
         p.wake(signal);
     }
 }
