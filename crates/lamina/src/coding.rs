@@ -134,6 +134,11 @@ pub fn masked_crc2(a: &[u8], b: &[u8]) -> u32 {
     mask(crc_append(crc32c::crc32c(a), b))
 }
 
+/// The masked CRC32C of `x ‖ data`, from `crc`, the CRC32C of `x`.
+pub fn masked_crc_from(crc: u32, data: &[u8]) -> u32 {
+    mask(crc_append(crc, data))
+}
+
 /// Masked CRC32C of `a ‖ b ‖ c`.
 pub fn masked_crc3(a: &[u8], b: &[u8], c: &[u8]) -> u32 {
     mask(crc_append(crc32c::crc32c_append(crc32c::crc32c(a), b), c))

@@ -1,7 +1,7 @@
 //! Appends records to a log file.
 
 use super::{
-    file_header, fragment_crc, wal_header, Origin, BLOCK_SIZE, END, FIRST, FRAGMENT_HEADER_LEN,
+    file_header, wal_header, FragmentCrc, Origin, BLOCK_SIZE, END, FIRST, FRAGMENT_HEADER_LEN,
     FULL, LAST, MIDDLE, ZERO_FILL_STEP,
 };
 use crate::fs::{FileSyncer, FileSystem, WritableFile};
@@ -46,6 +46,8 @@ pub struct LogWriter {
     /// The segment's number, covered by every fragment's checksum
     /// (version-3 WAL segments only).
     salt: Option<u64>,
+    /// Where each fragment type's checksum starts: see [`FragmentCrc`].
+    crc: FragmentCrc,
     /// Length of the file (its data, then zeros or an earlier life's bytes).
     file_len: u64,
     /// End of the window mapped for [`LogWriter::flush_mapped`] (0: none).
@@ -71,6 +73,7 @@ impl LogWriter {
             flushed: 0,
             block_offset: 0,
             salt: None,
+            crc: FragmentCrc::new(None),
             file_len: 0,
             window_end: 0,
             mappable: false,
@@ -90,6 +93,7 @@ impl LogWriter {
             flushed: 0,
             block_offset: 0,
             salt: Some(origin.number),
+            crc: FragmentCrc::new(Some(origin.number)),
             file_len: 0,
             window_end: 0,
             mappable: true,
@@ -117,6 +121,7 @@ impl LogWriter {
             flushed: 0,
             block_offset: 0,
             salt: Some(origin.number),
+            crc: FragmentCrc::new(Some(origin.number)),
             file_len,
             window_end: 0,
             mappable: true,
@@ -198,7 +203,7 @@ impl LogWriter {
         // A fragment never exceeds BLOCK_SIZE - FRAGMENT_HEADER_LEN < u16::MAX bytes.
         let len = u16::try_from(chunk.len()).unwrap_or(u16::MAX);
         self.buf
-            .extend_from_slice(&fragment_crc(self.salt, ty, chunk).to_le_bytes());
+            .extend_from_slice(&self.crc.of(ty, chunk).to_le_bytes());
         self.buf.extend_from_slice(&len.to_le_bytes());
         self.buf.push(ty);
         self.buf.extend_from_slice(chunk);
