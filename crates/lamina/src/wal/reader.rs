@@ -1,7 +1,7 @@
 //! Reads records back from a log file and classifies damage.
 
 use super::{
-    check_file_header, fragment_crc, header_len, type_name, Origin, BLOCK_SIZE, END,
+    check_file_header, header_len, FragmentCrc, type_name, Origin, BLOCK_SIZE, END,
     FILE_HEADER_LEN, FIRST, FRAGMENT_HEADER_LEN, FULL, LAST, MIDDLE,
 };
 use crate::coding::get_u32;
@@ -57,6 +57,8 @@ pub struct LogReader {
     origin: Option<Origin>,
     /// The number fragments are checked with (version-3 and 4 segments).
     salt: Option<u64>,
+    /// The checksums of fragments read: see [`FragmentCrc`].
+    crc: FragmentCrc,
     /// A version-4 segment: its batches may hold blob pointers.
     blob_pointers: bool,
     /// END was read.
@@ -117,6 +119,7 @@ impl LogReader {
             header_len: FILE_HEADER_LEN as u64,
             origin: None,
             salt: None,
+            crc: FragmentCrc::new(None),
             blob_pointers: false,
             closed: false,
             block: Vec::new(),
@@ -140,6 +143,7 @@ impl LogReader {
         let h = check_file_header(&header, magic).map_err(|r| Error::corruption(path, 0, r))?;
         reader.origin = h.origin;
         reader.salt = h.origin.filter(|_| h.recyclable).map(|o| o.number);
+        reader.crc = FragmentCrc::new(reader.salt);
         reader.blob_pointers = h.blob_pointers;
         reader.header_len = len as u64;
         reader.block_start = len as u64;
@@ -410,7 +414,7 @@ impl LogReader {
                     at_eof: false,
                 });
             }
-            if fragment_crc(self.salt, header.ty, payload) != header.crc {
+            if self.crc.of(header.ty, payload) != header.crc {
                 let reason = "fragment checksum mismatch".to_string();
                 return Ok(Step::Bad {
                     offset,
@@ -483,7 +487,7 @@ impl LogReader {
             offset.saturating_add(FRAGMENT_HEADER_LEN as u64),
             header.len,
         )?;
-        Ok(fragment_crc(self.salt, header.ty, &payload) == header.crc)
+        Ok(self.crc.of(header.ty, &payload) == header.crc)
     }
 
     /// Whether `ty` is a fragment type of this file's version.
