@@ -89,7 +89,7 @@ fn fragment_crc(salt: Option<u64>, ty: u8, payload: &[u8]) -> u32 {
     }
 }
 
-/// A writer's fragment checksums: [`fragment_crc`], with the CRC32C of
+/// A log's fragment checksums: [`fragment_crc`], with the CRC32C of
 /// what comes before the payload (the segment's number, the type) computed
 /// once per type, so that a fragment costs one pass over its payload.
 #[derive(Clone, Copy)]
@@ -298,7 +298,6 @@ mod tests {
         assert_eq!(ends.last().copied().unwrap_or(FILE_HEADER_LEN as u64), len);
     }
 
-
     #[test]
     fn fragment_checksums_from_cached_starts_match_fragment_crc() {
         let long: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
@@ -316,6 +315,7 @@ mod tests {
             }
         }
     }
+
     #[test]
     fn round_trips_records_of_many_sizes() {
         let mut rng = StdRng::seed_from_u64(1);
