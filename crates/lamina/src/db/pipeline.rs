@@ -531,8 +531,14 @@ mod tests {
         p.wait_published(3);
     }
 
-    #[test]
-    fn a_sync_writer_is_not_visible_before_its_record_is_durable() {
+    /// A pipeline whose first writer (seqno 1) is syncing, its sync held
+    /// until the sender returned sends; that writer's thread.
+    fn a_syncer_held_at_a_gate() -> (
+        Arc<Pipeline>,
+        Arc<AtomicU64>,
+        std::thread::JoinHandle<Result<()>>,
+        std::sync::mpsc::Sender<()>,
+    ) {
         let p = Arc::new(Pipeline::default());
         let visible = Arc::new(AtomicU64::new(0));
         let t1 = p.handed_to_wal();
@@ -550,6 +556,12 @@ mod tests {
         while !p.state.lock().syncing {
             std::thread::yield_now();
         }
+        (p, visible, syncer, gate_tx)
+    }
+
+    #[test]
+    fn a_sync_writer_is_not_visible_before_its_record_is_durable() {
+        let (p, visible, syncer, gate_tx) = a_syncer_held_at_a_gate();
         // A later writer that needs no sync waits for the earlier one.
         let later = {
             let (p, visible) = (Arc::clone(&p), Arc::clone(&visible));
@@ -574,23 +586,7 @@ mod tests {
     /// a later one: that wait must go on until its own record is durable.
     #[test]
     fn a_stale_wake_up_does_not_end_a_later_wait() {
-        let p = Arc::new(Pipeline::default());
-        let visible = Arc::new(AtomicU64::new(0));
-        let t1 = p.handed_to_wal();
-        let (gate_tx, gate_rx) = std::sync::mpsc::channel::<()>();
-        let gate = std::sync::Mutex::new(gate_rx);
-        let syncer = {
-            let (p, visible) = (Arc::clone(&p), Arc::clone(&visible));
-            std::thread::spawn(move || {
-                p.finish(&visible, 0, 1, t1, || {
-                    gate.lock().unwrap().recv().unwrap();
-                    Ok(1)
-                })
-            })
-        };
-        while !p.state.lock().syncing {
-            std::thread::yield_now();
-        }
+        let (p, visible, syncer, gate_tx) = a_syncer_held_at_a_gate();
         let t2 = p.handed_to_wal();
         p.inserted();
         // Left over from an earlier commit of this thread.

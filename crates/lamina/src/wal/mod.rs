@@ -111,6 +111,12 @@ impl FragmentCrc {
         FragmentCrc { salt, starts }
     }
 
+    /// Whether the checksums cover a segment's number (a version-3 or
+    /// later WAL segment, which may be recycled and ends with END).
+    fn salted(&self) -> bool {
+        self.salt.is_some()
+    }
+
     /// `fragment_crc(salt, ty, payload)`.
     fn of(&self, ty: u8, payload: &[u8]) -> u32 {
         match self.starts.get(usize::from(ty)) {

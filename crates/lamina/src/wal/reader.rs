@@ -55,9 +55,8 @@ pub struct LogReader {
     header_len: u64,
     /// Whose segment this is, if its header says.
     origin: Option<Origin>,
-    /// The number fragments are checked with (version-3 and 4 segments).
-    salt: Option<u64>,
-    /// The checksums of fragments read: see [`FragmentCrc`].
+    /// Fragment checksums, covering the segment's number in version-3 and
+    /// 4 segments (see [`FragmentCrc`]).
     crc: FragmentCrc,
     /// A version-4 segment: its batches may hold blob pointers.
     blob_pointers: bool,
@@ -118,7 +117,6 @@ impl LogReader {
             file_len,
             header_len: FILE_HEADER_LEN as u64,
             origin: None,
-            salt: None,
             crc: FragmentCrc::new(None),
             blob_pointers: false,
             closed: false,
@@ -142,8 +140,7 @@ impl LogReader {
         let header = reader.read(0, len)?;
         let h = check_file_header(&header, magic).map_err(|r| Error::corruption(path, 0, r))?;
         reader.origin = h.origin;
-        reader.salt = h.origin.filter(|_| h.recyclable).map(|o| o.number);
-        reader.crc = FragmentCrc::new(reader.salt);
+        reader.crc = FragmentCrc::new(h.origin.filter(|_| h.recyclable).map(|o| o.number));
         reader.blob_pointers = h.blob_pointers;
         reader.header_len = len as u64;
         reader.block_start = len as u64;
@@ -178,7 +175,7 @@ impl LogReader {
                 Step::End => {
                     // Bytes after the last whole record (an unfinished record,
                     // or the zero trailer written with one) are a torn write.
-                    if partial.is_some() || (self.file_len > self.valid_end && self.salt.is_none())
+                    if partial.is_some() || (self.file_len > self.valid_end && !self.crc.salted())
                     {
                         self.stop_torn();
                     } else {
@@ -195,7 +192,7 @@ impl LogReader {
                     if self.valid_data_follows(offset, next)? {
                         return Err(self.corruption(offset, reason));
                     }
-                    if self.salt.is_some() && !at_eof {
+                    if self.crc.salted() && !at_eof {
                         // Zero fill or an earlier life: the segment ends open.
                         self.done = true;
                     } else {
@@ -290,7 +287,7 @@ impl LogReader {
     /// returned `Ok(None)`: a torn tail, or a version-3 segment not closed
     /// by END (the one being written, or one a crash stopped).
     pub fn ends_open(&self) -> bool {
-        self.torn.is_some() || (self.salt.is_some() && !self.closed)
+        self.torn.is_some() || (self.crc.salted() && !self.closed)
     }
 
     /// Offset just past the last whole record returned so far (the end of
@@ -492,7 +489,7 @@ impl LogReader {
 
     /// Whether `ty` is a fragment type of this file's version.
     fn known_type(&self, ty: u8) -> bool {
-        (FULL..=LAST).contains(&ty) || (ty == END && self.salt.is_some())
+        (FULL..=LAST).contains(&ty) || (ty == END && self.crc.salted())
     }
 }
 

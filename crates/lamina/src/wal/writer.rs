@@ -43,10 +43,8 @@ pub struct LogWriter {
     flushed: u64,
     /// Position inside the current block of the next fragment.
     block_offset: usize,
-    /// The segment's number, covered by every fragment's checksum
-    /// (version-3 WAL segments only).
-    salt: Option<u64>,
-    /// Where each fragment type's checksum starts: see [`FragmentCrc`].
+    /// Fragment checksums, covering the segment's number in a version-3 or
+    /// later WAL segment (see [`FragmentCrc`]).
     crc: FragmentCrc,
     /// Length of the file (its data, then zeros or an earlier life's bytes).
     file_len: u64,
@@ -72,7 +70,6 @@ impl LogWriter {
             buf: file_header(magic).to_vec(),
             flushed: 0,
             block_offset: 0,
-            salt: None,
             crc: FragmentCrc::new(None),
             file_len: 0,
             window_end: 0,
@@ -92,7 +89,6 @@ impl LogWriter {
             buf: wal_header(origin),
             flushed: 0,
             block_offset: 0,
-            salt: Some(origin.number),
             crc: FragmentCrc::new(Some(origin.number)),
             file_len: 0,
             window_end: 0,
@@ -120,7 +116,6 @@ impl LogWriter {
             buf: wal_header(origin),
             flushed: 0,
             block_offset: 0,
-            salt: Some(origin.number),
             crc: FragmentCrc::new(Some(origin.number)),
             file_len,
             window_end: 0,
@@ -135,7 +130,7 @@ impl LogWriter {
     /// Frames END, which closes a version-3 segment (no record follows);
     /// does nothing in other files. Does no I/O.
     pub fn add_end(&mut self) {
-        if self.salt.is_some() {
+        if self.crc.salted() {
             self.make_room_for_header();
             self.emit(END, &[]);
         }
@@ -223,7 +218,7 @@ impl LogWriter {
         }
         let data_len = self.buf.len();
         let end = self.flushed.saturating_add(data_len as u64);
-        let fill = if self.salt.is_some() && end > self.file_len {
+        let fill = if self.crc.salted() && end > self.file_len {
             usize::try_from(ZERO_FILL_STEP).unwrap_or(0)
         } else {
             0
@@ -278,7 +273,7 @@ impl LogWriter {
             }
         }
         self.flush()?;
-        if self.mappable && self.salt.is_some() && self.file_len > self.flushed {
+        if self.mappable && self.crc.salted() && self.file_len > self.flushed {
             // A file that cannot be mapped is still written, with system calls.
             match self.file.map_window(self.flushed, self.file_len) {
                 Ok(true) => self.window_end = self.file_len,
