@@ -37,11 +37,11 @@ fn main() {
         let mut x: u64 = 88172645463325252;
         let mut v = [0u8; 100];
         for i in 0..KEYS {
-            for chunk in v.chunks_mut(8) {
+            for b in v.iter_mut() {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
-                chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
+                *b = x as u8;
             }
             db.put(format!("{i:016}").as_bytes(), &v).expect("put");
         }

@@ -10,7 +10,8 @@ use crate::iter::InternalIterator;
 use crate::key;
 use std::cmp::Ordering;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering as AtomicOrdering};
+use std::sync::{Arc, OnceLock};
 
 /// The uncompressed bytes of one data or index block, with its restart
 /// array checked.
@@ -32,11 +33,28 @@ pub struct Block {
     /// Where the hash index's buckets start, and how many there are (0:
     /// no hash index).
     buckets: (usize, usize),
-    /// See [`Block::with_restart_prefixes`]; empty when not kept.
+    /// Numbers standing for the restart keys (see [`RestartPrefixes`]):
+    /// built with the block for index blocks, and for a data block once
+    /// [`PREFIXES_AFTER`] point lookups have binary-searched it.
+    prefixes: OnceLock<RestartPrefixes>,
+    /// Binary searches of the restart keys so far, while `prefixes` is unset.
+    searches: AtomicU8,
+}
+
+/// A binary search of the restart keys that has to read each key it
+/// compares (one cache miss apiece) costs more than building
+/// [`RestartPrefixes`] once this many lookups have done it.
+const PREFIXES_AFTER: u8 = 8;
+
+/// A number for every restart key: the first 16 bytes ([`key::tree_prefix`])
+/// of its tree key after the bytes all of them share, so that a binary
+/// search compares numbers, side by side in memory, and reads only the
+/// keys whose number equals the target's.
+#[derive(Debug)]
+struct RestartPrefixes {
+    /// The bytes every restart key's tree key starts with.
+    head: Vec<u8>,
     prefixes: Vec<u128>,
-    /// The bytes every restart key's tree key starts with, when `prefixes`
-    /// are kept: each prefix is taken after them.
-    shared_head: Vec<u8>,
 }
 
 /// One entry decoded in place.
@@ -70,8 +88,8 @@ impl Block {
             file,
             offset,
             buckets: (0, 0),
-            prefixes: Vec::new(),
-            shared_head: Vec::new(),
+            prefixes: OnceLock::new(),
+            searches: AtomicU8::new(0),
         };
         let full_len = block.data.len();
         let mut len = full_len;
@@ -153,9 +171,13 @@ impl Block {
         self.offset
     }
 
-    /// Bytes of memory the block holds, as charged to the block cache.
+    /// Bytes of memory the block holds, as charged to the block cache:
+    /// with the [`RestartPrefixes`] it may come to keep (its shared head
+    /// at most a key's length, counted as 16 bytes).
     pub fn charge(&self) -> usize {
-        self.data.capacity() + std::mem::size_of::<Block>()
+        self.data.capacity()
+            + std::mem::size_of::<Block>()
+            + (self.num_restarts + 1) * std::mem::size_of::<u128>()
     }
 
     fn restart_point(&self, i: usize) -> usize {
@@ -234,8 +256,12 @@ impl Block {
     /// The restart point to scan from for the first key `>= target`: the
     /// last whose key is `< target`, or the first.
     fn seek_restart(&self, target: &[u8]) -> Result<usize> {
-        if !self.prefixes.is_empty() {
-            return self.seek_restart_by_prefix(target);
+        if let Some(p) = self.prefixes.get() {
+            return self.seek_restart_by_prefix(p, target);
+        }
+        if self.searches.fetch_add(1, AtomicOrdering::Relaxed) >= PREFIXES_AFTER {
+            let p = self.restart_prefixes()?;
+            return self.seek_restart_by_prefix(self.prefixes.get_or_init(|| p), target);
         }
         let (mut left, mut right) = (0, self.num_restarts.saturating_sub(1));
         while left < right {
@@ -249,15 +275,25 @@ impl Block {
         Ok(left)
     }
 
-    /// Keeps, beside the block, a number for every restart key (its tree
-    /// key's [`key::tree_prefix`], taken after the bytes all of them share),
-    /// so that [`Block::seek_in_place`] compares numbers instead of
-    /// decoding entries (for index blocks, which stay in memory as long as
-    /// their table). Corruption if a restart entry is malformed, or the
-    /// restart keys are not in order.
-    pub fn with_restart_prefixes(mut self) -> Result<Block> {
+    /// Keeps, beside the block, a number for every restart key (see
+    /// [`RestartPrefixes`]), so that [`Block::seek_in_place`] compares
+    /// numbers instead of decoding entries from its first search on (for
+    /// index blocks, which stay in memory as long as their table).
+    /// Corruption if a restart entry is malformed, or the restart keys are
+    /// not in order.
+    pub fn with_restart_prefixes(self) -> Result<Block> {
+        let p = self.restart_prefixes()?;
+        let _ = self.prefixes.set(p);
+        Ok(self)
+    }
+
+    /// Builds the block's [`RestartPrefixes`], reading every restart key.
+    fn restart_prefixes(&self) -> Result<RestartPrefixes> {
         let Some(last) = self.num_restarts.checked_sub(1) else {
-            return Ok(self);
+            return Ok(RestartPrefixes {
+                head: Vec::new(),
+                prefixes: Vec::new(),
+            });
         };
         let first_tk = key::tree_key_of(self.restart_key(0)?);
         let last_tk = key::tree_key_of(self.restart_key(last)?);
@@ -274,9 +310,7 @@ impl Block {
                 }
             })
             .collect::<Result<Vec<u128>>>()?;
-        self.prefixes = prefixes;
-        self.shared_head = head;
-        Ok(self)
+        Ok(RestartPrefixes { head, prefixes })
     }
 
     /// The key of restart point `i`, read in place.
@@ -292,18 +326,18 @@ impl Block {
 
     /// [`Block::seek_restart`] through the restart keys' prefixes: only
     /// restart keys whose prefix equals the target's are compared in full.
-    fn seek_restart_by_prefix(&self, target: &[u8]) -> Result<usize> {
+    fn seek_restart_by_prefix(&self, p: &RestartPrefixes, target: &[u8]) -> Result<usize> {
         let tk = key::tree_key_of(target);
-        let head = tk.get(..self.shared_head.len()).unwrap_or(tk);
-        let (lo, hi) = match head.cmp(&self.shared_head) {
+        let head = tk.get(..p.head.len()).unwrap_or(tk);
+        let (lo, hi) = match head.cmp(&p.head) {
             // Every restart key is greater, or every one smaller.
             Ordering::Less => (0, 0),
-            Ordering::Greater => (self.prefixes.len(), self.prefixes.len()),
+            Ordering::Greater => (p.prefixes.len(), p.prefixes.len()),
             Ordering::Equal => {
-                let tp = key::tree_prefix(tk.get(self.shared_head.len()..).unwrap_or(&[]));
-                let lo = self.prefixes.partition_point(|&p| p < tp);
-                let ties = self.prefixes.get(lo..).unwrap_or(&[]);
-                (lo, lo + ties.partition_point(|&p| p == tp))
+                let tp = key::tree_prefix(tk.get(p.head.len()..).unwrap_or(&[]));
+                let lo = p.prefixes.partition_point(|&x| x < tp);
+                let ties = p.prefixes.get(lo..).unwrap_or(&[]);
+                (lo, lo + ties.partition_point(|&x| x == tp))
             }
         };
         let (mut a, mut b) = (lo, hi);

@@ -227,6 +227,49 @@ fn a_block_past_the_restart_limit_has_no_buckets_and_still_reads() {
     }
 }
 
+/// `seek_in_place` answers as a block iterator's seek does, for keys in
+/// the block, between its keys and outside them, at several seqnos:
+/// through the plain binary search of its first lookups and through the
+/// restart keys' numbers it keeps after them (keys sharing long heads, so
+/// many numbers tie and are compared in full).
+#[test]
+fn seeks_in_place_agree_with_the_iterator_before_and_after_the_restart_numbers() {
+    for (seed, interval) in [(3u64, 1usize), (4, 3), (5, 16)] {
+        let model: Entries = sample_entries(300, seed)
+            .into_iter()
+            .map(|(k, v)| {
+                let p = key::parse(&k).unwrap();
+                let mut user = b"a-long-shared-head-of-twenty-bytes/".to_vec();
+                user.extend_from_slice(&p.tree_key[key::KEYSPACE_ID_LEN..]);
+                let tk = key::tree_key(p.keyspace(), &user);
+                (key::internal_key(&tk, p.seqno, p.kind as u8), v)
+            })
+            .collect();
+        let b = block(hashed_block(&model, interval).0).unwrap();
+        let mut targets: Vec<Vec<u8>> = Vec::new();
+        for tk in tree_keys(&model).iter().chain(tree_keys(&sample_entries(100, seed + 9)).iter()) {
+            for seqno in [key::MAX_SEQNO, 500_000, 1] {
+                targets.push(key::seek_key_at(tk, seqno));
+            }
+        }
+        targets.push(Vec::new());
+        targets.push(vec![0xff; 40]);
+        for pass in 0..2 {
+            for target in &targets {
+                let mut it = b.iter();
+                it.seek(target);
+                let want = it.valid().then(|| (it.key().to_vec(), it.value().to_vec()));
+                let mut k = KeyBuf::new();
+                let got = b
+                    .seek_in_place(target, &mut k)
+                    .unwrap()
+                    .map(|v| (k.to_vec(), b.slice(v).to_vec()));
+                assert_eq!(got, want, "pass {pass}, interval {interval}, target {target:02x?}");
+            }
+        }
+    }
+}
+
 #[test]
 fn a_bucket_naming_a_missing_restart_point_is_corruption() {
     let model = sample_entries(60, 5);
