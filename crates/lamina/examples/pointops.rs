@@ -8,7 +8,9 @@
 //! Operations: `get-mem` (keys in the memtable), `get-table` (keys in tables,
 //! blocks cached), `get-cold` (keys in tables, each read once, no block
 //! cached before: at most 20,000 operations), `get-missing`, `contains`,
-//! `contains-mem`, `put` (default durability), `delete` (keys in the
+//! `contains-mem`, `put` (default durability; the same 20,000 keys over
+//! and over), `put-seq` (N new keys in ascending order, `%016d`, as seed
+//! 001's fill_sequential), `delete` (keys in the
 //! memtable, default durability), `delete-existing` (`Db::delete_existing`
 //! of keys in the memtable: at most 20,000 operations, each deletes).
 
@@ -37,7 +39,7 @@ fn measured(db: &Db, op: &str, keys: &[[u8; 16]], n: usize) -> usize {
             "contains" | "contains-mem" => {
                 found += usize::from(db.contains_key(k).expect("contains"))
             }
-            "put" => db.put(k, &value).expect("put"),
+            "put" | "put-seq" => db.put(k, &value).expect("put"),
             "delete" => db.delete(k).expect("delete"),
             "delete-existing" => {
                 found += usize::from(db.delete_existing(k).expect("delete_existing"))
@@ -56,7 +58,15 @@ fn main() {
     let db = Db::open(dir.path().join("db"), Options::default()).expect("open");
     let value = [b'v'; 100];
     let mut keys: Vec<[u8; 16]> = (0..KEYS).map(user_key).collect();
-    if op != "put" {
+    if op == "put-seq" {
+        keys = (0..n as u64)
+            .map(|i| {
+                let mut k = [0u8; 16];
+                k.copy_from_slice(format!("{i:016}").as_bytes());
+                k
+            })
+            .collect();
+    } else if op != "put" {
         for k in &keys {
             db.put(k, &value).expect("load");
         }
@@ -70,10 +80,10 @@ fn main() {
     let mut n = n;
     if op == "get-missing" {
         keys = (KEYS..2 * KEYS).map(user_key).collect();
-    } else if matches!(op.as_str(), "get-cold" | "delete-existing") {
+    } else if matches!(op.as_str(), "get-cold" | "delete-existing" | "put-seq") {
         // Each key once: no row is cached, no key is deleted twice.
         n = n.min(keys.len());
-    } else {
+    } else if op != "put" {
         // Warm the block cache (outside `measured`).
         for k in &keys {
             black_box(db.get(k).expect("warm"));

@@ -19,6 +19,21 @@ const HEADER_LEN: usize = 12;
 pub struct Batch {
     rep: Vec<u8>,
     count: u32,
+    /// Where the operation of a batch of one lies in `rep`, as `push` wrote
+    /// it, so that a single put or delete is checked and inserted without
+    /// being decoded again; `None` otherwise (and in batches decoded from
+    /// a WAL record).
+    only: Option<OnlyOp>,
+}
+
+/// The operation of a batch of one: its kind, keyspace, and the byte
+/// ranges of its key and value in the batch's encoding.
+#[derive(Clone, Copy)]
+struct OnlyOp {
+    kind: Kind,
+    keyspace: KeyspaceId,
+    key: (usize, usize),
+    value: (usize, usize),
 }
 
 impl std::fmt::Debug for Batch {
@@ -49,6 +64,7 @@ impl Batch {
         Batch {
             rep: vec![0; HEADER_LEN],
             count: 0,
+            only: None,
         }
     }
 
@@ -62,10 +78,29 @@ impl Batch {
         self.rep.push(kind as u8);
         put_varint(&mut self.rep, u64::from(ks));
         put_len_prefixed(&mut self.rep, key);
+        let key_end = self.rep.len();
         if let Some(v) = value {
             put_len_prefixed(&mut self.rep, v);
         }
+        let value_len = value.map_or(0, <[u8]>::len);
+        self.only = (self.count == 0).then_some(OnlyOp {
+            kind,
+            keyspace: ks,
+            key: (key_end - key.len(), key_end),
+            value: (self.rep.len() - value_len, self.rep.len()),
+        });
         self.count += 1;
+    }
+
+    /// The operation of a batch of one built by `push`, read in place.
+    pub(crate) fn only_op(&self) -> Option<Op<'_>> {
+        let only = self.only.filter(|_| self.count == 1)?;
+        Some(Op {
+            kind: only.kind,
+            keyspace: only.keyspace,
+            key: self.rep.get(only.key.0..only.key.1)?,
+            value: self.rep.get(only.value.0..only.value.1)?,
+        })
     }
 
     /// Sets `key` to `value` in the default keyspace.
@@ -130,6 +165,7 @@ impl Batch {
         self.rep.clear();
         self.rep.resize(HEADER_LEN, 0);
         self.count = 0;
+        self.only = None;
     }
 
     /// Encoded size in bytes.
@@ -145,8 +181,7 @@ impl Batch {
         check_operand: &dyn Fn(&[u8]) -> std::result::Result<(), String>,
         check_keyspace: &dyn Fn(KeyspaceId) -> Result<()>,
     ) -> Result<()> {
-        for op in self.ops() {
-            let op = op.map_err(Error::InvalidArgument)?;
+        let check = |op: Op<'_>| {
             if op.kind == Kind::Blob {
                 return Err(Error::InvalidArgument(
                     "a batch built by a caller never holds a blob pointer".to_string(),
@@ -157,6 +192,13 @@ impl Batch {
             if op.kind == Kind::Merge {
                 check_operand(op.value).map_err(Error::InvalidArgument)?;
             }
+            Ok(())
+        };
+        if let Some(op) = self.only_op() {
+            return check(op);
+        }
+        for op in self.ops() {
+            check(op.map_err(Error::InvalidArgument)?)?;
         }
         Ok(())
     }
@@ -277,6 +319,7 @@ pub(crate) fn decode_record(record: &[u8], blob_pointers: bool) -> Result<Decode
     let batch = Batch {
         rep: record.to_vec(),
         count,
+        only: None,
     };
     for op in batch.ops() {
         let op = op?;
@@ -488,6 +531,25 @@ mod decode_properties {
             prop_assert_eq!(d.first_seqno, seqno);
             prop_assert_eq!(d.batch.len(), ops.len());
             prop_assert_eq!(re_encode(&d), rec);
+        }
+
+        /// The operation a batch of one keeps in place is the one its
+        /// encoding decodes to; batches of any other size keep none, after
+        /// `clear` too.
+        #[test]
+        fn the_only_op_kept_in_place_is_the_decoded_one(
+            ops in prop::collection::vec(op(), 0..4),
+            more in op(),
+        ) {
+            let mut b = batch_of(&ops);
+            let decoded: Vec<Op<'_>> = b.ops().map(|op| op.unwrap()).collect();
+            prop_assert_eq!(b.only_op(), (decoded.len() == 1).then(|| decoded[0]));
+            b.clear();
+            prop_assert_eq!(b.only_op(), None);
+            let mut b = batch_of(std::slice::from_ref(&more));
+            b.encode_with_seqno(9);
+            let decoded = b.ops().next().unwrap().unwrap();
+            prop_assert_eq!(b.only_op(), Some(decoded));
         }
 
         #[test]

@@ -12,7 +12,7 @@
 
 use super::stats::add_under_wal_lock;
 use super::Inner;
-use crate::batch::Batch;
+use crate::batch::{Batch, Op};
 use crate::error::{Error, Result};
 
 use crate::blob::BlobPointer;
@@ -188,18 +188,25 @@ impl Inner {
         drop(q);
 
         let mut user_bytes = 0u64;
+        let mut insert = |seq: SeqNo, op: Op<'_>| {
+            mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value);
+            let value_len = match op.kind {
+                Kind::Blob => BlobPointer::decode(op.value).map_or(0, |p| p.len as usize),
+                _ => op.value.len(),
+            };
+            user_bytes += (op.key.len() + value_len) as u64;
+        };
         let mut inserted = Ok(());
-        for (seq, op) in (first..).zip(batch.ops()) {
-            match op {
-                Ok(op) => {
-                    mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value);
-                    let value_len = match op.kind {
-                        Kind::Blob => BlobPointer::decode(op.value).map_or(0, |p| p.len as usize),
-                        _ => op.value.len(),
-                    };
-                    user_bytes += (op.key.len() + value_len) as u64;
+        match batch.only_op() {
+            // A single put or delete, inserted without decoding it again.
+            Some(op) => insert(first, op),
+            None => {
+                for (seq, op) in (first..).zip(batch.ops()) {
+                    match op {
+                        Ok(op) => insert(seq, op),
+                        Err(e) => inserted = Err(Error::InvalidArgument(e)),
+                    }
                 }
-                Err(e) => inserted = Err(Error::InvalidArgument(e)),
             }
         }
         self.pipeline.inserted();
