@@ -129,5 +129,5 @@ fn the_table_example_is_what_the_builder_writes() {
     assert_eq!(footer.version, 2);
     let handles = [footer.filter, footer.properties, footer.index];
     let got: Vec<(u64, u64)> = handles.iter().map(|h| (h.offset, h.size)).collect();
-    assert_eq!(got, [(96, 66), (167, 108), (280, 31)]);
+    assert_eq!(got, [(85, 66), (156, 108), (269, 31)]);
 }

@@ -14,12 +14,6 @@ pub(super) const BUCKET_EMPTY: u8 = 255;
 /// Most restart points a block with a hash index may have.
 pub(super) const MAX_HASHED_RESTARTS: usize = 254;
 
-/// Buckets of a block's hash index per distinct tree key. A lookup whose
-/// bucket two restart intervals share binary-searches the block; with `b`
-/// buckets for `k` keys that is the fate of about `1 - e^(-k/b)` of them:
-/// 53% at 4/3 buckets a key, 18% at 5, for 4 more bytes a key.
-pub(super) const BUCKETS_PER_KEY: usize = 5;
-
 /// The bucket of key hash `h` among `buckets`.
 pub(super) fn bucket_of(h: u64, buckets: usize) -> usize {
     ((u64::from(h as u32) * buckets as u64) >> 32) as usize
@@ -110,7 +104,9 @@ impl BlockBuilder {
             let b = if self.restarts.len() > MAX_HASHED_RESTARTS {
                 0
             } else {
-                (hashes.len() * BUCKETS_PER_KEY).clamp(1, usize::from(u16::MAX))
+                (hashes.len() * 4)
+                    .div_ceil(3)
+                    .clamp(1, usize::from(u16::MAX))
             };
             let start = self.buf.len();
             self.buf.resize(start + b, BUCKET_EMPTY);
@@ -154,7 +150,7 @@ impl BlockBuilder {
 
     /// Size the block would have if finished now.
     pub fn estimated_size(&self) -> usize {
-        let hash_index = self.hashes.as_ref().map_or(0, |h| h.len() * BUCKETS_PER_KEY + 3);
+        let hash_index = self.hashes.as_ref().map_or(0, |h| h.len() * 4 / 3 + 3);
         self.buf.len() + 4 * self.restarts.len() + 4 + hash_index
     }
 
