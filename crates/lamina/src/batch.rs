@@ -92,9 +92,10 @@ impl Batch {
         self.count += 1;
     }
 
-    /// The operation of a batch of one built by `push`, read in place.
+    /// The operation of a batch of one built by `push`, read in place
+    /// (`only` is set by the first `push` and cleared by the second).
     pub(crate) fn only_op(&self) -> Option<Op<'_>> {
-        let only = self.only.filter(|_| self.count == 1)?;
+        let only = self.only?;
         Some(Op {
             kind: only.kind,
             keyspace: only.keyspace,

@@ -131,7 +131,7 @@ pub fn masked_crc_long(data: &[u8]) -> u32 {
 
 /// The masked CRC32C of the concatenation `a ‖ b`.
 pub fn masked_crc2(a: &[u8], b: &[u8]) -> u32 {
-    mask(crc_append(crc32c::crc32c(a), b))
+    masked_crc_from(crc32c::crc32c(a), b)
 }
 
 /// The masked CRC32C of `x ‖ data`, from `crc`, the CRC32C of `x`.
