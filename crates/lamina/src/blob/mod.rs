@@ -37,7 +37,6 @@ pub use value::LazyValue;
 pub use writer::BlobWriter;
 #[cfg(not(any(test, feature = "internals")))]
 pub(crate) use writer::BlobWriter;
-pub(crate) use writer::Writeback;
 
 /// Magic number at both ends of a blob file.
 pub const MAGIC: &[u8; 8] = b"LAMNABLB";

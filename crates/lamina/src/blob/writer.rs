@@ -6,7 +6,7 @@ use super::pointer::BlobPointer;
 use super::{BlobMeta, FOOTER_LEN, HEADER_LEN, MAGIC, RECORD_HEADER_LEN, VERSION};
 use crate::coding::{masked_crc, masked_crc_long};
 use crate::error::{Error, Result};
-use crate::fs::{FileSystem, WritableFile};
+use crate::fs::{FileSystem, WritableFile, Writeback};
 use std::path::{Path, PathBuf};
 
 /// Bytes handed to the file at once, at offsets that are multiples of it.
@@ -32,9 +32,6 @@ static ZEROS: [u8; FILL_STEP] = [0; FILL_STEP];
 /// whole step of this many bytes once it is written.
 const WRITEBACK_STEP: u64 = 4 << 20;
 
-/// Bytes of a file whose write-back is to be started from another thread:
-/// the file, and the range.
-pub(crate) type Writeback = (std::sync::Arc<dyn crate::fs::FileSyncer>, u64, u64);
 
 /// A blob file being written. Dropping it without `finish` leaves a partial
 /// file behind that the caller removes (or open removes as a leftover).

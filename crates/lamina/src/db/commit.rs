@@ -276,6 +276,10 @@ impl Inner {
             self.poison(&e);
             return Err(e);
         }
+        if let Some(job) = w.writeback_due() {
+            self.writeback.lock().push(job);
+            self.bg_cv.notify_all();
+        }
         let c = &self.counters;
         add_under_wal_lock(&c.wal_bytes_written, w.len().saturating_sub(before));
         add_under_wal_lock(&c.commits, 1);

@@ -79,16 +79,6 @@ impl Inner {
         Ok(())
     }
 
-    /// Starts the write-back the commits asked for (on the flush thread,
-    /// off the writers' path). Advisory: a failure is left to the sync that
-    /// makes the bytes durable.
-    pub(super) fn start_writebacks(&self) {
-        let jobs = std::mem::take(&mut *self.writeback.lock());
-        for (file, from, to) in jobs {
-            let _ = file.start_writeback(from, to);
-        }
-    }
-
     /// A new blob file for the active memtable's large values, in the
     /// directory durably before any pointer to it is acknowledged.
     fn create_commit_blob(&self) -> Result<BlobWriter> {

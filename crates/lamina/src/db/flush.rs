@@ -217,6 +217,17 @@ impl Inner {
         self.delete_obsolete_blobs();
     }
 
+    /// Starts the write-back the commits asked for, of WAL segments and of
+    /// blob files written at commit (on the flush thread, off the writers'
+    /// path). Advisory: a failure is left to the sync that makes the bytes
+    /// durable.
+    fn start_writebacks(&self) {
+        let jobs = std::mem::take(&mut *self.writeback.lock());
+        for (file, from, to) in jobs {
+            let _ = file.start_writeback(from, to);
+        }
+    }
+
     /// The flush thread's loop: flush sealed memtables as they appear.
     pub fn flush_loop(self: &Arc<Self>) {
         loop {

@@ -162,9 +162,9 @@ pub(crate) struct Inner {
     /// separated (`db/commit_blobs.rs`); created by the first one. Taken
     /// under the commit lock, never while waiting for the WAL lock.
     pub commit_blob: Mutex<Option<crate::blob::BlobWriter>>,
-    /// Ranges of blob files written at commit whose write-back the flush
-    /// thread starts (a leaf lock).
-    pub writeback: Mutex<Vec<crate::blob::Writeback>>,
+    /// Ranges of WAL segments and of blob files written at commit whose
+    /// write-back the flush thread starts (a leaf lock).
+    pub writeback: Mutex<Vec<crate::fs::Writeback>>,
     /// Highest seqno whose write is visible to readers.
     pub visible_seqno: AtomicU64,
     /// Live snapshots: seqno -> count.

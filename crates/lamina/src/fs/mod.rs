@@ -87,6 +87,10 @@ pub trait FileSyncer: Send + Sync {
     }
 }
 
+/// Bytes of a file whose write-back is to be started from another thread
+/// ([`FileSyncer::start_writeback`]): the file, and the range.
+pub(crate) type Writeback = (std::sync::Arc<dyn FileSyncer>, u64, u64);
+
 /// A file opened for reading at arbitrary offsets; shared between threads.
 pub trait RandomAccessFile: Send + Sync {
     /// Reads exactly `len` bytes at `offset`; `UnexpectedEof` if the file is shorter.

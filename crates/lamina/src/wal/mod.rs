@@ -1023,4 +1023,25 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn a_segment_asks_for_the_write_back_of_each_whole_step_once_flushed() {
+        let fs = mem();
+        let origin = Origin { identity: 9, number: 1 };
+        let mut w = LogWriter::create_wal(&fs, Path::new(LOG), origin).unwrap();
+        let step = writer::WRITEBACK_STEP;
+        let record = vec![5u8; 3 << 20];
+        let mut asked = Vec::new();
+        for _ in 0..5 {
+            w.add_record(&record);
+            assert!(w.writeback_due().is_none(), "bytes still buffered are not asked for");
+            w.flush().unwrap();
+            if let Some((_, from, to)) = w.writeback_due() {
+                asked.push((from, to));
+            }
+            assert!(w.writeback_due().is_none(), "asked once");
+        }
+        // 5 records of 3 MiB and their framing: steps end at 4, 8 and 12 MiB as they are passed.
+        assert_eq!(asked, vec![(0, step), (step, 2 * step), (2 * step, 3 * step)]);
+    }
 }
