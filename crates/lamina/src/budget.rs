@@ -7,10 +7,11 @@
 //!
 //! - each memtable gets `B / 4` (at most 64 MiB); with the two that may wait
 //!   for flush, memtables hold at most `3B / 4`;
-//! - the cache gets `2B / 3` and the row cache an eighth of that on top
-//!   (`B / 12`); the last quarter is left for what is not counted: the
-//!   allocator's free lists and fragmentation, iterators' and compactions'
-//!   buffers;
+//! - the cache gets `2B / 3`, the row cache an eighth of that on top
+//!   (`B / 12`), and the blob values read more than once another eighth
+//!   (`B / 12`, [`HOT_VALUES_SHARE`]); the last sixth is left for what is
+//!   not counted: the allocator's free lists and fragmentation, iterators'
+//!   and compactions' buffers;
 //! - memtables and the index and filter blocks of open tables are *charged*
 //!   to the cache (as RocksDB's WriteBufferManager charges memtables to its
 //!   block cache): the block cache holds `cache − charged`, never less than
@@ -21,6 +22,9 @@
 
 use crate::options::Options;
 
+/// The blob values read more than once are kept in memory up to the cache
+/// size over this (`blob::HotValues`).
+pub(crate) const HOT_VALUES_SHARE: usize = 8;
 /// The default memtable size; a memtable of this size is derived from the budget.
 pub(crate) const DEFAULT_MEMTABLE_SIZE: usize = 64 << 20;
 /// The default cache size; a cache of this size is derived from the budget.

@@ -225,6 +225,51 @@ fn a_flipped_byte_in_a_blob_value_is_corruption_naming_file_and_offset() {
 }
 
 #[test]
+fn a_value_read_again_is_kept_verified_and_never_served_damaged() {
+    let fs = MemFs::new();
+    let db = Db::open(DIR, opts(&fs)).expect("open");
+    db.put(b"hot", &value(1, 0, 4000)).expect("put");
+    db.put(b"once", &value(2, 0, 4000)).expect("put");
+    db.flush().expect("flush");
+    for _ in 0..2 {
+        assert_eq!(db.get(b"hot").expect("get"), Some(value(1, 0, 4000)));
+    }
+    assert_eq!(db.get(b"once").expect("get"), Some(value(2, 0, 4000)));
+    // Damage both values in the file: header 16, record header 16, tree
+    // key 7 ("hot"), value 4000, then "once"'s record header and key (8).
+    let blob = blob_files(&fs).pop().expect("a blob file");
+    let path = Path::new(DIR).join(&blob);
+    let hot_at = 16 + 16 + 7;
+    let once_at = hot_at + 4000 + 16 + 8;
+    fs.corrupt_byte(&path, hot_at + 10).expect("corrupt");
+    fs.corrupt_byte(&path, once_at + 10).expect("corrupt");
+    // Read twice, the value was kept in memory as verified: the damage that
+    // came later is not in it.
+    assert_eq!(db.get(b"hot").expect("kept"), Some(value(1, 0, 4000)));
+    // Read once, it was not kept: its file is read, and fails its checksum.
+    match db.get(b"once") {
+        Err(Error::Corruption { offset, .. }) => assert_eq!(offset, once_at),
+        other => panic!("expected corruption, got {other:?}"),
+    }
+    // A check reads the file itself, from the first damaged value.
+    let report = db.check().expect("check");
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains(&blob) && p.contains(&format!("offset {hot_at}"))),
+        "{:?}",
+        report.problems
+    );
+    drop(db);
+    let db = Db::open(DIR, opts(&fs)).expect("reopen");
+    match db.get(b"hot") {
+        Err(Error::Corruption { offset, .. }) => assert_eq!(offset, hot_at),
+        other => panic!("expected corruption after reopen, got {other:?}"),
+    }
+}
+
+#[test]
 fn damaged_blob_file_header_and_footer_are_reported_by_check() {
     let fs = MemFs::new();
     let db = Db::open(DIR, opts(&fs)).expect("open");

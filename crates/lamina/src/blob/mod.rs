@@ -15,6 +15,7 @@
 
 pub(crate) mod check;
 mod file;
+mod hot;
 mod map;
 mod pointer;
 mod reader;

@@ -1,6 +1,7 @@
 //! The blob files of one database, opened on first use and kept open.
 
 use super::file::BlobFile;
+use super::hot::HotValues;
 use super::pointer::BlobPointer;
 use super::value::LazyValue;
 use crate::error::{Error, Result};
@@ -16,6 +17,7 @@ pub struct BlobStore {
     dir: PathBuf,
     max_open: usize,
     open: Mutex<HashMap<u64, Arc<BlobFile>>>,
+    hot: Arc<HotValues>,
 }
 
 impl BlobStore {
@@ -27,7 +29,15 @@ impl BlobStore {
             dir: dir.to_path_buf(),
             max_open: max_open.max(1),
             open: Mutex::new(HashMap::new()),
+            hot: Arc::new(HotValues::new(0)),
         }
+    }
+
+    /// The same store, keeping about `bytes` of the values read more than
+    /// once in memory, verified ([`HotValues`]).
+    pub fn with_hot_values(mut self, bytes: usize) -> BlobStore {
+        self.hot = Arc::new(HotValues::new(bytes));
+        self
     }
 
     /// The path of blob file `number`.
@@ -95,12 +105,19 @@ impl BlobStore {
     /// The value a pointer (the bytes of a kind 3 entry) names, not yet read.
     pub fn lazy(&self, pointer_bytes: &[u8]) -> Result<LazyValue> {
         let p = BlobStore::pointer(&self.dir, pointer_bytes)?;
-        Ok(LazyValue::blob(self.file_for(&p)?, p))
+        if let Some(v) = self.hot.get(&p) {
+            return Ok(LazyValue::hot(v));
+        }
+        Ok(LazyValue::blob(self.file_for(&p)?, p, Arc::clone(&self.hot)))
     }
 
-    /// Reads the value `p` names into a new vector (checksum verified).
+    /// Reads the value `p` names into a new vector (checksum verified),
+    /// from its file (for recovery and checks: it is not offered to the
+    /// values kept in memory, nor taken from them).
     pub fn read(&self, p: &BlobPointer) -> Result<Vec<u8>> {
-        LazyValue::blob(self.file_for(p)?, *p).into_vec()
+        let mut v = vec![0u8; p.len as usize];
+        self.file_for(p)?.read_into(p, &mut v)?;
+        Ok(v)
     }
 
     /// Forgets blob file `number` (it was removed).

@@ -1,6 +1,7 @@
 //! A value found by a lookup, read from its blob file only when asked.
 
 use super::file::BlobFile;
+use super::hot::HotValues;
 use super::pointer::BlobPointer;
 use super::reader::check_buffer;
 use crate::error::Result;
@@ -17,9 +18,13 @@ pub struct LazyValue(Repr);
 
 enum Repr {
     Inline(Vec<u8>),
+    /// A blob value kept in memory, verified when it was read.
+    Hot(Arc<[u8]>),
     Blob {
         file: Arc<BlobFile>,
         pointer: BlobPointer,
+        /// Offered each value read, to keep the ones read again.
+        hot: Arc<HotValues>,
     },
 }
 
@@ -29,14 +34,19 @@ impl LazyValue {
         LazyValue(Repr::Inline(v))
     }
 
-    pub(crate) fn blob(file: Arc<BlobFile>, pointer: BlobPointer) -> LazyValue {
-        LazyValue(Repr::Blob { file, pointer })
+    pub(crate) fn blob(file: Arc<BlobFile>, pointer: BlobPointer, hot: Arc<HotValues>) -> LazyValue {
+        LazyValue(Repr::Blob { file, pointer, hot })
+    }
+
+    pub(crate) fn hot(v: Arc<[u8]>) -> LazyValue {
+        LazyValue(Repr::Hot(v))
     }
 
     /// Length of the value in bytes.
     pub fn len(&self) -> usize {
         match &self.0 {
             Repr::Inline(v) => v.len(),
+            Repr::Hot(v) => v.len(),
             Repr::Blob { pointer, .. } => pointer.len as usize,
         }
     }
@@ -48,14 +58,15 @@ impl LazyValue {
 
     /// True when the value lives in a blob file (and is read by `read_into`).
     pub fn is_separated(&self) -> bool {
-        matches!(self.0, Repr::Blob { .. })
+        matches!(self.0, Repr::Blob { .. } | Repr::Hot(_))
     }
 
     /// Copies the value into `buf`, which must be exactly [`len`](Self::len)
     /// bytes. A blob value is copied into `buf` once (from the file's mapping,
     /// or with one positional read where the file system cannot map) and its
     /// checksum verified: on `Corruption` (naming the blob file and offset)
-    /// `buf`'s contents must not be used.
+    /// `buf`'s contents must not be used. A value read more than once may
+    /// be copied from memory instead, where it was kept once verified.
     pub fn read_into(&self, buf: &mut [u8]) -> Result<()> {
         match &self.0 {
             Repr::Inline(v) => {
@@ -63,7 +74,16 @@ impl LazyValue {
                 buf.copy_from_slice(v);
                 Ok(())
             }
-            Repr::Blob { file, pointer } => file.read_into(pointer, buf),
+            Repr::Hot(v) => {
+                check_buffer(buf.len(), v.len())?;
+                buf.copy_from_slice(v);
+                Ok(())
+            }
+            Repr::Blob { file, pointer, hot } => {
+                file.read_into(pointer, buf)?;
+                hot.offer(pointer, buf);
+                Ok(())
+            }
         }
     }
 
@@ -77,7 +97,15 @@ impl LazyValue {
                 check_buffer(buf.len(), v.len())?;
                 Ok(buf.write_copy_of_slice(v))
             }
-            Repr::Blob { file, pointer } => file.read_into_uninit(pointer, buf),
+            Repr::Hot(v) => {
+                check_buffer(buf.len(), v.len())?;
+                Ok(buf.write_copy_of_slice(v))
+            }
+            Repr::Blob { file, pointer, hot } => {
+                let value = file.read_into_uninit(pointer, buf)?;
+                hot.offer(pointer, value);
+                Ok(value)
+            }
         }
     }
 
@@ -85,9 +113,11 @@ impl LazyValue {
     pub fn into_vec(self) -> Result<Vec<u8>> {
         match self.0 {
             Repr::Inline(v) => Ok(v),
-            Repr::Blob { file, pointer } => {
+            Repr::Hot(v) => Ok(v.to_vec()),
+            Repr::Blob { file, pointer, hot } => {
                 let mut v = vec![0u8; pointer.len as usize];
                 file.read_into(&pointer, &mut v)?;
+                hot.offer(&pointer, &v);
                 Ok(v)
             }
         }
@@ -98,7 +128,8 @@ impl std::fmt::Debug for LazyValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.0 {
             Repr::Inline(v) => f.debug_tuple("Inline").field(&v.len()).finish(),
-            Repr::Blob { file, pointer } => f
+            Repr::Hot(v) => f.debug_tuple("Hot").field(&v.len()).finish(),
+            Repr::Blob { file, pointer, .. } => f
                 .debug_struct("Blob")
                 .field("path", &file.path())
                 .field("pointer", pointer)

@@ -1,6 +1,7 @@
 //! Caches shared by every reader: decompressed data blocks, and open tables.
 
 mod block_cache;
+pub(crate) mod doorkeeper;
 mod recent;
 mod row_cache;
 mod table_cache;

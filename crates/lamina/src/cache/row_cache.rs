@@ -1,17 +1,10 @@
 //! The cache of values found in tables, by tree key, for keys read again
 //! and again (a hot set): a hit skips the filter, index and block search.
 
+use super::doorkeeper::Doorkeeper;
 use quick_cache::sync::Cache;
 use quick_cache::Weighter;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-
-/// Bits of the doorkeeper (128 KiB): keys seen once since it was last
-/// cleared.
-const DOORKEEPER_BITS: usize = 1 << 20;
-/// The doorkeeper is cleared after this many keys were offered, so that
-/// "seen before" means "seen recently".
-const DOORKEEPER_PERIOD: u64 = 1 << 19;
 
 /// Bytes charged per row besides its key and value.
 const ROW_OVERHEAD: u64 = 64;
@@ -49,8 +42,7 @@ impl Weighter<Box<[u8]>, Row> for RowWeighter {
 /// bit, not a copy and an eviction.
 pub struct RowCache {
     rows: Option<Cache<Box<[u8]>, Row, RowWeighter>>,
-    seen: Vec<AtomicU64>,
-    offered: AtomicU64,
+    door: Doorkeeper,
 }
 
 impl std::fmt::Debug for RowCache {
@@ -68,47 +60,10 @@ impl RowCache {
             let items = (capacity_bytes / 256).max(16);
             Cache::with_weighter(items, capacity_bytes as u64, RowWeighter)
         });
-        let words = if rows.is_some() {
-            DOORKEEPER_BITS / 64
-        } else {
-            0
-        };
         RowCache {
+            door: Doorkeeper::new(rows.is_some()),
             rows,
-            seen: (0..words).map(|_| AtomicU64::new(0)).collect(),
-            offered: AtomicU64::new(0),
         }
-    }
-
-    /// The doorkeeper's word and bit of the key of `hash`.
-    fn bit(&self, hash: u64) -> Option<(&AtomicU64, u64)> {
-        let bit = hash as usize % DOORKEEPER_BITS;
-        let word = self.seen.get(bit / 64)?;
-        Some((word, 1u64 << (bit % 64)))
-    }
-
-    /// Whether the key of `hash` is marked as offered (it may have been
-    /// admitted), without marking it.
-    fn marked(&self, hash: u64) -> bool {
-        self.bit(hash)
-            .is_some_and(|(word, mask)| word.load(Ordering::Relaxed) & mask != 0)
-    }
-
-    /// Whether the key of `hash` was offered before since the doorkeeper
-    /// was last cleared; marks it as offered.
-    fn seen_before(&self, hash: u64) -> bool {
-        if self.offered.fetch_add(1, Ordering::Relaxed) % DOORKEEPER_PERIOD
-            == DOORKEEPER_PERIOD - 1
-        {
-            for w in &self.seen {
-                w.store(0, Ordering::Relaxed);
-            }
-        }
-        let Some((word, mask)) = self.bit(hash) else {
-            return false;
-        };
-        // A plain load first: a key seen before costs no locked write.
-        word.load(Ordering::Relaxed) & mask != 0 || word.fetch_or(mask, Ordering::Relaxed) & mask != 0
     }
 
     /// The value of `tree_key` cached for version `generation`, if any.
@@ -118,7 +73,7 @@ impl RowCache {
     /// again after the next read of its key marks it).
     pub fn get(&self, tree_key: &[u8], hash: u64, generation: u64) -> Option<Arc<[u8]>> {
         let rows = self.rows.as_ref()?;
-        if !self.marked(hash) {
+        if !self.door.marked(hash) {
             return None;
         }
         let row = rows.get(tree_key)?;
@@ -130,7 +85,7 @@ impl RowCache {
     /// `hash` is the tables' hash of `tree_key` (`crate::table::key_hash`),
     /// which the caller has already computed for the filters.
     pub fn insert_hashed(&self, tree_key: &[u8], hash: u64, generation: u64, value: &[u8]) {
-        if value.len() > MAX_ROW_VALUE || self.rows.is_none() || !self.seen_before(hash) {
+        if value.len() > MAX_ROW_VALUE || self.rows.is_none() || !self.door.seen_before(hash) {
             return;
         }
         if let Some(c) = &self.rows {
@@ -147,6 +102,7 @@ impl RowCache {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::cache::doorkeeper::PERIOD as DOORKEEPER_PERIOD;
     use crate::table::key_hash;
 
     #[test]
@@ -180,7 +136,7 @@ mod tests {
             let k = i.to_le_bytes();
             c.insert_hashed(&k, key_hash(&k), 1, b"w");
         }
-        assert!(!c.marked(h), "the doorkeeper was cleared");
+        assert!(!c.door.marked(h), "the doorkeeper was cleared");
         assert!(c.get(b"hot", h, 1).is_none(), "an unmarked key is not looked up");
         assert!(c.rows.as_ref().unwrap().get(b"hot".as_slice()).is_some());
         c.insert_hashed(b"hot", h, 1, b"v");

@@ -136,11 +136,10 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         path: path.to_path_buf(),
         fs: Arc::clone(&fs),
         tables,
-        blobs: Arc::new(crate::blob::BlobStore::new(
-            Arc::clone(&fs),
-            path,
-            opts.max_open_tables,
-        )),
+        blobs: Arc::new(
+            crate::blob::BlobStore::new(Arc::clone(&fs), path, opts.max_open_tables)
+                .with_hot_values(opts.cache_size / crate::budget::HOT_VALUES_SHARE),
+        ),
         state: Mutex::new(State {
             mem: Arc::new(Memtable::new(0, opts.memtable_size as u64)),
             imm: Vec::new(),
