@@ -33,6 +33,9 @@ impl Weighter<Place, Arc<[u8]>> for ValueWeighter {
 pub struct HotValues {
     values: Option<Cache<Place, Arc<[u8]>, ValueWeighter>>,
     door: Doorkeeper,
+    /// Larger values are not kept: one would crowd out the rest, and
+    /// copying it costs more than reading it again.
+    max_value: usize,
 }
 
 impl HotValues {
@@ -45,6 +48,7 @@ impl HotValues {
         HotValues {
             door: Doorkeeper::new(values.is_some()),
             values,
+            max_value: capacity_bytes / 8,
         }
     }
 
@@ -60,12 +64,13 @@ impl HotValues {
     }
 
     /// Offers `value`, just read through `p` and verified: cached if `p`
-    /// was offered before since the doorkeeper was last cleared.
+    /// was offered before since the doorkeeper was last cleared and it is
+    /// at most an eighth of the capacity.
     pub fn offer(&self, p: &BlobPointer, value: &[u8]) {
         let Some(values) = &self.values else {
             return;
         };
-        if self.door.seen_before(hash(p)) {
+        if value.len() <= self.max_value && self.door.seen_before(hash(p)) {
             values.insert((p.file, p.offset), Arc::from(value));
         }
     }
@@ -98,6 +103,11 @@ mod tests {
         assert!(c.get(&ptr(8, 100, 3)).is_none(), "another file");
         assert!(c.get(&ptr(7, 101, 3)).is_none(), "another offset");
         assert!(c.get(&ptr(7, 100, 4)).is_none(), "another length");
+        let big = ptr(7, 200, (1 << 17) + 1);
+        let value = vec![1u8; (1 << 17) + 1];
+        c.offer(&big, &value);
+        c.offer(&big, &value);
+        assert!(c.get(&big).is_none(), "more than an eighth of the cache is not kept");
         let none = HotValues::new(0);
         none.offer(&p, b"abc");
         none.offer(&p, b"abc");
