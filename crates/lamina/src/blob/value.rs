@@ -42,12 +42,20 @@ impl LazyValue {
         LazyValue(Repr::Hot(v))
     }
 
+    /// The value's bytes when they are already in memory.
+    fn in_memory(&self) -> Option<&[u8]> {
+        match &self.0 {
+            Repr::Inline(v) => Some(v),
+            Repr::Hot(v) => Some(v),
+            Repr::Blob { .. } => None,
+        }
+    }
+
     /// Length of the value in bytes.
     pub fn len(&self) -> usize {
         match &self.0 {
-            Repr::Inline(v) => v.len(),
-            Repr::Hot(v) => v.len(),
             Repr::Blob { pointer, .. } => pointer.len as usize,
+            _ => self.in_memory().map_or(0, <[u8]>::len),
         }
     }
 
@@ -68,23 +76,15 @@ impl LazyValue {
     /// `buf`'s contents must not be used. A value read more than once may
     /// be copied from memory instead, where it was kept once verified.
     pub fn read_into(&self, buf: &mut [u8]) -> Result<()> {
-        match &self.0 {
-            Repr::Inline(v) => {
-                check_buffer(buf.len(), v.len())?;
-                buf.copy_from_slice(v);
-                Ok(())
-            }
-            Repr::Hot(v) => {
-                check_buffer(buf.len(), v.len())?;
-                buf.copy_from_slice(v);
-                Ok(())
-            }
-            Repr::Blob { file, pointer, hot } => {
-                file.read_into(pointer, buf)?;
-                hot.offer(pointer, buf);
-                Ok(())
-            }
+        if let Repr::Blob { file, pointer, hot } = &self.0 {
+            file.read_into(pointer, buf)?;
+            hot.offer(pointer, buf);
+            return Ok(());
         }
+        let v = self.in_memory().unwrap_or_default();
+        check_buffer(buf.len(), v.len())?;
+        buf.copy_from_slice(v);
+        Ok(())
     }
 
     /// [`LazyValue::read_into`] a buffer not yet initialised (such as a
@@ -92,21 +92,14 @@ impl LazyValue {
     /// [`len`](Self::len) bytes: the value is copied in once, with no
     /// zeroing before. Returns the buffer, initialised.
     pub fn read_into_uninit<'b>(&self, buf: &'b mut [MaybeUninit<u8>]) -> Result<&'b [u8]> {
-        match &self.0 {
-            Repr::Inline(v) => {
-                check_buffer(buf.len(), v.len())?;
-                Ok(buf.write_copy_of_slice(v))
-            }
-            Repr::Hot(v) => {
-                check_buffer(buf.len(), v.len())?;
-                Ok(buf.write_copy_of_slice(v))
-            }
-            Repr::Blob { file, pointer, hot } => {
-                let value = file.read_into_uninit(pointer, buf)?;
-                hot.offer(pointer, value);
-                Ok(value)
-            }
+        if let Repr::Blob { file, pointer, hot } = &self.0 {
+            let value = file.read_into_uninit(pointer, buf)?;
+            hot.offer(pointer, value);
+            return Ok(value);
         }
+        let v = self.in_memory().unwrap_or_default();
+        check_buffer(buf.len(), v.len())?;
+        Ok(buf.write_copy_of_slice(v))
     }
 
     /// The value as an owned vector.

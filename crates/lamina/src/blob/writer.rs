@@ -6,7 +6,7 @@ use super::pointer::BlobPointer;
 use super::{BlobMeta, FOOTER_LEN, HEADER_LEN, MAGIC, RECORD_HEADER_LEN, VERSION};
 use crate::coding::{masked_crc, masked_crc_long};
 use crate::error::{Error, Result};
-use crate::fs::{FileSystem, WritableFile, Writeback};
+use crate::fs::{FileSystem, WritableFile, Writeback, WritebackMark};
 use std::path::{Path, PathBuf};
 
 /// Bytes handed to the file at once, at offsets that are multiples of it.
@@ -27,10 +27,6 @@ const FILL_STEP: usize = 256 << 10;
 
 /// Zeros a file written at commit is extended with.
 static ZEROS: [u8; FILL_STEP] = [0; FILL_STEP];
-
-/// The write-back of a blob file written at commit is started for each
-/// whole step of this many bytes once it is written.
-const WRITEBACK_STEP: u64 = 4 << 20;
 
 
 /// A blob file being written. Dropping it without `finish` leaves a partial
@@ -57,8 +53,8 @@ pub struct BlobWriter {
     at_commit: bool,
     /// Bytes were handed to the file since the last sync.
     unsynced: bool,
-    /// The file's bytes below this were handed to [`BlobWriter::writeback_due`].
-    written_back: u64,
+    /// How far [`BlobWriter::writeback_due`] asked for write-back.
+    written_back: WritebackMark,
 }
 
 impl BlobWriter {
@@ -104,7 +100,7 @@ impl BlobWriter {
             end,
             at_commit: true,
             unsynced: true,
-            written_back: 0,
+            written_back: WritebackMark::default(),
         })
     }
 
@@ -133,7 +129,7 @@ impl BlobWriter {
             end: 0,
             at_commit,
             unsynced: false,
-            written_back: 0,
+            written_back: WritebackMark::default(),
         };
         if at_commit {
             // Layout: docs/format.md#blob-files-written-at-commit (created)
@@ -264,12 +260,10 @@ impl BlobWriter {
     /// later sync finds little left to write; durability is unchanged), or
     /// `None` while less than a step was written since the last.
     pub fn writeback_due(&mut self) -> Option<Writeback> {
-        let to = self.end / WRITEBACK_STEP * WRITEBACK_STEP;
-        if !self.at_commit || to <= self.written_back {
+        if !self.at_commit {
             return None;
         }
-        let from = std::mem::replace(&mut self.written_back, to);
-        Some((self.file.syncer()?, from, to))
+        self.written_back.due(self.end, self.file.as_ref())
     }
 
     /// Makes every record handed to the file durable (a no-op when nothing
@@ -348,7 +342,7 @@ mod tests {
         fs.create_dir_all(dir).unwrap();
         let mut w = BlobWriter::create_at_commit(&fs, dir, 4).unwrap();
         let value = vec![3u8; 3 << 20];
-        let step = WRITEBACK_STEP;
+        let step = crate::fs::WRITEBACK_STEP;
         let mut asked = Vec::new();
         for i in 0..5 {
             w.add(format!("\0\0\0\0k{i}").as_bytes(), &value).unwrap();

@@ -277,8 +277,7 @@ impl Inner {
             return Err(e);
         }
         if let Some(job) = w.writeback_due() {
-            self.writeback.lock().push(job);
-            self.bg_cv.notify_all();
+            self.ask_writeback(job);
         }
         let c = &self.counters;
         add_under_wal_lock(&c.wal_bytes_written, w.len().saturating_sub(before));

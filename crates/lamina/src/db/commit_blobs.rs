@@ -73,8 +73,7 @@ impl Inner {
         mem.add_blob_bytes(u64::from(p.len));
         out.put_blob(ks, key, &p.encode());
         if let Some(job) = w.writeback_due() {
-            self.writeback.lock().push(job);
-            self.bg_cv.notify_all();
+            self.ask_writeback(job);
         }
         Ok(())
     }

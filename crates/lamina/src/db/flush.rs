@@ -217,6 +217,12 @@ impl Inner {
         self.delete_obsolete_blobs();
     }
 
+    /// Hands `job` to the flush thread, which starts it ([`Inner::start_writebacks`]).
+    pub(super) fn ask_writeback(&self, job: crate::fs::Writeback) {
+        self.writeback.lock().push(job);
+        self.bg_cv.notify_all();
+    }
+
     /// Starts the write-back the commits asked for, of WAL segments and of
     /// blob files written at commit (on the flush thread, off the writers'
     /// path). Advisory: a failure is left to the sync that makes the bytes

@@ -8,10 +8,14 @@ mod fault;
 mod mapping;
 mod mem;
 mod real;
+mod writeback;
 
 pub use fault::{FaultFs, FaultKind, Faults};
 pub use mem::MemFs;
 pub use real::RealFs;
+#[cfg(test)]
+pub(crate) use writeback::WRITEBACK_STEP;
+pub(crate) use writeback::{Writeback, WritebackMark};
 
 use std::io;
 use std::path::Path;
@@ -86,10 +90,6 @@ pub trait FileSyncer: Send + Sync {
         Ok(())
     }
 }
-
-/// Bytes of a file whose write-back is to be started from another thread
-/// ([`FileSyncer::start_writeback`]): the file, and the range.
-pub(crate) type Writeback = (std::sync::Arc<dyn FileSyncer>, u64, u64);
 
 /// A file opened for reading at arbitrary offsets; shared between threads.
 pub trait RandomAccessFile: Send + Sync {

@@ -1029,7 +1029,7 @@ mod tests {
         let fs = mem();
         let origin = Origin { identity: 9, number: 1 };
         let mut w = LogWriter::create_wal(&fs, Path::new(LOG), origin).unwrap();
-        let step = writer::WRITEBACK_STEP;
+        let step = crate::fs::WRITEBACK_STEP;
         let record = vec![5u8; 3 << 20];
         let mut asked = Vec::new();
         for _ in 0..5 {

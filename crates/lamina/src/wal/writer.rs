@@ -4,7 +4,7 @@ use super::{
     file_header, wal_header, FragmentCrc, Origin, BLOCK_SIZE, END, FIRST, FRAGMENT_HEADER_LEN,
     FULL, LAST, MIDDLE, ZERO_FILL_STEP,
 };
-use crate::fs::{FileSyncer, FileSystem, WritableFile};
+use crate::fs::{FileSyncer, FileSystem, WritableFile, Writeback, WritebackMark};
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -17,11 +17,6 @@ use std::sync::Arc;
 /// `pwrite` copies it in one call. Small records, the common case, share
 /// their pages' faults and skip the system call.
 pub const MAPPED_WRITE_MAX: usize = 16 << 10;
-
-/// The write-back of a WAL segment is started for each whole step of this
-/// many bytes once they are handed to the file (see
-/// [`LogWriter::writeback_due`]).
-pub const WRITEBACK_STEP: u64 = 4 << 20;
 
 /// Writes records to a new log file in the framing of
 /// docs/format.md#record-framing.
@@ -58,8 +53,8 @@ pub struct LogWriter {
     window_end: u64,
     /// Whether the file can be written through a mapping (until it says no).
     mappable: bool,
-    /// The file's bytes below this were handed to [`LogWriter::writeback_due`].
-    written_back: u64,
+    /// How far [`LogWriter::writeback_due`] asked for write-back.
+    written_back: WritebackMark,
 }
 
 // A log is never empty (it holds at least its file header), so no `is_empty`.
@@ -82,7 +77,7 @@ impl LogWriter {
             file_len: 0,
             window_end: 0,
             mappable: false,
-            written_back: 0,
+            written_back: WritebackMark::default(),
         })
     }
 
@@ -102,7 +97,7 @@ impl LogWriter {
             file_len: 0,
             window_end: 0,
             mappable: true,
-            written_back: 0,
+            written_back: WritebackMark::default(),
         })
     }
 
@@ -130,7 +125,7 @@ impl LogWriter {
             file_len,
             window_end: 0,
             mappable: true,
-            written_back: 0,
+            written_back: WritebackMark::default(),
         };
         w.sync()?;
         fs.rename(old, new).map_err(|e| Error::io(new, e))?;
@@ -316,20 +311,15 @@ impl LogWriter {
         })
     }
 
-    /// The next whole steps of [`WRITEBACK_STEP`] bytes handed to the file
+    /// The next whole steps of [`crate::fs::WRITEBACK_STEP`] bytes handed to the file
     /// whose write-back may start now, or `None` while less than a step was
     /// handed to it since the last. The caller starts it on another thread,
     /// so that the sync which closes the segment (or a `Sync` commit's)
     /// finds little left to write; durability is unchanged. Bytes below the
     /// data's end are never written again, so the pages written back stay
     /// clean.
-    pub fn writeback_due(&mut self) -> Option<crate::fs::Writeback> {
-        let to = self.flushed / WRITEBACK_STEP * WRITEBACK_STEP;
-        if to <= self.written_back {
-            return None;
-        }
-        let from = std::mem::replace(&mut self.written_back, to);
-        Some((self.file.syncer()?, from, to))
+    pub fn writeback_due(&mut self) -> Option<Writeback> {
+        self.written_back.due(self.flushed, self.file.as_ref())
     }
 
     /// Bytes framed but not yet flushed.
