@@ -1,0 +1,66 @@
+//! The crc32c of a 100 KB blob value two ways — the `crc32` instruction
+//! (crate `crc32c`) and carry-less multiplication (crate `crc-fast`) — with
+//! the value in the CPU's cache and spread over 100 MB of memory; and a
+//! copy of it, for scale. `coding::masked_crc_long` takes `crc-fast` only
+//! where the CPU has AVX-512 with VPCLMULQDQ.
+//!
+//! Run with `cargo bench -p lamina --bench checksum`.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+
+const VALUE: usize = 100_000;
+const SPREAD: usize = 100 << 20;
+
+fn bytes(n: usize) -> Vec<u8> {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+fn checksum(c: &mut Criterion) {
+    let spread = bytes(SPREAD);
+    let values = SPREAD / VALUE;
+    let mut g = c.benchmark_group("crc32c_100k");
+    g.throughput(Throughput::Bytes(VALUE as u64));
+    for (place, count) in [("cached", 1), ("spread", values)] {
+        let mut i = 0;
+        let mut next = move || {
+            i = (i + 1) % count;
+            i * VALUE
+        };
+        g.bench_function(format!("crc32_instruction/{place}"), |b| {
+            b.iter(|| {
+                let at = next();
+                black_box(crc32c::crc32c(&spread[at..at + VALUE]))
+            })
+        });
+        g.bench_function(format!("carryless/{place}"), |b| {
+            b.iter(|| {
+                let at = next();
+                black_box(crc_fast::checksum(
+                    crc_fast::CrcAlgorithm::Crc32Iscsi,
+                    &spread[at..at + VALUE],
+                ))
+            })
+        });
+        let mut out = vec![0u8; VALUE];
+        g.bench_function(format!("copy/{place}"), |b| {
+            b.iter(|| {
+                let at = next();
+                out.copy_from_slice(&spread[at..at + VALUE]);
+                black_box(&out);
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, checksum);
+criterion_main!(benches);
