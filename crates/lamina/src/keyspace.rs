@@ -185,8 +185,7 @@ impl Keyspace {
     /// then call `put`. For a caller holding a lock of its own that should
     /// not be held across a wait, as Python's interpreter lock.
     pub fn try_put(&self, key: &[u8], value: &[u8]) -> Result<bool> {
-        self.db
-            .try_write_one_op(|b| b.push_put(self.id, key, value))
+        self.db.try_put_in_keyspace(self.id, key, value)
     }
 
     /// Deletes `key` as [`Keyspace::delete`] does, if that needs no waiting

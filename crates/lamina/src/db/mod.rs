@@ -446,7 +446,22 @@ impl Db {
     /// waiting; `Ok(false)`, nothing written, if it would (see
     /// [`Keyspace::try_put`]).
     pub fn try_put(&self, key: &[u8], value: &[u8]) -> Result<bool> {
-        self.try_write_one_op(|b| b.put(key, value))
+        self.try_put_in_keyspace(0, key, value)
+    }
+
+    /// [`Db::try_put`] in keyspace `ks`. A value large enough for a blob
+    /// file is refused before it is copied anywhere: its commit writes it
+    /// to the file, which `put` does straight from `value`.
+    pub(crate) fn try_put_in_keyspace(
+        &self,
+        ks: KeyspaceId,
+        key: &[u8],
+        value: &[u8],
+    ) -> Result<bool> {
+        if value.len() >= self.inner().blob_threshold() {
+            return Ok(false);
+        }
+        self.try_write_one_op(|b| b.push_put(ks, key, value))
     }
 
     /// Deletes `key` from the default keyspace if the commit needs no
