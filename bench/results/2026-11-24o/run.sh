@@ -14,3 +14,6 @@ taskset -c 0 perf bench sched pipe -l 100000 >> $D/sched_pipe.txt 2>&1
 # into python/lamina/ in turn, three alternating pairs).
 .venv/bin/python bench/large_fill.py -r 4 >> $D/try_put_large_fill.txt
 .venv/bin/python bench/dbm_bench.py -n 1000 -s 100000 -d lamina -d lmdb >> $D/try_put_ab.txt
+# A kept value copied with the interpreter lock held (a build not kept)
+# against main, alternating, two pairs.
+.venv/bin/python bench/blob_reads.py -r 5 >> $D/in_memory_blob_reads.txt
