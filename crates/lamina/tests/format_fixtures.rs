@@ -288,6 +288,10 @@ struct Features {
     /// Blob files a crash or a close left without a footer (written at
     /// commit, their pointers only in the WAL).
     open_blob_files: usize,
+    /// The most hash buckets a data block has per entry (tables of format
+    /// version 2 on; writers choose the number, readers take it from the
+    /// block).
+    buckets_per_entry: f64,
 }
 
 fn features(db: &Path) -> Features {
@@ -311,7 +315,12 @@ fn features(db: &Path) -> Features {
                 it.seek_to_first();
                 while it.valid() {
                     let h = BlockHandle::decode(it.value()).expect("handle");
-                    f.compressions.insert(stored_block(&t, h).1);
+                    let (raw, kind) = stored_block(&t, h);
+                    f.compressions.insert(kind);
+                    if footer.version >= 2 {
+                        let ratio = buckets_per_entry(raw, &path);
+                        f.buckets_per_entry = f.buckets_per_entry.max(ratio);
+                    }
                     it.next();
                 }
                 it.status().expect("index entries");
@@ -337,6 +346,47 @@ fn features(db: &Path) -> Features {
         }
     }
     f
+}
+
+/// A data block's hash buckets (docs/format.md#data-block-hash-index: the
+/// block ends with the buckets, their count `b` as a u16 and the restart
+/// count as a u32) per entry it holds.
+fn buckets_per_entry(raw: Vec<u8>, path: &Path) -> f64 {
+    let n = raw.len();
+    let b = u16::from_le_bytes([raw[n - 6], raw[n - 5]]);
+    let block = Arc::new(Block::with_hash_index(raw, Arc::from(path), 0).expect("data block"));
+    let mut it = block.iter();
+    it.seek_to_first();
+    let mut entries = 0u32;
+    while it.valid() {
+        entries += 1;
+        it.next();
+    }
+    it.status().expect("data block entries");
+    f64::from(b) / f64::from(entries.max(1))
+}
+
+/// Writers have chosen two bucket counts for a data block's hash index:
+/// `ceil(4/3 × keys)`, and 5 a key for a while (main at `447b16a`); both are
+/// read the same way. `v6/mixed_5_buckets` was written then (and is opened
+/// and checked like every fixture above); this shows it holds such blocks
+/// and the other fixtures do not.
+#[test]
+fn data_blocks_of_both_bucket_counts_are_kept() {
+    let mut wide = Vec::new();
+    for fixture in fixtures() {
+        let ratio = features(&fixture.join("db")).buckets_per_entry;
+        assert!(
+            ratio <= 5.0,
+            "{}: {ratio} buckets an entry",
+            fixture.display()
+        );
+        if ratio > 2.0 {
+            wide.push(fixture);
+        }
+    }
+    let names: Vec<_> = wide.iter().filter_map(|f| f.file_name()).collect();
+    assert_eq!(names, ["mixed_5_buckets"], "fixtures with 5 buckets a key");
 }
 
 /// Each version's fixtures, taken together, hold every kind of block, tables
