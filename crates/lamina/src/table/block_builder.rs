@@ -14,6 +14,12 @@ pub(super) const BUCKET_EMPTY: u8 = 255;
 /// Most restart points a block with a hash index may have.
 pub(super) const MAX_HASHED_RESTARTS: usize = 254;
 
+/// Buckets of a block's hash index for `keys` distinct tree keys:
+/// `ceil(4/3 × keys)`, at least 1 (docs/format.md#data-block-hash-index).
+fn hash_buckets(keys: usize) -> usize {
+    (keys * 4).div_ceil(3).clamp(1, usize::from(u16::MAX))
+}
+
 /// The bucket of key hash `h` among `buckets`.
 pub(super) fn bucket_of(h: u64, buckets: usize) -> usize {
     ((u64::from(h as u32) * buckets as u64) >> 32) as usize
@@ -104,9 +110,7 @@ impl BlockBuilder {
             let b = if self.restarts.len() > MAX_HASHED_RESTARTS {
                 0
             } else {
-                (hashes.len() * 4)
-                    .div_ceil(3)
-                    .clamp(1, usize::from(u16::MAX))
+                hash_buckets(hashes.len())
             };
             let start = self.buf.len();
             self.buf.resize(start + b, BUCKET_EMPTY);
@@ -150,7 +154,7 @@ impl BlockBuilder {
 
     /// Size the block would have if finished now.
     pub fn estimated_size(&self) -> usize {
-        let hash_index = self.hashes.as_ref().map_or(0, |h| h.len() * 4 / 3 + 3);
+        let hash_index = self.hashes.as_ref().map_or(0, |h| hash_buckets(h.len()) + 2);
         self.buf.len() + 4 * self.restarts.len() + 4 + hash_index
     }
 

@@ -198,6 +198,22 @@ fn block(data: Vec<u8>) -> crate::Result<Arc<Block>> {
     Block::with_hash_index(data, Arc::from(Path::new("b.sst")), 40).map(Arc::new)
 }
 
+/// A block with a hash index is as long as the builder said it would be
+/// just before `finish` (the table builder cuts blocks by that estimate),
+/// whatever the number of keys modulo 3 (the buckets are `ceil(4/3 × keys)`).
+#[test]
+fn a_hashed_blocks_estimated_size_is_its_size() {
+    for n in 1..=12 {
+        let model = sample_entries(n, 21 + n as u64);
+        let mut b = BlockBuilder::with_hash_index(4);
+        for (k, v) in &model {
+            b.add(k, v);
+        }
+        let estimate = b.estimated_size();
+        assert_eq!(b.finish().len(), estimate, "{n} entries");
+    }
+}
+
 /// Blocks written before writers cut them at the hash index's limit: more
 /// than 254 restart points and so no buckets (docs/format.md
 /// #data-block-hash-index). `TableBuilder` no longer writes one; the block
