@@ -46,6 +46,10 @@
 //   whose entries are laid out by hand and reached through atomic links.
 // - `memtable::arena`: the skip list's entries' memory, carved from chunks
 //   by one atomic add and freed with the list.
+// - `memtable::newest`: one statement, a position made again from the
+//   entry address and list number its hash index keeps in a 16-byte slot.
+// - `memtable::hash_slots`: one statement, a prefetch of the cache line a
+//   lookup of the hash index will read.
 // - `blob::map`: maps a blob file read-only (memmap2).
 // - `fs::real`: `sync_file_range` (libc; std has no wrapper) to start the
 //   write-back of a blob file written at commit.

@@ -3,6 +3,7 @@
 //! newest entry for lookups as of now.
 
 mod arena;
+mod hash_slots;
 mod cursor;
 mod lists;
 mod newest;

@@ -7,9 +7,9 @@
 //! and the memtable falls back to the skip list whenever that is not the
 //! question (a snapshot older than the newest entry, a Merge operand).
 //!
-//! A key is hashed once: the hash picks the shard (bits 32..36, which the
-//! shard's own table does not use for a bucket or a tag until it holds 2^32
-//! slots) and then the slot within it.
+//! A key is hashed once: the hash picks the shard (its top 4 bits, which
+//! the shard's own table uses for a bucket only past 2^50 of them) and then
+//! the slot within it ([`HashSlots`]: one cache line a lookup).
 //!
 //! An index is kept from the memtable's first point lookup on (or from the
 //! start, for a memtable rebuilt from the WAL, which is read next): until
@@ -26,11 +26,11 @@
 //! flushed), a read of an older key costs a comparison here instead of a
 //! cache miss in the table.
 
+use super::hash_slots::{self, HashSlots};
 use super::lists::Lists;
-use super::skiplist::{Entry, Position};
+use super::skiplist::{Entry, NodeAddr, Position};
 use crate::key::{self, Kind, SeqNo};
 use ahash::RandomState;
-use hashbrown::HashTable;
 use parking_lot::RwLock;
 use std::sync::atomic::{fence, AtomicU8, Ordering};
 
@@ -38,12 +38,12 @@ use std::sync::atomic::{fence, AtomicU8, Ordering};
 /// readers and writers of different keys rarely meet.
 const SHARDS: usize = 16;
 
-/// Where in a key's hash the shard number is taken from.
-const SHARD_SHIFT: u32 = 32;
+/// Where in a key's hash the shard number is taken from: its top bits.
+const SHARD_SHIFT: u32 = 60;
 
 /// Bytes an index entry takes, counted in the memtable's approximate size:
-/// its slot at the table's highest load (7/8).
-pub(super) const INDEX_OVERHEAD: usize = std::mem::size_of::<Slot>() * 8 / 7;
+/// its slot at the table's highest load.
+pub(super) const INDEX_OVERHEAD: usize = hash_slots::bytes_per_entry::<NodeAddr>();
 
 /// The newest entry of one tree key.
 #[derive(Clone, Copy)]
@@ -62,15 +62,6 @@ pub(super) enum Probe<'a> {
     Newest(Newest<'a>),
 }
 
-/// One slot: the key's hash (kept so that growing the table does not read
-/// every entry again) and where its newest entry is in the skip list. The
-/// key, its seqno and its kind are read from the entry itself, so a slot is
-/// small and the table stays in the CPU's caches longer.
-struct Slot {
-    hash: u64,
-    at: Position,
-}
-
 /// Where a tree key sorts, as numbers: its keyspace id, then the first 16
 /// bytes of its user key (zero-padded, big-endian). A smaller pair is a
 /// smaller key; equal pairs say nothing.
@@ -81,9 +72,14 @@ fn range_key(tree_key: &[u8]) -> RangeKey {
     (key::keyspace_of(tree_key), key::tree_prefix(user))
 }
 
-/// One shard's slots, and the range of their keys' prefixes.
+/// One shard's slots, and the range of their keys' prefixes. A slot holds
+/// the key's hash (kept so that growing the table does not read every
+/// entry again) and where its newest entry is: the entry's address, and in
+/// the hash's low byte the number of the skip list that holds it. The key,
+/// its seqno and its kind are read from the entry itself, so a slot is
+/// small and the table stays in the CPU's caches longer.
 struct ShardTable {
-    slots: HashTable<Slot>,
+    slots: HashSlots<NodeAddr>,
     /// The smallest and largest [`range_key`] of a key recorded (`low >
     /// high` while empty). A key whose range key is outside them has no
     /// slot: range keys order keys as the keys themselves are ordered.
@@ -94,7 +90,7 @@ struct ShardTable {
 impl ShardTable {
     fn new() -> ShardTable {
         ShardTable {
-            slots: HashTable::new(),
+            slots: HashSlots::new(),
             low: (u32::MAX, u128::MAX),
             high: (0, 0),
         }
@@ -131,16 +127,28 @@ fn parts<'a>(e: &Entry<'a>) -> Option<(&'a [u8], SeqNo, Kind)> {
     key::parse(e.key()).map(|p| (p.tree_key, p.seqno, p.kind))
 }
 
-/// Whether `slot` is the slot of `tree_key`, of hash `h`, in `list`. The
-/// slot's full hash first: a slot whose 7-bit tag alone matched is passed
-/// over without reading its entry (another cache miss).
-fn holds(list: &Lists, slot: &Slot, h: u64, tree_key: &[u8]) -> bool {
-    slot.hash == h
-        && list
-            .entry(slot.at)
-            .as_ref()
-            .and_then(parts)
-            .is_some_and(|(tk, _, _)| tk == tree_key)
+/// The slot's byte for an entry at `pos` of `list`: which of the lists.
+fn list_number(list: &Lists, pos: Position) -> u8 {
+    pos.list_id().wrapping_sub(list.id()) as u8
+}
+
+/// The entry a slot of the index of `list` names.
+fn slot_entry(list: &Lists, number: u8, addr: NodeAddr) -> Option<Entry<'_>> {
+    // SAFETY: the index keeps only positions of entries of `list` (`record`
+    // refuses any other lists), each as its address and its list's number
+    // among them (`list_number`).
+    #[allow(unsafe_code)]
+    let pos = unsafe { Position::from_addr(addr, list.id() + u64::from(number)) };
+    list.entry(pos)
+}
+
+/// Whether the slot (`number`, `addr`), whose hash matched, is that of
+/// `tree_key`.
+fn holds(list: &Lists, number: u8, addr: NodeAddr, tree_key: &[u8]) -> bool {
+    slot_entry(list, number, addr)
+        .as_ref()
+        .and_then(parts)
+        .is_some_and(|(tk, _, _)| tk == tree_key)
 }
 
 impl NewestIndex {
@@ -218,21 +226,22 @@ impl NewestIndex {
         let mut shard = shard.write();
         shard.low = shard.low.min(p);
         shard.high = shard.high.max(p);
-        let table = &mut shard.slots;
-        let same_key = |s: &Slot| holds(list, s, h, tree_key);
-        if let Some(cur) = table.find_mut(h, same_key) {
-            let cur_seqno = list.entry(cur.at).as_ref().and_then(parts).map(|p| p.1);
-            if cur_seqno.is_none_or(|s| s < seqno) {
-                cur.at = entry.position();
-            }
-            return 0;
+        let pos = entry.position();
+        let added = shard.slots.upsert(
+            h,
+            list_number(list, pos),
+            pos.addr(),
+            |n, a| holds(list, n, a, tree_key),
+            |n, a| {
+                let cur = slot_entry(list, n, a);
+                cur.as_ref().and_then(parts).is_none_or(|p| p.1 < seqno)
+            },
+        );
+        if added {
+            INDEX_OVERHEAD
+        } else {
+            0
         }
-        let slot = Slot {
-            hash: h,
-            at: entry.position(),
-        };
-        table.insert_unique(h, slot, |s| s.hash);
-        INDEX_OVERHEAD
     }
 
     /// The newest entry of `tree_key` in `list`, or `None` if the index
@@ -244,12 +253,16 @@ impl NewestIndex {
         let (h, shard) = self.locate(tree_key)?;
         let shard = shard.read();
         if !shard.may_hold(range_key(tree_key)) {
+            // An absent key is often written next (a delete after its
+            // existence check, an insert after a miss): its slot's line is
+            // on its way by then.
+            shard.slots.prefetch(h);
             return Some(Probe::Absent);
         }
-        let found = shard.slots.find(h, |s| holds(list, s, h, tree_key));
+        let found = shard.slots.find(h, |n, a| holds(list, n, a, tree_key));
         Some(match found {
-            Some(s) => {
-                let entry = list.entry(s.at)?;
+            Some((n, a)) => {
+                let entry = slot_entry(list, n, a)?;
                 let (_, seqno, kind) = parts(&entry)?;
                 Probe::Newest(Newest { seqno, kind, entry })
             }
@@ -300,7 +313,7 @@ mod tests {
         for (i, k) in keys.iter().enumerate() {
             assert_eq!(put(&list, &ix, k, i as u64 + 1, k), INDEX_OVERHEAD);
         }
-        let used = ix.shards.iter().filter(|s| !s.read().slots.is_empty()).count();
+        let used = ix.shards.iter().filter(|s| s.read().slots.len() > 0).count();
         assert_eq!(used, SHARDS, "keys spread over every shard");
         for (i, k) in keys.iter().enumerate() {
             assert_eq!(newest(&list, &ix, k), Some((i as u64 + 1, k.clone())));

@@ -272,7 +272,33 @@ impl Position {
     pub fn list_id(&self) -> u64 {
         self.list
     }
+
+    /// The entry's address alone, for an index that keeps which list
+    /// holds it apart (in 16-byte slots): [`Position::from_addr`] is the
+    /// way back.
+    pub fn addr(&self) -> NodeAddr {
+        NodeAddr(self.node)
+    }
+
+    /// The position `addr` was taken from, given that position's list.
+    ///
+    /// SAFETY (callers): `addr` is the [`Position::addr`] of a position in
+    /// the list of identity `list`, so that the position is one that list
+    /// handed out (a list follows only its own).
+    pub unsafe fn from_addr(addr: NodeAddr, list: u64) -> Position {
+        Position { node: addr.0, list }
+    }
 }
+
+/// An entry's address without its list's identity (see [`Position::addr`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) struct NodeAddr(NonNull<Node>);
+
+// SAFETY: as for `Position`: an address, followed only once made a
+// position again, through the list it came from.
+unsafe impl Send for NodeAddr {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for NodeAddr {}
 
 // SAFETY: a position is an address; it is dereferenced only through
 // `SkipList::entry`, which checks that it belongs to that list.
