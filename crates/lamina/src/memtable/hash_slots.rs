@@ -247,7 +247,7 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_table_finds_nothing_and_prefetches_nothing() {
+    fn an_empty_table_finds_nothing_and_a_prefetch_is_harmless() {
         let t: HashSlots<NonZeroU64> = HashSlots::new();
         t.prefetch(42);
         assert_eq!(t.find(42, |_, _| true), None);

@@ -134,9 +134,10 @@ fn list_number(list: &Lists, pos: Position) -> u8 {
 
 /// The entry a slot of the index of `list` names.
 fn slot_entry(list: &Lists, number: u8, addr: NodeAddr) -> Option<Entry<'_>> {
-    // SAFETY: the index keeps only positions of entries of `list` (`record`
-    // refuses any other lists), each as its address and its list's number
-    // among them (`list_number`).
+    // SAFETY: the index keeps only positions `list` accepts as its own
+    // (`record` checks each with `Lists::entry`, and every call names the
+    // index's own lists), each as its address and its list's number among
+    // them (`list_number`).
     #[allow(unsafe_code)]
     let pos = unsafe { Position::from_addr(addr, list.id() + u64::from(number)) };
     list.entry(pos)
@@ -227,6 +228,10 @@ impl NewestIndex {
         shard.low = shard.low.min(p);
         shard.high = shard.high.max(p);
         let pos = entry.position();
+        if list.entry(pos).is_none() {
+            // Not an entry of these lists: never kept (see `slot_entry`).
+            return 0;
+        }
         let added = shard.slots.upsert(
             h,
             list_number(list, pos),
@@ -372,6 +377,18 @@ mod tests {
         put(&list, &ix, &short, 2, b"short");
         assert_eq!(newest(&list, &ix, &short), Some((2, b"short".to_vec())));
         assert_eq!(newest(&list, &ix, &long), Some((1, b"long".to_vec())));
+    }
+
+    #[test]
+    fn an_entry_of_other_lists_is_never_recorded() {
+        let list = Lists::new(1 << 20);
+        let other = Lists::new(1 << 20);
+        let ix = NewestIndex::new(&list, true);
+        let k = key::tree_key(0, b"k");
+        let trailer = ((1u64 << 8) | Kind::Put as u64).to_le_bytes();
+        let e = other.for_insert(0).insert(&[&k, &trailer], b"v");
+        assert_eq!(ix.record(&list, e, &k, 1), 0);
+        assert!(matches!(ix.probe(&list, &k), Some(Probe::Absent)));
     }
 
     #[test]
