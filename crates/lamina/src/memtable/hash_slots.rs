@@ -164,24 +164,27 @@ impl<V: Copy> HashSlots<V> {
     fn grow(&mut self) {
         let buckets = (self.buckets.len() * 2).max(1);
         let old = std::mem::replace(&mut self.buckets, vec![Bucket::EMPTY; buckets]);
-        let mask = buckets - 1;
         for s in old.iter().flat_map(|b| b.slots.iter()) {
-            if s.value.is_none() {
-                continue;
+            if s.value.is_some() {
+                self.place(*s);
             }
-            let mut b = self.first_bucket(s.word);
-            'placed: loop {
-                let Some(bucket) = self.buckets.get_mut(b) else {
-                    unreachable!("bucket numbers are masked to the table")
-                };
-                for free in &mut bucket.slots {
-                    if free.value.is_none() {
-                        *free = *s;
-                        break 'placed;
-                    }
-                }
-                b = (b + 1) & mask;
+        }
+    }
+
+    /// Puts `slot` in the first free slot of its probe sequence.
+    /// REQUIRES: the table has a free slot.
+    fn place(&mut self, slot: Slot<V>) {
+        let mask = self.buckets.len().wrapping_sub(1);
+        let mut b = self.first_bucket(slot.word);
+        loop {
+            let Some(bucket) = self.buckets.get_mut(b) else {
+                unreachable!("bucket numbers are masked to the table")
+            };
+            if let Some(free) = bucket.slots.iter_mut().find(|s| s.value.is_none()) {
+                *free = slot;
+                return;
             }
+            b = (b + 1) & mask;
         }
     }
 }

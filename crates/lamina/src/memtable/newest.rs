@@ -280,12 +280,16 @@ impl NewestIndex {
 mod tests {
     use super::*;
 
+    /// Inserts a Put of `tree_key` at `seqno` with `value` into `list`.
+    fn insert<'a>(list: &'a Lists, tree_key: &[u8], seqno: SeqNo, value: &[u8]) -> Entry<'a> {
+        let trailer = ((seqno << 8) | Kind::Put as u64).to_le_bytes();
+        list.for_insert(0).insert(&[tree_key, &trailer], value)
+    }
+
     /// Inserts `tree_key` at `seqno` with `value` into `list` and records
     /// it; returns what recording added.
     fn put(list: &Lists, ix: &NewestIndex, tree_key: &[u8], seqno: SeqNo, value: &[u8]) -> usize {
-        let trailer = ((seqno << 8) | Kind::Put as u64).to_le_bytes();
-        let e = list.for_insert(0).insert(&[tree_key, &trailer], value);
-        ix.record(list, e, tree_key, seqno)
+        ix.record(list, insert(list, tree_key, seqno, value), tree_key, seqno)
     }
 
     fn newest(list: &Lists, ix: &NewestIndex, k: &[u8]) -> Option<(SeqNo, Vec<u8>)> {
@@ -385,8 +389,7 @@ mod tests {
         let other = Lists::new(1 << 20);
         let ix = NewestIndex::new(&list, true);
         let k = key::tree_key(0, b"k");
-        let trailer = ((1u64 << 8) | Kind::Put as u64).to_le_bytes();
-        let e = other.for_insert(0).insert(&[&k, &trailer], b"v");
+        let e = insert(&other, &k, 1, b"v");
         assert_eq!(ix.record(&list, e, &k, 1), 0);
         assert!(matches!(ix.probe(&list, &k), Some(Probe::Absent)));
     }

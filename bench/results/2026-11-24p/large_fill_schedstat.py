@@ -1,0 +1,31 @@
+import os, sys, time, shutil, tempfile, threading
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "python"))
+import lamina
+tid = threading.get_native_id()
+def ss():
+    a = open(f"/proc/self/task/{tid}/schedstat").read().split()
+    return int(a[0]), int(a[1]), int(a[2])
+def allthreads():
+    tot = {}
+    for t in os.listdir("/proc/self/task"):
+        try:
+            name = open(f"/proc/self/task/{t}/comm").read().strip()
+            a = open(f"/proc/self/task/{t}/schedstat").read().split()
+            tot[t] = (name, int(a[0]), int(a[1]))
+        except OSError: pass
+    return tot
+base = tempfile.mkdtemp(); path = os.path.join(base, "db")
+keys = [os.urandom(8).hex().encode() for _ in range(1000)]
+values = [os.urandom(100000) for _ in range(4)]
+for r in range(4):
+    shutil.rmtree(path, ignore_errors=True)
+    db = lamina.open(path, "c")
+    a0 = allthreads(); s0 = ss(); t = time.perf_counter(); c = time.thread_time()
+    for i, k in enumerate(keys): db[k] = values[i % 4]
+    w = time.perf_counter() - t; ct = time.thread_time() - c; s1 = ss(); a1 = allthreads()
+    print(f"wall {w*1e3:.0f} ms thread {ct*1e3:.0f} ms | schedstat run {(s1[0]-s0[0])/1e6:.0f} ms wait {(s1[1]-s0[1])/1e6:.0f} ms slices {s1[2]-s0[2]}")
+    for k in a1:
+        if k in a0 and k != str(tid):
+            n, r1, w1 = a1[k]; _, r0, w0 = a0[k]
+            if r1 - r0 > 1e6: print(f"    {n}: run {(r1-r0)/1e6:.0f} ms wait {(w1-w0)/1e6:.0f} ms")
+    db.close()
