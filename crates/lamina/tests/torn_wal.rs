@@ -75,11 +75,12 @@ fn a_torn_tail_of_the_last_segment_is_a_note_not_a_problem() {
     assert_eq!(db.iter().count(), 10);
 }
 
-/// A torn tail followed by a segment holding writes is damage (writes after
-/// the tear survived, writes at it did not): recovery refuses it, naming the
-/// torn segment.
-#[test]
-fn a_torn_tail_before_a_segment_holding_writes_is_corruption() {
+/// The crashed database of [`crashed_with_torn_tail`], whose later segment
+/// then gets records (the first one's, framed under its own number) and is
+/// rewritten with header `version`, and recorded in the manifest as started
+/// (tag 11) if `recorded`; the first segment is torn inside its last record.
+/// Returns the file system and the first segment's path.
+fn torn_before_writes(version: u8, recorded: bool) -> (MemFs, PathBuf) {
     let (fs, later) = crashed_with_torn_tail();
     let first = fs
         .file_names(Path::new("/db"))
@@ -88,8 +89,6 @@ fn a_torn_tail_before_a_segment_holding_writes_is_corruption() {
         .map(|n| PathBuf::from("/db").join(n))
         .find(|p| *p != later)
         .expect("first segment");
-    // The later segment gets records: the first one's, framed under its own
-    // number (a segment's records are checked with its number).
     let mut r = LogReader::open(&fs, &first, WAL_MAGIC).expect("read");
     let origin = LogReader::open(&fs, &later, WAL_MAGIC)
         .expect("read")
@@ -100,12 +99,90 @@ fn a_torn_tail_before_a_segment_holding_writes_is_corruption() {
         w.add_record(&rec);
     }
     w.sync().expect("sync");
-    // And the first one is torn, inside its last record.
+    let mut bytes = fs.read_all(&later).expect("read");
+    bytes[8] = version;
+    let crc = masked_crc(&bytes[..36]);
+    bytes[36..40].copy_from_slice(&crc.to_le_bytes());
+    let mut f = fs.create(&later).expect("rewrite");
+    f.append(&bytes).expect("append");
+    f.sync_data().expect("sync");
+    if recorded {
+        record_started(&fs, origin.number);
+    }
     fs.truncate(&first, r.valid_end() - 3).expect("truncate");
-    let e = Db::open(Path::new("/db"), opts(&fs, true)).expect_err("open");
-    assert!(e.is_corruption(), "{e}");
-    assert!(e.to_string().contains(&first.display().to_string()), "{e}");
-    assert!(e.to_string().contains("later segment holds writes"), "{e}");
+    (fs, first)
+}
+
+/// Appends to the manifest a version edit recording WAL segment `number`
+/// as started (tag 11), as a payment of the rotation that started it does.
+fn record_started(fs: &MemFs, number: u64) {
+    use lamina::manifest::VersionEdit;
+    use lamina::wal::MANIFEST_MAGIC;
+    let name = fs
+        .file_names(Path::new("/db"))
+        .into_iter()
+        .find(|n| n.starts_with("MANIFEST-"))
+        .expect("a manifest");
+    let path = PathBuf::from("/db").join(name);
+    let mut edits = Vec::new();
+    let mut r = LogReader::open(fs, &path, MANIFEST_MAGIC).expect("read manifest");
+    while let Some(rec) = r.next_record().expect("edit") {
+        edits.push(rec);
+    }
+    edits.push(
+        VersionEdit {
+            wals_started: vec![number],
+            ..VersionEdit::default()
+        }
+        .encode(),
+    );
+    let mut w = LogWriter::create(fs, &path, MANIFEST_MAGIC).expect("rewrite manifest");
+    for e in &edits {
+        w.add_record(e);
+    }
+    w.sync().expect("sync");
+}
+
+/// A torn tail followed by a segment holding writes is damage when a sync
+/// covered those writes (writes after the tear survived, writes at it did
+/// not): the later segment is recorded in the manifest, or is of version 4,
+/// whose segments were recorded before anything in them was acknowledged.
+/// Recovery refuses it, naming the torn segment; `check` calls it a problem.
+#[test]
+fn a_torn_tail_before_a_segment_holding_writes_is_corruption() {
+    for (version, recorded) in [(5, true), (4, false), (4, true)] {
+        let (fs, first) = torn_before_writes(version, recorded);
+        let e = Db::open(Path::new("/db"), opts(&fs, true)).expect_err("open");
+        assert!(e.is_corruption(), "{e}");
+        assert!(e.to_string().contains(&first.display().to_string()), "{e}");
+        assert!(e.to_string().contains("later segment holds writes"), "{e}");
+    }
+}
+
+/// A torn tail followed by writes in a version-5 segment the manifest does
+/// not record is what a power loss leaves when a rotation had not yet paid
+/// its syncs: no sync covered anything from the tear on, so the log ends
+/// there (docs/format.md#segments-started-ahead-of-their-syncs-version-5).
+#[test]
+fn a_tear_before_writes_no_sync_covered_ends_the_log() {
+    let (fs, first) = torn_before_writes(5, false);
+    let db = Db::open(Path::new("/db"), opts(&fs, true)).expect("read-only open");
+    assert_eq!(db.iter().count(), 9, "the nine whole writes of the first segment");
+    let report = db.check().expect("check");
+    assert!(report.is_ok(), "{:?}", report.problems);
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.contains(&first.display().to_string()) && n.contains("never synced")),
+        "{:?}",
+        report.notes
+    );
+    drop(db);
+    let db = Db::open(Path::new("/db"), opts(&fs, false)).expect("open");
+    assert_eq!(db.iter().count(), 9);
+    let report = db.check().expect("check");
+    assert!(report.is_ok() && report.notes.is_empty(), "{report:?}");
 }
 
 /// Before the fix: a crash tore the WAL's last write; the next open, while

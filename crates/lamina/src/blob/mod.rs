@@ -35,9 +35,9 @@ pub use separator::Separator;
 pub use store::BlobStore;
 pub use value::LazyValue;
 #[cfg(any(test, feature = "internals"))]
-pub use writer::BlobWriter;
+pub use writer::{BlobWriter, SealedBlob};
 #[cfg(not(any(test, feature = "internals")))]
-pub(crate) use writer::BlobWriter;
+pub(crate) use writer::{BlobWriter, SealedBlob};
 
 /// Magic number at both ends of a blob file.
 pub const MAGIC: &[u8; 8] = b"LAMNABLB";

@@ -283,7 +283,16 @@ impl BlobWriter {
     /// Writes the footer after the last record (at commit, cutting the
     /// zeros after it) and syncs the file. Returns what the manifest records
     /// of it.
-    pub fn finish(mut self) -> Result<BlobMeta> {
+    pub fn finish(self) -> Result<BlobMeta> {
+        let mut sealed = self.seal()?;
+        sealed.sync()?;
+        Ok(sealed.meta)
+    }
+
+    /// Writes the footer after the last record (at commit, cutting the
+    /// zeros after it), without syncing: the file is laid out as a finished
+    /// one, and durable once [`SealedBlob::sync`] returns.
+    pub fn seal(mut self) -> Result<SealedBlob> {
         let mut footer = Vec::with_capacity(FOOTER_LEN);
         footer.extend_from_slice(&self.meta.records.to_le_bytes());
         footer.extend_from_slice(&self.meta.value_bytes.to_le_bytes());
@@ -303,16 +312,39 @@ impl BlobWriter {
             self.buf.extend_from_slice(&footer);
             self.file.append(&self.buf)
         };
-        written
-            .and_then(|()| self.file.sync_data())
-            .map_err(|e| Error::io(&self.path, e))?;
+        written.map_err(|e| Error::io(&self.path, e))?;
         self.meta.size = size;
-        Ok(self.meta)
+        Ok(SealedBlob {
+            file: self.file,
+            path: self.path,
+            meta: self.meta,
+        })
     }
 
     /// The path of the file being written.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// A blob file whose footer is written, not yet synced.
+pub struct SealedBlob {
+    file: Box<dyn WritableFile>,
+    path: PathBuf,
+    meta: BlobMeta,
+}
+
+impl SealedBlob {
+    /// What the manifest records of the file.
+    pub fn meta(&self) -> &BlobMeta {
+        &self.meta
+    }
+
+    /// Makes the whole file durable, footer and cut included.
+    pub fn sync(&mut self) -> Result<()> {
+        self.file
+            .sync_data()
+            .map_err(|e| Error::io(&self.path, e))
     }
 }
 

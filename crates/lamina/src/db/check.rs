@@ -171,9 +171,13 @@ fn unfoldable_keys(inner: &Inner, report: &mut CheckReport) {
 /// problem (recovery refuses it).
 fn check_wals(inner: &Inner, report: &mut CheckReport) -> Result<()> {
     let names = filename::list(inner.fs.as_ref(), &inner.path)?;
-    let (log_number, identity, required) = {
+    let (log_number, identity, required, vs_recorded) = {
         let vs = inner.versions.lock();
-        (vs.log_number(), vs.identity(), vs.wals_required())
+        let recorded: Vec<u64> = filename::wal_numbers(&names, vs.log_number())
+            .into_iter()
+            .filter(|&n| vs.wal_recorded(n))
+            .collect();
+        (vs.log_number(), vs.identity(), vs.wals_required(), recorded)
     };
     let wals = filename::wal_numbers(&names, log_number);
     for missing in required.iter().filter(|n| !wals.contains(n)) {
@@ -185,10 +189,10 @@ fn check_wals(inner: &Inner, report: &mut CheckReport) -> Result<()> {
     }
     // A segment that ended early: its path, where its records end, and the
     // torn tail if it has one (a version-3 segment may end open without).
-    let mut torn: Option<(std::path::PathBuf, u64, Option<crate::wal::TornTail>)> = None;
+    let mut torn: Option<(u64, std::path::PathBuf, u64, Option<crate::wal::TornTail>)> = None;
     // The torn tail of the last segment read, if nothing was read after it.
     let mut last_tail: Option<(std::path::PathBuf, crate::wal::TornTail)> = None;
-    for num in wals {
+    'segments: for num in wals {
         let path = filename::path(&inner.path, FileKind::Wal, num);
         let opened = LogReader::open(inner.fs.as_ref(), &path, WAL_MAGIC)
             .and_then(|r| r.check_origin(identity, num).map(|()| r));
@@ -202,9 +206,22 @@ fn check_wals(inner: &Inner, report: &mut CheckReport) -> Result<()> {
         loop {
             match r.next_record() {
                 Ok(Some(rec)) => {
+                    if let Some((torn_num, p, at, _)) = &torn {
+                        if super::open::tear_ends_log(&r, *torn_num, &vs_recorded) {
+                            report.notes.push(format!(
+                                "{}: a write torn by a power loss ends the log at offset {at}; \
+                                 the writes after it (from {} on) were never synced and \
+                                 will be dropped at the next open",
+                                p.display(),
+                                path.display()
+                            ));
+                            last_tail = None;
+                            break 'segments;
+                        }
+                    }
                     report.wal_records += 1;
                     last_tail = None;
-                    if let Some((p, at, t)) = torn.take() {
+                    if let Some((_, p, at, t)) = torn.take() {
                         let unreadable = t
                             .map(|t| format!(" ({} bytes unreadable)", t.dropped_bytes))
                             .unwrap_or_default();
@@ -226,7 +243,7 @@ fn check_wals(inner: &Inner, report: &mut CheckReport) -> Result<()> {
                 }
                 Ok(None) => {
                     if r.ends_open() && torn.is_none() {
-                        torn = Some((path.clone(), r.valid_end(), r.torn_tail()));
+                        torn = Some((num, path.clone(), r.valid_end(), r.torn_tail()));
                     }
                     if let Some(t) = r.torn_tail() {
                         last_tail = Some((path.clone(), t));

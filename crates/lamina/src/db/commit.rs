@@ -17,10 +17,8 @@ use crate::error::{Error, Result};
 
 use crate::blob::BlobPointer;
 use crate::key::{KeyspaceId, Kind, SeqNo};
-use crate::memtable::Memtable;
 use crate::options::Durability;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 
 /// Bytes buffered in the process for `Durability::None` writes before they
 /// are handed to the operating system.
@@ -291,7 +289,8 @@ impl Inner {
     /// WAL meanwhile. Returns the last ticket the sync covers.
     fn sync_for_commit(&self) -> Result<u64> {
         self.check_writable()?;
-        let mut wal = self.wal.lock();
+        // Earlier segments first: docs/format.md#segments-started-ahead-of-their-syncs-version-5.
+        let mut wal = self.wal_paid_for()?;
         let w = wal.as_mut().ok_or(Error::Closed)?;
         let result = w.flush().map(|()| (self.pipeline.written(), w.syncer()));
         // Every value a covered record points to was handed to its blob
@@ -299,8 +298,11 @@ impl Inner {
         let result = match result {
             Ok((covered, Some(syncer))) => {
                 drop(wal);
+                // A rotation meanwhile took the blob file the covered
+                // records point into: its sync is that rotation's debt.
                 self.sync_commit_blob()
                     .and_then(|()| syncer.sync())
+                    .and_then(|()| self.pay_rotations())
                     .map(|()| covered)
             }
             Ok((covered, None)) => self
@@ -314,64 +316,6 @@ impl Inner {
             self.poison(e);
         }
         result
-    }
-
-    /// Seals the active memtable (if it holds anything) and starts a new WAL
-    /// segment for its successor, once every writer that handed its record
-    /// to the old segment has inserted it. REQUIRES: called under the commit
-    /// lock or commit leadership, or with writers otherwise quiet (close).
-    pub fn rotate_memtable(&self) -> Result<()> {
-        let number = self.versions.lock().new_file_number();
-        let mut wal = self.wal.lock();
-        self.pipeline.wait_for_inserts();
-        let mem = {
-            let st = self.state.lock();
-            if st.mem.is_empty() {
-                return Ok(());
-            }
-            Arc::clone(&st.mem)
-        };
-        // Before the old segment's END: docs/format.md#blob-files-written-at-commit.
-        if let Err(e) = self.seal_commit_blob(&mem) {
-            self.poison(&e);
-            return Err(e);
-        }
-        let created = self.start_wal_segment(number).and_then(|w| {
-            self.fs
-                .sync_dir(&self.path)
-                .map_err(|e| Error::io(&self.path, e))?;
-            // Recorded before anything in it is acknowledged: docs/format.md#wal.
-            self.versions.lock().record_wal_started(number)?;
-            Ok(w)
-        });
-        let new_wal = match created {
-            Ok(w) => w,
-            Err(e) => {
-                self.poison(&e);
-                return Err(e);
-            }
-        };
-        if let Some(old) = wal.as_mut() {
-            if let Err(e) = self.close_wal_segment(old) {
-                self.poison(&e);
-                return Err(e);
-            }
-            // Closing synced the old segment: every record handed to it is durable.
-            self.pipeline
-                .synced_to(self.pipeline.written(), &self.visible_seqno);
-        }
-        *wal = Some(new_wal);
-        let mut st = self.state.lock();
-        let old = std::mem::replace(
-            &mut st.mem,
-            Arc::new(Memtable::new(number, self.opts.memtable_size as u64)),
-        );
-        st.imm.push(old);
-        self.publish(&st);
-        drop(st);
-        drop(wal);
-        self.bg_cv.notify_all();
-        Ok(())
     }
 }
 

@@ -5,13 +5,14 @@
 //! Each memtable has at most one such file, created by its first large Put,
 //! appended to under the commit lock before the WAL record that points into
 //! it, synced before that record's segment for a `Sync` commit, sealed
-//! (footer, sync) when the memtable is sealed, and named in the manifest by
+//! (footer) when the memtable is sealed and synced by the rotation's debts
+//! (`db/rotation.rs`), and named in the manifest by
 //! the memtable's flush. Recovery checks every replayed pointer against its
 //! file and seals the files a crash left open.
 
 use super::Inner;
 use crate::batch::{Batch, Op};
-use crate::blob::{BlobMeta, BlobPointer, BlobWriter};
+use crate::blob::{BlobMeta, BlobPointer, BlobWriter, SealedBlob};
 use crate::error::{Error, Result};
 use crate::key::{self, KeyspaceId, Kind};
 use crate::manifest::VersionEdit;
@@ -100,17 +101,19 @@ impl Inner {
     }
 
     /// Seals the blob file of the active memtable `mem`, if it has one
-    /// (footer, sync), and gives it to `mem` for its flush to name.
+    /// (footer, not synced), gives what it holds to `mem` for its flush to
+    /// name, and returns it for the rotation's debts.
     /// REQUIRES: no writer commits meanwhile (memtable rotation).
-    pub(super) fn seal_commit_blob(&self, mem: &Memtable) -> Result<()> {
-        if let Some(w) = self.commit_blob.lock().take() {
-            let meta = w.finish()?;
-            // A handle opened while the file was written maps the zeros the
-            // seal cut; readers open it again at its sealed length.
-            self.blobs.evict(meta.number);
-            mem.set_blob_file(Arc::new(meta));
-        }
-        Ok(())
+    pub(super) fn seal_commit_blob(&self, mem: &Memtable) -> Result<Option<SealedBlob>> {
+        let Some(w) = self.commit_blob.lock().take() else {
+            return Ok(None);
+        };
+        let sealed = w.seal()?;
+        // A handle opened while the file was written maps the zeros the
+        // seal cut; readers open it again at its sealed length.
+        self.blobs.evict(sealed.meta().number);
+        mem.set_blob_file(Arc::new(sealed.meta().clone()));
+        Ok(Some(sealed))
     }
 
     /// Adds to `edit`, written by the flush of memtables whose sealed blob

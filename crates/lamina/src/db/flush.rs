@@ -165,6 +165,10 @@ impl Inner {
     }
 
     fn install_flush(&self, mem: &Arc<Memtable>) -> Result<()> {
+        // The rotation that sealed `mem` owes the sync of its segment (a
+        // table never holds writes the durable log does not: docs/format.md#manifest),
+        // of its blob file, and of the segment the edit's log number names.
+        self.pay_rotations()?;
         let (tables, blobs) = self.write_level0(mem)?;
         let mut vs = self.versions.lock();
         let log_number = {

@@ -14,6 +14,7 @@ mod pipeline;
 mod point;
 mod read;
 mod room;
+mod rotation;
 mod segments;
 mod stats;
 
@@ -158,6 +159,8 @@ pub(crate) struct Inner {
     pub wal: Mutex<Option<LogWriter>>,
     /// Retired WAL segments (below the log number) kept to be reused.
     pub reusable_wals: Mutex<Vec<u64>>,
+    /// The syncs memtable rotations owe, paid later (`db/rotation.rs`).
+    pub debts: rotation::Debts,
     /// The blob file of the active memtable, holding the values its commits
     /// separated (`db/commit_blobs.rs`); created by the first one. Taken
     /// under the commit lock, never while waiting for the WAL lock.
@@ -266,7 +269,7 @@ impl Inner {
 
     /// Makes every write so far durable: the WAL is flushed and synced.
     pub fn sync_wal(&self) -> Result<()> {
-        let mut wal = self.wal.lock();
+        let mut wal = self.wal_paid_for()?;
         if let Some(w) = wal.as_mut() {
             if let Err(e) = self.sync_commit_blob().and_then(|()| w.sync()) {
                 self.poison(&e);
@@ -314,10 +317,11 @@ impl Inner {
             self.remove_reusable_wals();
         }
         // A commit group racing with close may have appended after the sync
-        // above; make it durable too before the segment is let go.
-        let last = match self.wal.lock().take() {
-            Some(mut w) if self.poisoned.lock().is_none() => self.close_wal_segment(&mut w),
-            _ => Ok(()),
+        // above (and rotated); make it durable too before the segment is let go.
+        let last = match self.wal_paid_for().map(|mut wal| wal.take()) {
+            Ok(Some(mut w)) if self.poisoned.lock().is_none() => self.close_wal_segment(&mut w),
+            Ok(_) => Ok(()),
+            Err(e) => Err(e),
         };
         *self.lock.lock() = None;
         synced.and(last)

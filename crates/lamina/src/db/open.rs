@@ -159,6 +159,7 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         pipeline: Default::default(),
         wal: Mutex::new(None),
         reusable_wals: Mutex::new(Vec::new()),
+        debts: Default::default(),
         commit_blob: Mutex::new(None),
         writeback: Mutex::new(Vec::new()),
         visible_seqno: AtomicU64::new(last_seqno),
@@ -194,9 +195,10 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
 fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     let names = filename::list(inner.fs.as_ref(), &inner.path)?;
     let wals = filename::wal_numbers(&names, log_number);
-    let (identity, required) = {
+    let (identity, required, recorded) = {
         let vs = inner.versions.lock();
-        (vs.identity(), vs.wals_required())
+        let recorded: Vec<u64> = wals.iter().copied().filter(|&n| vs.wal_recorded(n)).collect();
+        (vs.identity(), vs.wals_required(), recorded)
     };
     if let Some(missing) = required.iter().find(|n| !wals.contains(n)) {
         return Err(Error::corruption(
@@ -228,18 +230,23 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     let mut sealed: Vec<Arc<Memtable>> = Vec::new();
     // A torn tail ends the log only if no later segment holds a record (a
     // crash may leave empty segments after it: one created by a rotation
-    // before the torn one was synced, or by a recovery the crash interrupted).
-    let mut torn: Option<Error> = None;
+    // before the torn one was synced, or by a recovery the crash interrupted),
+    // or if every later one that does was started ahead of the syncs of the
+    // torn one (docs/format.md#segments-started-ahead-of-their-syncs-version-5).
+    let mut torn: Option<(u64, Error)> = None;
     // Blob files written at commit that the replayed records point into.
     let mut replayed_blobs = ReplayedBlobs::default();
     let named: std::collections::HashSet<u64> =
         inner.state.lock().version.blobs().keys().copied().collect();
-    for &num in &wals {
+    'segments: for &num in &wals {
         let path = filename::path(&inner.path, FileKind::Wal, num);
         let mut reader = LogReader::open(inner.fs.as_ref(), &path, WAL_MAGIC)?;
         reader.check_origin(identity, num)?;
         while let Some(rec) = reader.next_record()? {
-            if let Some(e) = torn.take() {
+            if let Some((torn_num, e)) = torn.take() {
+                if tear_ends_log(&reader, torn_num, &recorded) {
+                    break 'segments;
+                }
                 return Err(e);
             }
             let at = reader.valid_end();
@@ -249,7 +256,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
                 // The record survived a crash that its value did not (it
                 // was not yet durable): the log ends here
                 // (docs/format.md#blob-files-written-at-commit).
-                torn = Some(Error::corruption(
+                torn = Some((num, Error::corruption(
                     &path,
                     at,
                     format!(
@@ -257,7 +264,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
                          (offset {}, {} bytes), but a later segment holds writes",
                         p.file, p.offset, p.len
                     ),
-                ));
+                )));
                 break;
             }
             let mut seq = d.first_seqno;
@@ -283,10 +290,13 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
             }
         }
         if let (true, None) = (reader.ends_open(), &torn) {
-            torn = Some(Error::corruption(
-                &path,
-                reader.valid_end(),
-                "WAL segment ends early but a later segment holds writes",
+            torn = Some((
+                num,
+                Error::corruption(
+                    &path,
+                    reader.valid_end(),
+                    "WAL segment ends early but a later segment holds writes",
+                ),
             ));
         }
     }
@@ -338,6 +348,15 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     inner.retire_wals_below(wal_number);
     inner.retire_blobs(all_dead);
     Ok(())
+}
+
+/// Whether a tear in segment `torn` ends the log although `later` (a later
+/// segment) holds a record: `later` was started ahead of the torn
+/// segment's syncs (version 5) and no segment after the tear is recorded in
+/// the manifest, so no sync covered anything from the tear on
+/// (docs/format.md#segments-started-ahead-of-their-syncs-version-5).
+pub(super) fn tear_ends_log(later: &LogReader, torn: u64, recorded: &[u64]) -> bool {
+    later.started_ahead() && !recorded.iter().any(|&n| n > torn)
 }
 
 /// The first value a kind-3 operation of `batch` points to that its blob

@@ -234,8 +234,9 @@ impl VersionSet {
     }
 
     /// Records (synced) that WAL segment `number` was started. REQUIRES: the
-    /// segment's file and name are durable, and nothing in it is acknowledged
-    /// yet. Layout: docs/format.md#wal.
+    /// segment's file and name are durable, so are every segment before it
+    /// and their blob files, and nothing in it is acknowledged durable yet.
+    /// Layout: docs/format.md#wal.
     pub fn record_wal_started(&mut self, number: u64) -> Result<()> {
         self.log_and_apply(VersionEdit {
             wals_started: vec![number],
@@ -252,6 +253,12 @@ impl VersionSet {
             w.insert(self.log_number);
         }
         w
+    }
+
+    /// Whether a version edit (tag 11) recorded WAL segment `number` as
+    /// started, at or above the log number.
+    pub fn wal_recorded(&self, number: u64) -> bool {
+        self.wals.contains(&number)
     }
 
     /// Records that file number `n` is taken (found on disk), so it is never

@@ -25,10 +25,15 @@ pub const MANIFEST_MAGIC: &[u8; 8] = b"LAMNAMAN";
 /// Version of the framing written in every manifest header (and in WAL
 /// headers before format version 2).
 pub const FORMAT_VERSION: u32 = 1;
-/// Version of the WAL segment header written today: version 3's segment,
-/// whose batches may also hold pointers to values written to a blob file at
-/// commit (docs/format.md#blob-files-written-at-commit).
-pub const WAL_VERSION: u32 = 4;
+/// Version of the WAL segment header written today: version 4's segment,
+/// started before the syncs the segment before it owes
+/// (docs/format.md#segments-started-ahead-of-their-syncs-version-5).
+pub const WAL_VERSION: u32 = 5;
+/// Version of the WAL segment header whose batches may also hold pointers
+/// to values written to a blob file at commit
+/// (docs/format.md#blob-files-written-at-commit); recorded in the manifest
+/// before anything in it was acknowledged (read, no longer written).
+pub const WAL_VERSION_4: u32 = 4;
 /// Version of the WAL segment header that names its database and number,
 /// with fragments' checksums covering the number (recyclable), whose batches
 /// hold no blob pointer (read, no longer written).
@@ -130,13 +135,16 @@ impl FragmentCrc {
 struct Header {
     /// Whose WAL segment it is (version 2 and later).
     origin: Option<Origin>,
-    /// A version-3 or 4 segment: fragments checked with the number, END allowed.
+    /// A version-3 or later segment: fragments checked with the number, END allowed.
     recyclable: bool,
-    /// A version-4 segment: its batches may hold blob pointers.
+    /// A version-4 or later segment: its batches may hold blob pointers.
     blob_pointers: bool,
+    /// A version-5 segment: it may have been written before the segment
+    /// before it was durable.
+    started_ahead: bool,
 }
 
-/// The 40-byte version-4 WAL header naming `origin`.
+/// The 40-byte version-5 WAL header naming `origin`.
 // Layout: docs/format.md#record-framing
 fn wal_header(origin: Origin) -> Vec<u8> {
     let mut h = Vec::with_capacity(WAL_HEADER_LEN);
@@ -151,12 +159,12 @@ fn wal_header(origin: Origin) -> Vec<u8> {
 }
 
 /// The length of the file header that starts with `prefix` (at least its
-/// first 12 bytes) in a file with `magic`: 40 for a version-2, 3 or 4 WAL
+/// first 12 bytes) in a file with `magic`: 40 for a version-2 to 5 WAL
 /// header, otherwise 16 (a version-1 header, or one that
 /// [`check_file_header`] will refuse).
 fn header_len(prefix: &[u8], magic: &[u8; 8]) -> usize {
     let v = get_u32(prefix, 8);
-    if magic == WAL_MAGIC && matches!(v, Some(WAL_VERSION_2 | WAL_VERSION_3 | WAL_VERSION)) {
+    if magic == WAL_MAGIC && matches!(v, Some(WAL_VERSION_2..=WAL_VERSION)) {
         WAL_HEADER_LEN
     } else {
         FILE_HEADER_LEN
@@ -197,14 +205,16 @@ fn check_file_header(header: &[u8], magic: &[u8; 8]) -> Result<Header, String> {
             origin: None,
             recyclable: false,
             blob_pointers: false,
+            started_ahead: false,
         }),
-        Some(v @ (WAL_VERSION_2 | WAL_VERSION_3 | WAL_VERSION))
+        Some(v @ WAL_VERSION_2..=WAL_VERSION)
             if magic == WAL_MAGIC && n == WAL_HEADER_LEN =>
         {
             Ok(Header {
                 origin: Some(origin()),
                 recyclable: v >= WAL_VERSION_3,
-                blob_pointers: v >= WAL_VERSION,
+                blob_pointers: v >= WAL_VERSION_4,
+                started_ahead: v >= WAL_VERSION,
             })
         }
         v => Err(format!(
@@ -528,11 +538,11 @@ mod tests {
         assert_eq!(r.next_record().unwrap().unwrap(), b"edit");
 
         let mut header = file_header(WAL_MAGIC);
-        header[8] = 5;
+        header[8] = 6;
         let crc = masked_crc(&header[..12]);
         header[12..].copy_from_slice(&crc.to_le_bytes());
-        put_file(&fs, "/db/v5", &header);
-        assert!(reason("/db/v5").contains("unsupported format version 5"));
+        put_file(&fs, "/db/v6", &header);
+        assert!(reason("/db/v6").contains("unsupported format version 6"));
 
         let mut header = file_header(WAL_MAGIC);
         header[13] ^= 1;
@@ -556,7 +566,7 @@ mod tests {
     }
 
     #[test]
-    fn a_version_4_header_names_its_database_and_number() {
+    fn a_version_5_header_names_its_database_and_number() {
         let fs = mem();
         let origin = Origin {
             identity: (7u128 << 64) | 9,
@@ -567,7 +577,7 @@ mod tests {
         w.sync().unwrap();
         let bytes = fs.read_all(Path::new(LOG)).unwrap();
         assert_eq!(&bytes[..8], WAL_MAGIC);
-        assert_eq!(&bytes[8..12], &4u32.to_le_bytes());
+        assert_eq!(&bytes[8..12], &5u32.to_le_bytes());
         assert_eq!(&bytes[12..20], &9u64.to_le_bytes());
         assert_eq!(&bytes[20..28], &7u64.to_le_bytes());
         assert_eq!(&bytes[28..36], &42u64.to_le_bytes());
@@ -575,16 +585,20 @@ mod tests {
         let (got, err, r) = read_log(&fs, LOG);
         assert_eq!((got, err.is_none()), (vec![b"batch".to_vec()], true));
         assert_eq!(r.origin(), Some(origin));
-        assert!(r.allows_blob_pointers());
-        // A version-3 segment reads the same, but its batches hold no pointer.
-        let mut v3 = bytes.clone();
-        v3[8] = 3;
-        let crc = masked_crc(&v3[..36]);
-        v3[36..40].copy_from_slice(&crc.to_le_bytes());
-        put_file(&fs, "/db/v3", &v3);
-        let (got, err, r3) = read_log(&fs, "/db/v3");
-        assert_eq!((got, err.is_none()), (vec![b"batch".to_vec()], true));
-        assert!(!r3.allows_blob_pointers());
+        assert!(r.allows_blob_pointers() && r.started_ahead());
+        // Versions 4 and 3 read the same; a version-4 segment was never
+        // started ahead of its predecessor's syncs, and a version-3
+        // segment's batches hold no pointer.
+        for (version, pointers) in [(4u8, true), (3, false)] {
+            let mut old = bytes.clone();
+            old[8] = version;
+            let crc = masked_crc(&old[..36]);
+            old[36..40].copy_from_slice(&crc.to_le_bytes());
+            put_file(&fs, "/db/older", &old);
+            let (got, err, r) = read_log(&fs, "/db/older");
+            assert_eq!((got, err.is_none()), (vec![b"batch".to_vec()], true));
+            assert_eq!((r.allows_blob_pointers(), r.started_ahead()), (pointers, false));
+        }
         r.check_origin(Some(origin.identity), 42).unwrap();
         let foreign = r.check_origin(Some(1), 42).unwrap_err().to_string();
         assert!(foreign.contains("another database"), "{foreign}");
@@ -598,7 +612,7 @@ mod tests {
         };
         assert_eq!(old.origin(), None);
         old.check_origin(Some(5), 1).unwrap();
-        // A version-4 header cut short by a crash is a torn tail at offset 0.
+        // A version-5 header cut short by a crash is a torn tail at offset 0.
         for len in 16..WAL_HEADER_LEN {
             put_file(&fs, "/db/short", &bytes[..len]);
             let (got, err, r) = read_log(&fs, "/db/short");
@@ -611,7 +625,7 @@ mod tests {
         put_file(&fs, "/db/bad", &bad);
         let e = LogReader::open(&fs, Path::new("/db/bad"), WAL_MAGIC).unwrap_err();
         assert!(e.to_string().contains("checksum"), "{e}");
-        // The manifest magic never takes a version-4 header.
+        // The manifest magic never takes a version-5 header.
         let mut man = bytes[..40].to_vec();
         man[..8].copy_from_slice(MANIFEST_MAGIC);
         put_file(&fs, "/db/man", &man);

@@ -58,8 +58,10 @@ pub struct LogReader {
     /// Fragment checksums, covering the segment's number in version-3 and
     /// 4 segments (see [`FragmentCrc`]).
     crc: FragmentCrc,
-    /// A version-4 segment: its batches may hold blob pointers.
+    /// A version-4 or later segment: its batches may hold blob pointers.
     blob_pointers: bool,
+    /// A version-5 segment: started before the segment before it was durable.
+    started_ahead: bool,
     /// END was read.
     closed: bool,
     /// Bytes of the current block present in the file (the last one may be short).
@@ -102,6 +104,14 @@ impl LogReader {
         self.blob_pointers
     }
 
+    /// Whether the segment may have been started before the segment before
+    /// it was durable (version 5): a tear before it ends the log unless the
+    /// manifest records it
+    /// (docs/format.md#segments-started-ahead-of-their-syncs-version-5).
+    pub fn started_ahead(&self) -> bool {
+        self.started_ahead
+    }
+
     /// Opens the log at `path` and checks its file header against `magic`.
     ///
     /// A file shorter than the header (empty included) is a torn tail at
@@ -119,6 +129,7 @@ impl LogReader {
             origin: None,
             crc: FragmentCrc::new(None),
             blob_pointers: false,
+            started_ahead: false,
             closed: false,
             block: Vec::new(),
             block_start: FILE_HEADER_LEN as u64,
@@ -142,6 +153,7 @@ impl LogReader {
         reader.origin = h.origin;
         reader.crc = FragmentCrc::new(h.origin.filter(|_| h.recyclable).map(|o| o.number));
         reader.blob_pointers = h.blob_pointers;
+        reader.started_ahead = h.started_ahead;
         reader.header_len = len as u64;
         reader.block_start = len as u64;
         reader.valid_end = len as u64;

@@ -1,0 +1,169 @@
+//! Sealing the active memtable and starting the next WAL segment, and the
+//! syncs such a rotation owes, paid later and in order.
+//!
+//! A rotation only writes: the sealed memtable's blob file gets its footer,
+//! the old segment its END, and the writer goes on into the new segment at
+//! once. What makes the old segment durable and records the new one — the
+//! blob file's sync, the old segment's, the directory's, then tag 11 in the
+//! manifest — is a debt, paid by the flush of the sealed memtable (before
+//! its edit) or by the next sync (a `Sync` commit, `Db::sync`, `close`),
+//! whichever comes first. Nothing in a segment is acknowledged durable
+//! before it is paid for, so a power loss before the payment leaves at
+//! worst a tear in the old segment followed by records no sync covered,
+//! which recovery drops
+//! (docs/format.md#segments-started-ahead-of-their-syncs-version-5).
+
+use super::Inner;
+use crate::blob::SealedBlob;
+use crate::error::{Error, Result};
+use crate::memtable::Memtable;
+use crate::wal::LogWriter;
+use parking_lot::Mutex;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// What one rotation owes.
+struct Owed {
+    /// The sealed memtable's blob file, footer written.
+    blob: Option<SealedBlob>,
+    /// The old segment, END written.
+    old: Option<LogWriter>,
+    /// The segment the rotation started, to be recorded (tag 11).
+    started: u64,
+    /// The pipeline ticket of the last record handed to the old segment.
+    ticket: u64,
+}
+
+/// The rotations not yet paid for, oldest first.
+#[derive(Default)]
+pub struct Debts {
+    owed: Mutex<VecDeque<Owed>>,
+    /// Rotations pushed and not yet paid in full (one being paid counts).
+    /// Changed only under the WAL lock (push) or after a payment ends.
+    unpaid: AtomicUsize,
+    /// Held by the one payer at a time, so that rotations are paid in order.
+    payer: Mutex<()>,
+}
+
+impl Debts {
+    /// Whether some rotation is not paid for in full. Read under the WAL
+    /// lock, no rotation can start meanwhile.
+    pub fn any(&self) -> bool {
+        self.unpaid.load(Ordering::Acquire) > 0
+    }
+
+    fn push(&self, owed: Owed) {
+        self.owed.lock().push_back(owed);
+        self.unpaid.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+impl Inner {
+    /// Seals the active memtable (if it holds anything) and starts a new WAL
+    /// segment for its successor, once every writer that handed its record
+    /// to the old segment has inserted it. Syncs nothing: what it owes is
+    /// paid by [`Inner::pay_rotations`]. REQUIRES: called under the commit
+    /// lock or commit leadership, or with writers otherwise quiet (close).
+    pub fn rotate_memtable(&self) -> Result<()> {
+        let number = self.versions.lock().new_file_number();
+        let mut wal = self.wal.lock();
+        self.pipeline.wait_for_inserts();
+        let mem = {
+            let st = self.state.lock();
+            if st.mem.is_empty() {
+                return Ok(());
+            }
+            Arc::clone(&st.mem)
+        };
+        // Before the old segment's END: docs/format.md#blob-files-written-at-commit.
+        let started = self.seal_commit_blob(&mem).and_then(|blob| {
+            let new_wal = self.start_wal_segment(number)?;
+            if let Some(old) = wal.as_mut() {
+                old.add_end();
+                old.flush()?;
+            }
+            Ok((blob, new_wal))
+        });
+        let (blob, new_wal) = match started {
+            Ok(s) => s,
+            Err(e) => {
+                self.poison(&e);
+                return Err(e);
+            }
+        };
+        self.debts.push(Owed {
+            blob,
+            old: wal.replace(new_wal),
+            started: number,
+            ticket: self.pipeline.written(),
+        });
+        let mut st = self.state.lock();
+        let old = std::mem::replace(
+            &mut st.mem,
+            Arc::new(Memtable::new(number, self.opts.memtable_size as u64)),
+        );
+        st.imm.push(old);
+        self.publish(&st);
+        drop(st);
+        drop(wal);
+        self.bg_cv.notify_all();
+        Ok(())
+    }
+
+    /// Pays what every rotation so far owes, oldest first: the sealed blob
+    /// file synced, the old segment synced, the directory synced, and the
+    /// new segment recorded in the manifest; then every record handed to
+    /// the old segment counts as durable. A failure poisons the database.
+    /// REQUIRES: neither the WAL lock nor the manifest's is held.
+    pub fn pay_rotations(&self) -> Result<()> {
+        if !self.debts.any() {
+            return Ok(());
+        }
+        let _payer = self.debts.payer.lock();
+        // A payment that failed stays unpaid: nothing is durable past it.
+        self.check_unpoisoned()?;
+        loop {
+            let Some(mut owed) = self.debts.owed.lock().pop_front() else {
+                return Ok(());
+            };
+            let paid = self.pay(&mut owed);
+            if let Err(e) = paid {
+                self.poison(&e);
+                return Err(e);
+            }
+            self.debts.unpaid.fetch_sub(1, Ordering::AcqRel);
+            self.pipeline.synced_to(owed.ticket, &self.visible_seqno);
+        }
+    }
+
+    fn pay(&self, owed: &mut Owed) -> Result<()> {
+        if let Some(blob) = owed.blob.as_mut() {
+            blob.sync()?;
+        }
+        if let Some(old) = owed.old.as_mut() {
+            old.sync()?;
+            self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
+        }
+        self.fs
+            .sync_dir(&self.path)
+            .map_err(|e| Error::io(&self.path, e))?;
+        // Layout: docs/format.md#segments-started-ahead-of-their-syncs-version-5.
+        self.versions.lock().record_wal_started(owed.started)
+    }
+
+    /// The WAL lock, taken once no rotation is unpaid: a sync of the
+    /// segment it guards then covers every earlier segment too.
+    pub(super) fn wal_paid_for(
+        &self,
+    ) -> Result<parking_lot::MutexGuard<'_, Option<LogWriter>>> {
+        loop {
+            let wal = self.wal.lock();
+            if !self.debts.any() {
+                return Ok(wal);
+            }
+            drop(wal);
+            self.pay_rotations()?;
+        }
+    }
+}
