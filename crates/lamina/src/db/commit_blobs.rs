@@ -79,14 +79,14 @@ impl Inner {
         Ok(())
     }
 
-    /// A new blob file for the active memtable's large values, in the
-    /// directory durably before any pointer to it is acknowledged.
+    /// A new blob file for the active memtable's large values. Its name is
+    /// made durable (the directory synced) before any pointer to it is
+    /// acknowledged durable or named in the manifest: a debt paid with the
+    /// rotations' (`db/rotation.rs`).
     fn create_commit_blob(&self) -> Result<BlobWriter> {
         let number = self.versions.lock().new_file_number();
         let w = BlobWriter::create_at_commit(self.fs.as_ref(), &self.path, number)?;
-        self.fs
-            .sync_dir(&self.path)
-            .map_err(|e| Error::io(&self.path, e))?;
+        self.debts.owe_dir_sync();
         Ok(w)
     }
 

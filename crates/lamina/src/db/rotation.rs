@@ -7,7 +7,8 @@
 //! blob file's sync, the old segment's, the directory's, then tag 11 in the
 //! manifest — is a debt, paid by the flush of the sealed memtable (before
 //! its edit) or by the next sync (a `Sync` commit, `Db::sync`, `close`),
-//! whichever comes first. Nothing in a segment is acknowledged durable
+//! whichever comes first. A blob file created at commit owes the
+//! directory's sync the same way. Nothing in a segment is acknowledged durable
 //! before it is paid for, so a power loss before the payment leaves at
 //! worst a tear in the old segment followed by records no sync covered,
 //! which recovery drops
@@ -20,7 +21,7 @@ use crate::memtable::Memtable;
 use crate::wal::LogWriter;
 use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// What one rotation owes.
@@ -35,20 +36,23 @@ struct Owed {
     ticket: u64,
 }
 
-/// The rotations not yet paid for, oldest first.
+/// The rotations not yet paid for, oldest first, and a sync of the
+/// directory owed by a blob file created at commit.
 #[derive(Default)]
 pub struct Debts {
     owed: Mutex<VecDeque<Owed>>,
-    /// Rotations pushed and not yet paid in full (one being paid counts).
-    /// Changed only under the WAL lock (push) or after a payment ends.
+    /// A blob file was created at commit since the directory's last sync.
+    dir_owed: AtomicBool,
+    /// Debts taken and not yet paid in full (one being paid counts):
+    /// rotations, and the directory's sync while `dir_owed`.
     unpaid: AtomicUsize,
     /// Held by the one payer at a time, so that rotations are paid in order.
     payer: Mutex<()>,
 }
 
 impl Debts {
-    /// Whether some rotation is not paid for in full. Read under the WAL
-    /// lock, no rotation can start meanwhile.
+    /// Whether some debt is not paid in full. Read under the WAL lock after
+    /// a record was handed to it, it covers every debt taken before.
     pub fn any(&self) -> bool {
         self.unpaid.load(Ordering::Acquire) > 0
     }
@@ -56,6 +60,15 @@ impl Debts {
     fn push(&self, owed: Owed) {
         self.owed.lock().push_back(owed);
         self.unpaid.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Owes a sync of the directory: a file was created in it (a blob file
+    /// at commit) that must be durable before anything pointing into it is
+    /// acknowledged durable or named in the manifest.
+    pub fn owe_dir_sync(&self) {
+        if !self.dir_owed.swap(true, Ordering::AcqRel) {
+            self.unpaid.fetch_add(1, Ordering::AcqRel);
+        }
     }
 }
 
@@ -125,7 +138,7 @@ impl Inner {
         self.check_unpoisoned()?;
         loop {
             let Some(mut owed) = self.debts.owed.lock().pop_front() else {
-                return Ok(());
+                break;
             };
             let paid = self.pay(&mut owed);
             if let Err(e) = paid {
@@ -135,6 +148,18 @@ impl Inner {
             self.debts.unpaid.fetch_sub(1, Ordering::AcqRel);
             self.pipeline.synced_to(owed.ticket, &self.visible_seqno);
         }
+        if self.debts.dir_owed.swap(false, Ordering::AcqRel) {
+            let synced = self
+                .fs
+                .sync_dir(&self.path)
+                .map_err(|e| Error::io(&self.path, e));
+            if let Err(e) = synced {
+                self.poison(&e);
+                return Err(e);
+            }
+            self.debts.unpaid.fetch_sub(1, Ordering::AcqRel);
+        }
+        Ok(())
     }
 
     fn pay(&self, owed: &mut Owed) -> Result<()> {
