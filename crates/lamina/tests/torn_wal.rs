@@ -167,7 +167,11 @@ fn a_torn_tail_before_a_segment_holding_writes_is_corruption() {
 fn a_tear_before_writes_no_sync_covered_ends_the_log() {
     let (fs, first) = torn_before_writes(5, false);
     let db = Db::open(Path::new("/db"), opts(&fs, true)).expect("read-only open");
-    assert_eq!(db.iter().count(), 9, "the nine whole writes of the first segment");
+    assert_eq!(
+        db.iter().count(),
+        9,
+        "the nine whole writes of the first segment"
+    );
     let report = db.check().expect("check");
     assert!(report.is_ok(), "{:?}", report.problems);
     assert!(

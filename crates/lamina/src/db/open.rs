@@ -197,7 +197,11 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     let wals = filename::wal_numbers(&names, log_number);
     let (identity, required, recorded) = {
         let vs = inner.versions.lock();
-        let recorded: Vec<u64> = wals.iter().copied().filter(|&n| vs.wal_recorded(n)).collect();
+        let recorded: Vec<u64> = wals
+            .iter()
+            .copied()
+            .filter(|&n| vs.wal_recorded(n))
+            .collect();
         (vs.identity(), vs.wals_required(), recorded)
     };
     if let Some(missing) = required.iter().find(|n| !wals.contains(n)) {
@@ -256,15 +260,18 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
                 // The record survived a crash that its value did not (it
                 // was not yet durable): the log ends here
                 // (docs/format.md#blob-files-written-at-commit).
-                torn = Some((num, Error::corruption(
-                    &path,
-                    at,
-                    format!(
-                        "WAL record points to a value that blob file {:06} does not hold \
+                torn = Some((
+                    num,
+                    Error::corruption(
+                        &path,
+                        at,
+                        format!(
+                            "WAL record points to a value that blob file {:06} does not hold \
                          (offset {}, {} bytes), but a later segment holds writes",
-                        p.file, p.offset, p.len
+                            p.file, p.offset, p.len
+                        ),
                     ),
-                )));
+                ));
                 break;
             }
             let mut seq = d.first_seqno;

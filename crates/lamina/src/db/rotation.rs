@@ -179,9 +179,7 @@ impl Inner {
 
     /// The WAL lock, taken once no rotation is unpaid: a sync of the
     /// segment it guards then covers every earlier segment too.
-    pub(super) fn wal_paid_for(
-        &self,
-    ) -> Result<parking_lot::MutexGuard<'_, Option<LogWriter>>> {
+    pub(super) fn wal_paid_for(&self) -> Result<parking_lot::MutexGuard<'_, Option<LogWriter>>> {
         loop {
             let wal = self.wal.lock();
             if !self.debts.any() {
