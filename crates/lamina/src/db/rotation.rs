@@ -6,7 +6,7 @@
 //! once. What makes the old segment durable and records the new one — the
 //! blob file's sync, the old segment's, the directory's, then tag 11 in the
 //! manifest — is a debt, paid by the flush of the sealed memtable (before
-//! its edit) or by the next sync (a `Sync` commit, `Db::sync`, `close`),
+//! it writes the table) or by the next sync (a `Sync` commit, `Db::sync`, `close`),
 //! whichever comes first. A blob file created at commit owes the
 //! directory's sync the same way. Nothing in a segment is acknowledged durable
 //! before it is paid for, so a power loss before the payment leaves at
