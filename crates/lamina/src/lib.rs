@@ -43,7 +43,8 @@
 // - `budget`: asks libc for the machine's physical memory, and has it return
 //   the allocator's free memory to the kernel (`malloc_trim`).
 // - `memtable::skiplist`: the memtable's insert-only concurrent skip list,
-//   whose entries are laid out by hand and reached through atomic links.
+//   whose entries are laid out by hand and reached through atomic links
+//   (and prefetched, `_mm_prefetch`, one level down while a search walks).
 // - `memtable::arena`: the skip list's entries' memory, carved from chunks
 //   by one atomic add and freed with the list.
 // - `memtable::newest`: one statement, a position made again from the
