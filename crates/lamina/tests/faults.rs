@@ -110,3 +110,47 @@ fn read_errors_surface_as_errors() {
     faults.clear();
     assert_eq!(db.iter().count(), 500);
 }
+
+/// A sync a memtable rotation owes (paid later, by the flush or the next
+/// sync: docs/format.md#segments-started-ahead-of-their-syncs-version-5)
+/// that fails poisons the handle like any failed sync: `sync()` reports it,
+/// later writes are refused, and nothing after the last durable point is
+/// claimed durable.
+#[test]
+fn a_failed_sync_owed_by_a_rotation_poisons_the_handle() {
+    let mem = MemFs::new();
+    let faulty = FaultFs::new(Arc::new(mem.clone()));
+    let faults = faulty.faults();
+    let db = Db::open(Path::new("/db"), opts(Arc::new(faulty))).expect("open");
+    for i in 0..10u32 {
+        db.write_with(one(i), Durability::Sync)
+            .expect("synced write");
+    }
+    // Every sync fails from here: the rotations these writes cause (8 KiB
+    // memtables) owe syncs that can no longer be paid.
+    faults.fail_after(FaultKind::Sync, 0);
+    let mut refused = None;
+    for i in 10..400u32 {
+        if let Err(e) = db.write_with(one(i), Durability::Os) {
+            refused = Some(e);
+            break;
+        }
+    }
+    let synced = db.sync();
+    assert!(synced.is_err(), "sync after a failed payment must fail");
+    if let Some(e) = refused {
+        assert!(matches!(e, Error::Poisoned(_) | Error::Io { .. }), "{e}");
+    }
+    let err = db.put(b"after", b"x").expect_err("poisoned");
+    assert!(matches!(err, Error::Poisoned(_)), "{err}");
+    drop(db);
+    faults.clear();
+    let db = Db::open(Path::new("/db"), opts(Arc::new(mem.crash_clone()))).expect("reopen");
+    for i in 0..10u32 {
+        assert_eq!(
+            db.get(format!("k{i:04}").as_bytes()).expect("get"),
+            Some(vec![1; 100]),
+            "synced write {i} lost"
+        );
+    }
+}
