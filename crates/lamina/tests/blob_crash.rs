@@ -268,26 +268,7 @@ fn a_power_loss_between_a_rotation_and_its_syncs_keeps_a_prefix() {
             .into_iter()
             .enumerate()
         {
-            let r = Db::open(
-                DIR,
-                Options {
-                    fs: Arc::new(crashed.clone()),
-                    ..o()
-                },
-            )
-            .unwrap_or_else(|e| panic!("write {i} crash {n}: reopen failed: {e}"));
-            let got: Model = r
-                .iter()
-                .collect::<Result<_, _>>()
-                .unwrap_or_else(|e| panic!("write {i} crash {n}: read failed: {e}"));
-            assert!(
-                allowed.contains(&got),
-                "write {i} crash {n}: {} keys, not a state the writes allow",
-                got.len()
-            );
-            let report = r.check().expect("check");
-            assert!(report.is_ok(), "write {i} crash {n}: {:?}", report.problems);
-            r.close().expect("close");
+            verify(crashed, &allowed, &format!("write {i} crash {n}"));
         }
     }
     assert!(db.stats().flushes >= 5, "{:?}", db.stats());

@@ -1,7 +1,7 @@
 //! Injected I/O failures: a failed fsync or write poisons the handle, later
 //! writes are refused, and a reopened database holds every acknowledged write.
 
-use lamina::fs::{FaultFs, FaultKind, MemFs};
+use lamina::fs::{FaultFs, FaultKind, Faults, MemFs};
 use lamina::{Db, Durability, Error, Options};
 use std::path::Path;
 use std::sync::Arc;
@@ -17,10 +17,7 @@ fn opts(fs: Arc<dyn lamina::fs::FileSystem>) -> Options {
 
 #[test]
 fn failed_sync_poisons_the_handle() {
-    let mem = MemFs::new();
-    let faulty = FaultFs::new(Arc::new(mem.clone()));
-    let faults = faulty.faults();
-    let db = Db::open(Path::new("/db"), opts(Arc::new(faulty))).expect("open");
+    let (mem, faults, db) = open_with_faults();
     for i in 0..20u32 {
         db.write_with(one(i), Durability::Sync)
             .expect("write before the fault");
@@ -45,6 +42,16 @@ fn failed_sync_poisons_the_handle() {
     }
 }
 
+/// A database at `/db` on an in-memory file system wrapped in a [`FaultFs`]:
+/// the file system (for crash clones), the faults' controller, the handle.
+fn open_with_faults() -> (MemFs, Arc<Faults>, Db) {
+    let mem = MemFs::new();
+    let faulty = FaultFs::new(Arc::new(mem.clone()));
+    let faults = faulty.faults();
+    let db = Db::open(Path::new("/db"), opts(Arc::new(faulty))).expect("open");
+    (mem, faults, db)
+}
+
 fn one(i: u32) -> lamina::Batch {
     let mut b = lamina::Batch::new();
     b.put(format!("k{i:04}").as_bytes(), &[1; 100]);
@@ -53,10 +60,7 @@ fn one(i: u32) -> lamina::Batch {
 
 #[test]
 fn full_disk_during_flush_keeps_acknowledged_writes() {
-    let mem = MemFs::new();
-    let faulty = FaultFs::new(Arc::new(mem.clone()));
-    let faults = faulty.faults();
-    let db = Db::open(Path::new("/db"), opts(Arc::new(faulty))).expect("open");
+    let (mem, faults, db) = open_with_faults();
     let mut acked = 0u32;
     faults.fail_after(FaultKind::Write, 200);
     for i in 0..5000u32 {
@@ -118,10 +122,7 @@ fn read_errors_surface_as_errors() {
 /// claimed durable.
 #[test]
 fn a_failed_sync_owed_by_a_rotation_poisons_the_handle() {
-    let mem = MemFs::new();
-    let faulty = FaultFs::new(Arc::new(mem.clone()));
-    let faults = faulty.faults();
-    let db = Db::open(Path::new("/db"), opts(Arc::new(faulty))).expect("open");
+    let (mem, faults, db) = open_with_faults();
     for i in 0..10u32 {
         db.write_with(one(i), Durability::Sync)
             .expect("synced write");

@@ -171,12 +171,9 @@ fn unfoldable_keys(inner: &Inner, report: &mut CheckReport) {
 /// problem (recovery refuses it).
 fn check_wals(inner: &Inner, report: &mut CheckReport) -> Result<()> {
     let names = filename::list(inner.fs.as_ref(), &inner.path)?;
-    let (log_number, identity, required, vs_recorded) = {
+    let (log_number, identity, required, recorded) = {
         let vs = inner.versions.lock();
-        let recorded: Vec<u64> = filename::wal_numbers(&names, vs.log_number())
-            .into_iter()
-            .filter(|&n| vs.wal_recorded(n))
-            .collect();
+        let recorded = vs.wals_recorded().clone();
         (vs.log_number(), vs.identity(), vs.wals_required(), recorded)
     };
     let wals = filename::wal_numbers(&names, log_number);
@@ -207,7 +204,7 @@ fn check_wals(inner: &Inner, report: &mut CheckReport) -> Result<()> {
             match r.next_record() {
                 Ok(Some(rec)) => {
                     if let Some((torn_num, p, at, _)) = &torn {
-                        if super::open::tear_ends_log(&r, *torn_num, &vs_recorded) {
+                        if super::open::tear_ends_log(&r, *torn_num, &recorded) {
                             report.notes.push(format!(
                                 "{}: a write torn by a power loss ends the log at offset {at}; \
                                  the writes after it (from {} on) were never synced and \

@@ -127,9 +127,7 @@ impl Inner {
         };
         let out = write_tables(input, &mut spec);
         let out = self.finish_blobs(out, &mut blobs)?;
-        self.fs
-            .sync_dir(&self.path)
-            .map_err(|e| Error::io(&self.path, e))?;
+        self.sync_dir()?;
         Ok(out)
     }
 

@@ -232,6 +232,14 @@ impl Inner {
         Ok(())
     }
 
+    /// Syncs the database's directory: the files created, renamed or
+    /// removed in it so far are durable.
+    pub fn sync_dir(&self) -> Result<()> {
+        self.fs
+            .sync_dir(&self.path)
+            .map_err(|e| Error::io(&self.path, e))
+    }
+
     /// Records a failure that makes further writes unsafe.
     pub fn poison(&self, e: &Error) {
         let mut p = self.poisoned.lock();

@@ -15,7 +15,7 @@ use crate::memtable::Memtable;
 use crate::options::Options;
 use crate::wal::{LogReader, WAL_MAGIC};
 use parking_lot::{Condvar, Mutex, RwLock};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -197,12 +197,11 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     let wals = filename::wal_numbers(&names, log_number);
     let (identity, required, recorded) = {
         let vs = inner.versions.lock();
-        let recorded: Vec<u64> = wals
-            .iter()
-            .copied()
-            .filter(|&n| vs.wal_recorded(n))
-            .collect();
-        (vs.identity(), vs.wals_required(), recorded)
+        (
+            vs.identity(),
+            vs.wals_required(),
+            vs.wals_recorded().clone(),
+        )
     };
     if let Some(missing) = required.iter().find(|n| !wals.contains(n)) {
         return Err(Error::corruption(
@@ -337,10 +336,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     // Segments a previous run retired are reused first.
     inner.retire_wals_below(log_number);
     let w = inner.start_wal_segment(wal_number)?;
-    inner
-        .fs
-        .sync_dir(&inner.path)
-        .map_err(|e| Error::io(&inner.path, e))?;
+    inner.sync_dir()?;
     edit.log_number = Some(wal_number);
     edit.wals_started.push(wal_number);
     edit.last_seqno = Some(last_seqno);
@@ -362,8 +358,8 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
 /// segment's syncs (version 5) and no segment after the tear is recorded in
 /// the manifest, so no sync covered anything from the tear on
 /// (docs/format.md#segments-started-ahead-of-their-syncs-version-5).
-pub(super) fn tear_ends_log(later: &LogReader, torn: u64, recorded: &[u64]) -> bool {
-    later.started_ahead() && !recorded.iter().any(|&n| n > torn)
+pub(super) fn tear_ends_log(later: &LogReader, torn: u64, recorded: &BTreeSet<u64>) -> bool {
+    later.started_ahead() && recorded.range(torn.saturating_add(1)..).next().is_none()
 }
 
 /// The first value a kind-3 operation of `batch` points to that its blob

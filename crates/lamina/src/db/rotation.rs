@@ -16,7 +16,7 @@
 
 use super::Inner;
 use crate::blob::SealedBlob;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::memtable::Memtable;
 use crate::wal::LogWriter;
 use parking_lot::Mutex;
@@ -136,27 +136,26 @@ impl Inner {
         let _payer = self.debts.payer.lock();
         // A payment that failed stays unpaid: nothing is durable past it.
         self.check_unpoisoned()?;
+        let paid = self.pay_in_order();
+        if let Err(e) = &paid {
+            self.poison(e);
+        }
+        paid
+    }
+
+    /// The rotations' debts in the order taken, then the directory's.
+    /// REQUIRES: the payer's lock is held.
+    fn pay_in_order(&self) -> Result<()> {
         loop {
             let Some(mut owed) = self.debts.owed.lock().pop_front() else {
                 break;
             };
-            let paid = self.pay(&mut owed);
-            if let Err(e) = paid {
-                self.poison(&e);
-                return Err(e);
-            }
+            self.pay(&mut owed)?;
             self.debts.unpaid.fetch_sub(1, Ordering::AcqRel);
             self.pipeline.synced_to(owed.ticket, &self.visible_seqno);
         }
         if self.debts.dir_owed.swap(false, Ordering::AcqRel) {
-            let synced = self
-                .fs
-                .sync_dir(&self.path)
-                .map_err(|e| Error::io(&self.path, e));
-            if let Err(e) = synced {
-                self.poison(&e);
-                return Err(e);
-            }
+            self.sync_dir()?;
             self.debts.unpaid.fetch_sub(1, Ordering::AcqRel);
         }
         Ok(())
@@ -170,9 +169,7 @@ impl Inner {
             old.sync()?;
             self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
         }
-        self.fs
-            .sync_dir(&self.path)
-            .map_err(|e| Error::io(&self.path, e))?;
+        self.sync_dir()?;
         // Layout: docs/format.md#segments-started-ahead-of-their-syncs-version-5.
         self.versions.lock().record_wal_started(owed.started)
     }

@@ -255,10 +255,10 @@ impl VersionSet {
         w
     }
 
-    /// Whether a version edit (tag 11) recorded WAL segment `number` as
-    /// started, at or above the log number.
-    pub fn wal_recorded(&self, number: u64) -> bool {
-        self.wals.contains(&number)
+    /// The WAL segments a version edit (tag 11) recorded as started, at or
+    /// above the log number.
+    pub fn wals_recorded(&self) -> &BTreeSet<u64> {
+        &self.wals
     }
 
     /// Records that file number `n` is taken (found on disk), so it is never

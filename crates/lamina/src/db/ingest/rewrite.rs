@@ -76,9 +76,7 @@ impl Inner {
             for (i, (s, &id)) in sources.iter().zip(ids).enumerate() {
                 written.push(self.rewrite(s, id, r.first + i as u64)?);
             }
-            self.fs
-                .sync_dir(&self.path)
-                .map_err(|e| Error::io(&self.path, e))?;
+            self.sync_dir()?;
             let install = || self.install_ingested(sources, created, ranges, &written, r.first);
             if exclusive {
                 install()
