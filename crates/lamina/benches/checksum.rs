@@ -1,13 +1,14 @@
 //! The crc32c of a 100 KB blob value two ways — the `crc32` instruction
-//! (crate `crc32c`) and carry-less multiplication (crate `crc-fast`) — with
-//! the value in the CPU's cache and spread over 100 MB of memory; and a
-//! copy of it, for scale. `coding::masked_crc_long` takes `crc-fast` only
-//! where the CPU has AVX-512 with VPCLMULQDQ.
+//! (crate `crc32c`) and folding by carry-less multiplication
+//! (`crc_fold`) — with the value in the CPU's cache and spread over 100 MB
+//! of memory; a copy of it, for scale; and what a read of a blob value
+//! does: verify then copy (two passes) against the two fused in one.
 //!
 //! Run with `cargo bench -p lamina --bench checksum`.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use lamina::crc_fold;
 
 const VALUE: usize = 100_000;
 const SPREAD: usize = 100 << 20;
@@ -41,13 +42,10 @@ fn checksum(c: &mut Criterion) {
                 black_box(crc32c::crc32c(&spread[at..at + VALUE]))
             })
         });
-        g.bench_function(format!("carryless/{place}"), |b| {
+        g.bench_function(format!("fold/{place}"), |b| {
             b.iter(|| {
                 let at = next();
-                black_box(crc_fast::checksum(
-                    crc_fast::CrcAlgorithm::Crc32Iscsi,
-                    &spread[at..at + VALUE],
-                ))
+                black_box(crc_fold::crc32c_append(0, &spread[at..at + VALUE]))
             })
         });
         let mut out = vec![0u8; VALUE];
@@ -55,6 +53,26 @@ fn checksum(c: &mut Criterion) {
             b.iter(|| {
                 let at = next();
                 out.copy_from_slice(&spread[at..at + VALUE]);
+                black_box(&out);
+            })
+        });
+        g.bench_function(format!("verify_then_copy/{place}"), |b| {
+            b.iter(|| {
+                let at = next();
+                let value = &spread[at..at + VALUE];
+                black_box(crc32c::crc32c(value));
+                out.copy_from_slice(value);
+                black_box(&out);
+            })
+        });
+        g.bench_function(format!("fold_and_copy/{place}"), |b| {
+            b.iter(|| {
+                let at = next();
+                black_box(crc_fold::crc32c_append_copy(
+                    0,
+                    &spread[at..at + VALUE],
+                    &mut out,
+                ));
                 black_box(&out);
             })
         });

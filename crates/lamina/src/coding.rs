@@ -1,5 +1,9 @@
 //! Little-endian fixed-width integers and LEB128 varints, the two integer
-//! encodings of `docs/format.md#integers`.
+//! encodings of `docs/format.md#integers`, and the masked CRC32C of
+//! `docs/format.md#checksums`.
+
+use crate::crc_fold;
+use std::mem::MaybeUninit;
 
 /// Appends `v` as an unsigned LEB128 varint.
 pub fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
@@ -122,30 +126,24 @@ pub fn masked_crc(data: &[u8]) -> u32 {
 }
 
 /// The masked CRC32C of `data`, the same value as [`masked_crc`], computed
-/// by carry-less multiplication (`crc-fast`) where the CPU has it 512 bits
-/// wide, several times faster on the long values of blob files; by the
-/// `crc32` instruction elsewhere.
+/// by folding (`crc_fold`) where the CPU can, about as fast as the `crc32`
+/// instruction on values in the CPU's cache and faster from memory; and
+/// with the value's copy made in the same pass by [`masked_crc_copy`].
 pub fn masked_crc_long(data: &[u8]) -> u32 {
-    if !wide_clmul() {
-        return mask(crc32c::crc32c(data));
-    }
-    let crc = crc_fast::checksum(crc_fast::CrcAlgorithm::Crc32Iscsi, data);
-    mask(u32::try_from(crc).unwrap_or_default())
+    mask(crc_fold::crc32c_append(0, data))
 }
 
-/// Whether the CPU multiplies carry-less 512 bits at a time (AVX-512 with
-/// VPCLMULQDQ), where `crc-fast` runs at several times the `crc32`
-/// instruction's speed; without it, its 128-bit form is slower than the
-/// instruction on values in the CPU's cache.
-fn wide_clmul() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::is_x86_feature_detected!("avx512vl") && std::is_x86_feature_detected!("vpclmulqdq")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        true
-    }
+/// [`masked_crc_long`] of `src`, copied into `dst` in the same pass.
+/// REQUIRES: `dst.len() == src.len()`.
+pub fn masked_crc_copy_into(src: &[u8], dst: &mut [u8]) -> u32 {
+    mask(crc_fold::crc32c_append_copy(0, src, dst))
+}
+
+/// [`masked_crc_copy_into`] a buffer not yet initialised; returns the
+/// checksum and the buffer, initialised.
+pub fn masked_crc_copy<'d>(src: &[u8], dst: &'d mut [MaybeUninit<u8>]) -> (u32, &'d [u8]) {
+    let (crc, copy) = crc_fold::crc32c_append_copy_uninit(0, src, dst);
+    (mask(crc), copy)
 }
 
 /// The masked CRC32C of the concatenation `a ‖ b`.
@@ -164,20 +162,9 @@ pub fn masked_crc3(a: &[u8], b: &[u8], c: &[u8]) -> u32 {
 }
 
 /// The CRC32C of `x ‖ data` from `crc`, the CRC32C of `x`: a long `data`
-/// by carry-less multiplication where the CPU has it wide (as
-/// [`masked_crc_long`]), going on from `crc`.
+/// by folding where the CPU can (as [`masked_crc_long`]).
 fn crc_append(crc: u32, data: &[u8]) -> u32 {
-    const LONG: usize = 4 << 10;
-    if data.len() < LONG || !wide_clmul() {
-        return crc32c::crc32c_append(crc, data);
-    }
-    // The register before the final inversion: the digest goes on from it.
-    let mut d = crc_fast::Digest::new_with_init_state(
-        crc_fast::CrcAlgorithm::Crc32Iscsi,
-        u64::from(!crc),
-    );
-    d.update(data);
-    u32::try_from(d.finalize()).unwrap_or_default()
+    crc_fold::crc32c_append(crc, data)
 }
 
 fn mask(crc: u32) -> u32 {
@@ -199,9 +186,12 @@ mod tests {
             assert_eq!(masked_crc3(a, b, c), masked_crc(&whole), "len {len}");
             assert_eq!(masked_crc2(a, c), masked_crc(&[a, c].concat()), "len {len}");
             assert_eq!(masked_crc_long(&whole), masked_crc(&whole), "len {len}");
-            // Both ways of computing it agree, whichever this CPU takes.
-            let clmul = crc_fast::checksum(crc_fast::CrcAlgorithm::Crc32Iscsi, &whole);
-            assert_eq!(clmul, u64::from(crc32c::crc32c(&whole)), "len {len}");
+            let mut copy = vec![std::mem::MaybeUninit::uninit(); whole.len()];
+            let (crc, copy) = masked_crc_copy(&whole, &mut copy);
+            assert_eq!((crc, copy), (masked_crc(&whole), whole.as_slice()), "len {len}");
+            let mut copy = vec![0; whole.len()];
+            assert_eq!(masked_crc_copy_into(&whole, &mut copy), masked_crc(&whole));
+            assert_eq!(copy, whole, "len {len}");
         }
     }
 

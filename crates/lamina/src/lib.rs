@@ -51,6 +51,9 @@
 //   entry address and list number its hash index keeps in a 16-byte slot.
 // - `memtable::hash_slots`: one statement, a prefetch of the cache line a
 //   lookup of the hash index will read.
+// - `crc_fold`: the CRC32C of long values by carry-less multiplication
+//   (`target_feature` intrinsics, taken only where the CPU has them), with
+//   the value's copy made in the same pass.
 // - `blob::map`: maps a blob file read-only (memmap2).
 // - `fs::real`: `sync_file_range` (libc; std has no wrapper) to start the
 //   write-back of a blob file written at commit.
@@ -90,6 +93,7 @@ internal! {
     mod blob;
     mod cache;
     mod coding;
+    mod crc_fold;
     mod compaction;
     mod filename;
     mod iter;

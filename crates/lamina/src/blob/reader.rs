@@ -4,7 +4,9 @@
 
 use super::pointer::BlobPointer;
 use super::{FOOTER_LEN, HEADER_LEN, MAGIC, READ_VERSIONS, RECORD_HEADER_LEN};
-use crate::coding::{get_u32, get_u64, masked_crc, masked_crc_long};
+use crate::coding::{
+    get_u32, get_u64, masked_crc, masked_crc_copy, masked_crc_copy_into, masked_crc_long,
+};
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use std::mem::MaybeUninit;
@@ -32,19 +34,17 @@ pub fn read_value(
 }
 
 /// [`read_value`] from the bytes of a whole blob file in memory (a
-/// mapping): the checksum of the value's bytes there, then one copy of them
-/// into `buf` (nothing is copied on a mismatch). Verifying first reads the
-/// value from memory once, the copy then reading it from the CPU's cache;
-/// a value's bytes never change once in a blob file (append-only, never
-/// written in place), so the bytes copied are the bytes verified.
+/// mapping): the value's bytes there are read once, to be copied into `buf`
+/// and checksummed in the same pass. A mismatch is `Corruption` as
+/// [`read_value`]'s; `buf` then holds bytes that must not be used.
 pub(crate) fn copy_value(
     file: &[u8],
     path: &Path,
     ptr: &BlobPointer,
     buf: &mut [u8],
 ) -> Result<()> {
-    buf.copy_from_slice(verified_value_in(file, path, ptr, buf.len())?);
-    Ok(())
+    let value = value_in(file, path, ptr, buf.len())?;
+    check_crc(path, ptr, masked_crc_copy_into(value, buf))
 }
 
 /// [`copy_value`] into a buffer not yet initialised (a new Python `bytes`
@@ -55,19 +55,10 @@ pub(crate) fn copy_value_uninit<'b>(
     ptr: &BlobPointer,
     buf: &'b mut [MaybeUninit<u8>],
 ) -> Result<&'b [u8]> {
-    Ok(buf.write_copy_of_slice(verified_value_in(file, path, ptr, buf.len())?))
-}
-
-/// [`value_in`], its checksum verified.
-fn verified_value_in<'f>(
-    file: &'f [u8],
-    path: &Path,
-    ptr: &BlobPointer,
-    len: usize,
-) -> Result<&'f [u8]> {
-    let value = value_in(file, path, ptr, len)?;
-    verify(path, ptr, value)?;
-    Ok(value)
+    let value = value_in(file, path, ptr, buf.len())?;
+    let (crc, copy) = masked_crc_copy(value, buf);
+    check_crc(path, ptr, crc)?;
+    Ok(copy)
 }
 
 /// The bytes of the value `ptr` names in the whole file `file`, checked to
@@ -108,7 +99,13 @@ fn check_bounds(path: &Path, ptr: &BlobPointer, buf_len: usize, file_len: u64) -
 }
 
 fn verify(path: &Path, ptr: &BlobPointer, value: &[u8]) -> Result<()> {
-    if masked_crc_long(value) != ptr.crc {
+    check_crc(path, ptr, masked_crc_long(value))
+}
+
+/// `Corruption` unless `crc`, the masked CRC32C of the value `ptr` names,
+/// is the one `ptr` holds.
+fn check_crc(path: &Path, ptr: &BlobPointer, crc: u32) -> Result<()> {
+    if crc != ptr.crc {
         return Err(Error::corruption(
             path,
             ptr.offset,

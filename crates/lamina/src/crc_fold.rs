@@ -1,0 +1,291 @@
+//! The CRC32C of long byte strings by folding: carry-less multiplication
+//! (VPCLMULQDQ) 256 bits at a time, and optionally a copy of the bytes made
+//! in the same pass, so that a blob value read from memory is read once to
+//! be both verified and copied.
+//!
+//! The value is the CRC32C (Castagnoli, reflected, as `crc32c` computes it
+//! and docs/format.md#checksums specifies) whichever way it is computed;
+//! where the CPU lacks AVX2, VPCLMULQDQ or SSE 4.2 the `crc32` instruction
+//! of the `crc32c` crate computes it and the copy is a `memcpy`.
+//!
+//! How folding works. Read a 128-bit piece of the message, little-endian,
+//! as a polynomial `A` whose first bit is the highest power; followed by
+//! `D` more bits of message it contributes `A·x^D` to the remainder. Split
+//! `A` into its first 64 bits `H` (the low quadword) and last 64 bits `L`:
+//! `A·x^D = H·x^(D+64) + L·x^D`, and modulo the polynomial `P` that is
+//! `H·k1 + L·k2` with `k1 = x^(D+32) mod P` and `k2 = x^(D−32) mod P`, the
+//! 32 powers being those a reflected carry-less product of a quadword and
+//! a 33-bit constant adds. That sum is at most 96 bits: it is XORed into
+//! the piece `D` bits further on, and the message keeps its remainder.
+//! Four 256-bit registers fold 128 bytes at a time by `D` = 1024; they are
+//! folded into one another, then into one 128-bit piece, which the `crc32`
+//! instruction reduces to the 32-bit register (`crc32(0, H)` then
+//! `crc32(·, L)` is `(H·x^96 + L·x^32) mod P`, the piece's remainder). The
+//! register a CRC goes on from is XORed into the first 32 bits.
+
+use std::mem::MaybeUninit;
+
+/// Below this many bytes the `crc32` instruction is as fast and folding's
+/// set-up is not paid back.
+const FOLD_MIN: usize = 256;
+
+/// The CRC32C of `x ‖ data`, from `crc`, the CRC32C of `x` (0 for none).
+pub fn crc32c_append(crc: u32, data: &[u8]) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    if data.len() >= FOLD_MIN && x86::has_fold() {
+        return x86::fold(crc, data, None);
+    }
+    crc32c::crc32c_append(crc, data)
+}
+
+/// [`crc32c_append`] of `src`, copying `src` into `dst` in the same pass.
+/// REQUIRES: `dst.len() == src.len()`.
+pub fn crc32c_append_copy(crc: u32, src: &[u8], dst: &mut [u8]) -> u32 {
+    assert_eq!(src.len(), dst.len(), "a copy into a buffer of another size");
+    append_copy(crc, src, dst.as_mut_ptr())
+}
+
+/// [`crc32c_append_copy`] into a buffer not yet initialised: the CRC, and
+/// the buffer, initialised.
+pub fn crc32c_append_copy_uninit<'d>(
+    crc: u32,
+    src: &[u8],
+    dst: &'d mut [MaybeUninit<u8>],
+) -> (u32, &'d [u8]) {
+    assert_eq!(src.len(), dst.len(), "a copy into a buffer of another size");
+    let crc = append_copy(crc, src, dst.as_mut_ptr().cast());
+    // SAFETY: `append_copy` wrote every one of `dst`'s bytes.
+    #[allow(unsafe_code)]
+    let init = unsafe { std::slice::from_raw_parts(dst.as_ptr().cast::<u8>(), dst.len()) };
+    (crc, init)
+}
+
+/// REQUIRES: `dst` writable for `src.len()` bytes, apart from `src`.
+fn append_copy(crc: u32, src: &[u8], dst: *mut u8) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    if src.len() >= FOLD_MIN && x86::has_fold() {
+        return x86::fold(crc, src, Some(dst));
+    }
+    // SAFETY: as the function requires.
+    #[allow(unsafe_code)]
+    unsafe {
+        std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len())
+    };
+    crc32c::crc32c_append(crc, src)
+}
+
+/// The reflected Castagnoli polynomial, without its `x^32` term.
+#[cfg(any(target_arch = "x86_64", test))]
+const POLY: u32 = 0x82f6_3b78;
+
+/// `x^n mod P`, bit-reflected in 32 bits and shifted left by one: the
+/// 33-bit constant a reflected carry-less product takes.
+#[cfg(any(target_arch = "x86_64", test))]
+const fn x_pow_mod(n: u32) -> u64 {
+    // x^0 is the top bit of a reflected word; multiplying by x shifts right,
+    // and x^32 is what the polynomial reduces it to.
+    let mut r: u32 = 1 << 31;
+    let mut i = 0;
+    while i < n {
+        r = if r & 1 == 1 { (r >> 1) ^ POLY } else { r >> 1 };
+        i += 1;
+    }
+    (r as u64) << 1
+}
+
+/// The two constants that fold a 128-bit piece `bits` bits forward:
+/// `(x^(bits+32) mod P, x^(bits−32) mod P)`.
+#[cfg(any(target_arch = "x86_64", test))]
+const fn fold_constants(bits: u32) -> (u64, u64) {
+    (x_pow_mod(bits + 32), x_pow_mod(bits - 32))
+}
+
+// The intrinsics need `unsafe`: they are `target_feature` functions, and
+// they load and store through raw pointers.
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod x86 {
+    use super::fold_constants;
+    use std::arch::x86_64::*;
+    use std::sync::OnceLock;
+
+    /// Whether this CPU has what [`fold`] runs on.
+    pub fn has_fold() -> bool {
+        static HAS: OnceLock<bool> = OnceLock::new();
+        *HAS.get_or_init(|| {
+            is_x86_feature_detected!("avx2")
+                && is_x86_feature_detected!("vpclmulqdq")
+                && is_x86_feature_detected!("pclmulqdq")
+                && is_x86_feature_detected!("sse4.2")
+        })
+    }
+
+    /// The CRC32C of `src` from `crc`, copying `src` into `dst` if given.
+    /// REQUIRES: `dst`, if given, writable for `src.len()` bytes, apart
+    /// from `src`.
+    pub fn fold(crc: u32, src: &[u8], dst: Option<*mut u8>) -> u32 {
+        assert!(has_fold() && src.len() >= 128);
+        // SAFETY: `has_fold` found the features the function is compiled
+        // for; it reads `src.len()` bytes from `src` and writes as many to
+        // `dst`, as this function requires of its caller.
+        unsafe { fold_unchecked(crc, src.as_ptr(), src.len(), dst) }
+    }
+
+    /// Two constants in each 128-bit lane: `k1` low, `k2` high.
+    #[target_feature(enable = "avx2")]
+    fn lanes((k1, k2): (u64, u64)) -> __m256i {
+        _mm256_set_epi64x(k2 as i64, k1 as i64, k2 as i64, k1 as i64)
+    }
+
+    /// `x` folded forward by the distance whose constants `k` holds, in
+    /// each lane.
+    #[target_feature(enable = "avx2,vpclmulqdq")]
+    fn fold256(x: __m256i, k: __m256i) -> __m256i {
+        _mm256_xor_si256(
+            _mm256_clmulepi64_epi128::<0x00>(x, k),
+            _mm256_clmulepi64_epi128::<0x11>(x, k),
+        )
+    }
+
+    #[target_feature(enable = "pclmulqdq,sse2")]
+    fn fold128(x: __m128i, k: __m128i) -> __m128i {
+        _mm_xor_si128(_mm_clmulepi64_si128::<0x00>(x, k), _mm_clmulepi64_si128::<0x11>(x, k))
+    }
+
+    /// REQUIRES: the CPU features enabled; `len >= 128`; `src` readable and
+    /// `dst`, if given, writable for `len` bytes, the two not overlapping.
+    #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.2")]
+    unsafe fn fold_unchecked(crc: u32, src: *const u8, len: usize, dst: Option<*mut u8>) -> u32 {
+        // SAFETY (every load and store below): each reads or writes inside
+        // `src[..len]` or `dst[..len]`: a 32-byte access at `at` only when
+        // `at + 32 <= len`, a 16-byte one when `at + 16 <= len`.
+        let load = |at: usize| unsafe { _mm256_loadu_si256(src.add(at).cast()) };
+        let store = |at: usize, v: __m256i| {
+            if let Some(d) = dst {
+                unsafe { _mm256_storeu_si256(d.add(at).cast(), v) }
+            }
+        };
+        let mut x = [load(0), load(32), load(64), load(96)];
+        for (i, v) in x.iter().enumerate() {
+            store(32 * i, *v);
+        }
+        // The register the CRC goes on from, into the first 32 bits.
+        x[0] = _mm256_xor_si256(x[0], _mm256_zextsi128_si256(_mm_cvtsi32_si128(!crc as i32)));
+        let by_1024 = lanes(const { fold_constants(1024) });
+        let mut at = 128;
+        while at + 128 <= len {
+            // Two lines 2 KiB ahead: a mapped file's bytes lie in 4 KiB
+            // pages, where the CPU's own prefetcher stops. A prefetch never
+            // faults, inside `src` or past it.
+            _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(at + 2048).cast());
+            _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(at + 2048 + 64).cast());
+            for (i, acc) in x.iter_mut().enumerate() {
+                let y = load(at + 32 * i);
+                store(at + 32 * i, y);
+                *acc = _mm256_xor_si256(fold256(*acc, by_1024), y);
+            }
+            at += 128;
+        }
+        let by_256 = lanes(const { fold_constants(256) });
+        let mut one = x[0];
+        for next in &x[1..] {
+            one = _mm256_xor_si256(fold256(one, by_256), *next);
+        }
+        let (k1, k2) = const { fold_constants(128) };
+        let by_128 = _mm_set_epi64x(k2 as i64, k1 as i64);
+        let mut piece = _mm_xor_si128(
+            fold128(_mm256_castsi256_si128(one), by_128),
+            _mm256_extracti128_si256::<1>(one),
+        );
+        while at + 16 <= len {
+            let y = unsafe { _mm_loadu_si128(src.add(at).cast()) };
+            if let Some(d) = dst {
+                unsafe { _mm_storeu_si128(d.add(at).cast(), y) };
+            }
+            piece = _mm_xor_si128(fold128(piece, by_128), y);
+            at += 16;
+        }
+        let low = _mm_cvtsi128_si64(piece) as u64;
+        let high = _mm_extract_epi64::<1>(piece) as u64;
+        let register = _mm_crc32_u64(_mm_crc32_u64(0, low), high) as u32;
+        // SAFETY: `at <= len`; the rest of `src` and of `dst`.
+        let rest = unsafe { std::slice::from_raw_parts(src.add(at), len - at) };
+        if let Some(d) = dst {
+            unsafe { std::ptr::copy_nonoverlapping(rest.as_ptr(), d.add(at), rest.len()) };
+        }
+        crc32c::crc32c_append(!register, rest)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes(n: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
+    }
+
+    #[test]
+    fn constants_are_powers_of_x_modulo_the_polynomial() {
+        // x^32 mod P is the polynomial itself; x^31 is the lowest bit.
+        assert_eq!(x_pow_mod(32), u64::from(POLY) << 1);
+        assert_eq!(x_pow_mod(31), 2);
+        assert_eq!(x_pow_mod(0), 1 << 32);
+    }
+
+    #[test]
+    fn folding_gives_the_crc32c_at_every_length_and_offset() {
+        let data = bytes(5000, 7);
+        for len in (0..700).chain([1023, 1024, 1025, 4095, 4096, 4097, 4999]) {
+            for start in [0, 1, 5, 31] {
+                let Some(piece) = data.get(start..start + len) else { continue };
+                let want = crc32c::crc32c(piece);
+                assert_eq!(crc32c_append(0, piece), want, "len {len} start {start}");
+                let mut out = vec![0xAA; len];
+                assert_eq!(crc32c_append_copy(0, piece, &mut out), want, "len {len}");
+                assert_eq!(out, piece, "copy of len {len} start {start}");
+                let mut out = vec![MaybeUninit::uninit(); len];
+                let (crc, copy) = crc32c_append_copy_uninit(0, piece, &mut out);
+                assert_eq!((crc, copy), (want, piece), "len {len} start {start}");
+            }
+        }
+    }
+
+    #[test]
+    fn folding_goes_on_from_a_crc() {
+        let data = bytes(100_000, 11);
+        for cut in [0, 1, 300, 4096, 99_000, 100_000] {
+            let (a, b) = data.split_at(cut);
+            let whole = crc32c::crc32c(&data);
+            assert_eq!(crc32c_append(crc32c::crc32c(a), b), whole, "cut {cut}");
+            let mut out = vec![0; b.len()];
+            assert_eq!(crc32c_append_copy(crc32c::crc32c(a), b, &mut out), whole);
+        }
+    }
+
+    #[test]
+    fn a_flipped_bit_changes_the_crc() {
+        let mut data = bytes(10_000, 3);
+        let clean = crc32c_append(0, &data);
+        for at in [0, 17, 4000, 9999] {
+            data[at] ^= 0x10;
+            assert_ne!(crc32c_append(0, &data), clean, "bit flipped at {at}");
+            data[at] ^= 0x10;
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn folding_is_crc32c(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..3000), crc in proptest::prelude::any::<u32>()) {
+            proptest::prop_assert_eq!(crc32c_append(crc, &data), crc32c::crc32c_append(crc, &data));
+        }
+    }
+}
