@@ -1,6 +1,7 @@
 //! Values into Python `bytes`: a value kept in a blob file is read straight
 //! into the new `bytes` object's buffer (one copy, from the file, with no
-//! zeroing before it), with the GIL released during the read.
+//! zeroing before it), with the GIL released during the read; a value in
+//! memory is copied with the GIL held.
 
 use crate::errors::to_py;
 use pyo3::prelude::*;
@@ -9,6 +10,11 @@ use std::mem::MaybeUninit;
 
 /// The `bytes` of `v`, built in place.
 pub fn to_bytes<'py>(py: Python<'py>, v: &lamina::LazyValue) -> PyResult<Bound<'py, PyBytes>> {
+    // Bytes in memory are copied with the GIL held: only a read of a file
+    // can block.
+    if let Some(b) = v.in_memory() {
+        return Ok(PyBytes::new(py, b));
+    }
     let len = v.len();
     let size = pyo3::ffi::Py_ssize_t::try_from(len)
         .map_err(|_| pyo3::exceptions::PyOverflowError::new_err("value too large"))?;

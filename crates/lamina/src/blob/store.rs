@@ -111,6 +111,12 @@ impl BlobStore {
         Ok(LazyValue::blob(self.file_for(&p)?, p, Arc::clone(&self.hot)))
     }
 
+    /// The value a pointer names if it is kept in memory (read before and
+    /// verified then), without opening its file.
+    pub fn kept(&self, pointer_bytes: &[u8]) -> Result<Option<Arc<[u8]>>> {
+        Ok(self.hot.get(&BlobStore::pointer(&self.dir, pointer_bytes)?))
+    }
+
     /// Reads the value `p` names into a new vector (checksum verified),
     /// from its file (for recovery and checks: it is not offered to the
     /// values kept in memory, nor taken from them).

@@ -42,8 +42,10 @@ impl LazyValue {
         LazyValue(Repr::Hot(v))
     }
 
-    /// The value's bytes when they are already in memory.
-    fn in_memory(&self) -> Option<&[u8]> {
+    /// The value's bytes when they are already in memory (a value stored
+    /// in the tree, or a blob value kept once verified): reading them
+    /// cannot wait for the disk.
+    pub fn in_memory(&self) -> Option<&[u8]> {
         match &self.0 {
             Repr::Inline(v) => Some(v),
             Repr::Hot(v) => Some(v),

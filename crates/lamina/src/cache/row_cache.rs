@@ -2,6 +2,7 @@
 //! and again (a hot set): a hit skips the filter, index and block search.
 
 use super::doorkeeper::Doorkeeper;
+use crate::key::Kind;
 use quick_cache::sync::Cache;
 use quick_cache::Weighter;
 use std::sync::Arc;
@@ -19,7 +20,10 @@ pub struct Row {
     /// The generation of the version the value was read from; the row is
     /// valid only for readers of that same version.
     pub generation: u64,
-    /// The value of the key's newest entry, a Put.
+    /// The kind of the key's newest entry: `Put`, or `Blob` (its value a
+    /// blob pointer; the value itself stays in its blob file).
+    pub kind: Kind,
+    /// The newest entry's value.
     pub value: Arc<[u8]>,
 }
 
@@ -66,31 +70,41 @@ impl RowCache {
         }
     }
 
-    /// The value of `tree_key` cached for version `generation`, if any.
+    /// The newest entry of `tree_key` cached for version `generation`, if
+    /// any: its kind and value.
     /// `hash` is the tables' hash of `tree_key` (`crate::table::key_hash`):
     /// a key the doorkeeper has not seen since it was last cleared is not
     /// looked up (it is seldom cached; a row missed this way is found
     /// again after the next read of its key marks it).
-    pub fn get(&self, tree_key: &[u8], hash: u64, generation: u64) -> Option<Arc<[u8]>> {
+    pub fn get(&self, tree_key: &[u8], hash: u64, generation: u64) -> Option<(Kind, Arc<[u8]>)> {
         let rows = self.rows.as_ref()?;
         if !self.door.marked(hash) {
             return None;
         }
         let row = rows.get(tree_key)?;
-        (row.generation == generation).then_some(row.value)
+        (row.generation == generation).then_some((row.kind, row.value))
     }
 
-    /// Caches `value` as what `tree_key` holds in version `generation`
+    /// Caches the entry of kind `kind` (`Put` or `Blob`) and value `value`
+    /// as what `tree_key` holds at its newest in version `generation`
     /// (values over 16 KiB are not cached), if the key was offered before.
     /// `hash` is the tables' hash of `tree_key` (`crate::table::key_hash`),
     /// which the caller has already computed for the filters.
-    pub fn insert_hashed(&self, tree_key: &[u8], hash: u64, generation: u64, value: &[u8]) {
+    pub fn insert_hashed(
+        &self,
+        tree_key: &[u8],
+        hash: u64,
+        generation: u64,
+        kind: Kind,
+        value: &[u8],
+    ) {
         if value.len() > MAX_ROW_VALUE || self.rows.is_none() || !self.door.seen_before(hash) {
             return;
         }
         if let Some(c) = &self.rows {
             let row = Row {
                 generation,
+                kind,
                 value: Arc::from(value),
             };
             c.insert(Box::from(tree_key), row);
@@ -109,17 +123,17 @@ mod tests {
     fn rows_of_another_generation_are_not_answers() {
         let c = RowCache::new(1 << 20);
         assert!(c.get(b"k", key_hash(b"k"), 1).is_none());
-        c.insert_hashed(b"k", key_hash(b"k"), 1, b"v");
+        c.insert_hashed(b"k", key_hash(b"k"), 1, Kind::Put, b"v");
         assert!(c.get(b"k", key_hash(b"k"), 1).is_none(), "a key read once is not kept");
-        c.insert_hashed(b"k", key_hash(b"k"), 1, b"v");
-        assert_eq!(&*c.get(b"k", key_hash(b"k"), 1).unwrap(), b"v");
+        c.insert_hashed(b"k", key_hash(b"k"), 1, Kind::Put, b"v");
+        assert_eq!(&*c.get(b"k", key_hash(b"k"), 1).unwrap().1, b"v");
         assert!(c.get(b"k", key_hash(b"k"), 2).is_none());
-        c.insert_hashed(b"big", key_hash(b"big"), 1, &vec![0u8; MAX_ROW_VALUE + 1]);
-        c.insert_hashed(b"big", key_hash(b"big"), 1, &vec![0u8; MAX_ROW_VALUE + 1]);
+        c.insert_hashed(b"big", key_hash(b"big"), 1, Kind::Put, &vec![0u8; MAX_ROW_VALUE + 1]);
+        c.insert_hashed(b"big", key_hash(b"big"), 1, Kind::Put, &vec![0u8; MAX_ROW_VALUE + 1]);
         assert!(c.get(b"big", key_hash(b"big"), 1).is_none());
         let none = RowCache::new(0);
-        none.insert_hashed(b"k", key_hash(b"k"), 1, b"v");
-        none.insert_hashed(b"k", key_hash(b"k"), 1, b"v");
+        none.insert_hashed(b"k", key_hash(b"k"), 1, Kind::Put, b"v");
+        none.insert_hashed(b"k", key_hash(b"k"), 1, Kind::Put, b"v");
         assert!(none.get(b"k", key_hash(b"k"), 1).is_none());
     }
 
@@ -127,19 +141,19 @@ mod tests {
     fn a_row_is_found_again_after_the_doorkeeper_is_cleared() {
         let c = RowCache::new(1 << 20);
         let h = key_hash(b"hot");
-        c.insert_hashed(b"hot", h, 1, b"v");
-        c.insert_hashed(b"hot", h, 1, b"v");
-        assert_eq!(&*c.get(b"hot", h, 1).unwrap(), b"v");
+        c.insert_hashed(b"hot", h, 1, Kind::Blob, b"v");
+        c.insert_hashed(b"hot", h, 1, Kind::Blob, b"v");
+        assert_eq!(c.get(b"hot", h, 1).unwrap(), (Kind::Blob, Arc::from(&b"v"[..])));
         // Offer other keys, each once (none is admitted, nothing is
         // evicted), until the doorkeeper is cleared.
         for i in 0..DOORKEEPER_PERIOD {
             let k = i.to_le_bytes();
-            c.insert_hashed(&k, key_hash(&k), 1, b"w");
+            c.insert_hashed(&k, key_hash(&k), 1, Kind::Put, b"w");
         }
         assert!(!c.door.marked(h), "the doorkeeper was cleared");
         assert!(c.get(b"hot", h, 1).is_none(), "an unmarked key is not looked up");
         assert!(c.rows.as_ref().unwrap().get(b"hot".as_slice()).is_some());
-        c.insert_hashed(b"hot", h, 1, b"v");
-        assert_eq!(&*c.get(b"hot", h, 1).unwrap(), b"v", "marked again, found again");
+        c.insert_hashed(b"hot", h, 1, Kind::Blob, b"v");
+        assert_eq!(&*c.get(b"hot", h, 1).unwrap().1, b"v", "marked again, found again");
     }
 }

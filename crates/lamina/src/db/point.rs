@@ -223,8 +223,8 @@ impl Inner {
         user_key: &[u8],
         f: impl FnOnce(&[u8]) -> R,
     ) -> Result<Cached<Option<R>>> {
-        // A value in a blob file needs the disk: `settle` answers NeedsIo
-        // before it would read one.
+        // A value in a blob file needs the disk unless it is kept in memory:
+        // `settle` answers NeedsIo before it would read one.
         self.point(ks, user_key, None, Lookup::CACHED_VALUE, f, |_, _| {
             Err(Error::InvalidArgument(
                 "a cached lookup reached a blob".into(),
@@ -346,8 +346,9 @@ impl Inner {
             && seqno >= pinned.tables_seqno
             && point.operands.is_empty();
         if use_rows {
-            if let Some(v) = rows.get(tk, hash, pinned.generation) {
-                return Ok(Cached::Answered(point.give(&v)));
+            if let Some((kind, v)) = rows.get(tk, hash, pinned.generation) {
+                point.see(kind, &v, op);
+                return self.settle(point, op, cached_only, on_blob);
             }
         }
         let version = &pinned.version;
@@ -371,8 +372,11 @@ impl Inner {
                         None => Step::Malformed(k.len()),
                         Some(p) if p.tree_key != tk => Step::Elsewhere,
                         Some(p) => {
-                            if use_rows && p.kind == Kind::Put && point.operands.is_empty() {
-                                rows.insert_hashed(tk, hash, pinned.generation, v);
+                            if use_rows
+                                && matches!(p.kind, Kind::Put | Kind::Blob)
+                                && point.operands.is_empty()
+                            {
+                                rows.insert_hashed(tk, hash, pinned.generation, p.kind, v);
                             }
                             Step::Seen(point.see(p.kind, v, op))
                         }
@@ -417,7 +421,11 @@ impl Inner {
             return point.finish(op).map(Cached::Answered);
         };
         if cached_only {
-            return Ok(Cached::NeedsIo);
+            // A value kept in memory once verified needs no disk.
+            return Ok(match self.blobs.kept(&ptr)? {
+                Some(v) if point.operands.is_empty() => Cached::Answered(point.give(&v)),
+                _ => Cached::NeedsIo,
+            });
         }
         let lazy = self.blobs.lazy(&ptr)?;
         if point.operands.is_empty() {
