@@ -9,6 +9,7 @@ use crate::iter::{RangeIter, Yield};
 use crate::ranges::{Ranges, View};
 use crate::reader::{self, Live, Reader};
 use crate::state::Shared;
+use crate::value;
 use parking_lot::Mutex;
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -96,8 +97,14 @@ impl Keyspace {
         if !k.is_empty() {
             // A value in memory becomes a bytes object straight from where it
             // is stored, without releasing the GIL; only a read from disk does.
-            match self.ks.try_get_with(k, |v| PyBytes::new(py, v)) {
-                Ok(lamina::Cached::Answered(Some(b))) => return Ok(b),
+            // A large value read again is the `bytes` object read before.
+            let got = self.ks.try_get_with_kept(
+                k,
+                |v| Ok(PyBytes::new(py, v)),
+                |v| value::to_bytes(py, &v),
+            );
+            match got {
+                Ok(lamina::Cached::Answered(Some(b))) => return b,
                 Ok(lamina::Cached::Answered(None)) => {
                     return Err(PyKeyError::new_err(key.clone().unbind()))
                 }
@@ -201,7 +208,15 @@ impl Keyspace {
         let r = self.reader()?;
         let k = convert::key(key)?;
         if !k.is_empty() {
-            match self.ks.try_get_with(k, |v| PyBytes::new(py, v)) {
+            let got = self.ks.try_get_with_kept(
+                k,
+                |v| PyBytes::new(py, v),
+                |v| {
+                    v.kept()
+                        .map_or_else(|| PyBytes::new(py, &[]), |k| value::kept_bytes(py, k))
+                },
+            );
+            match got {
                 Ok(lamina::Cached::Answered(Some(b))) => return Ok(b.into_any()),
                 Ok(lamina::Cached::Answered(None)) => {
                     return Ok(default.unwrap_or_else(|| py.None().into_bound(py)))

@@ -89,3 +89,37 @@ def test_overwritten_large_values_are_reclaimed(path):
 def test_bad_blob_options_are_refused(path, kwargs, error):
     with pytest.raises(error):
         lamina.open(path, "c", **kwargs)
+
+
+def test_a_large_value_read_again_is_the_bytes_object_read_before_until_it_changes(path):
+    values = {b"k%02d" % i: _value(i, 100_000) for i in range(20)}
+    with lamina.open(path, "c", blob_threshold=4096) as db:
+        for k, v in values.items():
+            db[k] = v
+        db.flush()
+    with lamina.open(path, "w", blob_threshold=4096) as db:
+        first, second, third = db[b"k05"], db[b"k05"], db[b"k05"]
+        assert first == second == third == values[b"k05"]
+        # Kept on its second read, that object is handed out from then on,
+        # from every way of reading the key.
+        assert third is second and first is not second
+        assert db[b"k05"] is second
+        assert db.get(b"k05") is second
+        assert db.get_many([b"k05"])[0] == values[b"k05"]
+        with db.snapshot() as snap:
+            assert snap[b"k05"] == values[b"k05"]
+        # A new value, in the memtable and then in a table, is read anew.
+        new = _value(99, 100_000)
+        db[b"k05"] = new
+        assert db[b"k05"] == new
+        assert db[b"k05"] is not second
+        db.flush()
+        db.compact()
+        for _ in range(3):
+            assert db[b"k05"] == new
+        del db[b"k05"]
+        with pytest.raises(KeyError):
+            db[b"k05"]
+        assert b"k05" not in db
+        # The object handed out is unchanged by all this.
+        assert second == values[b"k05"]

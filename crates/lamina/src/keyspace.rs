@@ -153,6 +153,20 @@ impl Keyspace {
         self.db.inner().try_get_with(self.id, key, f)
     }
 
+    /// Like [`Keyspace::try_get_with`], but a large value kept in memory
+    /// goes to `kept` (see [`crate::Db::try_get_with_kept`]).
+    pub fn try_get_with_kept<R>(
+        &self,
+        key: &[u8],
+        f: impl FnOnce(&[u8]) -> R,
+        kept: impl FnOnce(crate::LazyValue) -> R,
+    ) -> Result<crate::Cached<Option<R>>> {
+        self.live()?;
+        self.db
+            .inner()
+            .try_get_with_kept(self.id, key, f, |v, _| kept(v))
+    }
+
     /// Like [`Keyspace::contains_key`], but never waits for the disk.
     pub fn try_contains_key(&self, key: &[u8]) -> Result<crate::Cached<bool>> {
         self.live()?;

@@ -125,7 +125,7 @@ mod table_writer;
 mod tuning;
 
 pub use batch::Batch;
-pub use blob::LazyValue;
+pub use blob::{Kept, KeptBytes, LazyValue};
 pub use budget::default_memory_budget;
 pub use bulk_loader::{BulkLoadOptions, BulkLoader};
 pub use db::CheckReport;

@@ -3,7 +3,7 @@
 //! overwritten, fail loudly when damaged, and their space is reclaimed.
 
 use lamina::fs::MemFs;
-use lamina::{Cached, Db, Error, Options};
+use lamina::{Cached, Db, Error, KeptBytes, Options};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -315,6 +315,57 @@ fn a_kept_value_answers_lookups_that_may_not_wait_until_its_key_changes() {
     db.flush().expect("flush");
     assert_eq!(db.get(&a).expect("get"), None);
     assert!(!db.contains_key(&a).expect("contains"));
+}
+
+/// A reader's own object, offered for a value it read, is what later
+/// lookups that may not wait hand back: kept on the value's second read.
+#[test]
+fn an_object_a_reader_offers_is_handed_back_for_the_value_it_holds() {
+    struct Mine(Vec<u8>);
+    impl KeptBytes for Mine {
+        fn bytes(&self) -> &[u8] {
+            &self.0
+        }
+    }
+    let fs = MemFs::new();
+    let db = Db::open(DIR, opts(&fs)).expect("open");
+    db.put(b"big", &value(7, 0, 3000)).expect("put");
+    db.flush().expect("flush");
+    let read = |db: &Db| {
+        let lazy = db.get_lazy(b"big").expect("get").expect("present");
+        let mut buf = vec![std::mem::MaybeUninit::uninit(); lazy.len()];
+        let bytes = lazy
+            .read_into_uninit_unkept(&mut buf)
+            .expect("read")
+            .to_vec();
+        lazy.keep(|| Arc::new(Mine(bytes.clone())));
+        bytes
+    };
+    let kept = |db: &Db| {
+        db.try_get_with_kept(
+            b"big",
+            |_| None,
+            |v| {
+                let k = v.kept().expect("a kept value");
+                let any: &dyn std::any::Any = &**k;
+                Some(any.downcast_ref::<Mine>().map(|m| m.0.clone()))
+            },
+        )
+        .expect("try")
+    };
+    assert_eq!(read(&db), value(7, 0, 3000));
+    assert_eq!(kept(&db), Cached::NeedsIo, "read once, not kept");
+    assert_eq!(read(&db), value(7, 0, 3000));
+    assert_eq!(
+        kept(&db),
+        Cached::Answered(Some(Some(Some(value(7, 0, 3000)))))
+    );
+    // Every other way of reading it reads the object's bytes.
+    assert_eq!(db.get(b"big").expect("get"), Some(value(7, 0, 3000)));
+    assert_eq!(
+        db.try_get_with(b"big", <[u8]>::to_vec).expect("try"),
+        Cached::Answered(Some(value(7, 0, 3000)))
+    );
 }
 
 #[test]

@@ -33,6 +33,7 @@ pub use reader::{scan, scan_open};
 pub use reader::{read_value, BlobListing, BlobRecord};
 pub use separator::Separator;
 pub use store::BlobStore;
+pub use hot::{Kept, KeptBytes};
 pub use value::LazyValue;
 #[cfg(any(test, feature = "internals"))]
 pub use writer::{BlobWriter, SealedBlob};

@@ -1,7 +1,7 @@
 //! The blob files of one database, opened on first use and kept open.
 
 use super::file::BlobFile;
-use super::hot::HotValues;
+use super::hot::{HotValues, Kept};
 use super::pointer::BlobPointer;
 use super::value::LazyValue;
 use crate::error::{Error, Result};
@@ -113,7 +113,7 @@ impl BlobStore {
 
     /// The value a pointer names if it is kept in memory (read before and
     /// verified then), without opening its file.
-    pub fn kept(&self, pointer_bytes: &[u8]) -> Result<Option<Arc<[u8]>>> {
+    pub fn kept(&self, pointer_bytes: &[u8]) -> Result<Option<Kept>> {
         Ok(self.hot.get(&BlobStore::pointer(&self.dir, pointer_bytes)?))
     }
 

@@ -1,7 +1,7 @@
 //! A value found by a lookup, read from its blob file only when asked.
 
 use super::file::BlobFile;
-use super::hot::HotValues;
+use super::hot::{HotValues, Kept};
 use super::pointer::BlobPointer;
 use super::reader::check_buffer;
 use crate::error::Result;
@@ -19,7 +19,7 @@ pub struct LazyValue(Repr);
 enum Repr {
     Inline(Vec<u8>),
     /// A blob value kept in memory, verified when it was read.
-    Hot(Arc<[u8]>),
+    Hot(Kept),
     Blob {
         file: Arc<BlobFile>,
         pointer: BlobPointer,
@@ -38,8 +38,18 @@ impl LazyValue {
         LazyValue(Repr::Blob { file, pointer, hot })
     }
 
-    pub(crate) fn hot(v: Arc<[u8]>) -> LazyValue {
+    pub(crate) fn hot(v: Kept) -> LazyValue {
         LazyValue(Repr::Hot(v))
+    }
+
+    /// The object a blob value kept in memory is held in (a copy the
+    /// engine made, or the object a reader offered with
+    /// [`LazyValue::keep`]); `None` for any other value.
+    pub fn kept(&self) -> Option<&Kept> {
+        match &self.0 {
+            Repr::Hot(v) => Some(v),
+            _ => None,
+        }
     }
 
     /// The value's bytes when they are already in memory (a value stored
@@ -48,7 +58,7 @@ impl LazyValue {
     pub fn in_memory(&self) -> Option<&[u8]> {
         match &self.0 {
             Repr::Inline(v) => Some(v),
-            Repr::Hot(v) => Some(v),
+            Repr::Hot(v) => Some(v.bytes()),
             Repr::Blob { .. } => None,
         }
     }
@@ -104,11 +114,34 @@ impl LazyValue {
         Ok(buf.write_copy_of_slice(v))
     }
 
+    /// [`LazyValue::read_into_uninit`], except that the value read is not
+    /// offered to the values kept in memory: the caller may offer the
+    /// object it read it into with [`LazyValue::keep`].
+    pub fn read_into_uninit_unkept<'b>(&self, buf: &'b mut [MaybeUninit<u8>]) -> Result<&'b [u8]> {
+        if let Repr::Blob { file, pointer, .. } = &self.0 {
+            return file.read_into_uninit(pointer, buf);
+        }
+        let v = self.in_memory().unwrap_or_default();
+        check_buffer(buf.len(), v.len())?;
+        Ok(buf.write_copy_of_slice(v))
+    }
+
+    /// Offers the object `make` gives, which holds this blob value as read
+    /// (verified) by [`LazyValue::read_into_uninit_unkept`], to be kept in
+    /// memory in its stead: made and kept on the value's second read, as a
+    /// copy would be, and handed back by later lookups ([`LazyValue::kept`]).
+    /// Does nothing for a value not read from a blob file.
+    pub fn keep(&self, make: impl FnOnce() -> Kept) {
+        if let Repr::Blob { pointer, hot, .. } = &self.0 {
+            hot.offer_with(pointer, pointer.len as usize, make);
+        }
+    }
+
     /// The value as an owned vector.
     pub fn into_vec(self) -> Result<Vec<u8>> {
         match self.0 {
             Repr::Inline(v) => Ok(v),
-            Repr::Hot(v) => Ok(v.to_vec()),
+            Repr::Hot(v) => Ok(v.bytes().to_vec()),
             Repr::Blob { file, pointer, hot } => {
                 let mut v = vec![0u8; pointer.len as usize];
                 file.read_into(&pointer, &mut v)?;
@@ -123,7 +156,7 @@ impl std::fmt::Debug for LazyValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.0 {
             Repr::Inline(v) => f.debug_tuple("Inline").field(&v.len()).finish(),
-            Repr::Hot(v) => f.debug_tuple("Hot").field(&v.len()).finish(),
+            Repr::Hot(v) => f.debug_tuple("Hot").field(&v.bytes().len()).finish(),
             Repr::Blob { file, pointer, .. } => f
                 .debug_struct("Blob")
                 .field("path", &file.path())

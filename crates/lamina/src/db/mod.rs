@@ -421,6 +421,21 @@ impl Db {
         self.inner().try_get_with(0, key, f)
     }
 
+    /// Like [`Db::try_get_with`], but a large value kept in memory once
+    /// read (a blob value read more than once) goes to `kept` instead of
+    /// `f`, as a [`crate::LazyValue`] whose [`kept`](crate::LazyValue::kept)
+    /// is the object holding it: the caller's own object if it offered one
+    /// ([`crate::LazyValue::keep`]), so that it can hand that object out
+    /// again rather than copy the value.
+    pub fn try_get_with_kept<R>(
+        &self,
+        key: &[u8],
+        f: impl FnOnce(&[u8]) -> R,
+        kept: impl FnOnce(crate::LazyValue) -> R,
+    ) -> Result<Cached<Option<R>>> {
+        self.inner().try_get_with_kept(0, key, f, |v, _| kept(v))
+    }
+
     /// Like [`Db::contains_key`], but never waits for the disk (see
     /// [`Db::try_get_with`]).
     pub fn try_contains_key(&self, key: &[u8]) -> Result<Cached<bool>> {

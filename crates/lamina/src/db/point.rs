@@ -10,6 +10,7 @@
 //! Merge operand exists, and no operand is applied.
 
 use super::Inner;
+use crate::blob::LazyValue;
 use crate::error::{Error, Result};
 use crate::key::{self, InternalKey, KeyspaceId, Kind, SeqNo};
 use crate::manifest::{Version, NUM_LEVELS};
@@ -223,12 +224,23 @@ impl Inner {
         user_key: &[u8],
         f: impl FnOnce(&[u8]) -> R,
     ) -> Result<Cached<Option<R>>> {
+        self.try_get_with_kept(ks, user_key, f, |v, f| f(v.in_memory().unwrap_or_default()))
+    }
+
+    /// [`Inner::try_get_with`], except that a blob value kept in memory
+    /// goes to `kept` (with `f`, unused) as a [`LazyValue`] whose
+    /// [`LazyValue::kept`] is the object holding it.
+    pub(crate) fn try_get_with_kept<F: FnOnce(&[u8]) -> R, R>(
+        &self,
+        ks: KeyspaceId,
+        user_key: &[u8],
+        f: F,
+        kept: impl FnOnce(LazyValue, F) -> R,
+    ) -> Result<Cached<Option<R>>> {
         // A value in a blob file needs the disk unless it is kept in memory:
         // `settle` answers NeedsIo before it would read one.
-        self.point(ks, user_key, None, Lookup::CACHED_VALUE, f, |_, _| {
-            Err(Error::InvalidArgument(
-                "a cached lookup reached a blob".into(),
-            ))
+        self.point(ks, user_key, None, Lookup::CACHED_VALUE, f, |v, f| {
+            Ok(kept(v, f))
         })
     }
 
@@ -422,10 +434,13 @@ impl Inner {
         };
         if cached_only {
             // A value kept in memory once verified needs no disk.
-            return Ok(match self.blobs.kept(&ptr)? {
-                Some(v) if point.operands.is_empty() => Cached::Answered(point.give(&v)),
-                _ => Cached::NeedsIo,
-            });
+            return match self.blobs.kept(&ptr)? {
+                Some(v) if point.operands.is_empty() => match point.f.take() {
+                    Some(f) => on_blob(LazyValue::hot(v), f).map(|r| Cached::Answered(Some(r))),
+                    None => Ok(Cached::Answered(None)),
+                },
+                _ => Ok(Cached::NeedsIo),
+            };
         }
         let lazy = self.blobs.lazy(&ptr)?;
         if point.operands.is_empty() {
