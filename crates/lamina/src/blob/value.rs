@@ -104,14 +104,11 @@ impl LazyValue {
     /// [`len`](Self::len) bytes: the value is copied in once, with no
     /// zeroing before. Returns the buffer, initialised.
     pub fn read_into_uninit<'b>(&self, buf: &'b mut [MaybeUninit<u8>]) -> Result<&'b [u8]> {
-        if let Repr::Blob { file, pointer, hot } = &self.0 {
-            let value = file.read_into_uninit(pointer, buf)?;
+        let value = self.read_into_uninit_unkept(buf)?;
+        if let Repr::Blob { pointer, hot, .. } = &self.0 {
             hot.offer(pointer, value);
-            return Ok(value);
         }
-        let v = self.in_memory().unwrap_or_default();
-        check_buffer(buf.len(), v.len())?;
-        Ok(buf.write_copy_of_slice(v))
+        Ok(value)
     }
 
     /// [`LazyValue::read_into_uninit`], except that the value read is not

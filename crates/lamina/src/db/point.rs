@@ -427,22 +427,20 @@ impl Inner {
         mut point: Point<'_, F, R>,
         op: &dyn MergeOperator,
         cached_only: bool,
-        on_blob: impl FnOnce(crate::blob::LazyValue, F) -> Result<R>,
+        on_blob: impl FnOnce(LazyValue, F) -> Result<R>,
     ) -> Result<Cached<Option<R>>> {
         let Some(ptr) = point.blob.take() else {
             return point.finish(op).map(Cached::Answered);
         };
-        if cached_only {
+        let lazy = if cached_only {
             // A value kept in memory once verified needs no disk.
-            return match self.blobs.kept(&ptr)? {
-                Some(v) if point.operands.is_empty() => match point.f.take() {
-                    Some(f) => on_blob(LazyValue::hot(v), f).map(|r| Cached::Answered(Some(r))),
-                    None => Ok(Cached::Answered(None)),
-                },
-                _ => Ok(Cached::NeedsIo),
-            };
-        }
-        let lazy = self.blobs.lazy(&ptr)?;
+            match self.blobs.kept(&ptr)? {
+                Some(v) if point.operands.is_empty() => LazyValue::hot(v),
+                _ => return Ok(Cached::NeedsIo),
+            }
+        } else {
+            self.blobs.lazy(&ptr)?
+        };
         if point.operands.is_empty() {
             return match point.f.take() {
                 Some(f) => on_blob(lazy, f).map(|r| Cached::Answered(Some(r))),
