@@ -46,8 +46,7 @@
 //   whose entries are laid out by hand and reached through atomic links
 //   (and prefetched, `_mm_prefetch`, one level down while a search walks).
 // - `memtable::arena`: the skip list's entries' memory, carved from chunks
-//   by one atomic add and freed with the list (its largest chunks advised
-//   `MADV_HUGEPAGE`, libc).
+//   by one atomic add and freed with the list.
 // - `memtable::newest`: one statement, a position made again from the
 //   entry address and list number its hash index keeps in a 16-byte slot.
 // - `memtable::hash_slots`: one statement, a prefetch of the cache line a

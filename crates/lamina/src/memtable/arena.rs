@@ -9,11 +9,7 @@
 //! chunk's cursor; a writer that finds the chunk full makes the next one
 //! under a lock. Chunks grow from [`FIRST_CHUNK`] to [`MAX_CHUNK`], so a
 //! small memtable holds little unused memory; an entry larger than a
-//! quarter of the next chunk gets an allocation of its own. Chunks of the
-//! largest size are 2 MiB, aligned to 2 MiB, and the kernel is asked to
-//! back them with huge pages (`MADV_HUGEPAGE`): a skip list's search
-//! reaches entries all over its memtable, and one TLB entry then covers
-//! 2 MiB of them instead of 4 KiB.
+//! quarter of the next chunk gets an allocation of its own.
 //!
 //! This module allows `unsafe` (docs/design.md#unsafe-code): it hands out
 //! raw memory. Every chunk lives until the arena is dropped (`&mut self`),
@@ -31,7 +27,7 @@ pub(super) const ALIGN: usize = 8;
 /// Bytes of the first chunk.
 const FIRST_CHUNK: usize = 4 << 10;
 /// Bytes of the largest chunk.
-const MAX_CHUNK: usize = 2 << 20;
+const MAX_CHUNK: usize = 256 << 10;
 
 /// The head of a chunk; its usable bytes follow it.
 #[repr(C)]
@@ -107,13 +103,7 @@ impl Arena {
             blocks.push(own);
             return Some(own.0);
         }
-        let (raw, layout, next) = if next == MAX_CHUNK {
-            let (raw, layout) = allocate_huge(MAX_CHUNK);
-            (raw, layout, MAX_CHUNK - CHUNK_HEAD)
-        } else {
-            let (raw, layout) = allocate(CHUNK_HEAD + next);
-            (raw, layout, next)
-        };
+        let (raw, layout) = allocate(CHUNK_HEAD + next);
         blocks.push((raw, layout));
         let chunk = raw.cast::<Chunk>();
         // SAFETY: `raw` holds `CHUNK_HEAD + next` bytes aligned to ALIGN
@@ -141,22 +131,6 @@ fn allocate(size: usize) -> (NonNull<u8>, Layout) {
         Some(p) => (p, layout),
         None => std::alloc::handle_alloc_error(layout),
     }
-}
-
-/// A block of `size` bytes (a multiple of 2 MiB) aligned to 2 MiB, which
-/// the kernel is asked to back with huge pages.
-fn allocate_huge(size: usize) -> (NonNull<u8>, Layout) {
-    let Ok(layout) = Layout::from_size_align(size, 2 << 20) else {
-        panic!("memtable allocation of {size} bytes");
-    };
-    // SAFETY: the layout's size is not zero.
-    let raw = unsafe { std::alloc::alloc(layout) };
-    let Some(p) = NonNull::new(raw) else {
-        std::alloc::handle_alloc_error(layout)
-    };
-    // SAFETY: advice on memory this arena owns; failure changes nothing.
-    unsafe { libc::madvise(raw.cast(), size, libc::MADV_HUGEPAGE) };
-    (p, layout)
 }
 
 // A chunk's head sits at the start of a block aligned to ALIGN.
