@@ -33,7 +33,9 @@ const FOLD_MIN: usize = 256;
 pub fn crc32c_append(crc: u32, data: &[u8]) -> u32 {
     #[cfg(target_arch = "x86_64")]
     if data.len() >= FOLD_MIN && x86::has_fold() {
-        return x86::fold(crc, data, None);
+        // SAFETY: no destination to write.
+        #[allow(unsafe_code)]
+        return unsafe { x86::fold(crc, data, None) };
     }
     crc32c::crc32c_append(crc, data)
 }
@@ -42,7 +44,11 @@ pub fn crc32c_append(crc: u32, data: &[u8]) -> u32 {
 /// REQUIRES: `dst.len() == src.len()`.
 pub fn crc32c_append_copy(crc: u32, src: &[u8], dst: &mut [u8]) -> u32 {
     assert_eq!(src.len(), dst.len(), "a copy into a buffer of another size");
-    append_copy(crc, src, dst.as_mut_ptr())
+    // SAFETY: `dst` is as long as `src`, and a `&mut` apart from it.
+    #[allow(unsafe_code)]
+    unsafe {
+        append_copy(crc, src, dst.as_mut_ptr())
+    }
 }
 
 /// [`crc32c_append_copy`] into a buffer not yet initialised: the CRC, and
@@ -53,24 +59,28 @@ pub fn crc32c_append_copy_uninit<'d>(
     dst: &'d mut [MaybeUninit<u8>],
 ) -> (u32, &'d [u8]) {
     assert_eq!(src.len(), dst.len(), "a copy into a buffer of another size");
-    let crc = append_copy(crc, src, dst.as_mut_ptr().cast());
-    // SAFETY: `append_copy` wrote every one of `dst`'s bytes.
-    #[allow(unsafe_code)]
-    let init = unsafe { std::slice::from_raw_parts(dst.as_ptr().cast::<u8>(), dst.len()) };
-    (crc, init)
-}
-
-/// REQUIRES: `dst` writable for `src.len()` bytes, apart from `src`.
-fn append_copy(crc: u32, src: &[u8], dst: *mut u8) -> u32 {
-    #[cfg(target_arch = "x86_64")]
-    if src.len() >= FOLD_MIN && x86::has_fold() {
-        return x86::fold(crc, src, Some(dst));
-    }
-    // SAFETY: as the function requires.
+    // SAFETY: `dst` is as long as `src`, and a `&mut` apart from it; once
+    // `append_copy` has written every one of its bytes, they are initialised.
     #[allow(unsafe_code)]
     unsafe {
-        std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len())
-    };
+        let crc = append_copy(crc, src, dst.as_mut_ptr().cast());
+        (crc, std::slice::from_raw_parts(dst.as_ptr().cast::<u8>(), dst.len()))
+    }
+}
+
+/// The CRC32C of `src` from `crc`, `src` copied to `dst`.
+///
+/// # Safety
+/// `dst` must be writable for `src.len()` bytes and not overlap `src`.
+#[allow(unsafe_code)]
+unsafe fn append_copy(crc: u32, src: &[u8], dst: *mut u8) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    if src.len() >= FOLD_MIN && x86::has_fold() {
+        // SAFETY: as this function requires.
+        return unsafe { x86::fold(crc, src, Some(dst)) };
+    }
+    // SAFETY: as this function requires.
+    unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) };
     crc32c::crc32c_append(crc, src)
 }
 
@@ -121,9 +131,11 @@ mod x86 {
     }
 
     /// The CRC32C of `src` from `crc`, copying `src` into `dst` if given.
-    /// REQUIRES: `dst`, if given, writable for `src.len()` bytes, apart
-    /// from `src`.
-    pub fn fold(crc: u32, src: &[u8], dst: Option<*mut u8>) -> u32 {
+    ///
+    /// # Safety
+    /// `dst`, if given, must be writable for `src.len()` bytes and not
+    /// overlap `src`.
+    pub unsafe fn fold(crc: u32, src: &[u8], dst: Option<*mut u8>) -> u32 {
         assert!(has_fold() && src.len() >= 128);
         // SAFETY: `has_fold` found the features the function is compiled
         // for; it reads `src.len()` bytes from `src` and writes as many to
