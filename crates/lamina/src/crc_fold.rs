@@ -116,6 +116,7 @@ const fn fold_constants(bits: u32) -> (u64, u64) {
 #[allow(unsafe_code)]
 mod x86 {
     use super::fold_constants;
+    use crate::prefetch::prefetch;
     use std::arch::x86_64::*;
     use std::sync::OnceLock;
 
@@ -189,8 +190,8 @@ mod x86 {
             // Two lines 2 KiB ahead: a mapped file's bytes lie in 4 KiB
             // pages, where the CPU's own prefetcher stops. A prefetch never
             // faults, inside `src` or past it.
-            _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(at + 2048).cast());
-            _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(at + 2048 + 64).cast());
+            prefetch(src.wrapping_add(at + 2048));
+            prefetch(src.wrapping_add(at + 2048 + 64));
             for (i, acc) in x.iter_mut().enumerate() {
                 let y = load(at + 32 * i);
                 store(at + 32 * i, y);

@@ -43,14 +43,14 @@
 // - `budget`: asks libc for the machine's physical memory, and has it return
 //   the allocator's free memory to the kernel (`malloc_trim`).
 // - `memtable::skiplist`: the memtable's insert-only concurrent skip list,
-//   whose entries are laid out by hand and reached through atomic links
-//   (and prefetched, `_mm_prefetch`, one level down while a search walks).
+//   whose entries are laid out by hand and reached through atomic links.
 // - `memtable::arena`: the skip list's entries' memory, carved from chunks
 //   by one atomic add and freed with the list.
 // - `memtable::newest`: one statement, a position made again from the
 //   entry address and list number its hash index keeps in a 16-byte slot.
-// - `memtable::hash_slots`: one statement, a prefetch of the cache line a
-//   lookup of the hash index will read.
+// - `prefetch`: one statement, `_mm_prefetch`, a hint that never faults
+//   (used by the skip list's search, the memtable's hash index and
+//   `crc_fold`).
 // - `crc_fold`: the CRC32C of long values by carry-less multiplication
 //   (`target_feature` intrinsics, taken only where the CPU has them), with
 //   the value's copy made in the same pass.
@@ -118,6 +118,7 @@ mod error;
 mod format_examples;
 mod keyspace;
 mod options;
+mod prefetch;
 #[allow(unsafe_code)]
 mod process;
 mod snapshot;

@@ -143,19 +143,27 @@ impl Inner {
         paid
     }
 
-    /// The rotations' debts in the order taken, then the directory's.
+    /// The rotations' debts in the order taken, then the directory's, which
+    /// a rotation's payment (it syncs the directory) pays too.
     /// REQUIRES: the payer's lock is held.
     fn pay_in_order(&self) -> Result<()> {
+        // Taken first: any sync of the directory from here on covers the
+        // files created before; one created later owes again.
+        let dir_owed = self.debts.dir_owed.swap(false, Ordering::AcqRel);
+        let mut dir_synced = false;
         loop {
             let Some(mut owed) = self.debts.owed.lock().pop_front() else {
                 break;
             };
             self.pay(&mut owed)?;
+            dir_synced = true;
             self.debts.unpaid.fetch_sub(1, Ordering::AcqRel);
             self.pipeline.synced_to(owed.ticket, &self.visible_seqno);
         }
-        if self.debts.dir_owed.swap(false, Ordering::AcqRel) {
-            self.sync_dir()?;
+        if dir_owed {
+            if !dir_synced {
+                self.sync_dir()?;
+            }
             self.debts.unpaid.fetch_sub(1, Ordering::AcqRel);
         }
         Ok(())

@@ -81,15 +81,8 @@ impl<V: Copy> HashSlots<V> {
     /// first; it reads no memory now, so the miss overlaps what the caller
     /// does until the lookup.
     pub(super) fn prefetch(&self, hash: u64) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(b) = self.buckets.get(self.first_bucket(hash)) {
-            let line: *const Bucket<V> = b;
-            // SAFETY: a prefetch is a hint: it never faults and reads no
-            // memory the program sees; the address is a live bucket anyway.
-            #[allow(unsafe_code)]
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(line.cast());
-            }
+            crate::prefetch::prefetch(b);
         }
     }
 

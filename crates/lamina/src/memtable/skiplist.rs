@@ -27,6 +27,7 @@
 
 use super::arena::{Arena, ALIGN as ARENA_ALIGN};
 use crate::key;
+use crate::prefetch::prefetch;
 use parking_lot::Mutex;
 use std::alloc::Layout;
 use std::cell::Cell;
@@ -122,23 +123,6 @@ unsafe fn value_of<'a>(node: *const Node) -> &'a [u8] {
 /// True if `key` sorts after `node`'s key (the head sorts before all).
 ///
 /// SAFETY (callers): `node` is null, the head, or a live entry.
-/// Asks the CPU to fetch the cache line where `node` (an entry, or null)
-/// starts: its header, the start of its tower and, for most entries, its
-/// key. A hint: it reads no memory the program sees and never faults.
-/// Random inserts into a memtable of 400,000 entries took 12% less time
-/// with it (`examples/memtable_inserts.rs`, five alternating pairs:
-/// bench/results/2026-11-24r/skiplist_prefetch.txt).
-#[inline]
-fn prefetch(node: *const Node) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults, whatever the address (null included).
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(node.cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = node;
-}
-
 unsafe fn is_after(key: &[u8], node: *const Node, head: *const Node) -> bool {
     // SAFETY: a non-null entry other than the head has a key.
     node == head || (!node.is_null() && key::compare(key, unsafe { key_of(node) }) == Order::Greater)
@@ -465,10 +449,15 @@ impl SkipList {
 
     /// Walks `level` from `before` (which sorts before `key`) to the pair of
     /// entries `key` goes between.
+    ///
     /// Above level 0, each entry reached also has the entry after it one
-    /// level down fetched into the cache ([`prefetch`]): the first one the
-    /// next level's walk compares if the walk goes down there, whose cache
-    /// miss then overlaps this level's.
+    /// level down fetched into the cache ([`prefetch`]: the line where it
+    /// starts, its header, the start of its tower and, for most entries,
+    /// its key): the first one the next level's walk compares if the walk
+    /// goes down there, whose cache miss then overlaps this level's.
+    /// Random inserts into a memtable of 400,000 entries took 12% less time
+    /// with it (`examples/memtable_inserts.rs`, five alternating pairs:
+    /// bench/results/2026-11-24r/skiplist_prefetch.txt).
     fn find_for_level(&self, key: &[u8], mut before: *mut Node, level: usize) -> (*mut Node, *mut Node) {
         let head = self.head.as_ptr();
         loop {
@@ -476,7 +465,7 @@ impl SkipList {
             let after = unsafe { next(before, level) };
             if let Some(below) = level.checked_sub(1) {
                 // SAFETY: linked at `level`, `before` is linked below it too.
-                prefetch(unsafe { next(before, below) });
+                prefetch(unsafe { next(before, below) }.cast_const());
             }
             // SAFETY: `after` is null or a live entry.
             if unsafe { is_after(key, after, head) } {
