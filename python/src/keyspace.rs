@@ -96,9 +96,11 @@ impl Keyspace {
         let k = convert::key(key)?;
         if !k.is_empty() {
             // A value in memory becomes a bytes object straight from where it
-            // is stored, without releasing the GIL; only a read from disk does.
-            // A large value read again is the `bytes` object read before.
-            let got = self.ks.try_get_with_kept(
+            // is stored, without releasing the GIL; only a read from disk
+            // does. A large value read again is the `bytes` object read
+            // before; one in a blob file already open is read with no second
+            // lookup (`to_bytes` releases the GIL for the read).
+            let got = self.ks.try_get_with_lazy(
                 k,
                 |v| Ok(PyBytes::new(py, v)),
                 |v| value::to_bytes(py, &v),
@@ -208,16 +210,14 @@ impl Keyspace {
         let r = self.reader()?;
         let k = convert::key(key)?;
         if !k.is_empty() {
-            let got = self.ks.try_get_with_kept(
+            // As `__getitem__`.
+            let got = self.ks.try_get_with_lazy(
                 k,
-                |v| PyBytes::new(py, v),
-                |v| {
-                    v.kept()
-                        .map_or_else(|| PyBytes::new(py, &[]), |k| value::kept_bytes(py, k))
-                },
+                |v| Ok(PyBytes::new(py, v)),
+                |v| value::to_bytes(py, &v),
             );
             match got {
-                Ok(lamina::Cached::Answered(Some(b))) => return Ok(b.into_any()),
+                Ok(lamina::Cached::Answered(Some(b))) => return b.map(Bound::into_any),
                 Ok(lamina::Cached::Answered(None)) => {
                     return Ok(default.unwrap_or_else(|| py.None().into_bound(py)))
                 }

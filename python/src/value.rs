@@ -50,7 +50,7 @@ pub fn to_bytes<'py>(py: Python<'py>, v: &lamina::LazyValue) -> PyResult<Bound<'
 /// The `bytes` of a value kept in memory: the object itself if the binding
 /// kept it (a `bytes` object is immutable, so handing it out again is
 /// handing out the value), a new copy if the engine kept its own.
-pub fn kept_bytes<'py>(py: Python<'py>, kept: &lamina::Kept) -> Bound<'py, PyBytes> {
+fn kept_bytes<'py>(py: Python<'py>, kept: &lamina::Kept) -> Bound<'py, PyBytes> {
     let any: &dyn Any = &**kept;
     match any.downcast_ref::<KeptObject>() {
         Some(k) => k.bytes.bind(py).clone(),

@@ -153,18 +153,16 @@ impl Keyspace {
         self.db.inner().try_get_with(self.id, key, f)
     }
 
-    /// Like [`Keyspace::try_get_with`], but a large value kept in memory
-    /// goes to `kept` (see [`crate::Db::try_get_with_kept`]).
-    pub fn try_get_with_kept<R>(
+    /// Like [`Keyspace::try_get_with`], but a value in a blob file may go
+    /// to `blob` unread (see [`crate::Db::try_get_with_lazy`]).
+    pub fn try_get_with_lazy<R>(
         &self,
         key: &[u8],
         f: impl FnOnce(&[u8]) -> R,
-        kept: impl FnOnce(crate::LazyValue) -> R,
+        blob: impl FnOnce(crate::LazyValue) -> R,
     ) -> Result<crate::Cached<Option<R>>> {
         self.live()?;
-        self.db
-            .inner()
-            .try_get_with_kept(self.id, key, f, |v, _| kept(v))
+        self.db.inner().try_get_with_lazy(self.id, key, f, blob)
     }
 
     /// Like [`Keyspace::contains_key`], but never waits for the disk.

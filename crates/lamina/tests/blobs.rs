@@ -317,10 +317,11 @@ fn a_kept_value_answers_lookups_that_may_not_wait_until_its_key_changes() {
     assert!(!db.contains_key(&a).expect("contains"));
 }
 
-/// A reader's own object, offered for a value it read, is what later
-/// lookups that may not wait hand back: kept on the value's second read.
+/// A lookup that may not wait hands out a blob value unread when its file
+/// is open, and a reader's own object, offered for a value it read, once
+/// kept (on the value's second read).
 #[test]
-fn an_object_a_reader_offers_is_handed_back_for_the_value_it_holds() {
+fn a_lookup_that_may_not_wait_hands_out_blob_values_unread_or_kept() {
     struct Mine(Vec<u8>);
     impl KeptBytes for Mine {
         fn bytes(&self) -> &[u8] {
@@ -341,31 +342,45 @@ fn an_object_a_reader_offers_is_handed_back_for_the_value_it_holds() {
         lazy.keep(|| Arc::new(Mine(bytes.clone())));
         bytes
     };
-    let kept = |db: &Db| {
-        db.try_get_with_kept(
+    // What a lookup that may not wait hands out: whether the value is held
+    // in the reader's own object, and the value read from what it got.
+    let lazy = |db: &Db| {
+        db.try_get_with_lazy(
             b"big",
             |_| None,
             |v| {
-                let k = v.kept().expect("a kept value");
-                let any: &dyn std::any::Any = &**k;
-                Some(any.downcast_ref::<Mine>().map(|m| m.0.clone()))
+                let mine = v.kept().is_some_and(|k| {
+                    let any: &dyn std::any::Any = &**k;
+                    any.downcast_ref::<Mine>().is_some()
+                });
+                let mut buf = vec![std::mem::MaybeUninit::uninit(); v.len()];
+                let bytes = v.read_into_uninit_unkept(&mut buf).expect("read").to_vec();
+                Some((mine, bytes))
             },
         )
         .expect("try")
     };
-    assert_eq!(read(&db), value(7, 0, 3000));
-    assert_eq!(kept(&db), Cached::NeedsIo, "read once, not kept");
+    let unread = |mine| Cached::Answered(Some(Some((mine, value(7, 0, 3000)))));
     assert_eq!(read(&db), value(7, 0, 3000));
     assert_eq!(
-        kept(&db),
-        Cached::Answered(Some(Some(Some(value(7, 0, 3000)))))
+        lazy(&db),
+        unread(false),
+        "read once: in a file open, not kept"
     );
+    assert_eq!(read(&db), value(7, 0, 3000));
+    assert_eq!(lazy(&db), unread(true), "read twice: the reader's object");
     // Every other way of reading it reads the object's bytes.
     assert_eq!(db.get(b"big").expect("get"), Some(value(7, 0, 3000)));
     assert_eq!(
         db.try_get_with(b"big", <[u8]>::to_vec).expect("try"),
         Cached::Answered(Some(value(7, 0, 3000)))
     );
+    // Opened again, the file is not open until a read opens it.
+    drop(db);
+    let db = Db::open(DIR, opts(&fs)).expect("reopen");
+    assert_eq!(lazy(&db), Cached::NeedsIo);
+    assert_eq!(read(&db), value(7, 0, 3000));
+    assert_eq!(lazy(&db), unread(false));
 }
 
 #[test]

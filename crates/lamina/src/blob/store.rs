@@ -65,12 +65,15 @@ impl BlobStore {
     /// Blob file `number`, opened again if the handle kept open ends before
     /// `len` bytes (it was opened while the file was written at commit).
     pub fn file_of_len(&self, number: u64, len: u64) -> Result<Arc<BlobFile>> {
-        if let Some(f) = self.open.lock().get(&number) {
-            if f.handle().len() >= len {
-                return Ok(Arc::clone(f));
-            }
+        match self.open_covering(number, len) {
+            Some(f) => Ok(f),
+            None => self.open_file(number),
         }
-        self.open_file(number)
+    }
+
+    /// Blob file `number` if it is open with at least `len` bytes.
+    fn open_covering(&self, number: u64, len: u64) -> Option<Arc<BlobFile>> {
+        self.open.lock().get(&number).filter(|f| f.handle().len() >= len).cloned()
     }
 
     /// Opens blob file `number` and keeps it open in place of any handle
@@ -109,6 +112,19 @@ impl BlobStore {
             return Ok(LazyValue::hot(v));
         }
         Ok(LazyValue::blob(self.file_for(&p)?, p, Arc::clone(&self.hot)))
+    }
+
+    /// The value a pointer names, not yet read, if that needs no file to be
+    /// opened: kept in memory, or in a file open already.
+    pub fn lazy_if_open(&self, pointer_bytes: &[u8]) -> Result<Option<LazyValue>> {
+        let p = BlobStore::pointer(&self.dir, pointer_bytes)?;
+        if let Some(v) = self.hot.get(&p) {
+            return Ok(Some(LazyValue::hot(v)));
+        }
+        let end = p.offset.saturating_add(u64::from(p.len));
+        Ok(self
+            .open_covering(p.file, end)
+            .map(|f| LazyValue::blob(f, p, Arc::clone(&self.hot))))
     }
 
     /// The value a pointer names if it is kept in memory (read before and

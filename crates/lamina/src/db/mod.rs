@@ -421,19 +421,21 @@ impl Db {
         self.inner().try_get_with(0, key, f)
     }
 
-    /// Like [`Db::try_get_with`], but a large value kept in memory once
-    /// read (a blob value read more than once) goes to `kept` instead of
-    /// `f`, as a [`crate::LazyValue`] whose [`kept`](crate::LazyValue::kept)
-    /// is the object holding it: the caller's own object if it offered one
-    /// ([`crate::LazyValue::keep`]), so that it can hand that object out
-    /// again rather than copy the value.
-    pub fn try_get_with_kept<R>(
+    /// Like [`Db::try_get_with`], but a value in a blob file goes to `blob`
+    /// unread, as a [`crate::LazyValue`] (which holds its file open), when
+    /// reading it needs no file opened: it is kept in memory (read more
+    /// than once; its [`kept`](crate::LazyValue::kept) is the object
+    /// holding it, the caller's own if it offered one with
+    /// [`keep`](crate::LazyValue::keep)), or its file is open. The caller
+    /// then reads it, perhaps after letting go of what it must not hold
+    /// while waiting for the disk, without looking the key up again.
+    pub fn try_get_with_lazy<R>(
         &self,
         key: &[u8],
         f: impl FnOnce(&[u8]) -> R,
-        kept: impl FnOnce(crate::LazyValue) -> R,
+        blob: impl FnOnce(crate::LazyValue) -> R,
     ) -> Result<Cached<Option<R>>> {
-        self.inner().try_get_with_kept(0, key, f, |v, _| kept(v))
+        self.inner().try_get_with_lazy(0, key, f, blob)
     }
 
     /// Like [`Db::contains_key`], but never waits for the disk (see

@@ -125,24 +125,36 @@ struct Lookup {
     exists_only: bool,
     /// Never read from the disk.
     cached_only: bool,
+    /// With `cached_only`: a value in a blob file whose file is open goes to
+    /// the caller unread (for it to read); without, only one kept in memory.
+    unread_blobs: bool,
 }
 
 impl Lookup {
     const VALUE: Lookup = Lookup {
         exists_only: false,
         cached_only: false,
+        unread_blobs: false,
     };
     const CACHED_VALUE: Lookup = Lookup {
         exists_only: false,
         cached_only: true,
+        unread_blobs: false,
     };
     const EXISTS: Lookup = Lookup {
         exists_only: true,
         cached_only: false,
+        unread_blobs: false,
+    };
+    const CACHED_LAZY: Lookup = Lookup {
+        exists_only: false,
+        cached_only: true,
+        unread_blobs: true,
     };
     const CACHED_EXISTS: Lookup = Lookup {
         exists_only: true,
         cached_only: true,
+        unread_blobs: false,
     };
 }
 
@@ -224,23 +236,26 @@ impl Inner {
         user_key: &[u8],
         f: impl FnOnce(&[u8]) -> R,
     ) -> Result<Cached<Option<R>>> {
-        self.try_get_with_kept(ks, user_key, f, |v, f| f(v.in_memory().unwrap_or_default()))
-    }
-
-    /// [`Inner::try_get_with`], except that a blob value kept in memory
-    /// goes to `kept` (with `f`, unused) as a [`LazyValue`] whose
-    /// [`LazyValue::kept`] is the object holding it.
-    pub(crate) fn try_get_with_kept<F: FnOnce(&[u8]) -> R, R>(
-        &self,
-        ks: KeyspaceId,
-        user_key: &[u8],
-        f: F,
-        kept: impl FnOnce(LazyValue, F) -> R,
-    ) -> Result<Cached<Option<R>>> {
         // A value in a blob file needs the disk unless it is kept in memory:
         // `settle` answers NeedsIo before it would read one.
         self.point(ks, user_key, None, Lookup::CACHED_VALUE, f, |v, f| {
-            Ok(kept(v, f))
+            Ok(f(v.in_memory().unwrap_or_default()))
+        })
+    }
+
+    /// [`Inner::try_get_with`], except that a value in a blob file goes to
+    /// `blob` unread, as a [`LazyValue`], if it is kept in memory or its
+    /// file is open (NeedsIo otherwise): the caller reads it, once, with
+    /// no second lookup.
+    pub(crate) fn try_get_with_lazy<R>(
+        &self,
+        ks: KeyspaceId,
+        user_key: &[u8],
+        f: impl FnOnce(&[u8]) -> R,
+        blob: impl FnOnce(LazyValue) -> R,
+    ) -> Result<Cached<Option<R>>> {
+        self.point(ks, user_key, None, Lookup::CACHED_LAZY, f, |v, _| {
+            Ok(blob(v))
         })
     }
 
@@ -295,6 +310,7 @@ impl Inner {
         let Lookup {
             exists_only,
             cached_only,
+            ..
         } = lookup;
         self.check_open()?;
         if user_key.len() > key::MAX_KEY_LEN {
@@ -340,7 +356,7 @@ impl Inner {
                 decided
             });
             if decided {
-                return self.settle(point, op, cached_only, on_blob);
+                return self.settle(point, op, lookup, on_blob);
             }
         }
         // Rows hold what the tables of one version say at their newest; a
@@ -360,7 +376,7 @@ impl Inner {
         if use_rows {
             if let Some((kind, v)) = rows.get(tk, hash, pinned.generation) {
                 point.see(kind, &v, op);
-                return self.settle(point, op, cached_only, on_blob);
+                return self.settle(point, op, lookup, on_blob);
             }
         }
         let version = &pinned.version;
@@ -397,14 +413,12 @@ impl Inner {
             match step {
                 Probe::NeedsIo => return Ok(Cached::NeedsIo),
                 Probe::Absent | Probe::Found(Step::Elsewhere) => {}
-                Probe::Found(Step::Seen(true)) => {
-                    return self.settle(point, op, cached_only, on_blob)
-                }
+                Probe::Found(Step::Seen(true)) => return self.settle(point, op, lookup, on_blob),
                 // The key's older entries in this table may be in blocks not cached.
                 Probe::Found(Step::Seen(false)) if cached_only => return Ok(Cached::NeedsIo),
                 Probe::Found(Step::Seen(false)) => {
                     if older_in_table(&table, tk, target.as_slice(), &mut point, op)? {
-                        return self.settle(point, op, cached_only, on_blob);
+                        return self.settle(point, op, lookup, on_blob);
                     }
                 }
                 Probe::Found(Step::Malformed(len)) => {
@@ -416,7 +430,7 @@ impl Inner {
                 }
             }
         }
-        self.settle(point, op, cached_only, on_blob)
+        self.settle(point, op, lookup, on_blob)
     }
 
     /// The answer of a decided (or exhausted) lookup: a value in a blob
@@ -426,20 +440,28 @@ impl Inner {
         &self,
         mut point: Point<'_, F, R>,
         op: &dyn MergeOperator,
-        cached_only: bool,
+        lookup: Lookup,
         on_blob: impl FnOnce(LazyValue, F) -> Result<R>,
     ) -> Result<Cached<Option<R>>> {
         let Some(ptr) = point.blob.take() else {
             return point.finish(op).map(Cached::Answered);
         };
-        let lazy = if cached_only {
-            // A value kept in memory once verified needs no disk.
-            match self.blobs.kept(&ptr)? {
-                Some(v) if point.operands.is_empty() => LazyValue::hot(v),
-                _ => return Ok(Cached::NeedsIo),
-            }
-        } else {
+        let lazy = if !lookup.cached_only {
             self.blobs.lazy(&ptr)?
+        } else {
+            // A value kept in memory once verified needs no disk; nor does
+            // handing out, unread, one whose file is open.
+            let found = if !point.operands.is_empty() {
+                None
+            } else if lookup.unread_blobs {
+                self.blobs.lazy_if_open(&ptr)?
+            } else {
+                self.blobs.kept(&ptr)?.map(LazyValue::hot)
+            };
+            match found {
+                Some(v) => v,
+                None => return Ok(Cached::NeedsIo),
+            }
         };
         if point.operands.is_empty() {
             return match point.f.take() {
