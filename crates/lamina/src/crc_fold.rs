@@ -233,17 +233,12 @@ mod x86 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{rngs::StdRng, RngCore, SeedableRng};
 
     fn bytes(n: usize, seed: u64) -> Vec<u8> {
-        let mut x = seed | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect()
+        let mut v = vec![0u8; n];
+        StdRng::seed_from_u64(seed).fill_bytes(&mut v);
+        v
     }
 
     #[test]
