@@ -45,7 +45,8 @@
 // - `memtable::skiplist`: the memtable's insert-only concurrent skip list,
 //   whose entries are laid out by hand and reached through atomic links.
 // - `memtable::arena`: the skip list's entries' memory, carved from chunks
-//   by one atomic add and freed with the list.
+//   by one atomic add and freed with the list (its 2 MiB chunks advised
+//   `MADV_HUGEPAGE`, libc).
 // - `memtable::newest`: one statement, a position made again from the
 //   entry address and list number its hash index keeps in a 16-byte slot.
 // - `prefetch`: one statement, `_mm_prefetch`, a hint that never faults

@@ -7,9 +7,19 @@
 //! profile of ascending puts from Python the writer spent 8% of its time in
 //! `malloc` and 7% in `free`. Here an allocation is one atomic add on the
 //! chunk's cursor; a writer that finds the chunk full makes the next one
-//! under a lock. Chunks grow from [`FIRST_CHUNK`] to [`MAX_CHUNK`], so a
-//! small memtable holds little unused memory; an entry larger than a
+//! under a lock. Chunks grow from [`FIRST_BLOCK`] to [`MAX_BLOCK`] bytes, so
+//! a small memtable holds little unused memory; an entry larger than a
 //! quarter of the next chunk gets an allocation of its own.
+//!
+//! Chunks of the largest size, 2 MiB, are aligned to 2 MiB and the kernel is
+//! asked to back them with huge pages (`MADV_HUGEPAGE`): a skip list's search
+//! reaches entries all over its memtable, and one TLB entry then covers 2 MiB
+//! of them instead of 4 KiB. A huge page is resident whole from its first
+//! byte written, so its memtable is charged every huge chunk whole (other
+//! chunks as far as they are handed out: [`Arena::charged`]), and an arena
+//! given a limit stops at it: its last chunk is cut to what is left, and an
+//! allocation that would pass it is refused (its list is full; the
+//! memtable opens the next).
 //!
 //! This module allows `unsafe` (docs/design.md#unsafe-code): it hands out
 //! raw memory. Every chunk lives until the arena is dropped (`&mut self`),
@@ -24,10 +34,10 @@ use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 /// Alignment of every allocation (an entry's header and links).
 pub(super) const ALIGN: usize = 8;
-/// Bytes of the first chunk.
-const FIRST_CHUNK: usize = 4 << 10;
-/// Bytes of the largest chunk.
-const MAX_CHUNK: usize = 256 << 10;
+/// Bytes of the first chunk, its head included.
+const FIRST_BLOCK: usize = 4 << 10;
+/// Bytes of the largest chunk, its head included: one huge page.
+const MAX_BLOCK: usize = 2 << 20;
 
 /// The head of a chunk; its usable bytes follow it.
 #[repr(C)]
@@ -47,6 +57,21 @@ pub(super) struct Arena {
     current: AtomicPtr<Chunk>,
     /// Every allocation made, with its layout, to free at the end.
     blocks: Mutex<Vec<(NonNull<u8>, Layout)>>,
+    /// Bytes of every block in `blocks`: what the arena holds. Raised under
+    /// the `blocks` lock.
+    reserved: AtomicUsize,
+    /// The most `reserved` may reach (see [`Arena::alloc`]).
+    limit: usize,
+}
+
+/// What [`Arena::grow`] did.
+enum Grown {
+    /// Another chunk is current: try it.
+    Chunk,
+    /// An allocation of its own, for one large request.
+    Own(NonNull<u8>),
+    /// The limit leaves no room.
+    Full,
 }
 
 // SAFETY: the arena's own state is atomics and a mutex; the memory it hands
@@ -56,16 +81,49 @@ unsafe impl Send for Arena {}
 unsafe impl Sync for Arena {}
 
 impl Arena {
-    pub(super) fn new() -> Arena {
+    /// An empty arena that reserves at most `limit` bytes (`usize::MAX`:
+    /// no limit), beyond the exceptions [`Arena::alloc`] names.
+    pub(super) fn new(limit: usize) -> Arena {
         Arena {
             current: AtomicPtr::new(ptr::null_mut()),
             blocks: Mutex::new(Vec::new()),
+            reserved: AtomicUsize::new(0),
+            limit,
         }
+    }
+
+    /// Bytes of memory the arena holds: its chunks whole, used or not.
+    #[cfg(test)]
+    pub(super) fn reserved(&self) -> usize {
+        self.reserved.load(Ordering::Relaxed)
+    }
+
+    /// Bytes of memory the arena is charged for: what it reserved, less
+    /// the part of its current chunk not handed out yet if that chunk is
+    /// of small pages (not written, so not resident). A huge chunk is
+    /// resident whole from its first byte written, and counts whole.
+    pub(super) fn charged(&self) -> usize {
+        let current = self.current.load(Ordering::Acquire);
+        let reserved = self.reserved.load(Ordering::Relaxed);
+        let Some(chunk) = NonNull::new(current) else {
+            return reserved;
+        };
+        // SAFETY: as in `alloc`.
+        let head = unsafe { chunk.as_ref() };
+        if CHUNK_HEAD + head.cap >= MAX_BLOCK {
+            return reserved;
+        }
+        let unused = head.cap.saturating_sub(head.used.load(Ordering::Relaxed));
+        reserved.saturating_sub(unused)
     }
 
     /// `size` bytes aligned to [`ALIGN`], not handed out before, valid
     /// until the arena is dropped. Safe to call from several threads.
-    pub(super) fn alloc(&self, size: usize) -> NonNull<u8> {
+    /// `None` when the current chunk has no room and a new one would take
+    /// the arena past its limit — unless `past_limit`: then a chunk just
+    /// large enough is made whatever the limit (for a list's first entries,
+    /// which must go somewhere).
+    pub(super) fn alloc(&self, size: usize, past_limit: bool) -> Option<NonNull<u8>> {
         let size = size.max(1).next_multiple_of(ALIGN);
         loop {
             let seen = self.current.load(Ordering::Acquire);
@@ -77,11 +135,13 @@ impl Arena {
                 if at.checked_add(size).is_some_and(|end| end <= head.cap) {
                     // SAFETY: `at + size <= cap`: inside the chunk's usable
                     // bytes, which follow its head.
-                    return unsafe { chunk.cast::<u8>().add(CHUNK_HEAD + at) };
+                    return Some(unsafe { chunk.cast::<u8>().add(CHUNK_HEAD + at) });
                 }
             }
-            if let Some(own) = self.grow(seen, size) {
-                return own;
+            match self.grow(seen, size, past_limit) {
+                Grown::Chunk => {}
+                Grown::Own(own) => return Some(own),
+                Grown::Full => return None,
             }
         }
     }
@@ -89,33 +149,49 @@ impl Arena {
     /// Called when `seen` (the current chunk, or null) had no room for
     /// `size` bytes: makes the next chunk current, unless another writer
     /// did meanwhile; or, for an allocation too large for chunks, returns
-    /// one of its own.
-    fn grow(&self, seen: *mut Chunk, size: usize) -> Option<NonNull<u8>> {
+    /// one of its own; or finds no room under the limit.
+    fn grow(&self, seen: *mut Chunk, size: usize, past_limit: bool) -> Grown {
         let mut blocks = self.blocks.lock();
         if self.current.load(Ordering::Acquire) != seen {
-            return None;
+            return Grown::Chunk;
         }
+        let reserved = self.reserved.load(Ordering::Relaxed);
+        let room = self.limit.saturating_sub(reserved);
         // SAFETY: as in `alloc`.
-        let last = NonNull::new(seen).map_or(0, |c| unsafe { c.as_ref() }.cap);
-        let next = last.saturating_mul(2).clamp(FIRST_CHUNK, MAX_CHUNK);
-        if size > next / 4 {
-            let own = allocate(size);
-            blocks.push(own);
-            return Some(own.0);
-        }
-        let (raw, layout) = allocate(CHUNK_HEAD + next);
+        let last = NonNull::new(seen).map_or(0, |c| CHUNK_HEAD + unsafe { c.as_ref() }.cap);
+        let next = last.saturating_mul(2).clamp(FIRST_BLOCK, MAX_BLOCK);
+        let (raw, layout) = if size > next / 4 {
+            if size > room && !past_limit {
+                return Grown::Full;
+            }
+            allocate(size)
+        } else {
+            let block = next.min(room).max(if past_limit { CHUNK_HEAD + size } else { 0 });
+            if block < CHUNK_HEAD + size {
+                return Grown::Full;
+            }
+            if block == MAX_BLOCK {
+                allocate_huge()
+            } else {
+                allocate(block)
+            }
+        };
         blocks.push((raw, layout));
+        self.reserved.store(reserved + layout.size(), Ordering::Relaxed);
+        if size > next / 4 {
+            return Grown::Own(raw);
+        }
         let chunk = raw.cast::<Chunk>();
-        // SAFETY: `raw` holds `CHUNK_HEAD + next` bytes aligned to ALIGN
-        // (enough for `Chunk`), and no one else has it yet.
+        // SAFETY: `raw` holds `layout.size() >= CHUNK_HEAD + size` bytes
+        // aligned to ALIGN (enough for `Chunk`), and no one else has it yet.
         unsafe {
             chunk.as_ptr().write(Chunk {
                 used: AtomicUsize::new(0),
-                cap: next,
+                cap: layout.size() - CHUNK_HEAD,
             });
         }
         self.current.store(chunk.as_ptr(), Ordering::Release);
-        None
+        Grown::Chunk
     }
 }
 
@@ -131,6 +207,25 @@ fn allocate(size: usize) -> (NonNull<u8>, Layout) {
         Some(p) => (p, layout),
         None => std::alloc::handle_alloc_error(layout),
     }
+}
+
+/// A block of [`MAX_BLOCK`] bytes aligned to its size, which the kernel is
+/// asked to back with a huge page.
+fn allocate_huge() -> (NonNull<u8>, Layout) {
+    let Ok(layout) = Layout::from_size_align(MAX_BLOCK, MAX_BLOCK) else {
+        panic!("memtable chunk of {MAX_BLOCK} bytes");
+    };
+    // SAFETY: the layout's size is not zero.
+    let raw = unsafe { std::alloc::alloc(layout) };
+    let Some(p) = NonNull::new(raw) else {
+        std::alloc::handle_alloc_error(layout)
+    };
+    #[cfg(target_os = "linux")]
+    // SAFETY: advice on memory this arena owns; a failure changes nothing.
+    unsafe {
+        libc::madvise(raw.cast(), MAX_BLOCK, libc::MADV_HUGEPAGE);
+    }
+    (p, layout)
 }
 
 // A chunk's head sits at the start of a block aligned to ALIGN.
@@ -154,7 +249,7 @@ mod tests {
 
     /// Writes `fill` over `n` bytes at `p` and checks them back later.
     fn claim(arena: &Arena, n: usize, fill: u8) -> (usize, usize, u8) {
-        let p = arena.alloc(n);
+        let p = arena.alloc(n, false).unwrap();
         assert_eq!(p.as_ptr() as usize % ALIGN, 0, "aligned");
         // SAFETY: `n` bytes were just handed out to this caller alone.
         unsafe { ptr::write_bytes(p.as_ptr(), fill, n) };
@@ -176,12 +271,12 @@ mod tests {
 
     #[test]
     fn allocations_are_aligned_apart_and_kept_across_chunks() {
-        let arena = Arena::new();
+        let arena = Arena::new(usize::MAX);
         let claims: Vec<_> = (0..5_000usize)
             .map(|i| claim(&arena, 1 + (i * 37) % 300, i as u8))
             .collect();
         // Past a quarter of the largest chunk: an allocation of its own.
-        let big = claim(&arena, MAX_CHUNK, 0xAB);
+        let big = claim(&arena, MAX_BLOCK, 0xAB);
         let mut all = claims;
         all.push(big);
         all.push(claim(&arena, 24, 0xCD));
@@ -191,7 +286,7 @@ mod tests {
 
     #[test]
     fn concurrent_writers_never_share_bytes() {
-        let arena = Arc::new(Arena::new());
+        let arena = Arc::new(Arena::new(usize::MAX));
         let threads: Vec<_> = (0..8u8)
             .map(|t| {
                 let arena = Arc::clone(&arena);
@@ -207,5 +302,67 @@ mod tests {
             .flat_map(|h| h.join().unwrap())
             .collect();
         intact(&all);
+    }
+
+    #[test]
+    fn an_arena_stops_at_its_limit_except_for_what_must_go_somewhere() {
+        let limit = 40 << 10;
+        let arena = Arena::new(limit);
+        let mut claims = Vec::new();
+        let mut refused = 0;
+        for i in 0..2_000usize {
+            let n = 100 + i % 50;
+            match arena.alloc(n, false) {
+                Some(p) => {
+                    // SAFETY: `n` bytes were just handed out to this caller alone.
+                    unsafe { ptr::write_bytes(p.as_ptr(), i as u8, n) };
+                    claims.push((p.as_ptr() as usize, n, i as u8));
+                }
+                None => refused += 1,
+            }
+            assert!(arena.reserved() <= limit, "{} reserved", arena.reserved());
+        }
+        assert!(refused > 0, "the limit was reached");
+        // Carved to the byte: what is left is less than one more request.
+        assert!(limit - arena.reserved() < CHUNK_HEAD + 150);
+        // Past the limit only when asked, and then no more than needed.
+        let before = arena.reserved();
+        let p = arena.alloc(1000, true).unwrap();
+        // SAFETY: as above.
+        unsafe { ptr::write_bytes(p.as_ptr(), 0xEE, 1000) };
+        claims.push((p.as_ptr() as usize, 1000, 0xEE));
+        let grew = arena.reserved() - before;
+        assert!((1000..=CHUNK_HEAD + 1000).contains(&grew), "grew by {grew}");
+        assert!(arena.alloc(1000, false).is_none());
+        intact(&claims);
+    }
+
+    #[test]
+    fn chunks_grow_to_huge_pages_and_are_counted_whole() {
+        let arena = Arena::new(usize::MAX);
+        let mut claims = Vec::new();
+        let mut handed = 0;
+        while arena.blocks.lock().iter().all(|(_, l)| l.size() < MAX_BLOCK) {
+            // Small chunks are charged as far as they are handed out.
+            let small = arena.reserved() - arena.charged();
+            let current = arena.current.load(Ordering::Acquire);
+            if let Some(c) = NonNull::new(current) {
+                // SAFETY: the chunk lives as long as the arena.
+                let c = unsafe { c.as_ref() };
+                assert_eq!(small, c.cap.saturating_sub(c.used.load(Ordering::Relaxed)));
+            }
+            claims.push(claim(&arena, 200, 7));
+            handed += 200;
+        }
+        let blocks = arena.blocks.lock();
+        let (p, l) = blocks.last().unwrap();
+        assert_eq!(l.size(), MAX_BLOCK);
+        assert_eq!(p.as_ptr() as usize % MAX_BLOCK, 0, "aligned to a huge page");
+        let total: usize = blocks.iter().map(|(_, l)| l.size()).sum();
+        drop(blocks);
+        assert_eq!(arena.reserved(), total);
+        assert_eq!(arena.charged(), total, "a huge chunk is charged whole");
+        assert!(arena.charged() > handed + (1 << 20));
+        intact(&claims);
     }
 }

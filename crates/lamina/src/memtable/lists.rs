@@ -1,8 +1,8 @@
 //! The memtable's entries as a short sequence of skip lists, each holding
-//! about `list_bytes` of them.
+//! `list_bytes` of memory.
 //!
-//! Inserts go to the newest list; once it holds `list_bytes`, the next
-//! insert opens another. A random insert then searches a list of a few
+//! Inserts go to the newest list; once its arena has reserved `list_bytes`
+//! and refuses an insert, that insert opens another. A random insert then searches a list of a few
 //! MiB, which stays in the processor's caches, instead of one spanning the
 //! whole memtable, where each step down the tower is a cache miss. The
 //! hash index beside the lists still answers point lookups with one probe,
@@ -15,7 +15,7 @@
 
 use super::skiplist::{Entry, IdBlock, Position, SkipList};
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// Most lists in one memtable.
@@ -41,27 +41,27 @@ pub(super) struct Lists {
     lists: Box<[OnceLock<SkipList>]>,
     /// The list inserts go to; every list up to it exists.
     active: AtomicUsize,
-    /// The memtable size at which inserts move to the next list.
-    next_at: AtomicU64,
+    /// The most memory each list but the last may hold.
     list_bytes: u64,
     /// The identities of the lists not made yet; held to make one.
     ids: Mutex<IdBlock>,
 }
 
 impl Lists {
-    /// One empty list; another opens every `list_bytes`.
+    /// One empty list; another opens each time one holds `list_bytes` of
+    /// memory.
     pub(super) fn new(list_bytes: u64) -> Lists {
         let mut ids = IdBlock::reserve(MAX_LISTS);
         let base = ids.next_id();
         let lists: Box<[OnceLock<SkipList>]> = (0..MAX_LISTS).map(|_| OnceLock::new()).collect();
-        if let (Some(first), Some(list)) = (lists.first(), SkipList::from_block(&mut ids)) {
+        let limit = usize::try_from(list_bytes).unwrap_or(usize::MAX);
+        if let (Some(first), Some(list)) = (lists.first(), SkipList::from_block(&mut ids, limit)) {
             let _ = first.set(list);
         }
         Lists {
             base,
             lists,
             active: AtomicUsize::new(0),
-            next_at: AtomicU64::new(list_bytes),
             list_bytes,
             ids: Mutex::new(ids),
         }
@@ -72,29 +72,40 @@ impl Lists {
         self.base
     }
 
-    /// The list an insert goes to when the memtable holds `size` bytes.
+    /// The list inserts go to now.
     ///
     /// `active` is read and written `SeqCst`: a hash index built while
     /// writers insert finds every list an insert that did not record itself
     /// went to (see `NewestIndex::build`).
-    pub(super) fn for_insert(&self, size: u64) -> &SkipList {
-        let mut i = self.active.load(Ordering::SeqCst);
-        if size >= self.next_at.load(Ordering::Relaxed) && i + 1 < MAX_LISTS {
-            let mut ids = self.ids.lock();
-            i = self.active.load(Ordering::SeqCst);
-            if size >= self.next_at.load(Ordering::Relaxed) {
-                if let (Some(slot), Some(list)) = (self.lists.get(i + 1), SkipList::from_block(&mut ids)) {
-                    let _ = slot.set(list);
-                    self.next_at.store(size + self.list_bytes, Ordering::Relaxed);
-                    i += 1;
-                    self.active.store(i, Ordering::SeqCst);
-                }
-            }
-        }
-        match self.get(i) {
+    pub(super) fn active(&self) -> &SkipList {
+        match self.get(self.active.load(Ordering::SeqCst)) {
             Some(list) => list,
             None => unreachable!("the active list and every one before it exist"),
         }
+    }
+
+    /// Moves inserts on from `full`, a list that refused one, to a new
+    /// list; nothing if another writer did already. The last list has no
+    /// limit, so an insert into it is never refused.
+    pub(super) fn roll(&self, full: &SkipList) {
+        let mut ids = self.ids.lock();
+        let i = self.active.load(Ordering::SeqCst);
+        if !self.get(i).is_some_and(|active| std::ptr::eq(active, full)) {
+            return;
+        }
+        let limit = match i + 2 < MAX_LISTS {
+            true => usize::try_from(self.list_bytes).unwrap_or(usize::MAX),
+            false => usize::MAX,
+        };
+        if let (Some(slot), Some(list)) = (self.lists.get(i + 1), SkipList::from_block(&mut ids, limit)) {
+            let _ = slot.set(list);
+            self.active.store(i + 1, Ordering::SeqCst);
+        }
+    }
+
+    /// Bytes of memory the lists are charged for.
+    pub(super) fn charged(&self) -> u64 {
+        self.all().map(|l| l.charged() as u64).sum()
     }
 
     /// The lists made so far, oldest first: up to the active one, read
@@ -133,27 +144,78 @@ impl Lists {
 mod tests {
     use super::*;
 
-    #[test]
-    fn inserts_move_to_a_new_list_every_list_bytes_up_to_the_last() {
-        let lists = Lists::new(1000);
-        let mut size = 0;
-        for i in 0u32..200 {
-            let list = lists.for_insert(size);
-            list.insert(&[&i.to_be_bytes()], &[0; 96]);
-            size += 100;
+    /// Inserts as the memtable does: into the active list, moving on
+    /// when it is full.
+    fn insert<'a>(lists: &'a Lists, key: &[u8], value: &[u8]) -> Entry<'a> {
+        loop {
+            let list = lists.active();
+            match list.try_insert(&[key], value) {
+                Some(e) => return e,
+                None => lists.roll(list),
+            }
         }
-        // 20,000 bytes: a list per 1,000, capped.
+    }
+
+    #[test]
+    fn inserts_move_to_a_new_list_each_time_one_holds_list_bytes_up_to_the_last() {
+        let lists = Lists::new(1000);
+        for i in 0u32..200 {
+            insert(&lists, &i.to_be_bytes(), &[0; 96]);
+        }
         assert_eq!(lists.all().count(), MAX_LISTS);
         assert_eq!(lists.len(), 200);
-        let first = lists.get(0).unwrap();
-        assert_eq!(first.len(), 10);
+        // Every list but the last holds a few entries within its bytes.
+        for i in 0..MAX_LISTS - 1 {
+            let list = lists.get(i).unwrap();
+            assert!(list.reserved() <= 1000, "list {i}: {} bytes", list.reserved());
+            assert!((2..=8).contains(&list.len()), "list {i}: {} entries", list.len());
+        }
         let last = lists.get(MAX_LISTS - 1).unwrap();
-        assert_eq!(last.len(), 200 - 10 * (MAX_LISTS - 1));
+        assert!(last.reserved() > 1000, "the last list grows");
+        let in_others: usize = (0..MAX_LISTS - 1).map(|i| lists.get(i).unwrap().len()).sum();
+        assert_eq!(last.len(), 200 - in_others);
+        assert!(lists.charged() <= lists.all().map(|l| l.reserved() as u64).sum::<u64>());
         // A position from any list resolves through the family.
         let e = last.front().unwrap();
         assert_eq!(lists.entry(e.position()).unwrap().key(), e.key());
         let other = Lists::new(1000);
         assert!(other.entry(e.position()).is_none());
+    }
+
+    #[test]
+    fn a_list_too_small_for_two_entries_holds_one() {
+        let lists = Lists::new(1);
+        for i in 0u32..5 {
+            insert(&lists, &i.to_be_bytes(), b"v");
+        }
+        assert_eq!(lists.all().count(), 5);
+        assert!(lists.all().all(|l| l.len() == 1));
+    }
+
+    #[test]
+    fn writers_that_fill_a_list_together_open_one_list_after_it() {
+        let lists = std::sync::Arc::new(Lists::new(64 << 10));
+        let threads: Vec<_> = (0u32..4)
+            .map(|t| {
+                let lists = std::sync::Arc::clone(&lists);
+                std::thread::spawn(move || {
+                    for i in 0u32..2_000 {
+                        insert(&lists, &(i * 4 + t).to_be_bytes(), &[t as u8; 40]);
+                    }
+                })
+            })
+            .collect();
+        for h in threads {
+            h.join().unwrap();
+        }
+        assert_eq!(lists.len(), 8_000);
+        let made = lists.all().count();
+        for i in 0..made - 1 {
+            let list = lists.get(i).unwrap();
+            assert!(list.reserved() <= 64 << 10, "list {i}: {} bytes", list.reserved());
+            // Full: less than one more chunk's worth is left.
+            assert!(list.reserved() > 60 << 10, "list {i}: {} bytes", list.reserved());
+        }
     }
 
     #[test]

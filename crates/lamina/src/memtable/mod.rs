@@ -24,7 +24,8 @@ use std::sync::Arc;
 pub struct Memtable {
     lists: Lists,
     newest: NewestIndex,
-    size: AtomicU64,
+    /// Bytes of the hash index (the lists count their own).
+    index_bytes: AtomicU64,
     wal_number: u64,
     largest_seqno: AtomicU64,
     /// Value bytes its commits wrote to its blob file
@@ -57,7 +58,7 @@ impl Memtable {
         Memtable {
             newest: NewestIndex::new(&lists, indexed),
             lists,
-            size: AtomicU64::new(0),
+            index_bytes: AtomicU64::new(0),
             wal_number,
             largest_seqno: AtomicU64::new(0),
             blob_bytes: AtomicU64::new(0),
@@ -117,24 +118,28 @@ impl Memtable {
     /// entry a reader may see (seqno published after this returns) is in
     /// both.
     fn insert_parts(&self, key_parts: &[&[u8]], value: &[u8]) {
-        let list = self.lists.for_insert(self.size.load(Ordering::Relaxed));
-        let entry = list.insert(key_parts, value);
+        let entry = loop {
+            let list = self.lists.active();
+            match list.try_insert(key_parts, value) {
+                Some(entry) => break entry,
+                None => self.lists.roll(list),
+            }
+        };
         let ikey = entry.key();
-        // As the list's arena carves it: rounded up to its alignment.
-        let mut bytes = skiplist::entry_size(ikey.len(), value.len()).next_multiple_of(arena::ALIGN);
         // A key that is not a well-formed internal key has no point lookup.
         if let Some(p) = key::parse(ikey) {
             if self.newest.is_kept() {
-                bytes += self.newest.record(&self.lists, entry, p.tree_key, p.seqno);
+                let bytes = self.newest.record(&self.lists, entry, p.tree_key, p.seqno);
+                self.index_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
             }
             self.largest_seqno.fetch_max(p.seqno, Ordering::Relaxed);
         }
-        self.size.fetch_add(bytes as u64, Ordering::Relaxed);
     }
 
-    /// Bytes of keys, values and overhead held.
+    /// Bytes of memory held: what the skip lists' arenas are charged (a
+    /// huge chunk whole, others as far as handed out) and the hash index.
     pub fn approximate_size(&self) -> u64 {
-        self.size.load(Ordering::Relaxed)
+        self.lists.charged() + self.index_bytes.load(Ordering::Relaxed)
     }
 
     /// Number of entries.
@@ -202,7 +207,7 @@ impl Memtable {
         let as_of = seek_seqno(target.as_slice());
         let built = self.newest.build(&self.lists);
         if built > 0 {
-            self.size.fetch_add(built as u64, Ordering::Relaxed);
+            self.index_bytes.fetch_add(built as u64, Ordering::Relaxed);
         }
         match self.newest.probe(&self.lists, tree_key) {
             Some(Probe::Absent) => return,

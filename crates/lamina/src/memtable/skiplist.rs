@@ -68,13 +68,6 @@ fn layout(height: usize, key_len: usize, value_len: usize) -> Option<Layout> {
     Layout::from_size_align(size, align_of::<Node>().max(align_of::<AtomicPtr<Node>>())).ok()
 }
 
-/// Bytes one entry of this key and value takes in its arena (before
-/// rounding to the arena's alignment): what the memtable counts for it.
-pub(super) fn entry_size(key_len: usize, value_len: usize) -> usize {
-    // A tower is 4/3 links long on average (1 + 1/4 + 1/16 + ...).
-    HEADER + LINK * 4 / 3 + key_len + value_len
-}
-
 /// Link `level` of `node`'s tower.
 ///
 /// SAFETY (callers): `node` is a live entry of the list (or its head) and
@@ -310,23 +303,26 @@ unsafe impl Sync for Position {}
 impl SkipList {
     #[cfg(test)]
     pub fn new() -> SkipList {
-        SkipList::with_id(NEXT_LIST_ID.fetch_add(1, Ordering::Relaxed))
+        SkipList::with_id(NEXT_LIST_ID.fetch_add(1, Ordering::Relaxed), usize::MAX)
     }
 
-    /// An empty list with the next identity of `block`; `None` once the
-    /// block is used up.
-    pub fn from_block(block: &mut IdBlock) -> Option<SkipList> {
+    /// An empty list with the next identity of `block`, whose arena holds
+    /// at most `limit` bytes (see [`SkipList::try_insert`]); `None` once
+    /// the block is used up.
+    pub fn from_block(block: &mut IdBlock, limit: usize) -> Option<SkipList> {
         (block.next < block.end).then(|| {
             let id = block.next;
             block.next += 1;
-            SkipList::with_id(id)
+            SkipList::with_id(id, limit)
         })
     }
 
     /// An empty list; `id` is no other list's.
-    fn with_id(id: u64) -> SkipList {
-        let arena = Arena::new();
-        let head = alloc_node(&arena, MAX_HEIGHT, &[], &[]);
+    fn with_id(id: u64, limit: usize) -> SkipList {
+        let arena = Arena::new(limit);
+        let Some(head) = alloc_node(&arena, MAX_HEIGHT, &[], &[], true) else {
+            unreachable!("an allocation past the limit is always made")
+        };
         SkipList {
             arena,
             head,
@@ -356,12 +352,34 @@ impl SkipList {
         })
     }
 
-    /// Inserts an entry whose key is the concatenation of `key_parts`.
+    /// Bytes of memory the list holds (its arena's chunks, whole).
+    #[cfg(test)]
+    pub fn reserved(&self) -> usize {
+        self.arena.reserved()
+    }
+
+    /// Bytes of memory the list is charged for ([`Arena::charged`]).
+    pub fn charged(&self) -> usize {
+        self.arena.charged()
+    }
+
+    /// [`SkipList::try_insert`] into a list without a limit.
+    #[cfg(test)]
+    pub fn insert(&self, key_parts: &[&[u8]], value: &[u8]) -> Entry<'_> {
+        match self.try_insert(key_parts, value) {
+            Some(e) => e,
+            None => panic!("a list with a limit is full"),
+        }
+    }
+
+    /// Inserts an entry whose key is the concatenation of `key_parts`;
+    /// `None` (nothing inserted) when the list is full: its arena has
+    /// reached its limit. An empty list is never full.
     /// REQUIRES: no entry with an equal key is in the list (the memtable
     /// inserts each internal key once). Concurrent inserts are allowed.
-    pub fn insert(&self, key_parts: &[&[u8]], value: &[u8]) -> Entry<'_> {
+    pub fn try_insert(&self, key_parts: &[&[u8]], value: &[u8]) -> Option<Entry<'_>> {
         let height = random_height();
-        let node = alloc_node(&self.arena, height, key_parts, value);
+        let node = alloc_node(&self.arena, height, key_parts, value, self.is_empty())?;
         let node_ptr = node.as_ptr();
         // SAFETY: the node was just made and is not linked yet.
         let key = unsafe { key_of(node_ptr) };
@@ -394,11 +412,11 @@ impl SkipList {
             }
         }
         self.len.fetch_add(1, Ordering::Relaxed);
-        Entry {
+        Some(Entry {
             node,
             list: self.id,
             _list: PhantomData,
-        }
+        })
     }
 
     /// Makes `splice` bracket `key` at every level below `max`: reuses the
@@ -577,8 +595,15 @@ impl SkipList {
 }
 
 /// A new entry of `height` links, null, holding the concatenation of
-/// `key_parts` and `value`.
-fn alloc_node(arena: &Arena, height: usize, key_parts: &[&[u8]], value: &[u8]) -> NonNull<Node> {
+/// `key_parts` and `value`; `None` if `arena` is full (past its limit only
+/// if `past_limit`: see [`Arena::alloc`]).
+fn alloc_node(
+    arena: &Arena,
+    height: usize,
+    key_parts: &[&[u8]],
+    value: &[u8],
+    past_limit: bool,
+) -> Option<NonNull<Node>> {
     let key_len: usize = key_parts.iter().map(|p| p.len()).sum();
     let (Ok(k32), Ok(v32), Some(l)) = (
         u32::try_from(key_len),
@@ -590,7 +615,7 @@ fn alloc_node(arena: &Arena, height: usize, key_parts: &[&[u8]], value: &[u8]) -
         panic!("memtable entry of {key_len} + {} bytes", value.len());
     };
     debug_assert!(l.align() <= ARENA_ALIGN);
-    let node = arena.alloc(l.size()).cast::<Node>();
+    let node = arena.alloc(l.size(), past_limit)?.cast::<Node>();
     let raw = node.as_ptr().cast::<u8>();
     // SAFETY: `raw` holds `l.size()` bytes: the header, `height` links, the
     // key and the value, written here once, before anyone can see them.
@@ -613,7 +638,7 @@ fn alloc_node(arena: &Arena, height: usize, key_parts: &[&[u8]], value: &[u8]) -
         }
         ptr::copy_nonoverlapping(value.as_ptr(), at, value.len());
     }
-    node
+    Some(node)
 }
 
 thread_local! {
