@@ -93,7 +93,6 @@ impl Arena {
     }
 
     /// Bytes of memory the arena holds: its chunks whole, used or not.
-    #[cfg(test)]
     pub(super) fn reserved(&self) -> usize {
         self.reserved.load(Ordering::Relaxed)
     }
@@ -160,25 +159,19 @@ impl Arena {
         // SAFETY: as in `alloc`.
         let last = NonNull::new(seen).map_or(0, |c| CHUNK_HEAD + unsafe { c.as_ref() }.cap);
         let next = last.saturating_mul(2).clamp(FIRST_BLOCK, MAX_BLOCK);
-        let (raw, layout) = if size > next / 4 {
-            if size > room && !past_limit {
-                return Grown::Full;
-            }
-            allocate(size)
-        } else {
-            let block = next.min(room).max(if past_limit { CHUNK_HEAD + size } else { 0 });
-            if block < CHUNK_HEAD + size {
-                return Grown::Full;
-            }
-            if block == MAX_BLOCK {
-                allocate_huge()
-            } else {
-                allocate(block)
-            }
+        let own = size > next / 4;
+        let block = match own {
+            true => size,
+            false => next.min(room).max(if past_limit { CHUNK_HEAD + size } else { 0 }),
         };
+        let needed = if own { size } else { CHUNK_HEAD + size };
+        if block < needed || (block > room && !past_limit) {
+            return Grown::Full;
+        }
+        let (raw, layout) = allocate(block);
         blocks.push((raw, layout));
         self.reserved.store(reserved + layout.size(), Ordering::Relaxed);
-        if size > next / 4 {
+        if own {
             return Grown::Own(raw);
         }
         let chunk = raw.cast::<Chunk>();
@@ -195,35 +188,24 @@ impl Arena {
     }
 }
 
-/// A new block of `size` bytes aligned to [`ALIGN`].
+/// A new block of `size` bytes aligned to [`ALIGN`]; a block of
+/// [`MAX_BLOCK`] bytes is aligned to its size and the kernel is asked to
+/// back it with a huge page.
 fn allocate(size: usize) -> (NonNull<u8>, Layout) {
-    let Ok(layout) = Layout::from_size_align(size, ALIGN) else {
+    let huge = size == MAX_BLOCK;
+    let Ok(layout) = Layout::from_size_align(size, if huge { MAX_BLOCK } else { ALIGN }) else {
         panic!("memtable allocation of {size} bytes");
     };
     // SAFETY: the layout's size is never zero (at least a chunk's head or
     // one aligned entry).
     let raw = unsafe { std::alloc::alloc(layout) };
-    match NonNull::new(raw) {
-        Some(p) => (p, layout),
-        None => std::alloc::handle_alloc_error(layout),
-    }
-}
-
-/// A block of [`MAX_BLOCK`] bytes aligned to its size, which the kernel is
-/// asked to back with a huge page.
-fn allocate_huge() -> (NonNull<u8>, Layout) {
-    let Ok(layout) = Layout::from_size_align(MAX_BLOCK, MAX_BLOCK) else {
-        panic!("memtable chunk of {MAX_BLOCK} bytes");
-    };
-    // SAFETY: the layout's size is not zero.
-    let raw = unsafe { std::alloc::alloc(layout) };
     let Some(p) = NonNull::new(raw) else {
         std::alloc::handle_alloc_error(layout)
     };
     #[cfg(target_os = "linux")]
-    // SAFETY: advice on memory this arena owns; a failure changes nothing.
-    unsafe {
-        libc::madvise(raw.cast(), MAX_BLOCK, libc::MADV_HUGEPAGE);
+    if huge {
+        // SAFETY: advice on memory this arena owns; a failure changes nothing.
+        unsafe { libc::madvise(raw.cast(), size, libc::MADV_HUGEPAGE) };
     }
     (p, layout)
 }

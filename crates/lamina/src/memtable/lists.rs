@@ -2,9 +2,10 @@
 //! `list_bytes` of memory.
 //!
 //! Inserts go to the newest list; once its arena has reserved `list_bytes`
-//! and refuses an insert, that insert opens another. A random insert then searches a list of a few
-//! MiB, which stays in the processor's caches, instead of one spanning the
-//! whole memtable, where each step down the tower is a cache miss. The
+//! and refuses an insert, that insert opens another. A random insert then
+//! searches a list of a few MiB, which stays in the processor's caches,
+//! instead of one spanning the whole memtable, where each step down the
+//! tower is a cache miss. The
 //! hash index beside the lists still answers point lookups with one probe,
 //! and ordered reads and flushes merge the lists (a handful: at most
 //! [`MAX_LISTS`]; past that the last one grows).
@@ -15,7 +16,7 @@
 
 use super::skiplist::{Entry, IdBlock, Position, SkipList};
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// Most lists in one memtable.
@@ -43,6 +44,11 @@ pub(super) struct Lists {
     active: AtomicUsize,
     /// The most memory each list but the last may hold.
     list_bytes: u64,
+    /// The charge of the lists inserts have moved on from: each the most
+    /// its arena may still reserve (its limit, or what it reserved past it
+    /// if it is the larger), so that a writer still finishing an insert
+    /// into one is charged already.
+    sealed: AtomicU64,
     /// The identities of the lists not made yet; held to make one.
     ids: Mutex<IdBlock>,
 }
@@ -63,6 +69,7 @@ impl Lists {
             lists,
             active: AtomicUsize::new(0),
             list_bytes,
+            sealed: AtomicU64::new(0),
             ids: Mutex::new(ids),
         }
     }
@@ -72,12 +79,25 @@ impl Lists {
         self.base
     }
 
-    /// The list inserts go to now.
+    /// Inserts into the active list the entry whose key is the
+    /// concatenation of `key_parts`; if that list is full, moves inserts on
+    /// to a new one and inserts there.
     ///
     /// `active` is read and written `SeqCst`: a hash index built while
     /// writers insert finds every list an insert that did not record itself
     /// went to (see `NewestIndex::build`).
-    pub(super) fn active(&self) -> &SkipList {
+    pub(super) fn insert(&self, key_parts: &[&[u8]], value: &[u8]) -> Entry<'_> {
+        loop {
+            let list = self.active();
+            match list.try_insert(key_parts, value) {
+                Some(entry) => return entry,
+                None => self.roll(list),
+            }
+        }
+    }
+
+    /// The list inserts go to now.
+    fn active(&self) -> &SkipList {
         match self.get(self.active.load(Ordering::SeqCst)) {
             Some(list) => list,
             None => unreachable!("the active list and every one before it exist"),
@@ -87,25 +107,28 @@ impl Lists {
     /// Moves inserts on from `full`, a list that refused one, to a new
     /// list; nothing if another writer did already. The last list has no
     /// limit, so an insert into it is never refused.
-    pub(super) fn roll(&self, full: &SkipList) {
+    fn roll(&self, full: &SkipList) {
         let mut ids = self.ids.lock();
         let i = self.active.load(Ordering::SeqCst);
         if !self.get(i).is_some_and(|active| std::ptr::eq(active, full)) {
             return;
         }
-        let limit = match i + 2 < MAX_LISTS {
-            true => usize::try_from(self.list_bytes).unwrap_or(usize::MAX),
-            false => usize::MAX,
-        };
-        if let (Some(slot), Some(list)) = (self.lists.get(i + 1), SkipList::from_block(&mut ids, limit)) {
+        let limit = usize::try_from(self.list_bytes).unwrap_or(usize::MAX);
+        let next_limit = if i + 2 < MAX_LISTS { limit } else { usize::MAX };
+        if let (Some(slot), Some(list)) = (self.lists.get(i + 1), SkipList::from_block(&mut ids, next_limit)) {
             let _ = slot.set(list);
+            // Charged before inserts move on: a reader may count it twice
+            // for a moment, never not at all.
+            let charge = full.reserved().max(limit) as u64;
+            self.sealed.fetch_add(charge, Ordering::Relaxed);
             self.active.store(i + 1, Ordering::SeqCst);
         }
     }
 
-    /// Bytes of memory the lists are charged for.
+    /// Bytes of memory the lists are charged for: the lists inserts moved
+    /// on from, and the active one's arena.
     pub(super) fn charged(&self) -> u64 {
-        self.all().map(|l| l.charged() as u64).sum()
+        self.sealed.load(Ordering::Relaxed) + self.active().charged() as u64
     }
 
     /// The lists made so far, oldest first: up to the active one, read
@@ -144,23 +167,11 @@ impl Lists {
 mod tests {
     use super::*;
 
-    /// Inserts as the memtable does: into the active list, moving on
-    /// when it is full.
-    fn insert<'a>(lists: &'a Lists, key: &[u8], value: &[u8]) -> Entry<'a> {
-        loop {
-            let list = lists.active();
-            match list.try_insert(&[key], value) {
-                Some(e) => return e,
-                None => lists.roll(list),
-            }
-        }
-    }
-
     #[test]
     fn inserts_move_to_a_new_list_each_time_one_holds_list_bytes_up_to_the_last() {
         let lists = Lists::new(1000);
         for i in 0u32..200 {
-            insert(&lists, &i.to_be_bytes(), &[0; 96]);
+            lists.insert(&[&i.to_be_bytes()], &[0; 96]);
         }
         assert_eq!(lists.all().count(), MAX_LISTS);
         assert_eq!(lists.len(), 200);
@@ -174,7 +185,9 @@ mod tests {
         assert!(last.reserved() > 1000, "the last list grows");
         let in_others: usize = (0..MAX_LISTS - 1).map(|i| lists.get(i).unwrap().len()).sum();
         assert_eq!(last.len(), 200 - in_others);
-        assert!(lists.charged() <= lists.all().map(|l| l.reserved() as u64).sum::<u64>());
+        // The full lists are charged their limit, the last what it holds.
+        let held = (MAX_LISTS as u64 - 1) * 1000 + last.charged() as u64;
+        assert_eq!(lists.charged(), held);
         // A position from any list resolves through the family.
         let e = last.front().unwrap();
         assert_eq!(lists.entry(e.position()).unwrap().key(), e.key());
@@ -186,10 +199,13 @@ mod tests {
     fn a_list_too_small_for_two_entries_holds_one() {
         let lists = Lists::new(1);
         for i in 0u32..5 {
-            insert(&lists, &i.to_be_bytes(), b"v");
+            lists.insert(&[&i.to_be_bytes()], b"v");
         }
         assert_eq!(lists.all().count(), 5);
         assert!(lists.all().all(|l| l.len() == 1));
+        // Each is charged what it holds beyond its limit.
+        let held: u64 = lists.all().map(|l| l.reserved() as u64).sum();
+        assert_eq!(lists.charged(), held);
     }
 
     #[test]
@@ -200,7 +216,7 @@ mod tests {
                 let lists = std::sync::Arc::clone(&lists);
                 std::thread::spawn(move || {
                     for i in 0u32..2_000 {
-                        insert(&lists, &(i * 4 + t).to_be_bytes(), &[t as u8; 40]);
+                        lists.insert(&[&(i * 4 + t).to_be_bytes()], &[t as u8; 40]);
                     }
                 })
             })

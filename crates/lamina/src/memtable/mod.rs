@@ -118,13 +118,7 @@ impl Memtable {
     /// entry a reader may see (seqno published after this returns) is in
     /// both.
     fn insert_parts(&self, key_parts: &[&[u8]], value: &[u8]) {
-        let entry = loop {
-            let list = self.lists.active();
-            match list.try_insert(key_parts, value) {
-                Some(entry) => break entry,
-                None => self.lists.roll(list),
-            }
-        };
+        let entry = self.lists.insert(key_parts, value);
         let ikey = entry.key();
         // A key that is not a well-formed internal key has no point lookup.
         if let Some(p) = key::parse(ikey) {

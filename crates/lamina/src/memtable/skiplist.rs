@@ -353,7 +353,6 @@ impl SkipList {
     }
 
     /// Bytes of memory the list holds (its arena's chunks, whole).
-    #[cfg(test)]
     pub fn reserved(&self) -> usize {
         self.arena.reserved()
     }
