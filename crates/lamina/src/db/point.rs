@@ -237,10 +237,21 @@ impl Inner {
         f: impl FnOnce(&[u8]) -> R,
     ) -> Result<Cached<Option<R>>> {
         // A value in a blob file needs the disk unless it is kept in memory:
-        // `settle` answers NeedsIo before it would read one.
-        self.point(ks, user_key, None, Lookup::CACHED_VALUE, f, |v, f| {
-            Ok(f(v.in_memory().unwrap_or_default()))
-        })
+        // `settle` hands only a kept one here, and answers NeedsIo before it
+        // would read one. Never empty bytes in place of a value.
+        self.point(
+            ks,
+            user_key,
+            None,
+            Lookup::CACHED_VALUE,
+            f,
+            |v, f| match v.in_memory() {
+                Some(bytes) => Ok(f(bytes)),
+                None => Err(Error::InvalidArgument(
+                    "a lookup that may not wait reached a value in a blob file".into(),
+                )),
+            },
+        )
     }
 
     /// [`Inner::try_get_with`], except that a value in a blob file goes to
