@@ -2,7 +2,7 @@
 
 use crate::table::Block;
 use quick_cache::sync::Cache;
-use quick_cache::Weighter;
+use quick_cache::{Lifecycle, Weighter};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -18,6 +18,34 @@ impl Weighter<(u64, u64), Arc<Block>> for BlockWeighter {
     }
 }
 
+/// Tells each block the cache lets go (evicted, or replaced by another
+/// copy read at the same time) that it is gone, so that no table slot keeps
+/// it (docs/design.md, "Block slots"); counts the bytes let go.
+#[derive(Clone)]
+struct BlockLifecycle {
+    let_go: Arc<AtomicU64>,
+}
+
+impl Lifecycle<(u64, u64), Arc<Block>> for BlockLifecycle {
+    type RequestState = ();
+
+    fn begin_request(&self) -> Self::RequestState {}
+
+    fn on_evict(&self, _state: &mut Self::RequestState, _key: (u64, u64), block: Arc<Block>) {
+        self.let_go
+            .fetch_add(block.charge() as u64, Ordering::Relaxed);
+        crate::table::block_evicted(&block);
+    }
+}
+
+type Blocks = Cache<(u64, u64), Arc<Block>, BlockWeighter, quick_cache::DefaultHashBuilder, BlockLifecycle>;
+
+/// Table slots serve point lookups only while the cache has let go of less
+/// than this fraction (1/n) of the bytes it took in: past it, the working
+/// set no longer fits, and every hit goes through the cache so that its
+/// replacement policy sees it.
+const SLOTS_WHILE_LET_GO_UNDER: u64 = 8;
+
 /// Decompressed data blocks keyed by `(table file number, block offset)`,
 /// holding at most about `capacity_bytes` (each block charged by
 /// [`Block::charge`]); least useful blocks are evicted first.
@@ -26,7 +54,10 @@ impl Weighter<(u64, u64), Arc<Block>> for BlockWeighter {
 /// wrong, only dead weight until evicted. Thread-safe; share it through
 /// `Arc`. A capacity of 0 caches nothing.
 pub struct BlockCache {
-    cache: Option<Cache<(u64, u64), Arc<Block>, BlockWeighter>>,
+    cache: Option<Blocks>,
+    /// Bytes of blocks taken in, and let go (see [`BlockCache::slots_serve`]).
+    taken: AtomicU64,
+    let_go: Arc<AtomicU64>,
     /// Names this cache in the memo of each thread's recent blocks.
     id: u64,
     capacity: usize,
@@ -75,12 +106,27 @@ impl std::fmt::Debug for BlockCache {
 impl BlockCache {
     /// A cache holding about `capacity_bytes` of blocks.
     pub fn new(capacity_bytes: usize) -> BlockCache {
+        let let_go = Arc::new(AtomicU64::new(0));
         let cache = (capacity_bytes > 0).then(|| {
             let items = (capacity_bytes / TYPICAL_BLOCK).max(16);
-            Cache::with_weighter(items, capacity_bytes as u64, BlockWeighter)
+            let options = quick_cache::OptionsBuilder::new()
+                .estimated_items_capacity(items)
+                .weight_capacity(capacity_bytes as u64)
+                .build()
+                .unwrap_or_else(|_| unreachable!("both sizes are set"));
+            Cache::with_options(
+                options,
+                BlockWeighter,
+                quick_cache::DefaultHashBuilder::default(),
+                BlockLifecycle {
+                    let_go: Arc::clone(&let_go),
+                },
+            )
         });
         BlockCache {
             cache,
+            taken: AtomicU64::new(0),
+            let_go,
             id: super::recent::new_cache_id(),
             capacity: capacity_bytes,
             hits: AtomicU64::new(0),
@@ -232,9 +278,33 @@ impl BlockCache {
     /// can hold is not kept.
     pub fn insert(&self, file_number: u64, offset: u64, block: Arc<Block>) {
         if let Some(c) = &self.cache {
+            self.taken
+                .fetch_add(block.charge() as u64, Ordering::Relaxed);
             super::recent::put(self.id, file_number, offset, &block);
             c.insert((file_number, offset), block);
         }
+    }
+
+    /// Whether table slots may serve point lookups (docs/design.md, "Block
+    /// slots"): the cache caches, and has let go of less than an eighth of
+    /// the bytes it took in.
+    pub fn slots_serve(&self) -> bool {
+        self.cache.is_some()
+            && self.let_go.load(Ordering::Relaxed) * SLOTS_WHILE_LET_GO_UNDER
+                <= self.taken.load(Ordering::Relaxed)
+    }
+
+    /// Counts a hit served from a table slot.
+    pub fn count_slot_hit(&self) {
+        self.hits.fetch_add(1, Ordering::Relaxed);
+    }
+
+    #[cfg(test)]
+    /// Whether `block` is the block cached at `offset` of `file_number`
+    /// (without counting a hit or touching the replacement policy).
+    pub fn holds(&self, file_number: u64, offset: u64, block: &Arc<Block>) -> bool {
+        let cached = self.cache.as_ref().and_then(|c| c.peek(&(file_number, offset)));
+        cached.is_some_and(|c| Arc::ptr_eq(&c, block))
     }
 
     /// Lookups that found their block.

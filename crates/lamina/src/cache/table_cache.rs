@@ -121,12 +121,12 @@ impl TableCache {
     }
 
     /// Bytes the open tables keep in memory for as long as they are open:
-    /// their index and filter blocks. Walks the open tables (at most
-    /// `capacity` of them).
+    /// their index and filter blocks and their block slots. Walks the open
+    /// tables (at most `capacity` of them).
     pub fn pinned_bytes(&self) -> u64 {
         self.tables
             .iter()
-            .map(|(_, t)| t.index_bytes() + t.filter_bytes())
+            .map(|(_, t)| t.index_bytes() + t.filter_bytes() + t.slot_bytes())
             .sum()
     }
 

@@ -10,7 +10,8 @@ use crate::iter::InternalIterator;
 use crate::key;
 use std::cmp::Ordering;
 use std::path::Path;
-use std::sync::atomic::{AtomicU8, Ordering as AtomicOrdering};
+use super::slots::{BlockSlots, Home};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering as AtomicOrdering};
 use std::sync::{Arc, OnceLock};
 
 /// The uncompressed bytes of one data or index block, with its restart
@@ -39,6 +40,14 @@ pub struct Block {
     prefixes: OnceLock<RestartPrefixes>,
     /// Binary searches of the restart keys so far, while `prefixes` is unset.
     searches: AtomicU8,
+    /// Whether every entry is a restart point, as in index blocks (checked
+    /// by [`Block::with_restart_prefixes`]; false for other blocks).
+    every_entry_restarts: bool,
+    /// The table slot a point lookup put the block in, if any
+    /// (docs/design.md, "Block slots").
+    home: OnceLock<Home>,
+    /// Set when the block cache lets the block go.
+    evicted: AtomicBool,
 }
 
 /// A binary search of the restart keys that has to read each key it
@@ -55,6 +64,29 @@ struct RestartPrefixes {
     /// The bytes every restart key's tree key starts with.
     head: Vec<u8>,
     prefixes: Vec<u128>,
+}
+
+/// What [`Block::seek_restart_entry`] found.
+pub enum RestartSeek<'a> {
+    /// The first entry whose key is `>= target`.
+    Found(RestartEntry<'a>),
+    /// Every key is smaller than the target.
+    AllSmaller,
+    /// Not every entry of the block is a restart point: use
+    /// [`Block::seek_with_before`].
+    NotAllRestarts,
+}
+
+/// An entry of a block whose every entry is a restart point, read in place.
+pub struct RestartEntry<'a> {
+    /// Its position among the block's entries, from 0.
+    pub ordinal: usize,
+    /// Its key.
+    pub key: &'a [u8],
+    /// Its value's byte range in [`Block::data`].
+    pub value: (usize, usize),
+    /// The key of the entry before it; empty for the block's first.
+    pub before: &'a [u8],
 }
 
 /// One entry decoded in place.
@@ -90,6 +122,9 @@ impl Block {
             buckets: (0, 0),
             prefixes: OnceLock::new(),
             searches: AtomicU8::new(0),
+            every_entry_restarts: false,
+            home: OnceLock::new(),
+            evicted: AtomicBool::new(false),
         };
         let full_len = block.data.len();
         let mut len = full_len;
@@ -178,6 +213,31 @@ impl Block {
         self.data.capacity()
             + std::mem::size_of::<Block>()
             + (self.num_restarts + 1) * std::mem::size_of::<u128>()
+    }
+
+    /// Records the slot the block is put in; false if it has one already.
+    pub(super) fn set_home(&self, home: Home) -> bool {
+        self.home.set(home).is_ok()
+    }
+
+    /// Whether the block's slot is slot `i` of `slots`.
+    pub(super) fn is_home(&self, slots: &Arc<BlockSlots>, i: usize) -> bool {
+        self.home.get().is_some_and(|h| h.is(slots, i))
+    }
+
+    /// The slot the block was put in, if any.
+    pub(super) fn home(&self) -> Option<&Home> {
+        self.home.get()
+    }
+
+    /// Marks the block let go by the block cache.
+    pub(super) fn mark_evicted(&self) {
+        self.evicted.store(true, AtomicOrdering::SeqCst);
+    }
+
+    /// Whether the block cache has let the block go.
+    pub(super) fn is_evicted(&self) -> bool {
+        self.evicted.load(AtomicOrdering::SeqCst)
     }
 
     fn restart_point(&self, i: usize) -> usize {
@@ -281,10 +341,57 @@ impl Block {
     /// index blocks, which stay in memory as long as their table).
     /// Corruption if a restart entry is malformed, or the restart keys are
     /// not in order.
-    pub fn with_restart_prefixes(self) -> Result<Block> {
+    pub fn with_restart_prefixes(mut self) -> Result<Block> {
         let p = self.restart_prefixes()?;
         let _ = self.prefixes.set(p);
+        self.every_entry_restarts = (0..self.num_restarts).all(|i| {
+            let next = if i + 1 < self.num_restarts {
+                self.restart_point(i + 1)
+            } else {
+                self.restarts_offset
+            };
+            self.entry(self.restart_point(i))
+                .is_some_and(|e| e.next == next)
+        });
         Ok(self)
+    }
+
+    /// Entries in the block when every one is a restart point; `None`
+    /// otherwise (or when not known: see [`Block::with_restart_prefixes`]).
+    pub fn entries_if_all_restarts(&self) -> Option<usize> {
+        self.every_entry_restarts.then_some(self.num_restarts)
+    }
+
+    /// [`Block::seek_with_before`] for a block built with
+    /// [`Block::with_restart_prefixes`] whose every entry is a restart
+    /// point (an index block as lamina writes them): the entry found is the
+    /// first restart point not before `target`, so its key and the key
+    /// before it are read in place, not rebuilt, and its ordinal is known.
+    /// Corruption if a restart entry on the way is malformed.
+    pub fn seek_restart_entry(&self, target: &[u8]) -> Result<RestartSeek<'_>> {
+        let Some(p) = self.prefixes.get().filter(|_| self.every_entry_restarts) else {
+            return Ok(RestartSeek::NotAllRestarts);
+        };
+        let ordinal = self.first_restart_not_before(p, target)?;
+        if ordinal >= self.num_restarts {
+            return Ok(RestartSeek::AllSmaller);
+        }
+        let pos = self.restart_point(ordinal);
+        let Some(e) = self.entry(pos).filter(|e| e.shared == 0) else {
+            return Err(self.corruption(format!(
+                "restart entry at byte {pos} is malformed or shares bytes with a previous key"
+            )));
+        };
+        let before = match ordinal.checked_sub(1) {
+            Some(b) => self.restart_key(b)?,
+            None => &[],
+        };
+        Ok(RestartSeek::Found(RestartEntry {
+            ordinal,
+            key: e.suffix,
+            value: e.value,
+            before,
+        }))
     }
 
     /// Builds the block's [`RestartPrefixes`], reading every restart key.
@@ -324,9 +431,16 @@ impl Block {
         }
     }
 
-    /// [`Block::seek_restart`] through the restart keys' prefixes: only
-    /// restart keys whose prefix equals the target's are compared in full.
+    /// [`Block::seek_restart`] through the restart keys' prefixes.
     fn seek_restart_by_prefix(&self, p: &RestartPrefixes, target: &[u8]) -> Result<usize> {
+        Ok(self.first_restart_not_before(p, target)?.saturating_sub(1))
+    }
+
+    /// The first restart point whose key is `>= target` (the number of
+    /// restart points if none is), found through the restart keys'
+    /// prefixes: only restart keys whose prefix equals the target's are
+    /// compared in full.
+    fn first_restart_not_before(&self, p: &RestartPrefixes, target: &[u8]) -> Result<usize> {
         let tk = key::tree_key_of(target);
         let head = tk.get(..p.head.len()).unwrap_or(tk);
         let (lo, hi) = match head.cmp(&p.head) {
@@ -349,8 +463,7 @@ impl Block {
                 b = mid;
             }
         }
-        // `a` is the first restart point whose key is >= target.
-        Ok(a.saturating_sub(1))
+        Ok(a)
     }
 
     /// Point lookup through the block's hash index, for tree key `tk` of

@@ -20,6 +20,7 @@ mod key_buf;
 mod point_tests;
 mod properties;
 mod reader;
+mod slots;
 mod table_iter;
 #[cfg(test)]
 mod test_util;
@@ -40,6 +41,7 @@ pub use {
     properties::Properties,
 };
 pub use reader::{key_hash, Probe, Table};
+pub use slots::evicted as block_evicted;
 pub use table_iter::TableIter;
 pub use writer_props::WriterProps;
 

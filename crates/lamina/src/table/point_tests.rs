@@ -116,6 +116,46 @@ proptest! {
     }
 }
 
+/// Table slots hold only blocks the cache holds: with a cache of a few
+/// blocks, lookups all over the table leave every slotted block cached (an
+/// evicted block left its slot), and answers stay right; with a cache that
+/// holds the table, a second pass is served from the slots.
+#[test]
+fn slots_hold_only_cached_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.sst");
+    let model = sample_entries(3000, 7);
+    build(&path, &model, options(2, 512, 4));
+    let keys = tree_keys(&model);
+    for (capacity, fits) in [(4 << 10, false), (16 << 20, true)] {
+        let cache = Arc::new(BlockCache::new(capacity));
+        let t = Table::open(RealFs.open(&path).unwrap(), path.clone(), 1, Arc::clone(&cache)).unwrap();
+        for round in 0..2 {
+            for (i, tk) in keys.iter().enumerate() {
+                // Out of order, so that blocks are entered through the index.
+                let tk = keys.iter().nth((i * 7919) % keys.len()).unwrap_or(tk);
+                assert_eq!(
+                    lookup(&t, tk, key::MAX_SEQNO),
+                    expected(&model, tk, key::MAX_SEQNO),
+                    "round {round}"
+                );
+                if i % 97 == 0 {
+                    for b in t.slotted_blocks() {
+                        assert!(cache.holds(1, b.offset(), &b), "block at {} slotted but not cached", b.offset());
+                    }
+                }
+            }
+        }
+        let slotted = t.slotted_blocks().len();
+        if fits {
+            assert!(cache.slots_serve());
+            assert!(slotted > 10, "{slotted} blocks slotted");
+        } else {
+            assert!(slotted <= 8, "{slotted} blocks slotted in a cache of about 8");
+        }
+    }
+}
+
 /// A 64 KiB block of small entries would pass the hash index's limit of
 /// restart points (and lose its index): such blocks are cut at the limit.
 #[test]

@@ -2,7 +2,8 @@
 //!
 //! Layout: docs/format.md#table.
 
-use super::block::{Block, KeyBuf};
+use super::block::{Block, KeyBuf, RestartSeek};
+use super::slots::BlockSlots;
 use super::bloom::{bloom_may_contain, BlockedBloom};
 use super::compress::{decode_block, BLOCK_TRAILER_LEN};
 use super::footer::{BlockHandle, Footer, FOOTER_LEN};
@@ -36,6 +37,9 @@ pub struct Table {
     index: Arc<Block>,
     filter: Filter,
     props: Properties,
+    /// One per index entry, when every index entry is a restart point
+    /// (docs/design.md, "Block slots"); none otherwise.
+    slots: Arc<BlockSlots>,
 }
 
 /// What a point lookup in one table found.
@@ -138,7 +142,9 @@ impl Table {
         let props = Properties::decode(&decode_block(props, &path, p.offset)?, &path, p.offset)?;
         let index = decode_block(index, &path, i.offset)?;
         let index = Arc::new(Block::new(index, path.clone(), i.offset)?.with_restart_prefixes()?);
+        let slots = BlockSlots::new(index.entries_if_all_restarts().unwrap_or(0));
         Ok(Table {
+            slots,
             file,
             path,
             file_number,
@@ -207,12 +213,31 @@ impl Table {
                     return Ok(Probe::Absent);
                 }
                 let mut before = KeyBuf::new();
-                let Some((at, bounded)) =
-                    self.index.seek_with_before(target, &mut key, &mut before)?
-                else {
-                    return Ok(Probe::Absent);
+                let (at, bounded, last, after, ordinal) = match self.index.seek_restart_entry(target)? {
+                    RestartSeek::AllSmaller => return Ok(Probe::Absent),
+                    RestartSeek::Found(e) => (e.value, true, e.key, e.before, Some(e.ordinal)),
+                    RestartSeek::NotAllRestarts => {
+                        let Some((at, bounded)) =
+                            self.index.seek_with_before(target, &mut key, &mut before)?
+                        else {
+                            return Ok(Probe::Absent);
+                        };
+                        (at, bounded, &key[..], &before[..], None)
+                    }
                 };
                 let handle = self.handle_of(self.index.slice(at))?;
+                // The block the last lookup sent here found, while the
+                // cache holds it (docs/design.md, "Block slots").
+                let slots_serve = ordinal.is_some() && self.cache.slots_serve();
+                if let Some(held) = ordinal.filter(|_| slots_serve).and_then(|o| self.slots.get(o)) {
+                    if let Some(block) = held.as_ref() {
+                        self.cache.count_slot_hit();
+                        self.cache
+                            .remember_bounds(self.file_number, handle.offset, block, after, last);
+                        let mut key = KeyBuf::new();
+                        return self.answer(block, tk, h, target, cached_only, &mut key, f);
+                    }
+                }
                 let block = if cached_only {
                     match self.cache.get_if_cached(self.file_number, handle.offset) {
                         Some(b) => b,
@@ -221,27 +246,47 @@ impl Table {
                 } else {
                     self.data_block(handle)?
                 };
+                if let Some(o) = ordinal.filter(|_| slots_serve) {
+                    self.slots.fill(o, &block);
+                }
                 // The block holds the keys after the index key before its
                 // own (empty: from the table's first) up to its own, the
                 // block's last key (docs/format.md#index).
                 if bounded {
                     self.cache
-                        .remember_bounds(self.file_number, handle.offset, &block, &before, &key);
+                        .remember_bounds(self.file_number, handle.offset, &block, after, last);
                 }
                 block
             }
         };
+        self.answer(&block, tk, h, target, cached_only, &mut key, f)
+    }
+
+    /// The end of a point lookup: the first entry of `block` whose internal
+    /// key is `>= target`, through the block's hash index where it has one.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn answer<R>(
+        &self,
+        block: &Block,
+        tk: &[u8],
+        h: u64,
+        target: &[u8],
+        cached_only: bool,
+        key: &mut KeyBuf,
+        f: impl FnOnce(&[u8], &[u8]) -> R,
+    ) -> Result<Probe<R>> {
         // Tables with a blocked filter have data blocks with a hash index
         // (format version 2), looked up with the same hash.
         if matches!(self.filter, Filter::Blocked(_)) {
-            match block.hash_seek(tk, h, target, &mut key)? {
-                Some(Some(v)) => return Ok(Probe::Found(f(&key, block.slice(v)))),
+            match block.hash_seek(tk, h, target, key)? {
+                Some(Some(v)) => return Ok(Probe::Found(f(key, block.slice(v)))),
                 Some(None) => return Ok(Probe::Absent),
                 None => {}
             }
         }
-        match block.seek_in_place(target, &mut key)? {
-            Some(v) => Ok(Probe::Found(f(&key, block.slice(v)))),
+        match block.seek_in_place(target, key)? {
+            Some(v) => Ok(Probe::Found(f(key, block.slice(v)))),
             // Only a damaged index names a block whose keys all precede
             // `target`; the iterator path carries on with the next block.
             None if cached_only => Ok(Probe::NeedsIo),
@@ -309,6 +354,17 @@ impl Table {
     /// Bytes of the index block in the file, trailer included.
     pub fn index_bytes(&self) -> u64 {
         self.footer.index.size + BLOCK_TRAILER_LEN as u64
+    }
+
+    #[cfg(test)]
+    /// Every data block the table's slots hold.
+    pub fn slotted_blocks(&self) -> Vec<Arc<Block>> {
+        self.slots.held()
+    }
+
+    /// Bytes of memory the table's block slots take.
+    pub fn slot_bytes(&self) -> u64 {
+        self.slots.charge() as u64
     }
 
     #[cfg(any(test, feature = "internals"))]
