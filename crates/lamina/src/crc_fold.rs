@@ -374,6 +374,11 @@ mod tests {
         }
     }
 
+    /// A fold of one width, called without its feature check.
+    #[cfg(target_arch = "x86_64")]
+    #[allow(unsafe_code)]
+    type FoldFn = unsafe fn(u32, *const u8, usize, Option<*mut u8>) -> u32;
+
     /// Each width of fold this CPU has, called directly: `crc32c_append`
     /// takes only the widest.
     #[cfg(target_arch = "x86_64")]
@@ -385,7 +390,7 @@ mod tests {
             for start in [0, 3] {
                 let Some(piece) = data.get(start..start + len) else { continue };
                 let want = crc32c::crc32c_append(0x1234_5678, piece);
-                let widths: [(bool, unsafe fn(u32, *const u8, usize, Option<*mut u8>) -> u32); 2] = [
+                let widths: [(bool, FoldFn); 2] = [
                     (x86::has_fold(), x86::fold_unchecked),
                     (x86::has_fold() && x86::has_fold512(), x86::fold512_unchecked),
                 ];
