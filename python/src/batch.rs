@@ -85,7 +85,7 @@ impl Batch {
             Some(d) => db.write_with(ops, d),
             None => db.write(ops),
         });
-        self.shared.wrote();
+        self.shared.wrote(py);
         result.map_err(to_py)
     }
 }

@@ -188,7 +188,7 @@ impl Db {
         let db = self.shared.writable()?;
         reserved_name(name)?;
         let result = py.detach(|| db.drop_keyspace(name));
-        self.shared.wrote();
+        self.shared.wrote(py);
         result.map_err(to_py)
     }
 

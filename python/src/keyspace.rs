@@ -58,7 +58,7 @@ impl Keyspace {
     ) -> PyResult<T> {
         self.shared.writable()?;
         let result = py.detach(|| f(&self.ks, key));
-        self.shared.wrote();
+        self.shared.wrote(py);
         result.map_err(to_py)
     }
 
@@ -129,7 +129,7 @@ impl Keyspace {
         // and taking it back would cost more than the commit.
         self.shared.writable()?;
         if self.ks.try_put(k, v).map_err(to_py)? {
-            self.shared.wrote();
+            self.shared.wrote(py);
             return Ok(());
         }
         self.write(py, k, |ks, k| ks.put(k, v))
@@ -146,7 +146,7 @@ impl Keyspace {
                     return Err(PyKeyError::new_err(key.clone().unbind()))
                 }
                 lamina::Cached::Answered(true) if self.ks.try_delete(k).map_err(to_py)? => {
-                    self.shared.wrote();
+                    self.shared.wrote(py);
                     return Ok(());
                 }
                 _ => {}
@@ -319,7 +319,7 @@ impl Keyspace {
             return Ok(());
         }
         let result = py.detach(|| db.write(batch));
-        self.shared.wrote();
+        self.shared.wrote(py);
         result.map_err(to_py)
     }
 
@@ -341,7 +341,7 @@ impl Keyspace {
             }
             Ok(())
         });
-        self.shared.wrote();
+        self.shared.wrote(py);
         result.map_err(to_py)
     }
 

@@ -61,9 +61,12 @@ impl Shared {
         &self.path
     }
 
-    /// Records that a write happened (call after it, whether or not it succeeded).
-    pub fn wrote(&self) {
-        self.writes.fetch_add(1, Ordering::AcqRel);
+    /// Records that a write happened (call after it, whether or not it
+    /// succeeded). The interpreter lock, which `_py` says is held, orders
+    /// every call: a load and a store, no locked instruction.
+    pub fn wrote(&self, _py: Python<'_>) {
+        let n = self.writes.load(Ordering::Relaxed);
+        self.writes.store(n.wrapping_add(1), Ordering::Release);
     }
 
     /// The write counter: a cached length is valid while this is unchanged.

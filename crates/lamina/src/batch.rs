@@ -19,6 +19,9 @@ const HEADER_LEN: usize = 12;
 pub struct Batch {
     rep: Vec<u8>,
     count: u32,
+    /// Bytes of the callers' keys and values: a value in a blob file counts
+    /// its length, not its pointer's (what `stats()` reports as written).
+    user_bytes: u64,
     /// Where the operation of a batch of one lies in `rep`, as `push` wrote
     /// it, so that a single put or delete is checked and inserted without
     /// being decoded again; `None` otherwise (and in batches decoded from
@@ -64,6 +67,7 @@ impl Batch {
         Batch {
             rep: vec![0; HEADER_LEN],
             count: 0,
+            user_bytes: 0,
             only: None,
         }
     }
@@ -83,6 +87,7 @@ impl Batch {
             put_len_prefixed(&mut self.rep, v);
         }
         let value_len = value.map_or(0, <[u8]>::len);
+        self.user_bytes += user_bytes(kind, key, value.unwrap_or(&[]));
         self.only = (self.count == 0).then_some(OnlyOp {
             kind,
             keyspace: ks,
@@ -166,7 +171,14 @@ impl Batch {
         self.rep.clear();
         self.rep.resize(HEADER_LEN, 0);
         self.count = 0;
+        self.user_bytes = 0;
         self.only = None;
+    }
+
+    /// Bytes of the callers' keys and values in the batch (a value in a blob
+    /// file counted at its length).
+    pub(crate) fn user_bytes(&self) -> u64 {
+        self.user_bytes
     }
 
     /// Encoded size in bytes.
@@ -303,6 +315,16 @@ impl<'a> Iterator for Ops<'a> {
     }
 }
 
+/// Bytes of a caller's key and value in one operation: for a value in a
+/// blob file, its length as the pointer gives it (0 if malformed).
+fn user_bytes(kind: Kind, key: &[u8], value: &[u8]) -> u64 {
+    let value_len = match kind {
+        Kind::Blob => crate::blob::BlobPointer::decode(value).map_or(0, |p| p.len as usize),
+        _ => value.len(),
+    };
+    (key.len() + value_len) as u64
+}
+
 /// A batch decoded from a WAL record.
 pub(crate) struct DecodedBatch {
     pub first_seqno: SeqNo,
@@ -317,13 +339,16 @@ pub(crate) fn decode_record(record: &[u8], blob_pointers: bool) -> Result<Decode
     let mut d = Decoder::new(record);
     let first_seqno = d.u64().ok_or("record shorter than a batch header")?;
     let count = d.u32().ok_or("record shorter than a batch header")?;
-    let batch = Batch {
+    let mut batch = Batch {
         rep: record.to_vec(),
         count,
+        user_bytes: 0,
         only: None,
     };
+    let mut bytes = 0;
     for op in batch.ops() {
         let op = op?;
+        bytes += user_bytes(op.kind, op.key, op.value);
         if op.kind == Kind::Blob {
             if !blob_pointers {
                 return Err(
@@ -333,6 +358,7 @@ pub(crate) fn decode_record(record: &[u8], blob_pointers: bool) -> Result<Decode
             crate::blob::BlobPointer::decode(op.value)?;
         }
     }
+    batch.user_bytes = bytes;
     Ok(DecodedBatch { first_seqno, batch })
 }
 

@@ -47,6 +47,9 @@
 // - `memtable::arena`: the skip list's entries' memory, carved from chunks
 //   by one atomic add and freed with the list (its 2 MiB chunks advised
 //   `MADV_HUGEPAGE`, libc).
+// - `memtable::spare`: 2 MiB chunks made resident ahead of the arenas by a
+//   helper thread (allocated, advised `MADV_HUGEPAGE`, a byte of each page
+//   written), and taken back from arenas that are dropped.
 // - `memtable::newest`: one statement, a position made again from the
 //   entry address and list number its hash index keeps in a 16-byte slot.
 // - `prefetch`: one statement, `_mm_prefetch`, a hint that never faults

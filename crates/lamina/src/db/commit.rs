@@ -15,8 +15,7 @@ use super::Inner;
 use crate::batch::{Batch, Op};
 use crate::error::{Error, Result};
 
-use crate::blob::BlobPointer;
-use crate::key::{KeyspaceId, Kind, SeqNo};
+use crate::key::{KeyspaceId, SeqNo};
 use crate::options::Durability;
 use std::sync::atomic::Ordering;
 
@@ -185,14 +184,8 @@ impl Inner {
         q.writer_last = q.last_seqno;
         drop(q);
 
-        let mut user_bytes = 0u64;
-        let mut insert = |seq: SeqNo, op: Op<'_>| {
+        let insert = |seq: SeqNo, op: Op<'_>| {
             mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value);
-            let value_len = match op.kind {
-                Kind::Blob => BlobPointer::decode(op.value).map_or(0, |p| p.len as usize),
-                _ => op.value.len(),
-            };
-            user_bytes += (op.key.len() + value_len) as u64;
         };
         let mut inserted = Ok(());
         match batch.only_op() {
@@ -208,11 +201,6 @@ impl Inner {
             }
         }
         self.pipeline.inserted();
-        // Counted outside the WAL lock, in the pass that inserts: a batch is
-        // walked once, and the lock is held no longer for it.
-        self.counters
-            .user_bytes_written
-            .fetch_add(user_bytes, Ordering::Relaxed);
 
         let last = first + count - 1;
         let durable = if durability == Durability::Sync {
@@ -279,6 +267,7 @@ impl Inner {
         }
         let c = &self.counters;
         add_under_wal_lock(&c.wal_bytes_written, w.len().saturating_sub(before));
+        add_under_wal_lock(&c.user_bytes_written, batch.user_bytes());
         add_under_wal_lock(&c.commits, 1);
         Ok(Some(self.pipeline.handed_to_wal()))
     }

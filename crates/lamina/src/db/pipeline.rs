@@ -33,6 +33,17 @@ use std::time::{Duration, Instant};
 /// syncs it measured.
 const MAX_GATHER: Duration = Duration::from_micros(500);
 
+/// Raises the published seqno `visible` to `to`, if below it, with a load
+/// and a store: no locked instruction on a lone writer's every commit.
+/// REQUIRES: the pipeline's state lock is held. Every other raise of
+/// `visible` happens under it too, or while no writer can publish (at open;
+/// an ingest's, under commit leadership once every writer is published).
+fn raise(visible: &AtomicU64, to: SeqNo) {
+    if visible.load(Ordering::Relaxed) < to {
+        visible.store(to, Ordering::Release);
+    }
+}
+
 /// See the module doc. Shared by every writer of one database.
 #[derive(Default)]
 pub(crate) struct Pipeline {
@@ -171,7 +182,7 @@ impl Pipeline {
             // through `done` (a lone writer's every commit); `advance` below
             // publishes any writer that was waiting behind it.
             s.cursor = last;
-            visible.fetch_max(last, Ordering::AcqRel);
+            raise(visible, last);
             if s.waiters > 0 {
                 self.changed.notify_all();
             }
@@ -299,12 +310,12 @@ impl Pipeline {
             let w = s.done.remove(&s.cursor).expect("just found");
             s.cursor = w.last;
             if let Some(p) = w.parker {
-                visible.fetch_max(s.cursor, Ordering::AcqRel);
+                raise(visible, s.cursor);
                 wakes.push((p, PUBLISHED));
             }
         }
         if s.cursor != start {
-            visible.fetch_max(s.cursor, Ordering::AcqRel);
+            raise(visible, s.cursor);
             if s.waiters > 0 {
                 self.changed.notify_all();
             }

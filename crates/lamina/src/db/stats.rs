@@ -14,8 +14,9 @@ pub(crate) fn add_under_wal_lock(counter: &AtomicU64, n: u64) {
     );
 }
 
-/// Running counters, updated with relaxed atomics; `wal_bytes_written` and
-/// `commits` only under the WAL lock, with [`add_under_wal_lock`].
+/// Running counters, updated with relaxed atomics; `user_bytes_written`,
+/// `wal_bytes_written` and `commits` only under the WAL lock, with
+/// [`add_under_wal_lock`].
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
     pub user_bytes_written: AtomicU64,

@@ -8,8 +8,11 @@
 //! `malloc` and 7% in `free`. Here an allocation is one atomic add on the
 //! chunk's cursor; a writer that finds the chunk full makes the next one
 //! under a lock. Chunks grow from [`FIRST_BLOCK`] to [`MAX_BLOCK`] bytes, so
-//! a small memtable holds little unused memory; an entry larger than a
-//! quarter of the next chunk gets an allocation of its own.
+//! a small memtable holds little unused memory; an arena allowed at least
+//! [`HUGE_FROM_THE_START`] bytes (a list of a memtable of 32 MiB or more)
+//! takes chunks of [`MAX_BLOCK`] from the first, made resident ahead by
+//! [`spare`], so that its writers never fault a page in. An entry larger
+//! than a quarter of the next chunk gets an allocation of its own.
 //!
 //! Chunks of the largest size, 2 MiB, are aligned to 2 MiB and the kernel is
 //! asked to back them with huge pages (`MADV_HUGEPAGE`): a skip list's search
@@ -26,6 +29,7 @@
 //! and each byte range is handed out once.
 #![allow(unsafe_code)]
 
+use super::spare;
 use parking_lot::Mutex;
 use std::alloc::Layout;
 use std::mem::size_of;
@@ -36,8 +40,12 @@ use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 pub(super) const ALIGN: usize = 8;
 /// Bytes of the first chunk, its head included.
 const FIRST_BLOCK: usize = 4 << 10;
+/// The least limit of an arena whose first chunk is a huge one. Below it
+/// the chunks ramp up from [`FIRST_BLOCK`], so that a list of a small
+/// memtable (the crash tests' are of a few KiB) holds little it does not use.
+const HUGE_FROM_THE_START: usize = 2 * MAX_BLOCK;
 /// Bytes of the largest chunk, its head included: one huge page.
-const MAX_BLOCK: usize = 2 << 20;
+const MAX_BLOCK: usize = spare::HUGE;
 
 /// The head of a chunk; its usable bytes follow it.
 #[repr(C)]
@@ -158,7 +166,12 @@ impl Arena {
         let room = self.limit.saturating_sub(reserved);
         // SAFETY: as in `alloc`.
         let last = NonNull::new(seen).map_or(0, |c| CHUNK_HEAD + unsafe { c.as_ref() }.cap);
-        let next = last.saturating_mul(2).clamp(FIRST_BLOCK, MAX_BLOCK);
+        let first = if self.limit >= HUGE_FROM_THE_START {
+            MAX_BLOCK
+        } else {
+            FIRST_BLOCK
+        };
+        let next = last.saturating_mul(2).clamp(first, MAX_BLOCK);
         let own = size > next / 4;
         let block = match own {
             true => size,
@@ -189,10 +202,15 @@ impl Arena {
 }
 
 /// A new block of `size` bytes aligned to [`ALIGN`]; a block of
-/// [`MAX_BLOCK`] bytes is aligned to its size and the kernel is asked to
-/// back it with a huge page.
+/// [`MAX_BLOCK`] bytes is aligned to its size and backed by a huge page:
+/// one made ready ahead ([`spare`]) if one is waiting.
 fn allocate(size: usize) -> (NonNull<u8>, Layout) {
     let huge = size == MAX_BLOCK;
+    if huge {
+        if let Some(p) = spare::take() {
+            return (p, spare::layout());
+        }
+    }
     let Ok(layout) = Layout::from_size_align(size, if huge { MAX_BLOCK } else { ALIGN }) else {
         panic!("memtable allocation of {size} bytes");
     };
@@ -217,8 +235,15 @@ impl Drop for Arena {
     fn drop(&mut self) {
         for (p, layout) in self.blocks.get_mut().drain(..) {
             // SAFETY: `&mut self`: nothing handed out is used any more; each
-            // block is freed once, with the layout it was made with.
-            unsafe { std::alloc::dealloc(p.as_ptr(), layout) };
+            // block is freed (or a huge chunk handed back) once, with the
+            // layout it was made with.
+            unsafe {
+                if layout == spare::layout() {
+                    spare::give_back(p);
+                } else {
+                    std::alloc::dealloc(p.as_ptr(), layout);
+                }
+            }
         }
     }
 }
@@ -253,7 +278,8 @@ mod tests {
 
     #[test]
     fn allocations_are_aligned_apart_and_kept_across_chunks() {
-        let arena = Arena::new(usize::MAX);
+        // Small chunks, ramping up.
+        let arena = Arena::new(HUGE_FROM_THE_START - 1);
         let claims: Vec<_> = (0..5_000usize)
             .map(|i| claim(&arena, 1 + (i * 37) % 300, i as u8))
             .collect();
@@ -320,12 +346,10 @@ mod tests {
     }
 
     #[test]
-    fn chunks_grow_to_huge_pages_and_are_counted_whole() {
-        let arena = Arena::new(usize::MAX);
+    fn small_chunks_are_charged_as_far_as_they_are_handed_out() {
+        let arena = Arena::new(HUGE_FROM_THE_START - 1);
         let mut claims = Vec::new();
-        let mut handed = 0;
-        while arena.blocks.lock().iter().all(|(_, l)| l.size() < MAX_BLOCK) {
-            // Small chunks are charged as far as they are handed out.
+        while arena.blocks.lock().len() < 6 {
             let small = arena.reserved() - arena.charged();
             let current = arena.current.load(Ordering::Acquire);
             if let Some(c) = NonNull::new(current) {
@@ -334,17 +358,32 @@ mod tests {
                 assert_eq!(small, c.cap.saturating_sub(c.used.load(Ordering::Relaxed)));
             }
             claims.push(claim(&arena, 200, 7));
-            handed += 200;
         }
         let blocks = arena.blocks.lock();
-        let (p, l) = blocks.last().unwrap();
-        assert_eq!(l.size(), MAX_BLOCK);
-        assert_eq!(p.as_ptr() as usize % MAX_BLOCK, 0, "aligned to a huge page");
-        let total: usize = blocks.iter().map(|(_, l)| l.size()).sum();
+        assert!(blocks.iter().all(|(_, l)| l.size() < MAX_BLOCK), "no huge chunk");
+        assert_eq!(blocks.first().map(|(_, l)| l.size()), Some(FIRST_BLOCK));
         drop(blocks);
-        assert_eq!(arena.reserved(), total);
-        assert_eq!(arena.charged(), total, "a huge chunk is charged whole");
-        assert!(arena.charged() > handed + (1 << 20));
+        assert!(arena.charged() < arena.reserved(), "the current chunk's rest is not charged");
         intact(&claims);
+    }
+
+    #[test]
+    fn a_large_arena_starts_with_huge_chunks_counted_whole() {
+        for limit in [HUGE_FROM_THE_START, usize::MAX] {
+            let arena = Arena::new(limit);
+            let mut claims = vec![claim(&arena, 200, 7)];
+            while arena.blocks.lock().len() < 2 {
+                claims.push(claim(&arena, 64 << 10, 9));
+            }
+            let blocks = arena.blocks.lock();
+            for (p, l) in blocks.iter() {
+                assert_eq!(l.size(), MAX_BLOCK, "limit {limit}");
+                assert_eq!(p.as_ptr() as usize % MAX_BLOCK, 0, "aligned to a huge page");
+            }
+            drop(blocks);
+            assert_eq!(arena.reserved(), 2 * MAX_BLOCK);
+            assert_eq!(arena.charged(), 2 * MAX_BLOCK, "a huge chunk is charged whole");
+            intact(&claims);
+        }
     }
 }

@@ -8,6 +8,7 @@ mod cursor;
 mod lists;
 mod newest;
 mod skiplist;
+mod spare;
 
 use crate::key::{self, InternalKey, Kind, SeqNo};
 pub use cursor::{MemtableIter, MemtableScan};
@@ -27,7 +28,6 @@ pub struct Memtable {
     /// Bytes of the hash index (the lists count their own).
     index_bytes: AtomicU64,
     wal_number: u64,
-    largest_seqno: AtomicU64,
     /// Value bytes its commits wrote to its blob file
     /// (docs/format.md#blob-files-written-at-commit).
     blob_bytes: AtomicU64,
@@ -54,13 +54,13 @@ impl Memtable {
 
     /// An empty memtable whose skip lists hold `list_bytes` each.
     fn with_list_bytes(wal_number: u64, list_bytes: u64, indexed: bool) -> Memtable {
+        spare::warm();
         let lists = Lists::new(list_bytes);
         Memtable {
             newest: NewestIndex::new(&lists, indexed),
             lists,
             index_bytes: AtomicU64::new(0),
             wal_number,
-            largest_seqno: AtomicU64::new(0),
             blob_bytes: AtomicU64::new(0),
             blob_file: parking_lot::Mutex::new(None),
         }
@@ -121,12 +121,11 @@ impl Memtable {
         let entry = self.lists.insert(key_parts, value);
         let ikey = entry.key();
         // A key that is not a well-formed internal key has no point lookup.
-        if let Some(p) = key::parse(ikey) {
-            if self.newest.is_kept() {
+        if self.newest.is_kept() {
+            if let Some(p) = key::parse(ikey) {
                 let bytes = self.newest.record(&self.lists, entry, p.tree_key, p.seqno);
                 self.index_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
             }
-            self.largest_seqno.fetch_max(p.seqno, Ordering::Relaxed);
         }
     }
 
@@ -144,12 +143,6 @@ impl Memtable {
     /// True when nothing was inserted.
     pub fn is_empty(&self) -> bool {
         self.lists.is_empty()
-    }
-
-    #[cfg(any(test, feature = "internals"))]
-    /// Largest seqno inserted (0 if empty).
-    pub fn largest_seqno(&self) -> SeqNo {
-        self.largest_seqno.load(Ordering::Relaxed)
     }
 
     /// The first entry at or after internal key `target`, as (internal key, value).
@@ -416,7 +409,6 @@ mod tests {
         it.seek_for_prev(&key::seek_key(&key::tree_key(0, b"b")));
         assert_eq!(key::parse(it.key()).unwrap().user_key(), b"a");
         assert!(m.approximate_size() > 0);
-        assert_eq!(m.largest_seqno(), 3);
     }
 
     /// The entries `visit_entries` shows for `tk` as of `as_of`.
