@@ -89,6 +89,12 @@ unsafe impl Send for Arena {}
 unsafe impl Sync for Arena {}
 
 impl Arena {
+    /// Whether an arena of `limit` bytes takes huge chunks from the first
+    /// (see the module doc).
+    pub(super) fn starts_huge(limit: usize) -> bool {
+        limit >= HUGE_FROM_THE_START
+    }
+
     /// An empty arena that reserves at most `limit` bytes (`usize::MAX`:
     /// no limit), beyond the exceptions [`Arena::alloc`] names.
     pub(super) fn new(limit: usize) -> Arena {
@@ -166,7 +172,7 @@ impl Arena {
         let room = self.limit.saturating_sub(reserved);
         // SAFETY: as in `alloc`.
         let last = NonNull::new(seen).map_or(0, |c| CHUNK_HEAD + unsafe { c.as_ref() }.cap);
-        let first = if self.limit >= HUGE_FROM_THE_START {
+        let first = if Arena::starts_huge(self.limit) {
             MAX_BLOCK
         } else {
             FIRST_BLOCK

@@ -54,7 +54,11 @@ impl Memtable {
 
     /// An empty memtable whose skip lists hold `list_bytes` each.
     fn with_list_bytes(wal_number: u64, list_bytes: u64, indexed: bool) -> Memtable {
-        spare::warm();
+        // Huge chunks are made ready only for memtables whose lists take
+        // them: the pool's 4 MiB would be a large share of a small budget.
+        if arena::Arena::starts_huge(usize::try_from(list_bytes).unwrap_or(usize::MAX)) {
+            spare::warm();
+        }
         let lists = Lists::new(list_bytes);
         Memtable {
             newest: NewestIndex::new(&lists, indexed),
