@@ -14,11 +14,18 @@ impl Inner {
         st.mem.approximate_size() + st.imm.iter().map(|m| m.approximate_size()).sum::<u64>()
     }
 
+    /// What the memtables are charged: their bytes, and this database's
+    /// share of the huge chunks kept for its next memtables.
+    pub(super) fn memtable_charge(&self, st: &super::State) -> u64 {
+        let kept = self.spare_chunks.as_ref().map_or(0, |s| s.charge());
+        Inner::memtable_bytes(st) + kept
+    }
+
     /// Charges the block cache with what the memtables and open tables
     /// hold now. Walks the open tables: called when a version is installed
     /// and by `stats`, not on every write.
     pub(super) fn recharge_memory(&self) {
-        let mem = Inner::memtable_bytes(&self.state.lock());
+        let mem = self.memtable_charge(&self.state.lock());
         let cache = self.tables.block_cache();
         cache.charge(Charge::Memtables, mem);
         cache.charge(Charge::Tables, self.tables.pinned_bytes());

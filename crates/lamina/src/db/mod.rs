@@ -197,6 +197,11 @@ pub(crate) struct Inner {
     pub lock: Mutex<Option<Box<dyn FileLock>>>,
     /// The process generation the handle was opened in (`crate::process`).
     pub process: u64,
+    /// This database's claim on the huge chunks kept between memtables
+    /// (`memtable::spare`), charged with its memtables; `None` when its
+    /// memtables take none. Declared after `state`, so that it is given up
+    /// after the memtables have handed their chunks back.
+    pub spare_chunks: Option<crate::memtable::SpareChunks>,
 }
 
 impl Inner {

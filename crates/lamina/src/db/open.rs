@@ -180,6 +180,7 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         threads: Mutex::new(Vec::new()),
         lock: Mutex::new(lock),
         process,
+        spare_chunks: crate::memtable::register_spare_chunks(opts.memtable_size as u64),
         opts,
     });
     replay_wals(&inner, log_number)?;

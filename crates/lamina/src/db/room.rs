@@ -107,7 +107,7 @@ impl Inner {
     fn charged(&self, st: &super::State) -> Arc<Memtable> {
         self.tables
             .block_cache()
-            .charge(Charge::Memtables, Inner::memtable_bytes(st));
+            .charge(Charge::Memtables, self.memtable_charge(st));
         Arc::clone(&st.mem)
     }
 

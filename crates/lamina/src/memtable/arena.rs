@@ -211,13 +211,10 @@ impl Arena {
 /// [`MAX_BLOCK`] bytes is aligned to its size and backed by a huge page:
 /// one made ready ahead ([`spare`]) if one is waiting.
 fn allocate(size: usize) -> (NonNull<u8>, Layout) {
-    let huge = size == MAX_BLOCK;
-    if huge {
-        if let Some(p) = spare::take() {
-            return (p, spare::layout());
-        }
+    if size == MAX_BLOCK {
+        return (spare::take(), spare::layout());
     }
-    let Ok(layout) = Layout::from_size_align(size, if huge { MAX_BLOCK } else { ALIGN }) else {
+    let Ok(layout) = Layout::from_size_align(size, ALIGN) else {
         panic!("memtable allocation of {size} bytes");
     };
     // SAFETY: the layout's size is never zero (at least a chunk's head or
@@ -226,11 +223,6 @@ fn allocate(size: usize) -> (NonNull<u8>, Layout) {
     let Some(p) = NonNull::new(raw) else {
         std::alloc::handle_alloc_error(layout)
     };
-    #[cfg(target_os = "linux")]
-    if huge {
-        // SAFETY: advice on memory this arena owns; a failure changes nothing.
-        unsafe { libc::madvise(raw.cast(), size, libc::MADV_HUGEPAGE) };
-    }
     (p, layout)
 }
 

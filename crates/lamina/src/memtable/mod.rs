@@ -10,6 +10,8 @@ mod newest;
 mod skiplist;
 mod spare;
 
+pub(crate) use spare::{register as register_spare_chunks, Registration as SpareChunks};
+
 use crate::key::{self, InternalKey, Kind, SeqNo};
 pub use cursor::{MemtableIter, MemtableScan};
 use lists::{Lists, MAX_LISTS};
@@ -54,11 +56,6 @@ impl Memtable {
 
     /// An empty memtable whose skip lists hold `list_bytes` each.
     fn with_list_bytes(wal_number: u64, list_bytes: u64, indexed: bool) -> Memtable {
-        // Huge chunks are made ready only for memtables whose lists take
-        // them: the pool's 4 MiB would be a large share of a small budget.
-        if arena::Arena::starts_huge(usize::try_from(list_bytes).unwrap_or(usize::MAX)) {
-            spare::warm();
-        }
         let lists = Lists::new(list_bytes);
         Memtable {
             newest: NewestIndex::new(&lists, indexed),
@@ -68,6 +65,14 @@ impl Memtable {
             blob_bytes: AtomicU64::new(0),
             blob_file: parking_lot::Mutex::new(None),
         }
+    }
+
+    /// Whether the skip lists of a memtable of `memtable_size` bytes take
+    /// huge chunks from their first entry (and [`register_spare_chunks`]
+    /// keeps chunks for them).
+    pub fn takes_huge_chunks(memtable_size: u64) -> bool {
+        let list_bytes = lists::list_bytes(memtable_size);
+        arena::Arena::starts_huge(usize::try_from(list_bytes).unwrap_or(usize::MAX))
     }
 
     /// Counts `bytes` of values written to this memtable's blob file.
