@@ -158,7 +158,7 @@ impl BlockCache {
         if let Some(slot) = self.charges.get(kind as usize) {
             slot.store(bytes, Ordering::Relaxed);
         }
-        let step = (self.capacity / CHARGE_STEP).max(1) as u64;
+        let step = self.charge_step();
         let moved = |applied: u64, total: u64| {
             total.abs_diff(applied) >= step || (total == 0 && applied != 0)
         };
@@ -175,6 +175,12 @@ impl BlockCache {
         if let Some(c) = &self.cache {
             c.set_capacity(self.room_for(total));
         }
+    }
+
+    /// The change in a charge smaller than which [`BlockCache::charge`]
+    /// changes nothing: callers charging often may skip smaller changes.
+    pub fn charge_step(&self) -> u64 {
+        (self.capacity / CHARGE_STEP).max(1) as u64
     }
 
     fn total(&self) -> u64 {

@@ -140,6 +140,48 @@ pub fn pace(debt: &Debt, limits: &Limits, bytes: usize) -> Pace {
     Pace::Delay(delay, cause)
 }
 
+/// The sizes of the active memtable (of `memtable_size` bytes when full)
+/// below which a write goes at once under `limits`, the other debts being
+/// `l0_tables`, `pending_bytes` and `waiting` memtables: `Some(b)` when
+/// [`pace`] says [`Pace::Go`] exactly while the active memtable holds fewer
+/// than `b` bytes, `None` when it never does. (A full memtable is switched
+/// first, so `b` is at most `memtable_size`.) For writers that keep the
+/// answer until the debts change, instead of asking on every write.
+pub fn go_below(
+    limits: &Limits,
+    l0_tables: usize,
+    pending_bytes: u64,
+    waiting: usize,
+    memtable_size: u64,
+) -> Option<u64> {
+    if l0_tables > limits.l0.0 || pending_bytes > limits.pending_bytes.0 {
+        return None;
+    }
+    // Go while `waiting + active / memtable_size <= soft`.
+    let room = limits.memtables.0 - waiting as f64;
+    if room < 0.0 {
+        return None;
+    }
+    let most = (room * memtable_size as f64).floor();
+    let below = if most >= memtable_size as f64 {
+        memtable_size
+    } else {
+        most as u64 + 1
+    };
+    // The bound is exact in f64 only up to 2^53 bytes: checked, not assumed.
+    let goes = |active: u64| {
+        let memtables = waiting as f64 + (active as f64 / memtable_size.max(1) as f64).min(1.0);
+        matches!(
+            pace(&Debt { l0_tables, pending_bytes, memtables }, limits, 0),
+            Pace::Go
+        )
+    };
+    match below.checked_sub(1) {
+        Some(last) if goes(last) => Some(below),
+        Some(_) | None => None,
+    }
+}
+
 /// Bytes compaction must move before every level is within its target: the
 /// bytes of level 0 once it reaches its trigger, plus each deeper level's
 /// bytes over its target.
@@ -186,6 +228,38 @@ mod tests {
 
     /// Level-0 tables, pending MiB, memtables waiting, bytes written.
     type Case = (usize, u64, f64, usize);
+
+    #[test]
+    fn go_below_is_where_pace_stops_saying_go() {
+        let l = limits();
+        let size = 64u64 << 20;
+        // (l0 tables, pending MiB, memtables waiting) -> the bound.
+        type Debts = (usize, u64, usize);
+        let cases: &[(Debts, Option<u64>)] = &[
+            ((0, 0, 0), Some(size)),
+            ((0, 0, 1), Some(size / 2 + 1)),
+            ((20, 1024, 1), Some(size / 2 + 1)),
+            ((0, 0, 2), None),
+            ((21, 0, 0), None),
+            ((0, 1025, 0), None),
+        ];
+        for &((l0, pending, waiting), want) in cases {
+            let got = go_below(&l, l0, pending << 20, waiting, size);
+            assert_eq!(got, want, "l0 {l0}, pending {pending} MiB, {waiting} waiting");
+            // Exact: the last size below the bound goes, the bound does not
+            // (or is a full memtable).
+            let pace_at = |active: u64| {
+                let m = waiting as f64 + (active as f64 / size as f64).min(1.0);
+                pace(&debt(l0, pending, m), &l, 100)
+            };
+            if let Some(b) = got {
+                assert_eq!(pace_at(b - 1), Pace::Go);
+                assert!(b == size || pace_at(b) != Pace::Go, "bound {b}");
+            } else {
+                assert_ne!(pace_at(0), Pace::Go);
+            }
+        }
+    }
 
     #[test]
     fn table_of_debts_and_delays() {

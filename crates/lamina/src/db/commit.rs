@@ -16,8 +16,10 @@ use crate::batch::{Batch, Op};
 use crate::error::{Error, Result};
 
 use crate::key::{KeyspaceId, SeqNo};
+use crate::memtable::Memtable;
 use crate::options::Durability;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 /// Bytes buffered in the process for `Durability::None` writes before they
 /// are handed to the operating system.
@@ -35,6 +37,9 @@ pub(crate) struct CommitQueue {
     /// Last seqno assigned to a writer (0: none since the open); the next
     /// writer publishes after it.
     writer_last: SeqNo,
+    /// The room writes that may not wait found last (see
+    /// [`Inner::room_now`]).
+    pub room: Option<super::room::Room>,
 }
 
 impl CommitQueue {
@@ -157,10 +162,17 @@ impl Inner {
             q.waiters -= 1;
         }
         let mem = if may_wait {
-            self.make_room(bytes)?
+            let mem = self.make_room(bytes)?;
+            if q.room.as_ref().is_some_and(|r| !r.is_in(&mem)) {
+                q.room = None;
+            }
+            mem
         } else {
-            match self.room_now(bytes)? {
-                Some(mem) => mem,
+            if large.is_none() && self.pipeline.idle_after(q.writer_last) {
+                return self.commit_solo(&mut q, batch, durability);
+            }
+            match self.room_now(&mut q.room)? {
+                Some(mem) => Arc::clone(mem),
                 None => return Ok(false),
             }
         };
@@ -176,7 +188,7 @@ impl Inner {
             Some(b) => b,
             None => batch,
         };
-        let Some(ticket) = self.hand_to_wal(batch, first, durability, may_wait)? else {
+        let Some(ticket) = self.hand_to_wal(batch, first, durability, may_wait, false)? else {
             return Ok(false);
         };
         let prev = q.writer_last;
@@ -184,22 +196,7 @@ impl Inner {
         q.writer_last = q.last_seqno;
         drop(q);
 
-        let insert = |seq: SeqNo, op: Op<'_>| {
-            mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value);
-        };
-        let mut inserted = Ok(());
-        match batch.only_op() {
-            // A single put or delete, inserted without decoding it again.
-            Some(op) => insert(first, op),
-            None => {
-                for (seq, op) in (first..).zip(batch.ops()) {
-                    match op {
-                        Ok(op) => insert(seq, op),
-                        Err(e) => inserted = Err(Error::InvalidArgument(e)),
-                    }
-                }
-            }
-        }
+        let inserted = insert(&mem, batch, first);
         self.pipeline.inserted();
 
         let last = first + count - 1;
@@ -216,17 +213,57 @@ impl Inner {
         inserted.and(durable).map(|()| true)
     }
 
+    /// [`Inner::commit_batch_if`] for a writer that may not wait and finds
+    /// the pipeline idle ([`Pipeline::idle_after`](super::pipeline::Pipeline::idle_after)):
+    /// a single writer's every commit. It keeps the commit lock `q` until
+    /// its batch is in the memtable and published, so it takes no
+    /// reference to the memtable, is not counted as inserting, and
+    /// publishes without the pipeline's lock. `Ok(false)`, nothing written,
+    /// when something would wait. REQUIRES: `q` is the commit lock, no
+    /// leader active; `durability` is not `Sync`; the batch holds no value
+    /// for a blob file.
+    fn commit_solo(
+        &self,
+        q: &mut CommitQueue,
+        batch: &mut Batch,
+        durability: Durability,
+    ) -> Result<bool> {
+        let first = q.last_seqno + 1;
+        let last = first + batch.len() as u64 - 1;
+        let CommitQueue {
+            room,
+            last_seqno,
+            writer_last,
+            ..
+        } = q;
+        let Some(mem) = self.room_now(room)? else {
+            return Ok(false);
+        };
+        if self
+            .hand_to_wal(batch, first, durability, false, true)?
+            .is_none()
+        {
+            return Ok(false);
+        }
+        *last_seqno = last;
+        *writer_last = last;
+        let inserted = insert(mem, batch, first);
+        self.pipeline.publish_solo(&self.visible_seqno, last);
+        inserted.map(|()| true)
+    }
+
     /// Frames `batch` with seqnos from `first` into the WAL and hands it to
     /// the file (unless `None` durability lets it wait in the buffer).
     /// Returns its pipeline ticket; unless `may_wait`, `None` (nothing
-    /// framed) if that would take a system call. REQUIRES: the commit lock
-    /// is held.
+    /// framed) if that would take a system call. A `solo` writer's record
+    /// is not counted as inserting. REQUIRES: the commit lock is held.
     fn hand_to_wal(
         &self,
         batch: &mut Batch,
         first: SeqNo,
         durability: Durability,
         may_wait: bool,
+        solo: bool,
     ) -> Result<Option<u64>> {
         let mut wal = if may_wait {
             self.wal.lock()
@@ -269,7 +306,11 @@ impl Inner {
         add_under_wal_lock(&c.wal_bytes_written, w.len().saturating_sub(before));
         add_under_wal_lock(&c.user_bytes_written, batch.user_bytes());
         add_under_wal_lock(&c.commits, 1);
-        Ok(Some(self.pipeline.handed_to_wal()))
+        Ok(Some(if solo {
+            self.pipeline.handed_to_wal_solo()
+        } else {
+            self.pipeline.handed_to_wal()
+        }))
     }
 
     /// The syncer's step: hands buffered records to the file, then syncs
@@ -306,6 +347,23 @@ impl Inner {
         }
         result
     }
+}
+
+/// Inserts the operations of `batch`, the first with seqno `first`, into
+/// `mem`; an error if the batch's encoding is malformed (what comes before
+/// it is inserted).
+fn insert(mem: &Memtable, batch: &Batch, first: SeqNo) -> Result<()> {
+    match batch.only_op() {
+        // A single put or delete, inserted without decoding it again.
+        Some(op) => mem.insert_user(op.keyspace, op.key, first, op.kind, op.value),
+        None => {
+            for (seq, op) in (first..).zip(batch.ops()) {
+                let op: Op<'_> = op.map_err(Error::InvalidArgument)?;
+                mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value);
+            }
+        }
+    }
+    Ok(())
 }
 
 impl Inner {

@@ -155,6 +155,16 @@ impl Inner {
         let result = self.install_flush(&mem);
         self.state.lock().flushing = false;
         self.bg_cv.notify_all();
+        // The room the commit queue kept may still write into this memtable
+        // (stale since its rotation, and never used again): let it go, so
+        // that the memtable is freed with its last reader. Only if the
+        // commit lock is free: a writer may hold it while it waits for this
+        // flush, and drops a stale room itself.
+        if let Some(mut q) = self.commit.try_lock() {
+            if q.room.as_ref().is_some_and(|r| r.is_in(&mem)) {
+                q.room = None;
+            }
+        }
         // A blob file whose every value the flush found dead is removed
         // once no reader pins the memtable that pointed into it.
         drop(mem);

@@ -39,6 +39,8 @@ impl Inner {
         self.counters
             .pending_compaction_bytes
             .store(pending, Ordering::Relaxed);
+        // A room kept before this debt is not good any more.
+        self.state_epoch.fetch_add(1, Ordering::AcqRel);
         self.recharge_memory();
         crate::budget::release_free_memory();
     }

@@ -170,6 +170,11 @@ pub(crate) struct Inner {
     pub writeback: Mutex<Vec<crate::fs::Writeback>>,
     /// Highest seqno whose write is visible to readers.
     pub visible_seqno: AtomicU64,
+    /// Bumped, under the state lock, whenever what decides a write's room
+    /// changes (the memtables, the version, the compaction debt, shutting
+    /// down): a [`room::Room`] kept by the commit queue is good while it
+    /// is unchanged.
+    pub state_epoch: AtomicU64,
     /// Live snapshots: seqno -> count.
     pub snapshots: Mutex<BTreeMap<SeqNo, usize>>,
     /// Named keyspaces: name -> id.
@@ -313,6 +318,7 @@ impl Inner {
         {
             let mut st = self.state.lock();
             st.shutting_down = true;
+            self.state_epoch.fetch_add(1, Ordering::AcqRel);
         }
         self.bg_cv.notify_all();
         self.commit_cv.notify_all();

@@ -163,6 +163,7 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         commit_blob: Mutex::new(None),
         writeback: Mutex::new(Vec::new()),
         visible_seqno: AtomicU64::new(last_seqno),
+        state_epoch: AtomicU64::new(0),
         snapshots: Mutex::new(BTreeMap::new()),
         keyspaces: RwLock::new(keyspaces),
         closed: AtomicBool::new(false),

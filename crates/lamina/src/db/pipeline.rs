@@ -34,10 +34,11 @@ use std::time::{Duration, Instant};
 const MAX_GATHER: Duration = Duration::from_micros(500);
 
 /// Raises the published seqno `visible` to `to`, if below it, with a load
-/// and a store: no locked instruction on a lone writer's every commit.
+/// and a store: no locked instruction.
 /// REQUIRES: the pipeline's state lock is held. Every other raise of
 /// `visible` happens under it too, or while no writer can publish (at open;
-/// an ingest's, under commit leadership once every writer is published).
+/// an ingest's, under commit leadership once every writer is published; a
+/// solo writer's, [`Pipeline::publish_solo`]).
 fn raise(visible: &AtomicU64, to: SeqNo) {
     if visible.load(Ordering::Relaxed) < to {
         visible.store(to, Ordering::Release);
@@ -54,6 +55,9 @@ pub(crate) struct Pipeline {
     /// Writers between handing their record to the WAL and finishing their
     /// memtable insert; a memtable is sealed only when none is left.
     inserting: AtomicUsize,
+    /// The last seqno of the last writer published. Written under the state
+    /// lock, or by a solo writer (see [`Pipeline::idle_after`]).
+    cursor: AtomicU64,
     /// Writers inside a commit that must be synced (from entering it to
     /// returning): how many records a syncer may expect.
     durable_writers: AtomicUsize,
@@ -65,8 +69,6 @@ pub(crate) struct Pipeline {
 
 #[derive(Default)]
 struct State {
-    /// The last seqno of the last writer published.
-    cursor: SeqNo,
     /// Writers inserted but not yet published, because an earlier one is
     /// still inserting or their record is not yet durable, by the previous
     /// writer's last seqno.
@@ -103,6 +105,43 @@ impl Pipeline {
         let ticket = self.written.load(Ordering::Relaxed) + 1;
         self.written.store(ticket, Ordering::Release);
         ticket
+    }
+
+    /// The last seqno published.
+    fn cursor(&self) -> SeqNo {
+        self.cursor.load(Ordering::Acquire)
+    }
+
+    /// Whether the pipeline is idle for the holder of the commit lock whose
+    /// queue's last writer took seqno `writer_last`: every writer is
+    /// published, so none is inserting, waiting for a sync or in `done`,
+    /// and none can come while the lock is held. Such a *solo* writer may
+    /// then insert under the commit lock without [`Pipeline::handed_to_wal`]
+    /// counting it as inserting (no rotation can start meanwhile), and
+    /// publish with [`Pipeline::publish_solo`] instead of the state lock.
+    pub fn idle_after(&self, writer_last: SeqNo) -> bool {
+        self.cursor() == writer_last
+    }
+
+    /// Takes the next ticket for a solo writer's record (see
+    /// [`Pipeline::idle_after`]). REQUIRES: the WAL lock is held.
+    pub fn handed_to_wal_solo(&self) -> u64 {
+        let ticket = self.written.load(Ordering::Relaxed) + 1;
+        self.written.store(ticket, Ordering::Release);
+        ticket
+    }
+
+    /// Publishes a solo writer's seqnos up to `last` (see
+    /// [`Pipeline::idle_after`]): nobody else moves the cursor or raises
+    /// `visible` meanwhile, and nobody waits on them (a waiter for
+    /// publication holds commit leadership), so no lock is needed and no
+    /// one is woken. REQUIRES: the commit lock is held, and the pipeline
+    /// was idle when this writer took its seqnos.
+    pub fn publish_solo(&self, visible: &AtomicU64, last: SeqNo) {
+        self.cursor.store(last, Ordering::Release);
+        if visible.load(Ordering::Relaxed) < last {
+            visible.store(last, Ordering::Release);
+        }
     }
 
     /// A writer whose commit must be synced enters; it leaves when the guard
@@ -177,11 +216,11 @@ impl Pipeline {
                 self.gathered.notify_one();
             }
         }
-        if s.cursor == prev && ticket <= self.synced.load(Ordering::Acquire) {
+        if self.cursor() == prev && ticket <= self.synced.load(Ordering::Acquire) {
             // Next in line and durable enough: published here, without going
-            // through `done` (a lone writer's every commit); `advance` below
-            // publishes any writer that was waiting behind it.
-            s.cursor = last;
+            // through `done`; `advance` below publishes any writer that was
+            // waiting behind it.
+            self.cursor.store(last, Ordering::Release);
             raise(visible, last);
             if s.waiters > 0 {
                 self.changed.notify_all();
@@ -201,7 +240,7 @@ impl Pipeline {
         loop {
             self.advance(&mut s, visible, &mut wakes);
             let synced = self.synced.load(Ordering::Acquire);
-            if s.cursor >= last {
+            if self.cursor() >= last {
                 if let Some(p) = &parker {
                     // A signal sent after the one this writer woke to is
                     // stale now (one may still arrive: see `Parker::wait`'s
@@ -302,20 +341,22 @@ impl Pipeline {
     /// state lock.
     fn advance(&self, s: &mut State, visible: &AtomicU64, wakes: &mut Wakes) {
         let synced = self.synced.load(Ordering::Acquire);
-        let start = s.cursor;
-        while let Some(w) = s.done.get(&s.cursor) {
+        let start = self.cursor();
+        let mut cursor = start;
+        while let Some(w) = s.done.get(&cursor) {
             if w.ticket > synced && s.failed.is_none() {
                 break;
             }
-            let w = s.done.remove(&s.cursor).expect("just found");
-            s.cursor = w.last;
+            let w = s.done.remove(&cursor).expect("just found");
+            cursor = w.last;
+            self.cursor.store(cursor, Ordering::Release);
             if let Some(p) = w.parker {
-                raise(visible, s.cursor);
+                raise(visible, cursor);
                 wakes.push((p, PUBLISHED));
             }
         }
-        if s.cursor != start {
-            raise(visible, s.cursor);
+        if cursor != start {
+            raise(visible, cursor);
             if s.waiters > 0 {
                 self.changed.notify_all();
             }
@@ -334,7 +375,7 @@ impl Pipeline {
     pub fn wait_published(&self, last: SeqNo) {
         let mut s = self.state.lock();
         s.waiters += 1;
-        while s.cursor < last {
+        while self.cursor() < last {
             self.changed.wait(&mut s);
         }
         s.waiters -= 1;

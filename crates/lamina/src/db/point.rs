@@ -198,6 +198,7 @@ impl Inner {
         };
         self.pinned
             .store(Some(Arc::new(Pinned::of(st, generation))));
+        self.state_epoch.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Calls `f` with the value of `user_key` in keyspace `ks` as of `seqno`

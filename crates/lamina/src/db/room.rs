@@ -14,6 +14,32 @@ use std::time::{Duration, Instant};
 
 /// Most memtables waiting for flush before writers wait.
 const MAX_IMMUTABLE: usize = 2;
+
+/// The room a write that may not wait found in the state last: the active
+/// memtable, and how full it may get before a write must switch it or be
+/// paced; kept by the commit queue (under the commit lock) while the state
+/// is unchanged (`Inner::state_epoch`), so that such a write asks the state
+/// only when it changed.
+pub(crate) struct Room {
+    mem: Arc<Memtable>,
+    /// Writes go while the memtable holds fewer bytes
+    /// ([`pacing::go_below`]).
+    go_below: u64,
+    /// The `state_epoch` it was made at.
+    epoch: u64,
+    /// The memtable's size at which the block cache is charged next.
+    charge_at: u64,
+    /// What the charge holds besides the active memtable (the memtables
+    /// waiting for flush, chunks kept for the next ones).
+    charged_besides: u64,
+}
+
+impl Room {
+    /// Whether this room writes into `mem`.
+    pub(super) fn is_in(&self, mem: &Arc<Memtable>) -> bool {
+        Arc::ptr_eq(&self.mem, mem)
+    }
+}
 /// Paced writers sleep once the delay they owe reaches this.
 const MIN_SLEEP: Duration = Duration::from_millis(1);
 
@@ -62,13 +88,78 @@ impl Inner {
 
     /// The memtable to write into if the write needs no waiting: the
     /// active memtable has room and no stop or delay is due (see
-    /// [`Inner::try_write`]); `None` otherwise.
-    pub(super) fn room_now(&self, incoming: usize) -> Result<Option<Arc<Memtable>>> {
-        let Some(st) = self.state.try_lock() else {
+    /// [`Inner::try_write`]); `None` otherwise. Asks the state (under its
+    /// lock, if free) only when it changed since `kept` was made; `kept` is
+    /// the commit queue's, so REQUIRES: the commit lock is held.
+    pub(super) fn room_now<'k>(
+        &self,
+        kept: &'k mut Option<Room>,
+    ) -> Result<Option<&'k Arc<Memtable>>> {
+        let epoch = self.state_epoch.load(Ordering::Acquire);
+        if kept.as_ref().is_none_or(|r| r.epoch != epoch) {
+            let Some(st) = self.state.try_lock() else {
+                return Ok(None);
+            };
+            *kept = self.room_of(&st, epoch)?;
+        }
+        let Some(room) = kept.as_mut() else {
             return Ok(None);
         };
-        let (full, pace) = self.room(&st, incoming)?;
-        Ok((!full && matches!(pace, Pace::Go)).then(|| self.charged(&st)))
+        let active = room.mem.approximate_size();
+        if active >= room.go_below || room.mem.blob_bytes() >= self.opts.memtable_size as u64 {
+            return Ok(None);
+        }
+        if active >= room.charge_at {
+            let cache = self.tables.block_cache();
+            let total = active + room.charged_besides;
+            cache.charge(Charge::Memtables, total);
+            room.charge_at = active + cache.charge_step();
+        }
+        Ok(Some(&room.mem))
+    }
+
+    /// The room the state gives writes that may not wait, as of `epoch`
+    /// (read before the state was locked, so that a change meanwhile makes
+    /// the room stale, not wrong); `None` while none may go. Charges the
+    /// block cache with the memtables.
+    fn room_of(&self, st: &super::State, epoch: u64) -> Result<Option<Room>> {
+        self.check_unpoisoned()?;
+        if st.shutting_down {
+            return Err(Error::Closed);
+        }
+        let go_below = pacing::go_below(
+            &self.pace_limits(),
+            st.version.level(0).len(),
+            self.counters
+                .pending_compaction_bytes
+                .load(Ordering::Relaxed),
+            st.imm.len(),
+            self.opts.memtable_size as u64,
+        );
+        let Some(go_below) = go_below else {
+            return Ok(None);
+        };
+        let charge = self.memtable_charge(st);
+        let active = st.mem.approximate_size();
+        let cache = self.tables.block_cache();
+        cache.charge(Charge::Memtables, charge);
+        Ok(Some(Room {
+            mem: Arc::clone(&st.mem),
+            go_below,
+            epoch,
+            charge_at: active + cache.charge_step(),
+            charged_besides: charge.saturating_sub(active),
+        }))
+    }
+
+    /// The pacing limits of this database.
+    fn pace_limits(&self) -> pacing::Limits {
+        pacing::Limits::new(
+            self.opts.l0_slowdown_trigger,
+            self.opts.l0_stop_trigger,
+            self.levels.base,
+            MAX_IMMUTABLE,
+        )
     }
 
     /// Whether the active memtable is full, and the pace a write of
@@ -79,12 +170,7 @@ impl Inner {
         if st.shutting_down {
             return Err(Error::Closed);
         }
-        let limits = pacing::Limits::new(
-            self.opts.l0_slowdown_trigger,
-            self.opts.l0_stop_trigger,
-            self.levels.base,
-            MAX_IMMUTABLE,
-        );
+        let limits = self.pace_limits();
         let active = st.mem.approximate_size() as usize;
         // A memtable's blob file holds at most `memtable_size` of values,
         // which bounds a blob file, what recovery reads to check the
