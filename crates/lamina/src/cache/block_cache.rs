@@ -255,6 +255,27 @@ impl BlockCache {
         Some(found)
     }
 
+    /// Runs `f` on where this thread's last point read in `block` of table
+    /// `file_number` ended (see `recent`): the end of the entry it answered
+    /// with and that entry's key, which `f` may move on. `None` if unknown.
+    pub fn with_place<R>(
+        &self,
+        file_number: u64,
+        block: &Block,
+        f: impl FnOnce(&mut usize, &mut Vec<u8>) -> Option<R>,
+    ) -> Option<R> {
+        self.cache.as_ref()?;
+        super::recent::with_place(self.id, file_number, block, f)
+    }
+
+    /// Records that a point read in `block` of table `file_number` answered
+    /// with the entry of key `key` that ends at byte `next`.
+    pub fn put_place(&self, file_number: u64, block: &Block, next: usize, key: &[u8]) {
+        if self.cache.is_some() {
+            super::recent::put_place(self.id, file_number, block, next, key);
+        }
+    }
+
     /// Whether this thread's last point read in a table (of any cache) went
     /// to the block it had read before from that table: the thread reads
     /// keys in order, and the next read will most likely do the same.

@@ -4,7 +4,11 @@
 //! a point read found through the table's index also keeps the range of
 //! internal keys the index sends to it (after the index key before the
 //! block's, up to the block's own): a later point read of a key in that
-//! range is in that block, and skips the index search too.
+//! range is in that block, and skips the index search too. And a slot
+//! keeps where in its block the thread's last point read there ended (the
+//! end of the entry it answered with, and that entry's key), so that the
+//! next key read in order is found by decoding the one entry that follows,
+//! with no hash or search.
 //!
 //! Mechanism only, beside [`BlockCache`](super::BlockCache), which asks it
 //! first and tells it what it served. A slot holds a [`Weak`]: the memo
@@ -34,6 +38,10 @@ struct Slot {
     /// `last` is empty.
     after: Vec<u8>,
     last: Vec<u8>,
+    /// Where the entry the last point read in the block answered with ends
+    /// (0: unknown), and that entry's key.
+    next: usize,
+    prev: Vec<u8>,
 }
 
 impl Slot {
@@ -44,6 +52,8 @@ impl Slot {
         block: Weak::new(),
         after: Vec::new(),
         last: Vec::new(),
+        next: 0,
+        prev: Vec::new(),
     };
 
     fn is(&self, cache: u64, file: u64, offset: u64) -> bool {
@@ -58,6 +68,11 @@ impl Slot {
         self.block = Arc::downgrade(block);
         self.after.clear();
         self.last.clear();
+        self.next = 0;
+    }
+
+    fn holds(&self, cache: u64, file: u64, block: *const Block) -> bool {
+        self.cache == cache && self.file == file && std::ptr::eq(self.block.as_ptr(), block)
     }
 }
 
@@ -144,6 +159,39 @@ pub(super) fn covering(cache: u64, file: u64, target: &[u8]) -> Option<Arc<Block
     });
     let _ = IN_ORDER.try_with(|c| c.set(found.is_some()));
     found
+}
+
+/// Runs `f` on where this thread's last point read in `block` (of table
+/// `file` of cache `cache`) ended: the end of the entry it answered with,
+/// and that entry's key, which `f` may move on to the next answer. `None`
+/// if the slot holds no such place in that block.
+pub(super) fn with_place<R>(
+    cache: u64,
+    file: u64,
+    block: *const Block,
+    f: impl FnOnce(&mut usize, &mut Vec<u8>) -> Option<R>,
+) -> Option<R> {
+    with_slot(file, |s| {
+        if s.next == 0 || !s.holds(cache, file, block) {
+            return None;
+        }
+        let Slot { next, prev, .. } = s;
+        f(next, prev)
+    })
+}
+
+/// Records where a point read in `block` (of table `file` of cache
+/// `cache`) ended: the entry with key `key` that ends at byte `next`.
+/// Nothing if this thread's slot names another block.
+pub(super) fn put_place(cache: u64, file: u64, block: *const Block, next: usize, key: &[u8]) {
+    let _ = with_slot(file, |s| {
+        if s.holds(cache, file, block) {
+            s.next = next;
+            s.prev.clear();
+            s.prev.extend_from_slice(key);
+        }
+        Some(())
+    });
 }
 
 /// Whether this thread's last point read in a table went to the block it

@@ -599,6 +599,26 @@ impl Block {
         Ok(None)
     }
 
+    /// The entry at byte `pos`, if it is the first whose internal key is
+    /// `>= target`: its key rebuilt into `key` and its value's byte range;
+    /// `None` if its key is smaller, or the block ends at `pos`.
+    /// REQUIRES: `key` holds the key of the entry that ends at `pos`, and
+    /// that key sorts before `target` (so the entry at `pos`, its
+    /// successor, is the first `>= target` if it is `>= target` at all).
+    /// Corruption if the entry is malformed.
+    pub fn next_in_place(&self, pos: usize, target: &[u8], key: &mut KeyBuf) -> Result<Option<(usize, usize)>> {
+        if pos >= self.restarts_offset {
+            return Ok(None);
+        }
+        let Some(e) = self.entry(pos).filter(|e| e.shared <= key.len()) else {
+            return Err(self.corruption(format!(
+                "block entry at byte {pos} is truncated or malformed"
+            )));
+        };
+        key.splice(e.shared, e.suffix);
+        Ok((key::compare(key, target) != Ordering::Less).then_some(e.value))
+    }
+
     /// The bytes `range` of the block (a value range from
     /// [`Block::seek_in_place`]); empty if out of bounds.
     pub fn slice(&self, range: (usize, usize)) -> &[u8] {

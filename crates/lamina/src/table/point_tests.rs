@@ -89,6 +89,24 @@ fn check_lookups(t: &Table, model: &Entries, absent: &BTreeSet<Vec<u8>>) {
     for tk in absent {
         assert_eq!(lookup(t, tk, key::MAX_SEQNO), None, "absent {tk:02x?}");
     }
+    // Present and absent keys together in order, twice, as a reader going
+    // through the keys does: each read may start where the last one ended
+    // (`recent`'s place in the block), and must find what a fresh one does.
+    let mut in_order: Vec<&Vec<u8>> = absent.iter().collect();
+    let present = tree_keys(model);
+    in_order.extend(present.iter());
+    in_order.sort();
+    for _ in 0..2 {
+        for tk in &in_order {
+            for seqno in [key::MAX_SEQNO, 1] {
+                assert_eq!(
+                    lookup(t, tk, seqno),
+                    expected(model, tk, seqno),
+                    "in order: {tk:02x?} at {seqno}"
+                );
+            }
+        }
+    }
 }
 
 proptest! {

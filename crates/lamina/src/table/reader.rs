@@ -276,17 +276,41 @@ impl Table {
         key: &mut KeyBuf,
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Probe<R>> {
+        // Keys read in order: the entry after the one this thread's last
+        // read in the block answered with, when it is the first `>= target`
+        // (a damaged entry there is left to the searches below to report).
+        let after_last = self.cache.with_place(self.file_number, block, |next, prev| {
+            if key::compare(prev, target) != Ordering::Less {
+                return None;
+            }
+            key.clear();
+            key.splice(0, prev);
+            let v = block.next_in_place(*next, target, key).ok().flatten()?;
+            *next = v.1;
+            prev.clear();
+            prev.extend_from_slice(key);
+            Some(v)
+        });
+        if let Some(v) = after_last {
+            return Ok(Probe::Found(f(key, block.slice(v))));
+        }
         // Tables with a blocked filter have data blocks with a hash index
         // (format version 2), looked up with the same hash.
         if matches!(self.filter, Filter::Blocked(_)) {
             match block.hash_seek(tk, h, target, key)? {
-                Some(Some(v)) => return Ok(Probe::Found(f(key, block.slice(v)))),
+                Some(Some(v)) => {
+                    self.cache.put_place(self.file_number, block, v.1, key);
+                    return Ok(Probe::Found(f(key, block.slice(v))));
+                }
                 Some(None) => return Ok(Probe::Absent),
                 None => {}
             }
         }
         match block.seek_in_place(target, key)? {
-            Some(v) => Ok(Probe::Found(f(key, block.slice(v)))),
+            Some(v) => {
+                self.cache.put_place(self.file_number, block, v.1, key);
+                Ok(Probe::Found(f(key, block.slice(v))))
+            }
             // Only a damaged index names a block whose keys all precede
             // `target`; the iterator path carries on with the next block.
             None if cached_only => Ok(Probe::NeedsIo),
