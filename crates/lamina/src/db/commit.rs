@@ -161,6 +161,15 @@ impl Inner {
             self.commit_cv.wait(&mut q);
             q.waiters -= 1;
         }
+        // A single writer's commit: no other writer is between its seqnos
+        // and publishing them, and none is to wait for a sync.
+        if durability != Durability::Sync
+            && large.is_none()
+            && batch.encoded_len() < self.blob_threshold()
+            && self.pipeline.idle_after(q.writer_last)
+        {
+            return self.commit_solo(&mut q, batch, durability, may_wait);
+        }
         let mem = if may_wait {
             let mem = self.make_room(bytes)?;
             if q.room.as_ref().is_some_and(|r| !r.is_in(&mem)) {
@@ -168,9 +177,6 @@ impl Inner {
             }
             mem
         } else {
-            if large.is_none() && self.pipeline.idle_after(q.writer_last) {
-                return self.commit_solo(&mut q, batch, durability);
-            }
             match self.room_now(&mut q.room)? {
                 Some(mem) => Arc::clone(mem),
                 None => return Ok(false),
@@ -213,20 +219,21 @@ impl Inner {
         inserted.and(durable).map(|()| true)
     }
 
-    /// [`Inner::commit_batch_if`] for a writer that may not wait and finds
-    /// the pipeline idle ([`Pipeline::idle_after`](super::pipeline::Pipeline::idle_after)):
+    /// [`Inner::commit_batch_if`] for a writer that finds the pipeline idle
+    /// ([`Pipeline::idle_after`](super::pipeline::Pipeline::idle_after)):
     /// a single writer's every commit. It keeps the commit lock `q` until
-    /// its batch is in the memtable and published, so it takes no
-    /// reference to the memtable, is not counted as inserting, and
-    /// publishes without the pipeline's lock. `Ok(false)`, nothing written,
-    /// when something would wait. REQUIRES: `q` is the commit lock, no
-    /// leader active; `durability` is not `Sync`; the batch holds no value
-    /// for a blob file.
+    /// its batch is in the memtable and published, so it is not counted as
+    /// inserting, and publishes without the pipeline's lock; into the room
+    /// the commit queue keeps, it takes no reference to the memtable.
+    /// Unless `may_wait`, `Ok(false)`, nothing written, when something
+    /// would wait. REQUIRES: `q` is the commit lock, no leader active;
+    /// `durability` is not `Sync`; the batch holds no value for a blob file.
     fn commit_solo(
         &self,
         q: &mut CommitQueue,
         batch: &mut Batch,
         durability: Durability,
+        may_wait: bool,
     ) -> Result<bool> {
         let first = q.last_seqno + 1;
         let last = first + batch.len() as u64 - 1;
@@ -236,11 +243,22 @@ impl Inner {
             writer_last,
             ..
         } = q;
-        let Some(mem) = self.room_now(room)? else {
-            return Ok(false);
+        let made;
+        let mem: &Memtable = match self.room_now(room)? {
+            Some(mem) => mem,
+            None if may_wait => {
+                // Waiting with the commit lock held, as every writer making
+                // room does: no writer comes meanwhile, the pipeline stays idle.
+                made = self.make_room(batch.encoded_len())?;
+                if room.as_ref().is_some_and(|r| !r.is_in(&made)) {
+                    *room = None;
+                }
+                &made
+            }
+            None => return Ok(false),
         };
         if self
-            .hand_to_wal(batch, first, durability, false, true)?
+            .hand_to_wal(batch, first, durability, may_wait, true)?
             .is_none()
         {
             return Ok(false);
