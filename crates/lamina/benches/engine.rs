@@ -14,7 +14,7 @@
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use lamina::crc_fold;
 use lamina::key::{self, Kind};
-use lamina::memtable::Memtable;
+use lamina::memtable::{Inserters, Memtable};
 use lamina::{Batch, Db, Durability, Options};
 
 fn user_key(i: u64) -> Vec<u8> {
@@ -35,12 +35,12 @@ fn memtable(c: &mut Criterion) {
         let mut i = 0u64;
         b.iter(|| {
             i += 1;
-            mem.insert_user(0, &user_key(i), i, Kind::Put, &value);
+            mem.insert_user(0, &user_key(i), i, Kind::Put, &value, Inserters::Many);
         })
     });
     let mem = Memtable::new(1, 64 << 20);
     for i in 0..200_000u64 {
-        mem.insert_user(0, &user_key(i), i + 1, Kind::Put, &value);
+        mem.insert_user(0, &user_key(i), i + 1, Kind::Put, &value, Inserters::Many);
     }
     g.bench_function("lookup in 200k entries", |b| {
         let mut i = 0u64;

@@ -6,7 +6,7 @@
 //!     cargo run --release -p lamina --example memtable_inserts
 
 use lamina::key::Kind;
-use lamina::memtable::Memtable;
+use lamina::memtable::{Inserters, Memtable};
 use std::time::Instant;
 fn main() {
     let n = 400_000u64;
@@ -28,7 +28,7 @@ fn main() {
         let mem = Memtable::new(1, 64 << 20);
         let t = Instant::now();
         for (i, k) in keys.iter().enumerate() {
-            mem.insert_user(0, k, i as u64 + 1, Kind::Put, &value);
+            mem.insert_user(0, k, i as u64 + 1, Kind::Put, &value, Inserters::Many);
         }
         out.push(format!("{:.0}", t.elapsed().as_nanos() as f64 / n as f64));
     }

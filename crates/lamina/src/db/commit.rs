@@ -16,7 +16,7 @@ use crate::batch::{Batch, Op};
 use crate::error::{Error, Result};
 
 use crate::key::{KeyspaceId, SeqNo};
-use crate::memtable::Memtable;
+use crate::memtable::{Inserters, Memtable};
 use crate::options::Durability;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -202,7 +202,7 @@ impl Inner {
         q.writer_last = q.last_seqno;
         drop(q);
 
-        let inserted = insert(&mem, batch, first);
+        let inserted = insert(&mem, batch, first, Inserters::Many);
         self.pipeline.inserted();
 
         let last = first + count - 1;
@@ -265,7 +265,8 @@ impl Inner {
         }
         *last_seqno = last;
         *writer_last = last;
-        let inserted = insert(mem, batch, first);
+        // The only writer: no other inserts until this one is published.
+        let inserted = insert(mem, batch, first, Inserters::One);
         self.pipeline.publish_solo(&self.visible_seqno, last);
         inserted.map(|()| true)
     }
@@ -368,16 +369,16 @@ impl Inner {
 }
 
 /// Inserts the operations of `batch`, the first with seqno `first`, into
-/// `mem`; an error if the batch's encoding is malformed (what comes before
-/// it is inserted).
-fn insert(mem: &Memtable, batch: &Batch, first: SeqNo) -> Result<()> {
+/// `mem`, where `who` may insert meanwhile; an error if the batch's
+/// encoding is malformed (what comes before it is inserted).
+fn insert(mem: &Memtable, batch: &Batch, first: SeqNo, who: Inserters) -> Result<()> {
     match batch.only_op() {
         // A single put or delete, inserted without decoding it again.
-        Some(op) => mem.insert_user(op.keyspace, op.key, first, op.kind, op.value),
+        Some(op) => mem.insert_user(op.keyspace, op.key, first, op.kind, op.value, who),
         None => {
             for (seq, op) in (first..).zip(batch.ops()) {
                 let op: Op<'_> = op.map_err(Error::InvalidArgument)?;
-                mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value);
+                mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value, who);
             }
         }
     }

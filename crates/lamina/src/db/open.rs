@@ -11,7 +11,7 @@ use crate::filename::{self, parse_file_name, FileKind};
 use crate::fs::FileSystem;
 use crate::key::{self, Kind};
 use crate::manifest::{Version, VersionEdit, VersionSet};
-use crate::memtable::Memtable;
+use crate::memtable::{Inserters, Memtable};
 use crate::options::Options;
 use crate::wal::{LogReader, WAL_MAGIC};
 use parking_lot::{Condvar, Mutex, RwLock};
@@ -285,7 +285,8 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
                         replayed_blobs.note(&key::tree_key(op.keyspace, op.key), &p);
                     }
                 }
-                mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value);
+                // Before any thread of the handle starts: the only writer.
+                mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value, Inserters::One);
                 seq += 1;
             }
             if seq > d.first_seqno {

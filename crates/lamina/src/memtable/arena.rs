@@ -30,6 +30,7 @@
 #![allow(unsafe_code)]
 
 use super::spare;
+use super::Inserters;
 use parking_lot::Mutex;
 use std::alloc::Layout;
 use std::mem::size_of;
@@ -131,12 +132,13 @@ impl Arena {
     }
 
     /// `size` bytes aligned to [`ALIGN`], not handed out before, valid
-    /// until the arena is dropped. Safe to call from several threads.
+    /// until the arena is dropped. Safe to call from several threads
+    /// (`who` says whether another may be allocating at the same time).
     /// `None` when the current chunk has no room and a new one would take
     /// the arena past its limit — unless `past_limit`: then a chunk just
     /// large enough is made whatever the limit (for a list's first entries,
     /// which must go somewhere).
-    pub(super) fn alloc(&self, size: usize, past_limit: bool) -> Option<NonNull<u8>> {
+    pub(super) fn alloc(&self, size: usize, past_limit: bool, who: Inserters) -> Option<NonNull<u8>> {
         let size = size.max(1).next_multiple_of(ALIGN);
         loop {
             let seen = self.current.load(Ordering::Acquire);
@@ -144,7 +146,14 @@ impl Arena {
                 // SAFETY: a chunk lives until the arena drops; its head was
                 // written before the `Release` store that made it current.
                 let head = unsafe { chunk.as_ref() };
-                let at = head.used.fetch_add(size, Ordering::Relaxed);
+                let at = match who {
+                    Inserters::Many => head.used.fetch_add(size, Ordering::Relaxed),
+                    Inserters::One => {
+                        let at = head.used.load(Ordering::Relaxed);
+                        head.used.store(at.saturating_add(size), Ordering::Relaxed);
+                        at
+                    }
+                };
                 if at.checked_add(size).is_some_and(|end| end <= head.cap) {
                     // SAFETY: `at + size <= cap`: inside the chunk's usable
                     // bytes, which follow its head.
@@ -254,7 +263,7 @@ mod tests {
 
     /// Writes `fill` over `n` bytes at `p` and checks them back later.
     fn claim(arena: &Arena, n: usize, fill: u8) -> (usize, usize, u8) {
-        let p = arena.alloc(n, false).unwrap();
+        let p = arena.alloc(n, false, Inserters::Many).unwrap();
         assert_eq!(p.as_ptr() as usize % ALIGN, 0, "aligned");
         // SAFETY: `n` bytes were just handed out to this caller alone.
         unsafe { ptr::write_bytes(p.as_ptr(), fill, n) };
@@ -318,7 +327,7 @@ mod tests {
         let mut refused = 0;
         for i in 0..2_000usize {
             let n = 100 + i % 50;
-            match arena.alloc(n, false) {
+            match arena.alloc(n, false, Inserters::Many) {
                 Some(p) => {
                     // SAFETY: `n` bytes were just handed out to this caller alone.
                     unsafe { ptr::write_bytes(p.as_ptr(), i as u8, n) };
@@ -333,13 +342,13 @@ mod tests {
         assert!(limit - arena.reserved() < CHUNK_HEAD + 150);
         // Past the limit only when asked, and then no more than needed.
         let before = arena.reserved();
-        let p = arena.alloc(1000, true).unwrap();
+        let p = arena.alloc(1000, true, Inserters::Many).unwrap();
         // SAFETY: as above.
         unsafe { ptr::write_bytes(p.as_ptr(), 0xEE, 1000) };
         claims.push((p.as_ptr() as usize, 1000, 0xEE));
         let grew = arena.reserved() - before;
         assert!((1000..=CHUNK_HEAD + 1000).contains(&grew), "grew by {grew}");
-        assert!(arena.alloc(1000, false).is_none());
+        assert!(arena.alloc(1000, false, Inserters::Many).is_none());
         intact(&claims);
     }
 

@@ -15,6 +15,7 @@
 //! holds it, and only that list resolves it.
 
 use super::skiplist::{Entry, IdBlock, Position, SkipList};
+use super::Inserters;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -86,10 +87,10 @@ impl Lists {
     /// `active` is read and written `SeqCst`: a hash index built while
     /// writers insert finds every list an insert that did not record itself
     /// went to (see `NewestIndex::build`).
-    pub(super) fn insert(&self, key_parts: &[&[u8]], value: &[u8]) -> Entry<'_> {
+    pub(super) fn insert(&self, key_parts: &[&[u8]], value: &[u8], who: Inserters) -> Entry<'_> {
         loop {
             let list = self.active();
-            match list.try_insert(key_parts, value) {
+            match list.try_insert(key_parts, value, who) {
                 Some(entry) => return entry,
                 None => self.roll(list),
             }
@@ -171,7 +172,7 @@ mod tests {
     fn inserts_move_to_a_new_list_each_time_one_holds_list_bytes_up_to_the_last() {
         let lists = Lists::new(1000);
         for i in 0u32..200 {
-            lists.insert(&[&i.to_be_bytes()], &[0; 96]);
+            lists.insert(&[&i.to_be_bytes()], &[0; 96], Inserters::Many);
         }
         assert_eq!(lists.all().count(), MAX_LISTS);
         assert_eq!(lists.len(), 200);
@@ -199,7 +200,7 @@ mod tests {
     fn a_list_too_small_for_two_entries_holds_one() {
         let lists = Lists::new(1);
         for i in 0u32..5 {
-            lists.insert(&[&i.to_be_bytes()], b"v");
+            lists.insert(&[&i.to_be_bytes()], b"v", Inserters::Many);
         }
         assert_eq!(lists.all().count(), 5);
         assert!(lists.all().all(|l| l.len() == 1));
@@ -216,7 +217,7 @@ mod tests {
                 let lists = std::sync::Arc::clone(&lists);
                 std::thread::spawn(move || {
                     for i in 0u32..2_000 {
-                        lists.insert(&[&(i * 4 + t).to_be_bytes()], &[t as u8; 40]);
+                        lists.insert(&[&(i * 4 + t).to_be_bytes()], &[t as u8; 40], Inserters::Many);
                     }
                 })
             })

@@ -20,6 +20,20 @@ use skiplist::Entry;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+/// Who may insert into a memtable while a caller does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inserters {
+    /// Other writers may be inserting too: each step another could race
+    /// (carving the entry's memory, linking it, counting it) is an atomic
+    /// read-modify-write.
+    Many,
+    /// The caller is the only one, and stays so until its insert returns
+    /// (a single writer's commit, under the commit lock with every writer
+    /// before it published): those steps are plain loads and stores.
+    /// Readers may still read meanwhile.
+    One,
+}
+
 /// Sorted, concurrent buffer of recent writes. Readers never block writers.
 ///
 /// A memtable belongs to one WAL segment (`wal_number`): the writes in it are
@@ -104,7 +118,7 @@ impl Memtable {
     /// Inserts one entry. Each `(tree_key, seqno)` is inserted at most once.
     pub fn insert(&self, tree_key: &[u8], seqno: SeqNo, kind: Kind, value: &[u8]) {
         let trailer = ((seqno << 8) | u64::from(kind as u8)).to_le_bytes();
-        self.insert_parts(&[tree_key, &trailer], value);
+        self.insert_parts(&[tree_key, &trailer], value, Inserters::Many);
     }
 
     /// Inserts one entry of keyspace `ks`: its internal key is written
@@ -116,9 +130,10 @@ impl Memtable {
         seqno: SeqNo,
         kind: Kind,
         value: &[u8],
+        who: Inserters,
     ) {
         let trailer = ((seqno << 8) | u64::from(kind as u8)).to_le_bytes();
-        self.insert_parts(&[&ks.to_be_bytes(), user_key, &trailer], value);
+        self.insert_parts(&[&ks.to_be_bytes(), user_key, &trailer], value, who);
     }
 
     /// Inserts into the newest skip list the entry whose internal key is
@@ -126,8 +141,8 @@ impl Memtable {
     /// reader that finds it in the index finds it in a list too, and every
     /// entry a reader may see (seqno published after this returns) is in
     /// both.
-    fn insert_parts(&self, key_parts: &[&[u8]], value: &[u8]) {
-        let entry = self.lists.insert(key_parts, value);
+    fn insert_parts(&self, key_parts: &[&[u8]], value: &[u8], who: Inserters) {
+        let entry = self.lists.insert(key_parts, value, who);
         let ikey = entry.key();
         // A key that is not a well-formed internal key has no point lookup.
         if self.newest.is_kept() {

@@ -26,6 +26,7 @@
 #![allow(unsafe_code)]
 
 use super::arena::{Arena, ALIGN as ARENA_ALIGN};
+use super::Inserters;
 use crate::key;
 use crate::prefetch::prefetch;
 use parking_lot::Mutex;
@@ -320,7 +321,7 @@ impl SkipList {
     /// An empty list; `id` is no other list's.
     fn with_id(id: u64, limit: usize) -> SkipList {
         let arena = Arena::new(limit);
-        let Some(head) = alloc_node(&arena, MAX_HEIGHT, &[], &[], true) else {
+        let Some(head) = alloc_node(&arena, MAX_HEIGHT, &[], &[], true, Inserters::Many) else {
             unreachable!("an allocation past the limit is always made")
         };
         SkipList {
@@ -365,7 +366,7 @@ impl SkipList {
     /// [`SkipList::try_insert`] into a list without a limit.
     #[cfg(test)]
     pub fn insert(&self, key_parts: &[&[u8]], value: &[u8]) -> Entry<'_> {
-        match self.try_insert(key_parts, value) {
+        match self.try_insert(key_parts, value, Inserters::Many) {
             Some(e) => e,
             None => panic!("a list with a limit is full"),
         }
@@ -375,10 +376,11 @@ impl SkipList {
     /// `None` (nothing inserted) when the list is full: its arena has
     /// reached its limit. An empty list is never full.
     /// REQUIRES: no entry with an equal key is in the list (the memtable
-    /// inserts each internal key once). Concurrent inserts are allowed.
-    pub fn try_insert(&self, key_parts: &[&[u8]], value: &[u8]) -> Option<Entry<'_>> {
+    /// inserts each internal key once). Concurrent inserts are allowed
+    /// unless `who` is [`Inserters::One`].
+    pub fn try_insert(&self, key_parts: &[&[u8]], value: &[u8], who: Inserters) -> Option<Entry<'_>> {
         let height = random_height();
-        let node = alloc_node(&self.arena, height, key_parts, value, self.is_empty())?;
+        let node = alloc_node(&self.arena, height, key_parts, value, self.is_empty(), who)?;
         let node_ptr = node.as_ptr();
         // SAFETY: the node was just made and is not linked yet.
         let key = unsafe { key_of(node_ptr) };
@@ -397,7 +399,7 @@ impl SkipList {
         match self.hint.try_lock() {
             Some(mut hint) => {
                 self.place(&mut hint, key, max);
-                self.link_node(&mut hint, node_ptr, key, height);
+                self.link_node(&mut hint, node_ptr, key, height, who);
                 for level in 0..height {
                     if let Some(p) = hint.prev.get_mut(level) {
                         *p = node_ptr;
@@ -407,10 +409,18 @@ impl SkipList {
             None => {
                 let mut splice = Splice::new();
                 self.place(&mut splice, key, max);
-                self.link_node(&mut splice, node_ptr, key, height);
+                self.link_node(&mut splice, node_ptr, key, height, who);
             }
         }
-        self.len.fetch_add(1, Ordering::Relaxed);
+        match who {
+            Inserters::Many => {
+                self.len.fetch_add(1, Ordering::Relaxed);
+            }
+            Inserters::One => {
+                let n = self.len.load(Ordering::Relaxed);
+                self.len.store(n + 1, Ordering::Relaxed);
+            }
+        }
         Some(Entry {
             node,
             list: self.id,
@@ -496,7 +506,8 @@ impl SkipList {
     /// Links `node` into every level below `height`, between the splice's
     /// brackets, searching a level again where another writer got there
     /// first. Level 0 first: once linked there the entry is in the list.
-    fn link_node(&self, splice: &mut Splice, node: *mut Node, key: &[u8], height: usize) {
+    /// The only inserter stores each link; others compare and swap.
+    fn link_node(&self, splice: &mut Splice, node: *mut Node, key: &[u8], height: usize, who: Inserters) {
         for level in 0..height {
             loop {
                 let (Some(&prev), Some(&succ)) = (splice.prev.get(level), splice.next.get(level))
@@ -517,10 +528,14 @@ impl SkipList {
                 } else {
                     Ordering::Release
                 };
-                let swapped = unsafe {
-                    link(prev, level).compare_exchange(succ, node, order, Ordering::Relaxed)
-                };
-                if swapped.is_ok() {
+                // SAFETY: as above.
+                let at = unsafe { link(prev, level) };
+                if who == Inserters::One {
+                    // No other writer moves this link: it is still `succ`.
+                    at.store(node, order);
+                    break;
+                }
+                if at.compare_exchange(succ, node, order, Ordering::Relaxed).is_ok() {
                     break;
                 }
                 let (p, n) = self.find_for_level(key, prev, level);
@@ -602,6 +617,7 @@ fn alloc_node(
     key_parts: &[&[u8]],
     value: &[u8],
     past_limit: bool,
+    who: Inserters,
 ) -> Option<NonNull<Node>> {
     let key_len: usize = key_parts.iter().map(|p| p.len()).sum();
     let (Ok(k32), Ok(v32), Some(l)) = (
@@ -614,7 +630,7 @@ fn alloc_node(
         panic!("memtable entry of {key_len} + {} bytes", value.len());
     };
     debug_assert!(l.align() <= ARENA_ALIGN);
-    let node = arena.alloc(l.size(), past_limit)?.cast::<Node>();
+    let node = arena.alloc(l.size(), past_limit, who)?.cast::<Node>();
     let raw = node.as_ptr().cast::<u8>();
     // SAFETY: `raw` holds `l.size()` bytes: the header, `height` links, the
     // key and the value, written here once, before anyone can see them.
@@ -802,6 +818,61 @@ mod tests {
             let e = list.lower_bound(&ikey(k, 1)).unwrap();
             assert_eq!(e.key(), &ikey(k, 1)[..]);
             assert_eq!(e.value(), &(k / 4).to_le_bytes());
+        }
+    }
+
+    /// The only inserter links with plain stores (`Inserters::One`): a
+    /// writer in an order that makes it go everywhere in the list (a
+    /// shuffled one, with ascending runs), and readers meanwhile always see
+    /// the entries in order and never fewer than before.
+    #[test]
+    fn the_only_inserter_loses_nothing_and_readers_always_see_order() {
+        let list = Arc::new(SkipList::new());
+        let n = 20_000u32;
+        let writer = {
+            let list = Arc::clone(&list);
+            std::thread::spawn(move || {
+                let has = |k: u32| {
+                    list.lower_bound(&ikey(k, 1))
+                        .is_some_and(|e| e.key() == &ikey(k, 1)[..])
+                };
+                for i in 0..n {
+                    let k = if i % 3 == 0 { i } else { (i * 7919) % n };
+                    if !has(k) {
+                        let e = list.try_insert(&[&ikey(k, 1)], &k.to_le_bytes(), Inserters::One);
+                        assert!(e.is_some(), "a list without a limit is never full");
+                    }
+                }
+                for k in 0..n {
+                    if !has(k) {
+                        list.try_insert(&[&ikey(k, 1)], &k.to_le_bytes(), Inserters::One);
+                    }
+                }
+            })
+        };
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                let list = Arc::clone(&list);
+                std::thread::spawn(move || {
+                    let mut seen = 0;
+                    for _ in 0..40 {
+                        let keys = keys_in_order(&list);
+                        assert!(keys.windows(2).all(|w| key::compare(&w[0], &w[1]) == Order::Less));
+                        assert!(keys.len() >= seen, "{} entries after {seen}", keys.len());
+                        seen = keys.len();
+                    }
+                })
+            })
+            .collect();
+        writer.join().unwrap();
+        for r in readers {
+            r.join().unwrap();
+        }
+        let want: Vec<Vec<u8>> = (0..n).map(|k| ikey(k, 1)).collect();
+        assert_eq!(keys_in_order(&list), want);
+        assert_eq!(list.len(), n as usize);
+        for k in (0..n).step_by(997) {
+            assert_eq!(list.lower_bound(&ikey(k, 1)).unwrap().value(), &k.to_le_bytes());
         }
     }
 
