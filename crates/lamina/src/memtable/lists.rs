@@ -16,6 +16,7 @@
 
 use super::skiplist::{Entry, IdBlock, Position, SkipList};
 use super::Inserters;
+use crate::key;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -138,6 +139,22 @@ impl Lists {
     pub(super) fn all(&self) -> impl Iterator<Item = &SkipList> {
         let active = self.active.load(Ordering::SeqCst);
         self.lists.iter().take(active + 1).map_while(OnceLock::get)
+    }
+
+    /// Whether no list holds an entry of `tree_key`, by each list's first
+    /// and last entries alone: `tree_key` sorts before the first, or after
+    /// the last (a key written before every key the lists hold, or after:
+    /// the next key of an ascending run). False when that does not say.
+    pub(super) fn outside(&self, tree_key: &[u8]) -> bool {
+        self.all().all(|list| {
+            let before_first = list
+                .front()
+                .is_none_or(|e| tree_key < key::tree_key_of(e.key()));
+            before_first
+                || list
+                    .last_key()
+                    .is_some_and(|k| key::tree_key_of(k) < tree_key)
+        })
     }
 
     /// List `i` (oldest first), if it was made.

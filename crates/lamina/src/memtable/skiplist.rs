@@ -165,6 +165,9 @@ pub(super) struct SkipList {
     len: AtomicUsize,
     /// Where the last insert that used it went (see the module doc).
     hint: Mutex<Splice>,
+    /// The entry with the largest key (null while the list is empty):
+    /// raised by an insert that finds nothing after its entry.
+    last: AtomicPtr<Node>,
 }
 
 // SAFETY: entries are immutable once linked, links are atomics, and entries
@@ -331,6 +334,7 @@ impl SkipList {
             height: AtomicUsize::new(1),
             len: AtomicUsize::new(0),
             hint: Mutex::new(Splice::new()),
+            last: AtomicPtr::new(ptr::null_mut()),
         }
     }
 
@@ -412,6 +416,10 @@ impl SkipList {
                 self.link_node(&mut splice, node_ptr, key, height, who);
             }
         }
+        // SAFETY: `node_ptr` is linked at level 0.
+        if unsafe { next(node_ptr, 0) }.is_null() {
+            self.raise_last(node_ptr, key, who);
+        }
         match who {
             Inserters::Many => {
                 self.len.fetch_add(1, Ordering::Relaxed);
@@ -426,6 +434,37 @@ impl SkipList {
             list: self.id,
             _list: PhantomData,
         })
+    }
+
+    /// Makes `node` (of key `key`, just linked, nothing after it then) the
+    /// last entry unless a later one is: writers appending at once leave
+    /// the largest. The only inserter stores it.
+    fn raise_last(&self, node: *mut Node, key: &[u8], who: Inserters) {
+        if who == Inserters::One {
+            self.last.store(node, Ordering::Release);
+            return;
+        }
+        let head = self.head.as_ptr();
+        let mut cur = self.last.load(Ordering::Acquire);
+        // SAFETY: `cur` is null or a live entry of this list.
+        while cur.is_null() || unsafe { is_after(key, cur, head) } {
+            match self
+                .last
+                .compare_exchange_weak(cur, node, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return,
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    /// The key of the entry with the largest key, if any: every entry
+    /// inserted before this call sorts at or before it.
+    pub fn last_key(&self) -> Option<&[u8]> {
+        let last = self.last.load(Ordering::Acquire);
+        // SAFETY: a non-null `last` is a live entry of this list, which
+        // lives as long as the borrow of `self`.
+        (!last.is_null()).then(|| unsafe { key_of(last) })
     }
 
     /// Makes `splice` bracket `key` at every level below `max`: reuses the
