@@ -11,8 +11,9 @@
 //! the shard's own table uses for a bucket only past 2^50 of them) and then
 //! the slot within it ([`HashSlots`]: one cache line a lookup).
 //!
-//! An index is kept from the memtable's first point lookup on (or from the
-//! start, for a memtable rebuilt from the WAL, which is read next): until
+//! An index is kept from the memtable's first point lookup on that the skip
+//! lists' first and last entries do not answer (`Lists::outside`), or from
+//! the start, for a memtable rebuilt from the WAL, which is read next: until
 //! then writers do not record their entries, and a memtable that is only
 //! written (a load) costs no index at all (recording was 15-20% of a put
 //! from Python). The first lookup builds the index from the skip lists
