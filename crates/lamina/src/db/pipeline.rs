@@ -56,7 +56,10 @@ pub(crate) struct Pipeline {
     /// memtable insert; a memtable is sealed only when none is left.
     inserting: AtomicUsize,
     /// The last seqno of the last writer published. Written under the state
-    /// lock, or by a solo writer (see [`Pipeline::idle_after`]).
+    /// lock, or by a solo writer (see [`Pipeline::idle_after`]); always
+    /// after `visible` was raised past it, so that a solo writer, which
+    /// raises `visible` without the lock once it sees the cursor at its
+    /// queue's last writer, never has its raise undone by an older one.
     cursor: AtomicU64,
     /// Writers inside a commit that must be synced (from entering it to
     /// returning): how many records a syncer may expect.
@@ -219,9 +222,11 @@ impl Pipeline {
         if self.cursor() == prev && ticket <= self.synced.load(Ordering::Acquire) {
             // Next in line and durable enough: published here, without going
             // through `done`; `advance` below publishes any writer that was
-            // waiting behind it.
-            self.cursor.store(last, Ordering::Release);
+            // waiting behind it. `visible` first: a solo writer that sees
+            // the cursor here raises `visible` after this raise, never
+            // before it.
             raise(visible, last);
+            self.cursor.store(last, Ordering::Release);
             if s.waiters > 0 {
                 self.changed.notify_all();
             }
@@ -349,14 +354,16 @@ impl Pipeline {
             }
             let w = s.done.remove(&cursor).expect("just found");
             cursor = w.last;
-            self.cursor.store(cursor, Ordering::Release);
             if let Some(p) = w.parker {
-                raise(visible, cursor);
+                // Woken once the state lock is let go, after `visible` is
+                // raised below.
                 wakes.push((p, PUBLISHED));
             }
         }
         if cursor != start {
+            // `visible` before the cursor, as in `finish`.
             raise(visible, cursor);
+            self.cursor.store(cursor, Ordering::Release);
             if s.waiters > 0 {
                 self.changed.notify_all();
             }

@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 /// Most memtables waiting for flush before writers wait.
 const MAX_IMMUTABLE: usize = 2;
 
+/// Paced writers sleep once the delay they owe reaches this.
+const MIN_SLEEP: Duration = Duration::from_millis(1);
+
 /// The room a write that may not wait found in the state last: the active
 /// memtable, and how full it may get before a write must switch it or be
 /// paced; kept by the commit queue (under the commit lock) while the state
@@ -40,8 +43,6 @@ impl Room {
         Arc::ptr_eq(&self.mem, mem)
     }
 }
-/// Paced writers sleep once the delay they owe reaches this.
-const MIN_SLEEP: Duration = Duration::from_millis(1);
 
 impl Inner {
     /// Returns the memtable to write into, switching to a new one (and a new
