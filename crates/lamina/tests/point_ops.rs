@@ -186,8 +186,17 @@ fn lone_and_grouped_writers_publish_in_order_and_lose_nothing() {
         let stop = &stop;
         s.spawn(move || {
             let db = reader;
+            // The newest write of each thread seen so far: once visible, a
+            // write stays visible (the published seqno never goes back).
+            let mut newest_seen: Vec<Option<u32>> = vec![None; threads as usize];
             while !stop.load(Ordering::Acquire) {
                 for t in 0..threads {
+                    if let Some(Some(i)) = newest_seen.get(t as usize) {
+                        let here = db
+                            .contains_key(format!("t{t}-{i:05}").as_bytes())
+                            .expect("contains");
+                        assert!(here, "t{t}: write {i} seen, then not");
+                    }
                     // A newer write of one thread visible implies its older
                     // ones (checked newest first, so the older checks come later).
                     let mut seen_newer = false;
@@ -199,6 +208,11 @@ fn lone_and_grouped_writers_publish_in_order_and_lose_nothing() {
                             here || !seen_newer,
                             "t{t}: write {i} missing after a newer one"
                         );
+                        if here && !seen_newer {
+                            if let Some(n) = newest_seen.get_mut(t as usize) {
+                                *n = Some(n.map_or(i, |n| n.max(i)));
+                            }
+                        }
                         seen_newer |= here;
                     }
                 }
