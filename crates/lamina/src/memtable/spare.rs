@@ -126,8 +126,9 @@ fn pool() -> Option<&'static Pool> {
     (OWNER.load(Ordering::Acquire) == generation).then_some(pool)
 }
 
-/// An open database's claim on the pool: while it lives, the pool keeps up
-/// to `bytes` more of the chunks arenas let go of.
+/// An open database's claim on the pool: while it lives, the pool may keep
+/// chunks arenas let go of for its memtables of `bytes` (see [`limit`]),
+/// and charges it its share of them.
 pub struct Registration {
     bytes: usize,
     /// Registered in the pool and not released (never in a forked child,
@@ -172,6 +173,22 @@ impl Registration {
             self.bytes,
         )
     }
+
+    /// Gives up the claim (the database's handle is gone, after its
+    /// memtables: the chunks they let go of were kept); what it kept waits
+    /// [`IDLE`] for the next database. Idempotent.
+    fn release(&self) {
+        if !self.counted.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        if let Some(pool) = pool() {
+            let mut s = pool.state.lock();
+            s.registered = s.registered.saturating_sub(self.bytes);
+            publish(&s);
+            drop(s);
+            pool.changed.notify_one();
+        }
+    }
 }
 
 /// The charge of a database that registered `bytes` of the `registered`,
@@ -195,23 +212,6 @@ fn limit(registered: usize) -> usize {
     }
 }
 
-impl Registration {
-    /// Gives up the claim (the database's handle is gone, after its
-    /// memtables: the chunks they let go of were kept); what it kept waits
-    /// [`IDLE`] for the next database. Idempotent.
-    fn release(&self) {
-        if !self.counted.swap(false, Ordering::AcqRel) {
-            return;
-        }
-        if let Some(pool) = pool() {
-            let mut s = pool.state.lock();
-            s.registered = s.registered.saturating_sub(self.bytes);
-            publish(&s);
-            drop(s);
-            pool.changed.notify_one();
-        }
-    }
-}
 
 impl Drop for Registration {
     fn drop(&mut self) {
@@ -278,7 +278,7 @@ fn new_chunk() -> Option<NonNull<u8>> {
 /// after this call.
 pub(super) unsafe fn give_back(p: NonNull<u8>) {
     let chunk = Chunk(p);
-    let in_use = IN_USE.fetch_sub(HUGE as u64, Ordering::Relaxed) as usize - HUGE;
+    let in_use = (IN_USE.fetch_sub(HUGE as u64, Ordering::Relaxed) as usize).saturating_sub(HUGE);
     if let Some(pool) = pool() {
         if let Some(mut s) = pool.state.try_lock() {
             if in_use + (s.chunks.len() + 1) * HUGE <= limit(s.registered) {
