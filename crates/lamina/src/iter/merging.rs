@@ -12,11 +12,17 @@ enum Direction {
 }
 
 /// Yields the union of its children in internal-key order. Children must not
-/// hold the same internal key twice (seqnos are unique). The current child is
-/// found by a linear scan: there are only a few children (memtables' skip
-/// lists, level-0 tables, one per level).
+/// hold the same internal key twice (seqnos are unique). Going forward, the
+/// valid children are kept in a binary heap by their current key, so that a
+/// step costs a few comparisons however many children there are (a
+/// compaction of level 0 merges up to `l0_stop_trigger` tables: a linear
+/// scan was a fifth of a compaction thread's time); going backward, which is
+/// rare, the current child is found by a linear scan.
 pub struct MergingIter<C = Box<dyn InternalIterator>> {
     children: Vec<C>,
+    /// Going forward: the valid children, a min-heap by key (the first is
+    /// the current one). Empty going backward.
+    heap: Vec<usize>,
     current: Option<usize>,
     direction: Direction,
 }
@@ -25,24 +31,67 @@ impl<C: InternalIterator> MergingIter<C> {
     /// Merges `children`.
     pub fn new(children: Vec<C>) -> MergingIter<C> {
         MergingIter {
+            heap: Vec::with_capacity(children.len()),
             children,
             current: None,
             direction: Direction::Forward,
         }
     }
 
+    /// Makes the heap of the valid children, and the smallest current.
     fn find_smallest(&mut self) {
-        let mut best: Option<usize> = None;
-        for (i, c) in self.children.iter().enumerate() {
-            if !c.valid() {
-                continue;
-            }
-            best = match best {
-                Some(b) if key::compare(c.key(), self.key_of(b)) != Ordering::Less => Some(b),
-                _ => Some(i),
-            };
+        self.heap.clear();
+        self.heap
+            .extend((0..self.children.len()).filter(|&i| self.children.get(i).is_some_and(|c| c.valid())));
+        for at in (0..self.heap.len() / 2).rev() {
+            self.sift_down(at);
         }
-        self.current = best;
+        self.current = self.heap.first().copied();
+    }
+
+    /// Whether child `a`'s key sorts before child `b`'s.
+    fn before(&self, a: usize, b: usize) -> bool {
+        key::compare(self.key_of(a), self.key_of(b)) == Ordering::Less
+    }
+
+    /// Moves the heap's entry at `at` down to where its key belongs.
+    fn sift_down(&mut self, mut at: usize) {
+        let n = self.heap.len();
+        loop {
+            let left = 2 * at + 1;
+            if left >= n {
+                return;
+            }
+            let (Some(&l), Some(&here)) = (self.heap.get(left), self.heap.get(at)) else {
+                return;
+            };
+            let smaller = match self.heap.get(left + 1) {
+                Some(&r) if self.before(r, l) => left + 1,
+                _ => left,
+            };
+            let Some(&child) = self.heap.get(smaller) else {
+                return;
+            };
+            if !self.before(child, here) {
+                return;
+            }
+            self.heap.swap(at, smaller);
+            at = smaller;
+        }
+    }
+
+    /// After the current child moved forward: back into its place in the
+    /// heap, or out of it once exhausted.
+    fn advance_smallest(&mut self) {
+        let Some(&top) = self.heap.first() else {
+            self.current = None;
+            return;
+        };
+        if !self.children.get(top).is_some_and(|c| c.valid()) {
+            self.heap.swap_remove(0);
+        }
+        self.sift_down(0);
+        self.current = self.heap.first().copied();
     }
 
     fn find_largest(&mut self) {
@@ -82,6 +131,7 @@ impl<C: InternalIterator> InternalIterator for MergingIter<C> {
             c.seek_to_last();
         }
         self.direction = Direction::Reverse;
+        self.heap.clear();
         self.find_largest();
     }
 
@@ -98,6 +148,7 @@ impl<C: InternalIterator> InternalIterator for MergingIter<C> {
             c.seek_for_prev(target);
         }
         self.direction = Direction::Reverse;
+        self.heap.clear();
         self.find_largest();
     }
 
@@ -117,11 +168,16 @@ impl<C: InternalIterator> InternalIterator for MergingIter<C> {
                 }
             }
             self.direction = Direction::Forward;
+            if let Some(c) = self.children.get_mut(cur) {
+                c.next();
+            }
+            self.find_smallest();
+            return;
         }
         if let Some(c) = self.children.get_mut(cur) {
             c.next();
         }
-        self.find_smallest();
+        self.advance_smallest();
     }
 
     fn prev(&mut self) {
@@ -138,6 +194,7 @@ impl<C: InternalIterator> InternalIterator for MergingIter<C> {
                 }
             }
             self.direction = Direction::Reverse;
+            self.heap.clear();
         }
         if let Some(c) = self.children.get_mut(cur) {
             c.prev();
@@ -242,7 +299,7 @@ mod tests {
     proptest! {
         #[test]
         fn merging_matches_sorted_union(
-            parts in proptest::collection::vec(proptest::collection::btree_set((0u8..20, 1u64..50), 0..15), 1..4),
+            parts in proptest::collection::vec(proptest::collection::btree_set((0u8..20, 1u64..50), 0..15), 1..12),
             moves in proptest::collection::vec((0u8..4, 0u8..20), 1..40),
         ) {
             // Make (key, seq) pairs unique across children.

@@ -147,9 +147,12 @@ fn decompress_lz4(stored: &[u8]) -> Result<Vec<u8>, String> {
     let declared = get_u32(stored, 0).ok_or("LZ4 block lacks its length prefix")? as usize;
     let body = stored.get(4..).unwrap_or(&[]);
     check_declared(declared, body.len(), LZ4_MAX_RATIO)?;
-    let mut raw = vec![0u8; declared];
-    let n = lz4_flex::block::decompress_into(body, &mut raw)
+    // Into a buffer of the declared length's capacity, not zeroed first (a
+    // compaction decompresses every block of its inputs); the decoder
+    // checks every write against it.
+    let raw = lz4_flex::block::decompress(body, declared)
         .map_err(|e| format!("LZ4 block does not decompress: {e}"))?;
+    let n = raw.len();
     if n != declared {
         return Err(format!(
             "LZ4 block decompresses to {n} bytes, not the {declared} it declares"
@@ -235,6 +238,24 @@ mod tests {
         v.push(kind);
         v.extend_from_slice(&masked_crc2(stored, &[kind]).to_le_bytes());
         v
+    }
+
+    /// An LZ4 block whose length prefix says less or more than its bytes
+    /// decompress to is corruption (checksum intact: the writer lied), never
+    /// bytes past the buffer nor a short block.
+    #[test]
+    fn an_lz4_length_prefix_that_lies_is_corruption() {
+        let raw = compressible();
+        let body = lz4_flex::block::compress(&raw);
+        for declared in [0, 1, raw.len() / 2, raw.len() - 1, raw.len() + 1, raw.len() * 2] {
+            let mut stored = (declared as u32).to_le_bytes().to_vec();
+            stored.extend_from_slice(&body);
+            let e = decode_block(with_trailer(&stored, 1), Path::new("t.sst"), 0).unwrap_err();
+            assert!(e.is_corruption(), "declared {declared}: {e}");
+        }
+        let mut stored = (raw.len() as u32).to_le_bytes().to_vec();
+        stored.extend_from_slice(&body);
+        assert_eq!(decode_block(with_trailer(&stored, 1), Path::new("t.sst"), 0).unwrap(), raw);
     }
 
     #[test]
