@@ -35,6 +35,7 @@ pub fn stats_dict<'py>(py: Python<'py>, s: &lamina::Stats) -> PyResult<Bound<'py
     d.set_item("flushes", s.flushes)?;
     d.set_item("compactions", s.compactions)?;
     d.set_item("trivial_moves", s.trivial_moves)?;
+    d.set_item("compaction_tables_kept", s.compaction_tables_kept)?;
     d.set_item("write_delay_micros", s.write_delay_micros)?;
     d.set_item("write_stops", s.write_stops)?;
     d.set_item("write_stop_micros", s.write_stop_micros)?;

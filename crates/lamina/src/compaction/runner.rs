@@ -39,6 +39,10 @@ pub struct OutputSpec<'a> {
     pub cancelled: &'a dyn Fn() -> bool,
     /// Routes values to blob files and counts the pointers read and written.
     pub blobs: &'a mut crate::blob::Separator,
+    /// Tree keys, ascending, before each of which a new table starts: the
+    /// first keys of tables the output level keeps (a compaction's
+    /// untouched next-level tables), which no output table may span.
+    pub cut_before: &'a [Vec<u8>],
 }
 
 /// What a run wrote.
@@ -93,6 +97,7 @@ fn run(
     let mut tree_key: Vec<u8> = Vec::new();
     let mut ikey = Vec::new();
     let mut steps = 0u64;
+    let mut fences = spec.cut_before.iter().peekable();
     loop {
         let next_key = if input.valid() {
             let k = input.key();
@@ -127,9 +132,16 @@ fn run(
                 )
             };
             if !kept.is_empty() {
-                if cur
-                    .as_ref()
-                    .is_some_and(|c| c.builder.estimated_size() >= spec.target_size)
+                // Past a kept table's first key: the table being written
+                // ends before it.
+                let mut past_fence = false;
+                while fences.next_if(|f| tree_key.as_slice() >= f.as_slice()).is_some() {
+                    past_fence = true;
+                }
+                if past_fence
+                    || cur
+                        .as_ref()
+                        .is_some_and(|c| c.builder.estimated_size() >= spec.target_size)
                 {
                     finish(cur, out)?;
                 }

@@ -1,10 +1,12 @@
 //! Running compactions: the background loop and manual requests.
 
+use super::flush::Outputs;
 use super::Inner;
 use crate::compaction::picker::{self, pick_manual, PickerOptions, Task};
 use crate::error::{Error, Result};
 use crate::iter::{InternalIterator, LevelIter, MergingIter};
-use crate::manifest::{Version, VersionEdit, NUM_LEVELS};
+use crate::key;
+use crate::manifest::{FileMeta, Version, VersionEdit, NUM_LEVELS};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,10 +38,33 @@ impl Inner {
             self.counters.trivial_moves.fetch_add(1, Ordering::Relaxed);
             return Ok(());
         }
-        for f in &task.next_inputs {
+        let version = self.state.lock().version.clone();
+        let collect: std::collections::HashSet<u64> = self
+            .blobs_to_collect(&version)
+            .iter()
+            .map(|m| m.number)
+            .collect();
+        // Next-level tables no input key falls in stay where they are, not
+        // rewritten; a collection of blob files reads them all (their
+        // pointers may name a collected file).
+        let kept = if collect.is_empty() {
+            self.untouched(task)?
+        } else {
+            Vec::new()
+        };
+        let rewritten: Vec<Arc<FileMeta>> = task
+            .next_inputs
+            .iter()
+            .filter(|f| !kept.iter().any(|k| k.number == f.number))
+            .cloned()
+            .collect();
+        for f in &rewritten {
             edit.deleted_files.push((out_level, f.number));
         }
-        let version = self.state.lock().version.clone();
+        let cut_before: Vec<Vec<u8>> = kept
+            .iter()
+            .map(|f| key::tree_key_of(&f.smallest).to_vec())
+            .collect();
         let (lo, hi) = task.key_range();
         let bottommost = (out_level + 1..NUM_LEVELS)
             .all(|l| version.overlapping(l, Some(&lo), Some(&hi)).is_empty());
@@ -56,24 +81,22 @@ impl Inner {
             )));
         }
         children.push(Box::new(LevelIter::uncached(
-            task.next_inputs.clone(),
+            rewritten.clone(),
             Arc::clone(&self.tables),
         )));
         let mut input = MergingIter::new(children);
         // Closing does not wait for a long compaction: it stops, and its inputs stay live.
         let table = self.table_options(out_level >= deepest && bottommost);
-        let collect = self
-            .blobs_to_collect(&version)
-            .iter()
-            .map(|m| m.number)
-            .collect();
         let mut out = self.write_surviving(
             &mut input,
-            table,
-            picker::output_table_size(out_level, self.opts.target_table_size),
-            bottommost,
-            true,
-            collect,
+            Outputs {
+                table,
+                target_size: picker::output_table_size(out_level, self.opts.target_table_size),
+                bottommost,
+                cancellable: true,
+                collect_blobs: collect,
+                cut_before: &cut_before,
+            },
         )?;
         drop(input);
         self.counters
@@ -91,15 +114,41 @@ impl Inner {
         for t in out.tables {
             edit.new_files.push((out_level, Arc::new(t)));
         }
-        let obsolete = task
-            .inputs
-            .iter()
-            .chain(&task.next_inputs)
-            .cloned()
-            .collect();
+        self.counters
+            .compaction_tables_kept
+            .fetch_add(kept.len() as u64, Ordering::Relaxed);
+        let obsolete = task.inputs.iter().chain(&rewritten).cloned().collect();
         self.install(edit, obsolete)?;
         self.retire_blobs(removed);
         Ok(())
+    }
+
+    /// The tables of `task.next_inputs` that no key of `task.inputs` falls
+    /// in (by tree key, so that no key's entries end up split between a kept
+    /// table and an output one): each input that overlaps a table's range
+    /// is sought to its first key and found past its last.
+    fn untouched(&self, task: &Task) -> Result<Vec<Arc<FileMeta>>> {
+        let mut kept = Vec::new();
+        for t in &task.next_inputs {
+            let (t_lo, t_hi) = (key::tree_key_of(&t.smallest), key::tree_key_of(&t.largest));
+            let mut touched = false;
+            for u in &task.inputs {
+                if key::tree_key_of(&u.largest) < t_lo || key::tree_key_of(&u.smallest) > t_hi {
+                    continue;
+                }
+                let mut it = self.tables.get_listed(u)?.iter_uncached();
+                it.seek(&key::seek_key(t_lo));
+                it.status()?;
+                if it.valid() && key::tree_key_of(it.key()) <= t_hi {
+                    touched = true;
+                    break;
+                }
+            }
+            if !touched {
+                kept.push(Arc::clone(t));
+            }
+        }
+        Ok(kept)
     }
 
     fn install(

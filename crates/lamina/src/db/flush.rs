@@ -11,6 +11,22 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The tables a flush or compaction writes.
+pub struct Outputs<'a> {
+    pub table: TableOptions,
+    /// Size at which an output table is finished.
+    pub target_size: u64,
+    /// Whether no level below holds the keys written (tombstones may go).
+    pub bottommost: bool,
+    /// Whether closing the database stops the run.
+    pub cancellable: bool,
+    /// Blob files whose values are rewritten into new ones.
+    pub collect_blobs: std::collections::HashSet<u64>,
+    /// Tree keys, ascending, no output table may span (see
+    /// `OutputSpec::cut_before`).
+    pub cut_before: &'a [Vec<u8>],
+}
+
 impl Inner {
     /// Table options for a table written by a flush or compaction; `bottom`
     /// selects the compression of the last level.
@@ -80,11 +96,14 @@ impl Inner {
         self.observe(mem);
         let out = self.write_surviving(
             &mut mem.scan(),
-            self.table_options(false),
-            u64::MAX,
-            false,
-            false,
-            Default::default(),
+            Outputs {
+                table: self.table_options(false),
+                target_size: u64::MAX,
+                bottommost: false,
+                cancellable: false,
+                collect_blobs: Default::default(),
+                cut_before: &[],
+            },
         )?;
         self.counters
             .flush_bytes_written
@@ -94,19 +113,22 @@ impl Inner {
     }
 
     /// Writes what survives of `input` (see `compaction::collapse`) into new
-    /// tables, with values over the blob threshold (and those of the blob
-    /// files in `collect_blobs`) into new blob files, and syncs the
-    /// directory: the shared tail of flushes and compactions. With
-    /// `cancellable`, closing the database stops the run.
+    /// tables shaped by `to`, with values over the blob threshold (and those
+    /// of the blob files in `to.collect_blobs`) into new blob files, and
+    /// syncs the directory: the shared tail of flushes and compactions.
     pub fn write_surviving(
         &self,
         input: &mut dyn crate::iter::InternalIterator,
-        table: TableOptions,
-        target_size: u64,
-        bottommost: bool,
-        cancellable: bool,
-        collect_blobs: std::collections::HashSet<u64>,
+        to: Outputs<'_>,
     ) -> Result<crate::compaction::runner::Output> {
+        let Outputs {
+            table,
+            target_size,
+            bottommost,
+            cancellable,
+            collect_blobs,
+            cut_before,
+        } = to;
         let mut blobs = self.separator(collect_blobs);
         let live = self.keyspace_filter();
         let mut alloc = || self.versions.lock().new_file_number();
@@ -124,6 +146,7 @@ impl Inner {
             new_file_number: &mut alloc,
             cancelled: &cancelled,
             blobs: &mut blobs,
+            cut_before,
         };
         let out = write_tables(input, &mut spec);
         let out = self.finish_blobs(out, &mut blobs)?;

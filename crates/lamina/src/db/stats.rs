@@ -31,6 +31,7 @@ pub(crate) struct Counters {
     pub flushes: AtomicU64,
     pub compactions: AtomicU64,
     pub trivial_moves: AtomicU64,
+    pub compaction_tables_kept: AtomicU64,
     pub write_delay_micros: AtomicU64,
     pub write_stops: AtomicU64,
     pub write_stop_micros: AtomicU64,
@@ -114,6 +115,9 @@ pub struct Stats {
     pub compactions: u64,
     /// Compactions that moved tables down without rewriting them.
     pub trivial_moves: u64,
+    /// Next-level tables compactions left in place, not rewritten, since
+    /// open: no key of their inputs fell in them.
+    pub compaction_tables_kept: u64,
     /// Microseconds writers were slowed by pacing (not counting stops).
     pub write_delay_micros: u64,
     /// Times a writer was stopped until a flush or compaction finished
@@ -339,6 +343,7 @@ fn collect(inner: &Inner) -> Stats {
         flushes: get(&c.flushes),
         compactions: get(&c.compactions),
         trivial_moves: get(&c.trivial_moves),
+        compaction_tables_kept: get(&c.compaction_tables_kept),
         write_delay_micros: get(&c.write_delay_micros),
         write_stops: get(&c.write_stops),
         write_stop_micros: get(&c.write_stop_micros),
