@@ -382,7 +382,11 @@ pub fn advice(stats: &Stats) -> Vec<String> {
     if let Some(a) = space_amplification(stats) {
         if a > 2.0 && stats.total_table_bytes > 64 << 20 {
             out.push(format!(
-                "space amplification {a:.2}x: newer levels hold many copies; `lamina compact` reclaims them"
+                "space amplification {a:.2}x: the levels above the last hold {:.2}x its bytes; \
+                 where those are older versions of overwritten or deleted keys, `lamina compact` \
+                 reclaims them (a database still growing by new keys shows this too, with nothing \
+                 to reclaim)",
+                a - 1.0
             ));
         }
     }
