@@ -34,6 +34,14 @@ impl Doorkeeper {
         Some((word, 1u64 << (bit % 64)))
     }
 
+    /// Asks the CPU for the word of `hash`, so that its miss overlaps the
+    /// work before [`Doorkeeper::marked`] reads it.
+    pub fn prefetch(&self, hash: u64) {
+        if let Some((word, _)) = self.bit(hash) {
+            crate::prefetch::prefetch(word);
+        }
+    }
+
     /// Whether `hash` is marked as offered, without marking it.
     pub fn marked(&self, hash: u64) -> bool {
         self.bit(hash)

@@ -70,6 +70,11 @@ impl RowCache {
         }
     }
 
+    /// Asks the CPU for what [`RowCache::get`] reads first for `hash`.
+    pub fn prefetch(&self, hash: u64) {
+        self.door.prefetch(hash);
+    }
+
     /// The newest entry of `tree_key` cached for version `generation`, if
     /// any: its kind and value.
     /// `hash` is the tables' hash of `tree_key` (`crate::table::key_hash`):

@@ -89,12 +89,36 @@ pub struct RestartEntry<'a> {
     pub before: &'a [u8],
 }
 
+/// Restart prefixes equal to a target's that are counted one by one before
+/// a binary search counts the rest.
+const NEAR_TIES: usize = 8;
+
+/// Cache lines fetched from a guessed restart interval's start.
+const INTERVAL_LINES: usize = 4;
+
 /// One entry decoded in place.
 struct Entry<'a> {
     shared: usize,
     suffix: &'a [u8],
     value: (usize, usize),
     next: usize,
+}
+
+impl RestartPrefixes {
+    /// Asks the CPU for every line of a data block's numbers (a few KiB at
+    /// most) at once, so that a binary search over them waits for memory
+    /// about once rather than at each of its steps. An index block's, larger
+    /// and searched by every lookup, is left to the caches.
+    fn prefetch(&self) {
+        const MOST: usize = 4 << 10;
+        let bytes = std::mem::size_of_val(self.prefixes.as_slice());
+        if bytes <= MOST {
+            let base = self.prefixes.as_ptr().cast::<u8>();
+            for line in (0..bytes).step_by(64) {
+                crate::prefetch::prefetch(base.wrapping_add(line));
+            }
+        }
+    }
 }
 
 impl Block {
@@ -295,7 +319,9 @@ impl Block {
     /// if an entry on the way is malformed.
     pub fn seek_in_place(&self, target: &[u8], key: &mut KeyBuf) -> Result<Option<(usize, usize)>> {
         let from = self.seek_restart(target)?;
-        self.scan_from(self.restart_point(from), target, key)
+        let pos = self.restart_point(from);
+        self.prefetch_lines(pos);
+        self.scan_from(pos, target, key)
     }
 
     /// [`Block::seek_in_place`], also rebuilding into `before` the key of
@@ -448,10 +474,20 @@ impl Block {
             Ordering::Less => (0, 0),
             Ordering::Greater => (p.prefixes.len(), p.prefixes.len()),
             Ordering::Equal => {
+                p.prefetch();
                 let tp = key::tree_prefix(tk.get(p.head.len()..).unwrap_or(&[]));
                 let lo = p.prefixes.partition_point(|&x| x < tp);
+                // Restart keys that share the target's prefix: nearly always
+                // none or one, beside `lo` in memory (counted, not searched,
+                // unless there are many).
                 let ties = p.prefixes.get(lo..).unwrap_or(&[]);
-                (lo, lo + ties.partition_point(|&x| x == tp))
+                let near = ties.iter().take(NEAR_TIES).take_while(|&&x| x == tp).count();
+                let n = if near < NEAR_TIES {
+                    near
+                } else {
+                    ties.partition_point(|&x| x == tp)
+                };
+                (lo, lo + n)
             }
         };
         let (mut a, mut b) = (lo, hi);
@@ -491,6 +527,7 @@ impl Block {
             Some(r) if r < BUCKET_COLLISION => usize::from(r),
             _ => return Ok(None),
         };
+        self.prefetch_interval(restart);
         let restart_tk = |i: usize| -> Result<Ordering> {
             let pos = self.restart_point(i);
             match self.entry(pos) {
@@ -513,6 +550,47 @@ impl Block {
         };
         self.scan_from(self.restart_point(from), target, key)
             .map(Some)
+    }
+
+    /// Asks the CPU for the hash bucket [`Block::hash_seek`] reads first
+    /// for `h`, so that its miss overlaps the work before that call.
+    pub fn prefetch_bucket(&self, h: u64) {
+        let (start, b) = self.buckets;
+        if b > 0 {
+            if let Some(byte) = self.data.get(start + bucket_of(h, b)) {
+                crate::prefetch::prefetch(byte);
+            }
+        }
+    }
+
+    /// Asks the CPU for what a search of restart interval `r` reads: its
+    /// restart point's word (and the one before, beside it) and, at once
+    /// rather than after that word arrives, the lines where the interval
+    /// and the one before it begin were the block's intervals all the same
+    /// length (as a block of same-sized entries has them). A wrong guess
+    /// costs fetches, never a wrong read.
+    fn prefetch_interval(&self, r: usize) {
+        let base = self.data.as_ptr();
+        crate::prefetch::prefetch(base.wrapping_add(self.restarts_offset + 4 * r));
+        let stride = self.restarts_offset / self.num_restarts.max(1);
+        let at = r * stride;
+        if r > 0 {
+            crate::prefetch::prefetch(base.wrapping_add(at - stride));
+        }
+        self.prefetch_lines(at);
+    }
+
+    /// Asks the CPU for the lines of a restart interval's first entries,
+    /// from byte `at`, at once rather than one after the other as a scan
+    /// reaches them.
+    fn prefetch_lines(&self, at: usize) {
+        let base = self.data.as_ptr();
+        for line in 0..INTERVAL_LINES {
+            let p = at + line * 64;
+            if p < self.restarts_offset {
+                crate::prefetch::prefetch(base.wrapping_add(p));
+            }
+        }
     }
 
     /// Checks the hash index against the entries: each bucket holds exactly

@@ -189,6 +189,14 @@ impl BlockedBloom {
         })
     }
 
+    /// Asks the CPU for the line [`BlockedBloom::may_contain_hash`] reads
+    /// for `h`, so that its miss overlaps the work before that call.
+    pub fn prefetch(&self, h: u64) {
+        if let Some(line) = self.lines.get(line_of(h, self.lines.len())) {
+            crate::prefetch::prefetch(line);
+        }
+    }
+
     #[cfg(any(test, feature = "internals"))]
     /// Bytes of the filter block it was made from.
     pub fn len(&self) -> usize {

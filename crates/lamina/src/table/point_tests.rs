@@ -344,6 +344,40 @@ fn seeks_in_place_agree_with_the_iterator_before_and_after_the_restart_numbers()
     }
 }
 
+/// Many restart keys whose numbers equal the target's (a run of keys sharing
+/// a long prefix between two keys that share none), in a block whose every
+/// entry is a restart point (as index blocks are): the entry found is the
+/// first not before the target, also when it lies beyond the ties counted one
+/// by one.
+#[test]
+fn restart_entries_are_found_among_many_numbers_that_tie() {
+    let ks: key::KeyspaceId = 0;
+    let mut users: Vec<Vec<u8>> = vec![b"a".to_vec(), b"c".to_vec()];
+    users.extend((0..40).map(|i| format!("b-prefix-longer-than-sixteen-bytes/{i:03}").into_bytes()));
+    users.sort();
+    let keys: Vec<Vec<u8>> = users
+        .iter()
+        .map(|u| key::internal_key(&key::tree_key(ks, u), 7, key::Kind::Put as u8))
+        .collect();
+    let mut builder = BlockBuilder::new(1);
+    for k in &keys {
+        builder.add(k, b"v");
+    }
+    let data = builder.finish().to_vec();
+    let b = Block::new(data, Arc::from(Path::new("b.sst")), 40)
+        .and_then(Block::with_restart_prefixes)
+        .unwrap();
+    for (i, k) in keys.iter().enumerate() {
+        let target = key::seek_key_at(key::tree_key_of(k), key::MAX_SEQNO);
+        match b.seek_restart_entry(&target).unwrap() {
+            super::block::RestartSeek::Found(e) => {
+                assert_eq!((e.ordinal, e.key), (i, k.as_slice()), "key {i}");
+            }
+            _ => panic!("key {i} not found"),
+        }
+    }
+}
+
 #[test]
 fn a_bucket_naming_a_missing_restart_point_is_corruption() {
     let model = sample_entries(60, 5);

@@ -160,10 +160,7 @@ impl Table {
     /// False only if the table certainly holds no entry of `tree_key`
     /// (an internal key without its 8-byte trailer).
     pub fn may_contain(&self, tree_key: &[u8]) -> bool {
-        match &self.filter {
-            Filter::V1(f) => bloom_may_contain(f, tree_key),
-            Filter::Blocked(f) => f.may_contain_hash(key_hash(tree_key)),
-        }
+        self.filter_allows(tree_key, key_hash(tree_key))
     }
 
     /// Point lookup of tree key `tk` at internal key `target` (of `tk`):
@@ -205,12 +202,11 @@ impl Table {
         let block = match self.cache.block_covering(self.file_number, target) {
             Some(b) => b,
             None => {
-                let may_contain = match &self.filter {
-                    Filter::V1(filter) => bloom_may_contain(filter, tk),
-                    Filter::Blocked(filter) => filter.may_contain_hash(h),
-                };
-                if !may_contain {
-                    return Ok(Probe::Absent);
+                // The filter's line is fetched while the index is searched
+                // (in memory, likely cached); the filter is asked before any
+                // block is read from the disk.
+                if let Filter::Blocked(filter) = &self.filter {
+                    filter.prefetch(h);
                 }
                 let mut before = KeyBuf::new();
                 let (at, bounded, last, after, ordinal) = match self.index.seek_restart_entry(target)? {
@@ -231,12 +227,23 @@ impl Table {
                 let slots_serve = ordinal.is_some() && self.cache.slots_serve();
                 if let Some(held) = ordinal.filter(|_| slots_serve).and_then(|o| self.slots.get(o)) {
                     if let Some(block) = held.as_ref() {
+                        // A key the table holds needs the block's bucket
+                        // next: fetched while the filter is asked.
+                        if matches!(self.filter, Filter::Blocked(_)) {
+                            block.prefetch_bucket(h);
+                        }
+                        if !self.filter_allows(tk, h) {
+                            return Ok(Probe::Absent);
+                        }
                         self.cache.count_slot_hit();
                         self.cache
                             .remember_bounds(self.file_number, handle.offset, block, after, last);
                         let mut key = KeyBuf::new();
                         return self.answer(block, tk, h, target, cached_only, &mut key, f);
                     }
+                }
+                if !self.filter_allows(tk, h) {
+                    return Ok(Probe::Absent);
                 }
                 let block = if cached_only {
                     match self.cache.get_if_cached(self.file_number, handle.offset) {
@@ -260,6 +267,16 @@ impl Table {
             }
         };
         self.answer(&block, tk, h, target, cached_only, &mut key, f)
+    }
+
+    /// False only if the filter says the table holds no entry of `tk`, of
+    /// [`key_hash`] `h`.
+    #[inline]
+    fn filter_allows(&self, tk: &[u8], h: u64) -> bool {
+        match &self.filter {
+            Filter::V1(filter) => bloom_may_contain(filter, tk),
+            Filter::Blocked(filter) => filter.may_contain_hash(h),
+        }
     }
 
     /// The end of a point lookup: the first entry of `block` whose internal
