@@ -4,6 +4,7 @@ mod block_cache;
 pub(crate) mod doorkeeper;
 mod recent;
 mod row_cache;
+mod row_use;
 mod table_cache;
 
 pub use block_cache::{BlockCache, Charge};

@@ -2,6 +2,7 @@
 //! and again (a hot set): a hit skips the filter, index and block search.
 
 use super::doorkeeper::Doorkeeper;
+use super::row_use::RowUse;
 use crate::key::Kind;
 use quick_cache::sync::Cache;
 use quick_cache::Weighter;
@@ -47,6 +48,7 @@ impl Weighter<Box<[u8]>, Row> for RowWeighter {
 pub struct RowCache {
     rows: Option<Cache<Box<[u8]>, Row, RowWeighter>>,
     door: Doorkeeper,
+    usage: RowUse,
 }
 
 impl std::fmt::Debug for RowCache {
@@ -67,12 +69,21 @@ impl RowCache {
         RowCache {
             door: Doorkeeper::new(rows.is_some()),
             rows,
+            usage: RowUse::new(),
         }
     }
 
-    /// Asks the CPU for what [`RowCache::get`] reads first for `hash`.
-    pub fn prefetch(&self, hash: u64) {
-        self.door.prefetch(hash);
+    /// Whether a point lookup of the key of hash `hash` asks this cache
+    /// ([`RowCache::get`], then [`RowCache::insert_hashed`] with what the
+    /// tables say): while the rows answer enough lookups, every one does;
+    /// otherwise only a sample of keys, to learn when they would again
+    /// (see `row_use`). Asks the CPU for the doorkeeper's word if so.
+    pub fn asks(&self, hash: u64) -> bool {
+        let asks = self.rows.is_some() && self.usage.asks(hash);
+        if asks {
+            self.door.prefetch(hash);
+        }
+        asks
     }
 
     /// The newest entry of `tree_key` cached for version `generation`, if
@@ -83,11 +94,15 @@ impl RowCache {
     /// again after the next read of its key marks it).
     pub fn get(&self, tree_key: &[u8], hash: u64, generation: u64) -> Option<(Kind, Arc<[u8]>)> {
         let rows = self.rows.as_ref()?;
-        if !self.door.marked(hash) {
-            return None;
-        }
-        let row = rows.get(tree_key)?;
-        (row.generation == generation).then_some((row.kind, row.value))
+        let found = self
+            .door
+            .marked(hash)
+            .then(|| rows.get(tree_key))
+            .flatten()
+            .filter(|row| row.generation == generation)
+            .map(|row| (row.kind, row.value));
+        self.usage.record(hash, found.is_some());
+        found
     }
 
     /// Caches the entry of kind `kind` (`Put` or `Blob`) and value `value`

@@ -363,7 +363,7 @@ impl Inner {
         // the memtables are searched.
         let hash = crate::table::key_hash(tk);
         let rows = self.tables.rows();
-        rows.prefetch(hash);
+        let ask_rows = rows.asks(hash);
         for mem in &pinned.mems {
             if mem.is_empty() {
                 continue;
@@ -382,7 +382,8 @@ impl Inner {
         // A thread reading keys in order finds them in the block it read
         // last, which costs less than a row cache lookup (a cache miss in
         // its doorkeeper) and needs no row: it neither asks nor fills it.
-        let use_rows = seqno_arg_is_now
+        let use_rows = ask_rows
+            && seqno_arg_is_now
             && !self.tables.block_cache().reading_in_order()
             && pinned.generation != 0
             && seqno >= pinned.tables_seqno
