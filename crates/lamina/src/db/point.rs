@@ -358,12 +358,6 @@ impl Inner {
             out: None,
             blob: None,
         };
-        // One hash of the key serves every table's filter and block hash
-        // index, and the row cache's doorkeeper, whose word is fetched while
-        // the memtables are searched.
-        let hash = crate::table::key_hash(tk);
-        let rows = self.tables.rows();
-        let ask_rows = rows.asks(hash);
         for mem in &pinned.mems {
             if mem.is_empty() {
                 continue;
@@ -382,7 +376,12 @@ impl Inner {
         // A thread reading keys in order finds them in the block it read
         // last, which costs less than a row cache lookup (a cache miss in
         // its doorkeeper) and needs no row: it neither asks nor fills it.
-        let use_rows = ask_rows
+        let rows = self.tables.rows();
+        // One hash of the key serves every table's filter and block hash
+        // index, and the row cache's doorkeeper (not computed for a key
+        // the memtables answer).
+        let hash = crate::table::key_hash(tk);
+        let use_rows = rows.asks(hash)
             && seqno_arg_is_now
             && !self.tables.block_cache().reading_in_order()
             && pinned.generation != 0

@@ -215,11 +215,11 @@ impl Memtable {
         target: &InternalKey,
         mut visit: impl FnMut(Kind, &[u8]) -> bool,
     ) {
-        // A key before or after every entry (the next of an ascending run: a
-        // delete after its existence check; a key of the tables below) is
-        // answered by the lists' ends, which stay in the CPU's caches: no
-        // index is built for it, nor hashed, locked and probed.
-        if self.lists.outside(tree_key) {
+        // While no index is kept, a key before or after every entry (the
+        // next of an ascending run: a delete after its existence check) is
+        // answered by the lists' ends, and no index is built for it. Once
+        // one is kept, its own ranges answer such keys as cheaply.
+        if !self.newest.is_kept() && self.lists.outside(tree_key) {
             return;
         }
         let as_of = seek_seqno(target.as_slice());
