@@ -12,8 +12,10 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 /// Keys whose hash has these top bits clear are sampled: one in 16.
 const SAMPLE_SHIFT: u32 = 60;
-/// Sampled asks between two decisions.
-const WINDOW: u32 = 1024;
+/// Sampled asks between two decisions: about 65,000 lookups, so that a hot
+/// set of tens of thousands of keys is read twice (seen, then admitted)
+/// and found a third time before the first decision.
+const WINDOW: u32 = 4096;
 /// Every lookup asks while at least one sampled ask in this many hits.
 const HIT_SHARE: u32 = 8;
 

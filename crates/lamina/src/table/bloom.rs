@@ -110,6 +110,10 @@ fn probe_count(bits_per_key: u32) -> u8 {
 
 /// Bytes of one line of a blocked filter: one cache line.
 const LINE_BYTES: usize = 64;
+/// Lines of a filter that stay in the CPU's caches (see
+/// [`BlockedBloom::outgrows_caches`]).
+const CACHED_LINES: usize = 4096;
+
 /// Bits of one line.
 const LINE_BITS: u64 = 512;
 
@@ -187,6 +191,13 @@ impl BlockedBloom {
             line.get((bit / 8) as usize)
                 .is_some_and(|b| b & (1 << (bit % 8)) != 0)
         })
+    }
+
+    /// Whether the filter is larger than a CPU's own caches are likely to
+    /// keep of it while other data passes through (256 KiB): a probe of a
+    /// random key then waits for memory.
+    pub fn outgrows_caches(&self) -> bool {
+        self.lines.len() > CACHED_LINES
     }
 
     /// Asks the CPU for the line [`BlockedBloom::may_contain_hash`] reads

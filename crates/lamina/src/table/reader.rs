@@ -202,11 +202,20 @@ impl Table {
         let block = match self.cache.block_covering(self.file_number, target) {
             Some(b) => b,
             None => {
-                // The filter's line is fetched while the index is searched
-                // (in memory, likely cached); the filter is asked before any
-                // block is read from the disk.
-                if let Filter::Blocked(filter) = &self.filter {
-                    filter.prefetch(h);
+                // A filter too large to stay in the CPU's caches has its
+                // line fetched while the index is searched (smaller, likely
+                // cached), and is asked after; a smaller one first, which
+                // spares a key it excludes the search. Either is asked
+                // before any block is read from the disk.
+                let overlap = match &self.filter {
+                    Filter::Blocked(filter) if filter.outgrows_caches() => {
+                        filter.prefetch(h);
+                        true
+                    }
+                    _ => false,
+                };
+                if !overlap && !self.filter_allows(tk, h) {
+                    return Ok(Probe::Absent);
                 }
                 let mut before = KeyBuf::new();
                 let (at, bounded, last, after, ordinal) = match self.index.seek_restart_entry(target)? {
@@ -221,19 +230,19 @@ impl Table {
                         (at, bounded, &key[..], &before[..], None)
                     }
                 };
+                if overlap && !self.filter_allows(tk, h) {
+                    return Ok(Probe::Absent);
+                }
                 let handle = self.handle_of(self.index.slice(at))?;
                 // The block the last lookup sent here found, while the
                 // cache holds it (docs/design.md, "Block slots").
                 let slots_serve = ordinal.is_some() && self.cache.slots_serve();
                 if let Some(held) = ordinal.filter(|_| slots_serve).and_then(|o| self.slots.get(o)) {
                     if let Some(block) = held.as_ref() {
-                        // A key the table holds needs the block's bucket
-                        // next: fetched while the filter is asked.
+                        // The block's bucket is read next: fetched while
+                        // the thread's place is kept.
                         if matches!(self.filter, Filter::Blocked(_)) {
                             block.prefetch_bucket(h);
-                        }
-                        if !self.filter_allows(tk, h) {
-                            return Ok(Probe::Absent);
                         }
                         self.cache.count_slot_hit();
                         self.cache
@@ -241,9 +250,6 @@ impl Table {
                         let mut key = KeyBuf::new();
                         return self.answer(block, tk, h, target, cached_only, &mut key, f);
                     }
-                }
-                if !self.filter_allows(tk, h) {
-                    return Ok(Probe::Absent);
                 }
                 let block = if cached_only {
                     match self.cache.get_if_cached(self.file_number, handle.offset) {
