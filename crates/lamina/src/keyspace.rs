@@ -114,6 +114,7 @@ impl Keyspace {
         self.id
     }
 
+    #[inline]
     fn live(&self) -> Result<()> {
         if self.db.inner().keyspace_live(self.id) {
             Ok(())

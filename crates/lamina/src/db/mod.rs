@@ -281,6 +281,7 @@ impl Inner {
     }
 
     /// Whether `id` names a live keyspace.
+    #[inline]
     pub fn keyspace_live(&self, id: KeyspaceId) -> bool {
         id == 0 || self.keyspaces.read().values().any(|&v| v == id)
     }

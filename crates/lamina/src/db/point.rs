@@ -107,7 +107,7 @@ impl<F: FnOnce(&[u8]) -> R, R> Point<'_, F, R> {
         Ok(self.give(&value))
     }
 
-    fn finish(mut self, op: &dyn MergeOperator) -> Result<Option<R>> {
+    fn finish(&mut self, op: &dyn MergeOperator) -> Result<Option<R>> {
         if let Some(out) = self.out.take() {
             return out;
         }
@@ -368,7 +368,7 @@ impl Inner {
                 decided
             });
             if decided {
-                return self.settle(point, op, lookup, on_blob);
+                return self.settle(&mut point, op, lookup, on_blob);
             }
         }
         // Rows hold what the tables of one version say at their newest; a
@@ -390,7 +390,7 @@ impl Inner {
         if use_rows {
             if let Some((kind, v)) = rows.get(tk, hash, pinned.generation) {
                 point.see(kind, &v, op);
-                return self.settle(point, op, lookup, on_blob);
+                return self.settle(&mut point, op, lookup, on_blob);
             }
         }
         let version = &pinned.version;
@@ -427,12 +427,14 @@ impl Inner {
             match step {
                 Probe::NeedsIo => return Ok(Cached::NeedsIo),
                 Probe::Absent | Probe::Found(Step::Elsewhere) => {}
-                Probe::Found(Step::Seen(true)) => return self.settle(point, op, lookup, on_blob),
+                Probe::Found(Step::Seen(true)) => {
+                    return self.settle(&mut point, op, lookup, on_blob)
+                }
                 // The key's older entries in this table may be in blocks not cached.
                 Probe::Found(Step::Seen(false)) if cached_only => return Ok(Cached::NeedsIo),
                 Probe::Found(Step::Seen(false)) => {
                     if older_in_table(&table, tk, target.as_slice(), &mut point, op)? {
-                        return self.settle(point, op, lookup, on_blob);
+                        return self.settle(&mut point, op, lookup, on_blob);
                     }
                 }
                 Probe::Found(Step::Malformed(len)) => {
@@ -444,7 +446,7 @@ impl Inner {
                 }
             }
         }
-        self.settle(point, op, lookup, on_blob)
+        self.settle(&mut point, op, lookup, on_blob)
     }
 
     /// The answer of a decided (or exhausted) lookup: a value in a blob
@@ -452,7 +454,7 @@ impl Inner {
     /// and is read whole when merge operands must be.
     fn settle<F: FnOnce(&[u8]) -> R, R>(
         &self,
-        mut point: Point<'_, F, R>,
+        point: &mut Point<'_, F, R>,
         op: &dyn MergeOperator,
         lookup: Lookup,
         on_blob: impl FnOnce(LazyValue, F) -> Result<R>,

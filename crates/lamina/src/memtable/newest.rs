@@ -119,7 +119,9 @@ pub(super) struct NewestIndex {
     list: u64,
     /// [`OFF`], [`BUILDING`] or [`ON`].
     state: AtomicU8,
-    hasher: RandomState,
+    /// The seed of its keys' hash (xxh3), drawn at random for each index so
+    /// that no fixed set of keys shares one bucket in every memtable.
+    seed: u64,
     shards: Vec<Shard>,
 }
 
@@ -160,14 +162,14 @@ impl NewestIndex {
         NewestIndex {
             list: lists.id(),
             state: AtomicU8::new(if kept { ON } else { OFF }),
-            hasher: RandomState::new(),
+            seed: RandomState::new().hash_one(lists.id()),
             shards: (0..SHARDS).map(|_| RwLock::new(ShardTable::new())).collect(),
         }
     }
 
     /// The key's hash and its shard.
     fn locate(&self, tree_key: &[u8]) -> Option<(u64, &Shard)> {
-        let h = self.hasher.hash_one(tree_key);
+        let h = xxhash_rust::xxh3::xxh3_64_with_seed(tree_key, self.seed);
         let shard = self.shards.get((h >> SHARD_SHIFT) as usize % SHARDS)?;
         Some((h, shard))
     }
