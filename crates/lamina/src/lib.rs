@@ -125,6 +125,7 @@ mod options;
 mod prefetch;
 #[allow(unsafe_code)]
 mod process;
+mod sampled_use;
 mod snapshot;
 mod table_writer;
 mod tuning;

@@ -9,4 +9,6 @@ mod table_cache;
 
 pub use block_cache::{BlockCache, Charge};
 pub use row_cache::RowCache;
+#[cfg(test)]
+pub(crate) use row_use::RowUse;
 pub use table_cache::TableCache;

@@ -14,6 +14,7 @@ mod block_builder;
 mod bloom;
 mod builder;
 mod compress;
+mod filter_use;
 mod footer;
 mod key_buf;
 #[cfg(test)]

@@ -542,3 +542,40 @@ proptest! {
         }
     }
 }
+
+/// A table's large filter is skipped while nearly every key asked passes
+/// it, and asked again once absent keys are asked; the answers never
+/// change.
+#[test]
+fn a_large_filter_that_every_key_passes_is_skipped_until_absent_keys_are_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("large_filter.sst");
+    let ks: key::KeyspaceId = 0;
+    let tk = |i: u64| key::tree_key(ks, format!("{i:016}").as_bytes());
+    // Enough keys for a filter of more than 256 KiB at 10 bits a key.
+    let n = 240_000u64;
+    let model: Entries = (0..n)
+        .map(|i| (key::internal_key(&tk(i * 2), 7, key::Kind::Put as u8), b"v".to_vec()))
+        .collect();
+    let t = build(&path, &model, options(2, 4096, 4));
+    // A hash outside the sample, which asks only while every lookup does.
+    let unsampled = (0..)
+        .map(|i: u64| key_hash(&i.to_le_bytes()))
+        .find(|&h| (h >> 56) & 0xf != 0)
+        .unwrap();
+    assert!(t.asks_filter_first(unsampled), "every lookup asks at first");
+    // In an order that never finds the block read last, which would skip
+    // the filter and the index alike.
+    let scattered = |i: u64| (i * 7_919) % n;
+    for i in 0..20_000u64 {
+        let j = scattered(i);
+        let found = lookup(&t, &tk(j * 2), 9).map(|(k, _)| k);
+        assert_eq!(found.as_deref(), Some(model[j as usize].0.as_slice()));
+    }
+    assert!(!t.asks_filter_first(unsampled), "every sampled key passed: the filter is skipped");
+    for i in 0..20_000u64 {
+        let j = scattered(i) * 2 + 1;
+        assert_eq!(lookup(&t, &tk(j), 9), None, "absent key {j}");
+    }
+    assert!(t.asks_filter_first(unsampled), "absent keys: every lookup asks again");
+}

@@ -6,6 +6,7 @@ use super::block::{Block, KeyBuf, RestartSeek};
 use super::slots::BlockSlots;
 use super::bloom::{bloom_may_contain, BlockedBloom};
 use super::compress::{decode_block, BLOCK_TRAILER_LEN};
+use super::filter_use::FilterUse;
 use super::footer::{BlockHandle, Footer, FOOTER_LEN};
 use super::properties::Properties;
 use super::table_iter::TableIter;
@@ -40,6 +41,9 @@ pub struct Table {
     /// One per index entry, when every index entry is a restart point
     /// (docs/design.md, "Block slots"); none otherwise.
     slots: Arc<BlockSlots>,
+    /// Whether lookups ask a large filter before a block in its slot
+    /// (see `filter_use`).
+    filter_use: FilterUse,
 }
 
 /// What a point lookup in one table found.
@@ -145,6 +149,7 @@ impl Table {
         let slots = BlockSlots::new(index.entries_if_all_restarts().unwrap_or(0));
         Ok(Table {
             slots,
+            filter_use: FilterUse::new(),
             file,
             path,
             file_number,
@@ -206,13 +211,18 @@ impl Table {
                 // line fetched while the index is searched (smaller, likely
                 // cached), and is asked after; a smaller one first, which
                 // spares a key it excludes the search. Either is asked
-                // before any block is read from the disk.
-                let overlap = match &self.filter {
+                // before any block is read from the disk. A large filter
+                // that nearly every key passes is asked only when the
+                // block is not in its slot (see `filter_use`).
+                let (overlap, ask_first) = match &self.filter {
                     Filter::Blocked(filter) if filter.outgrows_caches() => {
-                        filter.prefetch(h);
-                        true
+                        let ask = self.filter_use.asks(h);
+                        if ask {
+                            filter.prefetch(h);
+                        }
+                        (true, ask)
                     }
-                    _ => false,
+                    _ => (false, true),
                 };
                 if !overlap && !self.filter_allows(tk, h) {
                     return Ok(Probe::Absent);
@@ -230,8 +240,12 @@ impl Table {
                         (at, bounded, &key[..], &before[..], None)
                     }
                 };
-                if overlap && !self.filter_allows(tk, h) {
-                    return Ok(Probe::Absent);
+                if overlap && ask_first {
+                    let passed = self.filter_allows(tk, h);
+                    self.filter_use.record(h, passed);
+                    if !passed {
+                        return Ok(Probe::Absent);
+                    }
                 }
                 let handle = self.handle_of(self.index.slice(at))?;
                 // The block the last lookup sent here found, while the
@@ -250,6 +264,9 @@ impl Table {
                         let mut key = KeyBuf::new();
                         return self.answer(block, tk, h, target, cached_only, &mut key, f);
                     }
+                }
+                if !ask_first && !self.filter_allows(tk, h) {
+                    return Ok(Probe::Absent);
                 }
                 let block = if cached_only {
                     match self.cache.get_if_cached(self.file_number, handle.offset) {
@@ -273,6 +290,13 @@ impl Table {
             }
         };
         self.answer(&block, tk, h, target, cached_only, &mut key, f)
+    }
+
+    #[cfg(test)]
+    /// Whether a lookup of a key of hash `h` asks the filter before a block
+    /// in its slot (see `filter_use`).
+    pub(super) fn asks_filter_first(&self, h: u64) -> bool {
+        self.filter_use.asks(h)
     }
 
     /// False only if the filter says the table holds no entry of `tk`, of
