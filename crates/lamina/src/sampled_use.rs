@@ -67,6 +67,17 @@ impl<P: UsePolicy> SampledUse<P> {
         }
     }
 
+    #[cfg(test)]
+    /// A hash in the sample (`sampled`) or out of it, `i` (below 2^56) apart
+    /// from that.
+    pub fn test_hash(sampled: bool, i: u64) -> u64 {
+        if sampled {
+            i
+        } else {
+            (1 << P::SAMPLE_SHIFT) | i
+        }
+    }
+
     fn count(&self, hit: bool) {
         if hit {
             self.hits.fetch_add(1, Ordering::Relaxed);
@@ -97,13 +108,8 @@ mod tests {
         }
     }
 
-    /// A hash in the sample, or out of it.
     fn hash(sampled: bool, i: u64) -> u64 {
-        if sampled {
-            i
-        } else {
-            (1 << 56) | i
-        }
+        SampledUse::<Quarter>::test_hash(sampled, i)
     }
 
     #[test]

@@ -37,13 +37,8 @@ impl UsePolicy for Rows {
 mod tests {
     use super::*;
 
-    /// A hash in the sample, or out of it.
     fn hash(sampled: bool, i: u64) -> u64 {
-        if sampled {
-            i
-        } else {
-            (1 << 63) | i
-        }
+        RowUse::test_hash(sampled, i)
     }
 
     #[test]

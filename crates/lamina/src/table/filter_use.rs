@@ -43,13 +43,8 @@ impl UsePolicy for Filters {
 mod tests {
     use super::*;
 
-    /// A hash in the sample, or out of it.
     fn hash(sampled: bool, i: u64) -> u64 {
-        if sampled {
-            i
-        } else {
-            (1 << 56) | i
-        }
+        FilterUse::test_hash(sampled, i)
     }
 
     #[test]
