@@ -247,9 +247,10 @@ impl Table {
                         return Ok(Probe::Absent);
                     }
                 }
-                let handle = self.handle_of(self.index.slice(at))?;
                 // The block the last lookup sent here found, while the
-                // cache holds it (docs/design.md, "Block slots").
+                // cache holds it (docs/design.md, "Block slots"); it was
+                // read from the handle of this index entry, so its offset
+                // is the handle's.
                 let slots_serve = ordinal.is_some() && self.cache.slots_serve();
                 if let Some(held) = ordinal.filter(|_| slots_serve).and_then(|o| self.slots.get(o)) {
                     if let Some(block) = held.as_ref() {
@@ -260,7 +261,7 @@ impl Table {
                         }
                         self.cache.count_slot_hit();
                         self.cache
-                            .remember_bounds(self.file_number, handle.offset, block, after, last);
+                            .remember_bounds(self.file_number, block.offset(), block, after, last);
                         let mut key = KeyBuf::new();
                         return self.answer(block, tk, h, target, cached_only, &mut key, f);
                     }
@@ -268,6 +269,7 @@ impl Table {
                 if !ask_first && !self.filter_allows(tk, h) {
                     return Ok(Probe::Absent);
                 }
+                let handle = self.handle_of(self.index.slice(at))?;
                 let block = if cached_only {
                     match self.cache.get_if_cached(self.file_number, handle.offset) {
                         Some(b) => b,
