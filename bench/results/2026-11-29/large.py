@@ -1,4 +1,4 @@
-# large.py PASSES: 1,000 values of 100,000 bytes, then PASSES passes of reads in one shuffled
+# large.py PASSES: N (default 1,000) values of 100,000 bytes, then PASSES passes of reads in one shuffled
 # order over one open database (LMDB=1: LMDB instead). The second pass is the first to keep
 # values read again (docs/design.md, "Values read again").
 import sys, os, time, random, shutil, tempfile
@@ -7,7 +7,7 @@ if os.environ.get("LMDB"):
 else:
     sys.path.insert(0, os.environ.get("LAMINA_PY", os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../python"))); import lamina
 random.seed(100)
-n = 1000
+n = int(os.environ.get("N", "1000"))
 buf = random.randbytes(1 << 20)
 keys = [(b"%016d" % i) for i in range(n)]
 values = []; pos = 0
