@@ -62,6 +62,36 @@ impl Keyspace {
         result.map_err(to_py)
     }
 
+    /// The value of `key` as a `bytes` object, or `None`. A value in memory
+    /// becomes a bytes object straight from where it is stored, without
+    /// releasing the GIL; only a read from disk does. A large value read
+    /// again is the `bytes` object read before; one in a blob file already
+    /// open is read with no second lookup (`to_bytes` releases the GIL for
+    /// the read).
+    #[inline]
+    fn value_of<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let r = self.reader()?;
+        let k = convert::key(key)?;
+        if !k.is_empty() {
+            let got = self.ks.try_get_with_lazy(
+                k,
+                |v| Ok(PyBytes::new(py, v)),
+                |v| value::to_bytes(py, &v),
+            );
+            match got {
+                Ok(lamina::Cached::Answered(Some(b))) => return b.map(Some),
+                Ok(lamina::Cached::Answered(None)) => return Ok(None),
+                Ok(lamina::Cached::NeedsIo) => {}
+                Err(e) => return Err(to_py(e)),
+            }
+        }
+        reader::value_of(py, &r, k)
+    }
+
     fn iter_over(
         &self,
         py: Python<'_>,
@@ -92,29 +122,8 @@ impl Keyspace {
         py: Python<'py>,
         key: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let r = self.reader()?;
-        let k = convert::key(key)?;
-        if !k.is_empty() {
-            // A value in memory becomes a bytes object straight from where it
-            // is stored, without releasing the GIL; only a read from disk
-            // does. A large value read again is the `bytes` object read
-            // before; one in a blob file already open is read with no second
-            // lookup (`to_bytes` releases the GIL for the read).
-            let got = self.ks.try_get_with_lazy(
-                k,
-                |v| Ok(PyBytes::new(py, v)),
-                |v| value::to_bytes(py, &v),
-            );
-            match got {
-                Ok(lamina::Cached::Answered(Some(b))) => return b,
-                Ok(lamina::Cached::Answered(None)) => {
-                    return Err(PyKeyError::new_err(key.clone().unbind()))
-                }
-                Ok(lamina::Cached::NeedsIo) => {}
-                Err(e) => return Err(to_py(e)),
-            }
-        }
-        reader::get_item(py, &r, key)
+        self.value_of(py, key)?
+            .ok_or_else(|| PyKeyError::new_err(key.clone().unbind()))
     }
 
     fn __setitem__(
@@ -207,25 +216,10 @@ impl Keyspace {
         key: &Bound<'py, PyAny>,
         default: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let r = self.reader()?;
-        let k = convert::key(key)?;
-        if !k.is_empty() {
-            // As `__getitem__`.
-            let got = self.ks.try_get_with_lazy(
-                k,
-                |v| Ok(PyBytes::new(py, v)),
-                |v| value::to_bytes(py, &v),
-            );
-            match got {
-                Ok(lamina::Cached::Answered(Some(b))) => return b.map(Bound::into_any),
-                Ok(lamina::Cached::Answered(None)) => {
-                    return Ok(default.unwrap_or_else(|| py.None().into_bound(py)))
-                }
-                Ok(lamina::Cached::NeedsIo) => {}
-                Err(e) => return Err(to_py(e)),
-            }
-        }
-        reader::get(py, &r, key, default)
+        Ok(match self.value_of(py, key)? {
+            Some(b) => b.into_any(),
+            None => default.unwrap_or_else(|| py.None().into_bound(py)),
+        })
     }
 
     /// `setdefault(key, default=None)`: the value of `key`; when missing, stores
@@ -238,11 +232,10 @@ impl Keyspace {
         key: &Bound<'py, PyAny>,
         default: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let k = convert::key(key)?;
-        let r = self.reader()?;
-        if let Some(v) = py.detach(|| r.get(k)).map_err(to_py)? {
-            return Ok(PyBytes::new(py, &v).into_any());
+        if let Some(b) = self.value_of(py, key)? {
+            return Ok(b.into_any());
         }
+        let k = convert::key(key)?;
         self.shared.writable()?;
         let default = default.unwrap_or_else(|| py.None().into_bound(py));
         let v = convert::value(&default)?;

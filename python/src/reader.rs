@@ -86,11 +86,7 @@ pub fn get_item<'py>(
     r: &dyn Reader,
     key: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let k = convert::key(key)?;
-    match py.detach(|| r.get_lazy(k)).map_err(to_py)? {
-        Some(v) => crate::value::to_bytes(py, &v),
-        None => Err(PyKeyError::new_err(key.clone().unbind())),
-    }
+    value_of(py, r, convert::key(key)?)?.ok_or_else(|| PyKeyError::new_err(key.clone().unbind()))
 }
 
 /// `r.get(key, default)`.
@@ -100,10 +96,22 @@ pub fn get<'py>(
     key: &Bound<'py, PyAny>,
     default: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let k = convert::key(key)?;
+    Ok(match value_of(py, r, convert::key(key)?)? {
+        Some(b) => b.into_any(),
+        None => default.unwrap_or_else(|| py.None().into_bound(py)),
+    })
+}
+
+/// The value of key `k` as a `bytes` object, or `None`, read with the GIL
+/// released.
+pub fn value_of<'py>(
+    py: Python<'py>,
+    r: &dyn Reader,
+    k: &[u8],
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
     match py.detach(|| r.get_lazy(k)).map_err(to_py)? {
-        Some(v) => Ok(crate::value::to_bytes(py, &v)?.into_any()),
-        None => Ok(default.unwrap_or_else(|| py.None().into_bound(py))),
+        Some(v) => crate::value::to_bytes(py, &v).map(Some),
+        None => Ok(None),
     }
 }
 
