@@ -9,7 +9,6 @@ use crate::iter::{RangeIter, Yield};
 use crate::ranges::{Ranges, View};
 use crate::reader::{self, Live, Reader};
 use crate::state::Shared;
-use crate::value;
 use parking_lot::Mutex;
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -62,12 +61,8 @@ impl Keyspace {
         result.map_err(to_py)
     }
 
-    /// The value of `key` as a `bytes` object, or `None`. A value in memory
-    /// becomes a bytes object straight from where it is stored, without
-    /// releasing the GIL; only a read from disk does. A large value read
-    /// again is the `bytes` object read before; one in a blob file already
-    /// open is read with no second lookup (`to_bytes` releases the GIL for
-    /// the read).
+    /// The value of `key` as a `bytes` object, or `None` (see
+    /// [`reader::value_of`]).
     #[inline]
     fn value_of<'py>(
         &self,
@@ -75,21 +70,7 @@ impl Keyspace {
         key: &Bound<'py, PyAny>,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let r = self.reader()?;
-        let k = convert::key(key)?;
-        if !k.is_empty() {
-            let got = self.ks.try_get_with_lazy(
-                k,
-                |v| Ok(PyBytes::new(py, v)),
-                |v| value::to_bytes(py, &v),
-            );
-            match got {
-                Ok(lamina::Cached::Answered(Some(b))) => return b.map(Some),
-                Ok(lamina::Cached::Answered(None)) => return Ok(None),
-                Ok(lamina::Cached::NeedsIo) => {}
-                Err(e) => return Err(to_py(e)),
-            }
-        }
-        reader::value_of(py, &r, k)
+        reader::value_of(py, &r, convert::key(key)?)
     }
 
     fn iter_over(
@@ -171,14 +152,7 @@ impl Keyspace {
     }
 
     fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let r = self.reader()?;
-        let k = convert::key(key)?;
-        if !k.is_empty() {
-            if let lamina::Cached::Answered(present) = self.ks.try_contains_key(k).map_err(to_py)? {
-                return Ok(present);
-            }
-        }
-        reader::contains(py, &r, key)
+        reader::contains(py, &self.reader()?, key)
     }
 
     /// The exact number of keys. Counted by a scan (O(n)) and cached until the

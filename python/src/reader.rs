@@ -1,6 +1,7 @@
 //! Reads shared by a keyspace (the live database) and a snapshot: point
-//! lookups, counts, ordered lists. Every engine call runs with the GIL
-//! released, since any of them may wait for disk.
+//! lookups, counts, ordered lists. Every engine call that may wait for the
+//! disk runs with the GIL released; a point lookup first tries to answer
+//! from memory with the GIL held (`try_value`, `try_contains`).
 
 use crate::bounds::Bounds;
 use crate::convert;
@@ -22,6 +23,19 @@ pub trait Reader: Send + Sync {
     fn contains(&self, key: &[u8]) -> lamina::Result<bool> {
         Ok(self.get(key)?.is_some())
     }
+    /// The value of `key` as a `bytes` object, when it can be had without
+    /// waiting for the disk: a value in memory straight from where it is
+    /// stored, a large value read again as the `bytes` object read before,
+    /// one in a blob file already open read by `to_bytes` (which releases
+    /// the GIL for the read); else [`lamina::Cached::NeedsIo`].
+    fn try_value<'py>(&self, _py: Python<'py>, _key: &[u8]) -> lamina::Result<TryValue<'py>> {
+        Ok(lamina::Cached::NeedsIo)
+    }
+    /// Whether `key` has a value, when it can be known without waiting for
+    /// the disk.
+    fn try_contains(&self, _key: &[u8]) -> lamina::Result<lamina::Cached<bool>> {
+        Ok(lamina::Cached::NeedsIo)
+    }
     /// An ascending walk over `bounds` (reverse it with `next_back`).
     fn range(&self, bounds: &Bounds) -> lamina::Iter;
 }
@@ -42,6 +56,10 @@ fn snapshot_range(snap: &lamina::Snapshot, ks: &lamina::Keyspace, bounds: &Bound
     }
 }
 
+/// What [`Reader::try_value`] gives: the value (or the error making its
+/// `bytes` object), none, or that the disk is needed.
+pub type TryValue<'py> = lamina::Cached<Option<PyResult<Bound<'py, PyBytes>>>>;
+
 /// The live data of one keyspace.
 pub struct Live<'a> {
     pub ks: &'a lamina::Keyspace,
@@ -56,6 +74,16 @@ impl Reader for Live<'_> {
     }
     fn contains(&self, key: &[u8]) -> lamina::Result<bool> {
         self.ks.contains_key(key)
+    }
+    fn try_value<'py>(&self, py: Python<'py>, key: &[u8]) -> lamina::Result<TryValue<'py>> {
+        self.ks.try_get_with_lazy(
+            key,
+            |v| Ok(PyBytes::new(py, v)),
+            |v| crate::value::to_bytes(py, &v),
+        )
+    }
+    fn try_contains(&self, key: &[u8]) -> lamina::Result<lamina::Cached<bool>> {
+        self.ks.try_contains_key(key)
     }
     fn range(&self, bounds: &Bounds) -> lamina::Iter {
         engine_range(self.ks, bounds)
@@ -74,6 +102,20 @@ impl Reader for SnapshotIn {
     }
     fn get_lazy(&self, key: &[u8]) -> lamina::Result<Option<lamina::LazyValue>> {
         self.snap.get_lazy_in(&self.ks, key)
+    }
+    fn contains(&self, key: &[u8]) -> lamina::Result<bool> {
+        self.snap.contains_key_in(&self.ks, key)
+    }
+    fn try_value<'py>(&self, py: Python<'py>, key: &[u8]) -> lamina::Result<TryValue<'py>> {
+        self.snap.try_get_with_lazy_in(
+            &self.ks,
+            key,
+            |v| Ok(PyBytes::new(py, v)),
+            |v| crate::value::to_bytes(py, &v),
+        )
+    }
+    fn try_contains(&self, key: &[u8]) -> lamina::Result<lamina::Cached<bool>> {
+        self.snap.try_contains_key_in(&self.ks, key)
     }
     fn range(&self, bounds: &Bounds) -> lamina::Iter {
         snapshot_range(&self.snap, &self.ks, bounds)
@@ -102,22 +144,40 @@ pub fn get<'py>(
     })
 }
 
-/// The value of key `k` as a `bytes` object, or `None`, read with the GIL
-/// released.
-pub fn value_of<'py>(
+/// The value of key `k` as a `bytes` object, or `None`: from memory with
+/// the GIL held where it can be (see [`Reader::try_value`]), else read with
+/// the GIL released.
+#[inline]
+pub fn value_of<'py, R: Reader + ?Sized>(
     py: Python<'py>,
-    r: &dyn Reader,
+    r: &R,
     k: &[u8],
 ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    // An empty key's error comes from the read below.
+    if !k.is_empty() {
+        match r.try_value(py, k).map_err(to_py)? {
+            lamina::Cached::Answered(v) => return v.transpose(),
+            lamina::Cached::NeedsIo => {}
+        }
+    }
     match py.detach(|| r.get_lazy(k)).map_err(to_py)? {
         Some(v) => crate::value::to_bytes(py, &v).map(Some),
         None => Ok(None),
     }
 }
 
-/// `key in r`.
-pub fn contains(py: Python<'_>, r: &dyn Reader, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+/// `key in r`: from memory with the GIL held where it can be.
+pub fn contains<R: Reader + ?Sized>(
+    py: Python<'_>,
+    r: &R,
+    key: &Bound<'_, PyAny>,
+) -> PyResult<bool> {
     let k = convert::key(key)?;
+    if !k.is_empty() {
+        if let lamina::Cached::Answered(present) = r.try_contains(k).map_err(to_py)? {
+            return Ok(present);
+        }
+    }
     py.detach(|| r.contains(k)).map_err(to_py)
 }
 

@@ -16,7 +16,9 @@ def test_snapshot_does_not_see_later_writes(db):
         db["c"] = "3"
         assert snap["a"] == b"1"
         assert snap.get("b") == b"2"
+        assert "b" in snap and "a" in snap
         assert "c" not in snap
+        assert snap.get("c") is None
         assert snap.keys() == [b"a", b"b"]
         assert list(snap) == [b"a", b"b"]
         assert len(snap) == 2

@@ -163,13 +163,15 @@ impl Keyspace {
         blob: impl FnOnce(crate::LazyValue) -> R,
     ) -> Result<crate::Cached<Option<R>>> {
         self.live()?;
-        self.db.inner().try_get_with_lazy(self.id, key, f, blob)
+        self.db
+            .inner()
+            .try_get_with_lazy(self.id, key, None, f, blob)
     }
 
     /// Like [`Keyspace::contains_key`], but never waits for the disk.
     pub fn try_contains_key(&self, key: &[u8]) -> Result<crate::Cached<bool>> {
         self.live()?;
-        self.db.inner().try_contains(self.id, key)
+        self.db.inner().try_contains(self.id, key, None)
     }
 
     /// Whether `key` has a value; stops at its newest entry (see

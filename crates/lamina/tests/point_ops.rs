@@ -282,6 +282,48 @@ fn lookups_that_may_not_wait_answer_from_memory_or_say_so() {
     );
 }
 
+/// A snapshot's lookups that may not wait answer as the snapshot sees the
+/// data, from memory, or say that the disk is needed; they never read it,
+/// and never answer from rows remembered for the newest data.
+#[test]
+fn a_snapshot_s_lookups_that_may_not_wait_see_the_past() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = Db::open(dir.path().join("db"), Options::default()).expect("open");
+    db.put(b"on disk", b"old").expect("put");
+    db.close().expect("close");
+    let db = Db::open(dir.path().join("db"), Options::default()).expect("reopen");
+    let ks = db.default_keyspace();
+    db.put(b"k", b"1").expect("put");
+    db.put(b"gone", b"x").expect("put");
+    let snap = db.snapshot();
+    db.put(b"k", b"2").expect("put");
+    db.delete(b"gone").expect("delete");
+    db.put(b"new", b"n").expect("put");
+    let copy = |v: &[u8]| v.to_vec();
+    let lazy = |v: lamina::LazyValue| v.into_vec().expect("blob");
+    let try_get = |k: &[u8]| snap.try_get_with_lazy_in(&ks, k, copy, lazy).expect("try");
+    let try_contains = |k: &[u8]| snap.try_contains_key_in(&ks, k).expect("try");
+    assert_eq!(try_get(b"k"), Cached::Answered(Some(b"1".to_vec())));
+    assert_eq!(try_get(b"gone"), Cached::Answered(Some(b"x".to_vec())));
+    assert_eq!(try_get(b"new"), Cached::Answered(None));
+    assert_eq!(try_contains(b"gone"), Cached::Answered(true));
+    assert_eq!(try_contains(b"new"), Cached::Answered(false));
+    assert_eq!(try_get(b"on disk"), Cached::NeedsIo);
+    assert_eq!(try_contains(b"on disk"), Cached::NeedsIo);
+    db.put(b"on disk", b"newer").expect("put");
+    db.flush().expect("flush");
+    // Read twice through the live database, so that its row is remembered.
+    for _ in 0..2 {
+        assert_eq!(db.get(b"on disk").expect("get"), Some(b"newer".to_vec()));
+    }
+    assert_eq!(
+        snap.get_in(&ks, b"on disk").expect("get"),
+        Some(b"old".to_vec())
+    );
+    assert_eq!(try_get(b"on disk"), Cached::Answered(Some(b"old".to_vec())));
+    assert_eq!(try_get(b"k"), Cached::Answered(Some(b"1".to_vec())));
+}
+
 /// Values read from tables are remembered per version (the row cache); a
 /// flush or compaction that changes the tables, a newer write in the
 /// memtable, and a snapshot older than the tables must all see past them.

@@ -447,13 +447,13 @@ impl Db {
         f: impl FnOnce(&[u8]) -> R,
         blob: impl FnOnce(crate::LazyValue) -> R,
     ) -> Result<Cached<Option<R>>> {
-        self.inner().try_get_with_lazy(0, key, f, blob)
+        self.inner().try_get_with_lazy(0, key, None, f, blob)
     }
 
     /// Like [`Db::contains_key`], but never waits for the disk (see
     /// [`Db::try_get_with`]).
     pub fn try_contains_key(&self, key: &[u8]) -> Result<Cached<bool>> {
-        self.inner().try_contains(0, key)
+        self.inner().try_contains(0, key, None)
     }
 
     /// Whether `key` has a value in the default keyspace. It stops at the

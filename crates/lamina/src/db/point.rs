@@ -263,10 +263,11 @@ impl Inner {
         &self,
         ks: KeyspaceId,
         user_key: &[u8],
+        seqno: Option<SeqNo>,
         f: impl FnOnce(&[u8]) -> R,
         blob: impl FnOnce(LazyValue) -> R,
     ) -> Result<Cached<Option<R>>> {
-        self.point(ks, user_key, None, Lookup::CACHED_LAZY, f, |v, _| {
+        self.point(ks, user_key, seqno, Lookup::CACHED_LAZY, f, |v, _| {
             Ok(blob(v))
         })
     }
@@ -292,12 +293,17 @@ impl Inner {
     }
 
     /// Like [`Inner::contains`] now, but without reading from the disk.
-    pub(crate) fn try_contains(&self, ks: KeyspaceId, user_key: &[u8]) -> Result<Cached<bool>> {
+    pub(crate) fn try_contains(
+        &self,
+        ks: KeyspaceId,
+        user_key: &[u8],
+        seqno: Option<SeqNo>,
+    ) -> Result<Cached<bool>> {
         Ok(
             match self.point(
                 ks,
                 user_key,
-                None,
+                seqno,
                 Lookup::CACHED_EXISTS,
                 |_: &[u8]| (),
                 |_, _| Ok(()),
