@@ -243,15 +243,21 @@ fn lone_and_grouped_writers_publish_in_order_and_lose_nothing() {
     }
 }
 
+/// A database in `dir` whose key `on disk` holds `value` in a table no
+/// block of which is cached: written, closed, and opened again.
+fn reopened_with_on_disk(dir: &std::path::Path, value: &[u8]) -> Db {
+    let db = Db::open(dir.join("db"), Options::default()).expect("open");
+    db.put(b"on disk", value).expect("put");
+    db.close().expect("close");
+    Db::open(dir.join("db"), Options::default()).expect("reopen")
+}
+
 /// `try_get_with` and `try_contains_key` answer from memory or say that the
 /// disk is needed; they never read it.
 #[test]
 fn lookups_that_may_not_wait_answer_from_memory_or_say_so() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let db = Db::open(dir.path().join("db"), Options::default()).expect("open");
-    db.put(b"on disk", b"1").expect("put");
-    db.close().expect("close");
-    let db = Db::open(dir.path().join("db"), Options::default()).expect("reopen");
+    let db = reopened_with_on_disk(dir.path(), b"1");
     db.put(b"in memory", b"2").expect("put");
     let copy = |v: &[u8]| v.to_vec();
     assert_eq!(
@@ -288,10 +294,7 @@ fn lookups_that_may_not_wait_answer_from_memory_or_say_so() {
 #[test]
 fn a_snapshot_s_lookups_that_may_not_wait_see_the_past() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let db = Db::open(dir.path().join("db"), Options::default()).expect("open");
-    db.put(b"on disk", b"old").expect("put");
-    db.close().expect("close");
-    let db = Db::open(dir.path().join("db"), Options::default()).expect("reopen");
+    let db = reopened_with_on_disk(dir.path(), b"old");
     let ks = db.default_keyspace();
     db.put(b"k", b"1").expect("put");
     db.put(b"gone", b"x").expect("put");
