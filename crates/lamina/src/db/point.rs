@@ -387,12 +387,14 @@ impl Inner {
         // index, and the row cache's doorkeeper (not computed for a key
         // the memtables answer).
         let hash = crate::table::key_hash(tk);
-        let use_rows = rows.asks(hash)
-            && seqno_arg_is_now
+        // Asked last: asking fetches the doorkeeper's word, wasted on a
+        // lookup the other conditions keep from the rows.
+        let use_rows = seqno_arg_is_now
             && !self.tables.block_cache().reading_in_order()
             && pinned.generation != 0
             && seqno >= pinned.tables_seqno
-            && point.operands.is_empty();
+            && point.operands.is_empty()
+            && rows.asks(hash);
         if use_rows {
             if let Some((kind, v)) = rows.get(tk, hash, pinned.generation) {
                 point.see(kind, &v, op);
