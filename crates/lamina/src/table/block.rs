@@ -93,8 +93,11 @@ pub struct RestartEntry<'a> {
 /// a binary search counts the rest.
 const NEAR_TIES: usize = 8;
 
-/// Cache lines fetched from a guessed restart interval's start.
-const INTERVAL_LINES: usize = 4;
+/// Cache lines fetched from a restart interval's start: at least the
+/// fewest, and as many as the block's intervals span on average (a scan
+/// reads on until its key, in the interval's last entry as often as in its
+/// first), up to the most.
+const INTERVAL_LINES: (usize, usize) = (4, 16);
 
 /// One entry decoded in place.
 struct Entry<'a> {
@@ -580,12 +583,17 @@ impl Block {
         self.prefetch_lines(at);
     }
 
-    /// Asks the CPU for the lines of a restart interval's first entries,
-    /// from byte `at`, at once rather than one after the other as a scan
-    /// reaches them.
+    /// Asks the CPU for the lines of the restart interval from byte `at`
+    /// (see [`INTERVAL_LINES`]), at once rather than one after the other as
+    /// a scan reaches them: the value found is copied from them next.
     fn prefetch_lines(&self, at: usize) {
         let base = self.data.as_ptr();
-        for line in 0..INTERVAL_LINES {
+        let stride = self.restarts_offset / self.num_restarts.max(1);
+        let (fewest, most) = INTERVAL_LINES;
+        // The lines from `at`'s to the one past an average interval's end.
+        let first = (base as usize).wrapping_add(at) % 64;
+        let lines = ((first + stride) / 64 + 1).clamp(fewest, most);
+        for line in 0..lines {
             let p = at + line * 64;
             if p < self.restarts_offset {
                 crate::prefetch::prefetch(base.wrapping_add(p));
