@@ -112,16 +112,27 @@ impl RestartPrefixes {
     /// most) at once, so that a binary search over them waits for memory
     /// about once rather than at each of its steps. An index block's, larger
     /// and searched by every lookup, is left to the caches.
-    fn prefetch(&self) {
-        const MOST: usize = 4 << 10;
+    /// Returns whether it did.
+    fn prefetch(&self) -> bool {
         let bytes = std::mem::size_of_val(self.prefixes.as_slice());
-        if bytes <= MOST {
-            let base = self.prefixes.as_ptr().cast::<u8>();
-            for line in (0..bytes).step_by(64) {
-                crate::prefetch::prefetch(base.wrapping_add(line));
-            }
-        }
+        prefetch_range(self.prefixes.as_ptr().cast::<u8>(), bytes)
     }
+}
+
+/// Asks the CPU for every line of the `bytes` from `base` if they are a
+/// few KiB at most; returns whether it did.
+fn prefetch_range(base: *const u8, bytes: usize) -> bool {
+    const MOST: usize = 4 << 10;
+    if bytes > MOST {
+        return false;
+    }
+    // From the line `base` is in, to the one its last byte is in.
+    let skew = base as usize % 64;
+    let first = base.wrapping_sub(skew);
+    for line in (0..skew + bytes).step_by(64) {
+        crate::prefetch::prefetch(first.wrapping_add(line));
+    }
+    true
 }
 
 impl Block {
@@ -477,7 +488,11 @@ impl Block {
             Ordering::Less => (0, 0),
             Ordering::Greater => (p.prefixes.len(), p.prefixes.len()),
             Ordering::Equal => {
-                p.prefetch();
+                if p.prefetch() {
+                    // The restart point found is read next: its word too.
+                    let restarts = self.data.as_ptr().wrapping_add(self.restarts_offset);
+                    prefetch_range(restarts, 4 * self.num_restarts);
+                }
                 let tp = key::tree_prefix(tk.get(p.head.len()..).unwrap_or(&[]));
                 let lo = p.prefixes.partition_point(|&x| x < tp);
                 // Restart keys that share the target's prefix: nearly always
