@@ -525,7 +525,7 @@ impl Block {
     /// `Ok(None)` when the block has no usable hash entry (no index, or a
     /// collision: use [`Block::seek_in_place`]); `Ok(Some(None))` when the
     /// block holds no entry of `tk`; otherwise as `seek_in_place`, scanning
-    /// one restart interval or two. A bucket naming a restart point whose
+    /// from the restart point the bucket names. A bucket naming one whose
     /// key sorts after `tk` also gives `Ok(None)`.
     /// Layout: docs/format.md#data-block-hash-index.
     #[allow(clippy::type_complexity)]
@@ -546,28 +546,20 @@ impl Block {
             _ => return Ok(None),
         };
         self.prefetch_interval(restart);
-        let restart_tk = |i: usize| -> Result<Ordering> {
-            let pos = self.restart_point(i);
-            match self.entry(pos) {
-                Some(e) if e.shared == 0 => Ok(key::tree_key_of(e.suffix).cmp(tk)),
-                _ => Err(self.corruption(format!(
-                    "restart entry at byte {pos} is malformed or shares bytes"
-                ))),
-            }
+        let pos = self.restart_point(restart);
+        let Some(first) = self.entry(pos).filter(|e| e.shared == 0) else {
+            return Err(self.corruption(format!(
+                "restart entry at byte {pos} is malformed or shares bytes"
+            )));
         };
-        let from = match restart_tk(restart)? {
-            Ordering::Less => restart,
+        match key::tree_key_of(first.suffix).cmp(tk) {
             // `tk` is absent and shares the bucket of a later key, or the
             // bucket is wrong: the binary search answers either way.
-            Ordering::Greater => return Ok(None),
-            Ordering::Equal if restart == 0 => 0,
-            Ordering::Equal => match restart_tk(restart - 1)? {
-                Ordering::Less => restart - 1,
-                _ => return Ok(None),
-            },
-        };
-        self.scan_from(self.restart_point(from), target, key)
-            .map(Some)
+            Ordering::Greater => Ok(None),
+            // The bucket names the interval of `tk`'s first entry (`Equal`:
+            // this restart point's): no entry of `tk` lies before it.
+            Ordering::Less | Ordering::Equal => self.scan_from(pos, target, key).map(Some),
+        }
     }
 
     /// Asks the CPU for the hash bucket [`Block::hash_seek`] reads first
@@ -582,20 +574,15 @@ impl Block {
     }
 
     /// Asks the CPU for what a search of restart interval `r` reads: its
-    /// restart point's word (and the one before, beside it) and, at once
-    /// rather than after that word arrives, the lines where the interval
-    /// and the one before it begin were the block's intervals all the same
-    /// length (as a block of same-sized entries has them). A wrong guess
-    /// costs fetches, never a wrong read.
+    /// restart point's word and, at once rather than after that word
+    /// arrives, the interval's lines were the block's intervals all the
+    /// same length (as a block of same-sized entries has them). A wrong
+    /// guess costs fetches, never a wrong read.
     fn prefetch_interval(&self, r: usize) {
         let base = self.data.as_ptr();
         crate::prefetch::prefetch(base.wrapping_add(self.restarts_offset + 4 * r));
         let stride = self.restarts_offset / self.num_restarts.max(1);
-        let at = r * stride;
-        if r > 0 {
-            crate::prefetch::prefetch(base.wrapping_add(at - stride));
-        }
-        self.prefetch_lines(at);
+        self.prefetch_lines(r * stride);
     }
 
     /// Asks the CPU for the lines of the restart interval from byte `at`
