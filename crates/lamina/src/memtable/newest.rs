@@ -267,7 +267,10 @@ impl NewestIndex {
             shard.slots.prefetch(h);
             return Some(Probe::Absent);
         }
-        let found = shard.slots.find(h, |n, a| holds(list, n, a, tree_key));
+        let found = shard.slots.find(h, |n, a| {
+            a.prefetch_body();
+            holds(list, n, a, tree_key)
+        });
         Some(match found {
             Some((n, a)) => {
                 let entry = slot_entry(list, n, a)?;
