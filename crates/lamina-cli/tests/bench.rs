@@ -227,12 +227,14 @@ fn commit_compares_with_testfile() {
     let tf = lines_starting(&out, "testfile: ")[0];
     let f: Vec<&str> = tf.split_whitespace().collect();
     assert_eq!(f[1], "20");
-    let at = f.iter().position(|w| *w == "ops/s").unwrap();
-    positive(f[at - 1]);
+    assert!(
+        tf.contains("right before each thread count and after the last"),
+        "{tf}"
+    );
     let rows: Vec<Vec<&str>> = out
         .lines()
         .map(|l| l.split_whitespace().collect::<Vec<_>>())
-        .filter(|f| f.len() == 7 && f[0].parse::<u32>().is_ok())
+        .filter(|f| f.len() == 9 && f[0].parse::<u32>().is_ok())
         .collect();
     assert_eq!(rows.len(), 2, "{out}");
     for (r, threads) in rows.iter().zip([1, 3]) {
@@ -243,6 +245,9 @@ fn commit_compares_with_testfile() {
             positive(x);
         }
     }
+    // testfile runs once between two thread counts: after the first, before
+    // the second.
+    assert_eq!(rows[0][7], rows[1][6], "{out}");
 }
 
 #[test]

@@ -1,12 +1,15 @@
 //! `lamina bench commit`: durable commits against the disk's limit (seed 004).
 //!
-//! First testfile, the hardware's limit: per op `write(fd, 256 zero bytes)`,
+//! testfile is the hardware's limit: per op `write(fd, 256 zero bytes)`,
 //! `lseek(fd, 0)`, `fsync(fd)`, 1000 ops, in a file beside the database
-//! directory (same disk). Then, for each thread count (1, 2, 4, 8, 16, 32),
-//! every thread writes one 256-byte value per `Durability::Sync` commit under
-//! its own keys, for a fixed time (`--seconds`) or number of commits
-//! (`--ops`). Printed: commits/s, WAL fsyncs issued (`Stats::wal_syncs`),
-//! commits per fsync, and commits/s as a multiple of testfile's ops/s.
+//! directory (same disk). For each thread count (1, 2, 4, 8, 16, 32), every
+//! thread writes one 256-byte value per `Durability::Sync` commit under its
+//! own keys, for a fixed time (`--seconds`) or number of commits (`--ops`).
+//! testfile runs right before each thread count and once after the last, so
+//! that each is compared with the disk as it was around it (this disk's
+//! fsync rate moves within minutes). Printed: commits/s, WAL fsyncs issued
+//! (`Stats::wal_syncs`), commits per fsync, testfile's ops/s before and
+//! after, and commits/s as a multiple of their mean.
 
 use super::{fresh_db, options, rate, Common, Csv, Workdir};
 use crate::cmd::Ctx;
@@ -56,19 +59,18 @@ pub fn run(args: CommitArgs, ctx: &Ctx) -> Result<(), String> {
             "testfile_ops_per_s",
             "ratio_to_testfile",
             "memlimit",
+            "testfile_before_ops_per_s",
+            "testfile_after_ops_per_s",
         ],
     )?;
     let tf_path = testfile_path(dir.path());
-    let tf_secs = testfile(&tf_path, args.testfile_ops.max(1));
-    let _ = std::fs::remove_file(&tf_path);
-    let tf_secs = tf_secs.map_err(|e| format!("testfile {}: {e}", tf_path.display()))?;
-    let tf_rate = rate(args.testfile_ops.max(1), tf_secs);
+    let ops = args.testfile_ops.max(1);
     println!(
-        "testfile: {} ops of write({VALUE_BYTES} B) + lseek + fsync in {tf_secs:.6}s = {tf_rate:.0} ops/s \
-         [{}]",
-        args.testfile_ops.max(1),
+        "testfile: {ops} ops of write({VALUE_BYTES} B) + lseek + fsync right before each thread count \
+         and after the last [{}]",
         tf_path.display()
     );
+    let mut before = testfile_rate(&tf_path, ops)?;
     let db = fresh_db(dir.path(), options(None, None)?)?;
     println!(
         "lamina {} Sync commits of one {VALUE_BYTES}-byte value each, {}",
@@ -79,14 +81,24 @@ pub fn run(args: CommitArgs, ctx: &Ctx) -> Result<(), String> {
         }
     );
     println!(
-        "{:>7} {:>10} {:>9} {:>11} {:>10} {:>13} {:>10}",
-        "threads", "commits", "seconds", "commits/s", "fsyncs", "commits/fsync", "x testfile"
+        "{:>7} {:>10} {:>9} {:>11} {:>10} {:>13} {:>9} {:>9} {:>10}",
+        "threads",
+        "commits",
+        "seconds",
+        "commits/s",
+        "fsyncs",
+        "commits/fsync",
+        "tf before",
+        "tf after",
+        "x testfile"
     );
     for (round, &threads) in args.threads.iter().enumerate() {
         let threads = threads.max(1);
         let syncs_before = db.stats().wal_syncs;
         let (commits, secs) = commits(&db, round as u32, threads, &args, ctx)?;
         let fsyncs = db.stats().wal_syncs.saturating_sub(syncs_before);
+        let after = testfile_rate(&tf_path, ops)?;
+        let tf_rate = (before + after) / 2.0;
         let per_s = rate(commits, secs);
         let per_fsync = if fsyncs > 0 {
             commits as f64 / fsyncs as f64
@@ -95,10 +107,12 @@ pub fn run(args: CommitArgs, ctx: &Ctx) -> Result<(), String> {
         };
         let ratio = if tf_rate > 0.0 { per_s / tf_rate } else { 0.0 };
         println!(
-            "{threads:>7} {:>10} {secs:>9.3} {:>11} {:>10} {per_fsync:>13.2} {ratio:>10.2}",
+            "{threads:>7} {:>10} {secs:>9.3} {:>11} {:>10} {per_fsync:>13.2} {:>9} {:>9} {ratio:>10.2}",
             thousands(commits),
             thousands(per_s as u64),
-            thousands(fsyncs)
+            thousands(fsyncs),
+            thousands(before as u64),
+            thousands(after as u64)
         );
         csv.row(&[
             "lamina".into(),
@@ -111,7 +125,11 @@ pub fn run(args: CommitArgs, ctx: &Ctx) -> Result<(), String> {
             format!("{tf_rate:.0}"),
             format!("{ratio:.3}"),
             args.common.memlimit_note.clone(),
+            format!("{before:.0}"),
+            format!("{after:.0}"),
         ])?;
+        // The run after this thread count is the one before the next.
+        before = after;
     }
     db.close().map_err(|e| format!("close: {e}"))?;
     Ok(())
@@ -122,6 +140,14 @@ fn testfile_path(db: &Path) -> PathBuf {
     let mut name = db.file_name().map(|n| n.to_os_string()).unwrap_or_default();
     name.push(".testfile");
     db.with_file_name(name)
+}
+
+/// testfile's ops/s at `path`, the file removed after.
+fn testfile_rate(path: &Path, ops: u64) -> Result<f64, String> {
+    let secs = testfile(path, ops);
+    let _ = std::fs::remove_file(path);
+    let secs = secs.map_err(|e| format!("testfile {}: {e}", path.display()))?;
+    Ok(rate(ops, secs))
 }
 
 /// testfile: `ops` times write 256 zero bytes, seek to 0, fsync. Seconds taken.
