@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """seed 004 from Python threads: durable commits against the disk's limit.
 
-First the testfile loop (write 256 zero bytes, lseek 0, fsync; the same loop as
-bench/testfile.py, in Python) on the disk of --dir, then for each thread count
-(default 1, 2, 4, 8, 16, 32) a fresh database opened with lamina.open(path, 'cs')
-(synchronous: each `db[k] = v` is a durable commit) and that many threads, each
-writing 256-byte values under its own keys for --seconds. Printed per thread
-count: commits/s, WAL fsyncs (stats()['wal_syncs']), durable commits per fsync,
-commits/s as a multiple of testfile's ops/s and of one thread's commits/s.
-The same as `lamina bench commit`, from Python; --csv appends the rows.
+For each thread count (default 1, 2, 4, 8, 16, 32), a fresh database opened with
+lamina.open(path, 'cs') (synchronous: each `db[k] = v` is a durable commit) and
+that many threads, each writing 256-byte values under its own keys for
+--seconds. The testfile loop (write 256 zero bytes, lseek 0, fsync; the same
+loop as bench/testfile.py, in Python) runs on the disk of --dir right before
+each thread count and once after the last: this disk's fsync rate moves within
+minutes, so each row is compared with the mean of the two runs around it.
+Printed per thread count: commits/s, WAL fsyncs (stats()['wal_syncs']), durable
+commits per fsync, testfile before and after, commits/s as a multiple of their
+mean and of one thread's commits/s. The same as `lamina bench commit`, from
+Python; --csv appends the rows.
 
     .venv/bin/python bench/commit_threads.py --dir /path/on/the/disk --seconds 3
 """
@@ -76,24 +79,32 @@ def main():
     work = tempfile.mkdtemp(prefix="lamina-commit-", dir=args.dir)
     rows = []
     try:
-        secs = python_testfile(os.path.join(work, "testfile"), 256, args.testfile_ops)
-        testfile = args.testfile_ops / secs
-        print(f"testfile (Python loop)  {testfile:10.0f} ops/s")
+        def testfile_rate():
+            secs = python_testfile(os.path.join(work, "testfile"), 256, args.testfile_ops)
+            return args.testfile_ops / secs
+
+        print(f"testfile (Python loop, {args.testfile_ops} ops) right before each thread count "
+              f"and after the last")
         print(f"{'threads':>7} {'commits/s':>10} {'fsyncs':>8} {'per fsync':>9} "
-              f"{'x testfile':>10} {'x 1 thread':>10}")
+              f"{'tf before':>9} {'tf after':>9} {'x testfile':>10} {'x 1 thread':>10}")
         one = None
+        before = testfile_rate()
         for threads in [int(t) for t in args.threads.split(",")]:
             path = os.path.join(work, f"db-{threads}")
             commits, secs, stats = run_threads(lamina, path, threads, args.seconds)
             shutil.rmtree(path, ignore_errors=True)
+            after = testfile_rate()
+            testfile = (before + after) / 2
             rate = commits / secs
             one = one or rate
             syncs = stats["wal_syncs"]
             per = stats["sync_commits"] / syncs if syncs else 0.0
-            print(f"{threads:7d} {rate:10.0f} {syncs:8d} {per:9.1f} "
+            print(f"{threads:7d} {rate:10.0f} {syncs:8d} {per:9.1f} {before:9.0f} {after:9.0f} "
                   f"{rate / testfile:10.2f} {rate / one:10.2f}")
             rows.append(["lamina-python", threads, commits, f"{secs:.3f}", f"{rate:.1f}",
-                         syncs, f"{per:.2f}", f"{testfile:.1f}", f"{rate / testfile:.3f}"])
+                         syncs, f"{per:.2f}", f"{testfile:.1f}", f"{rate / testfile:.3f}",
+                         f"{before:.1f}", f"{after:.1f}"])
+            before = after
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if args.csv:
@@ -102,7 +113,8 @@ def main():
             w = csv.writer(f)
             if new:
                 w.writerow(["engine", "threads", "commits", "seconds", "commits_per_s", "fsyncs",
-                            "commits_per_fsync", "testfile_ops_per_s", "ratio_to_testfile"])
+                            "commits_per_fsync", "testfile_ops_per_s", "ratio_to_testfile",
+                            "testfile_before_ops_per_s", "testfile_after_ops_per_s"])
             w.writerows(rows)
 
 
