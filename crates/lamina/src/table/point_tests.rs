@@ -432,6 +432,37 @@ fn a_bucket_naming_a_later_restart_point_is_slower_never_wrong() {
     b.verify_hash_index().unwrap();
 }
 
+/// A key whose first entry is a restart point, with older entries in the
+/// next interval: its bucket names that restart point, and the lookup scans
+/// from it (not from the interval before) and finds the entry for every
+/// snapshot, through the bucket alone.
+#[test]
+fn a_key_starting_at_a_restart_point_is_found_from_it_at_every_seqno() {
+    let (a, b, c) = (key::tree_key(0, b"a"), key::tree_key(0, b"b"), key::tree_key(0, b"c"));
+    // Restart interval 2: [a@5 a@3] [b@9 b@7] [b@3 c@1].
+    let model: Entries = [(&a, 5), (&a, 3), (&b, 9), (&b, 7), (&b, 3), (&c, 1)]
+        .iter()
+        .map(|(tk, s)| (key::internal_key(tk, *s, key::Kind::Put as u8), format!("{s}").into_bytes()))
+        .collect();
+    let (data, start, count) = hashed_block(&model, 2);
+    let h = xxhash_rust::xxh3::xxh3_64(&b);
+    let bucket = start + ((u64::from(h as u32) * count as u64) >> 32) as usize;
+    assert_eq!(data[bucket], 1, "b's bucket names its own restart point");
+    let blk = block(data).unwrap();
+    let mut key = KeyBuf::new();
+    for (seqno, want) in [(10, Some("9")), (9, Some("9")), (8, Some("7")), (4, Some("3")), (3, Some("3")), (2, None)] {
+        let target = key::seek_key_at(&b, seqno);
+        let found = blk
+            .hash_seek(&b, h, &target, &mut key)
+            .unwrap()
+            .expect("answered through the bucket")
+            .filter(|_| key::tree_key_of(&key) == b.as_slice())
+            .map(|v| String::from_utf8(blk.slice(v).to_vec()).unwrap());
+        assert_eq!(found.as_deref(), want, "b at {seqno}");
+        assert_eq!(found, expected(&model, &b, seqno).map(|(_, v)| String::from_utf8(v).unwrap()));
+    }
+}
+
 #[test]
 fn every_changed_bucket_fails_verification() {
     let model = sample_entries(80, 9);
