@@ -4,11 +4,13 @@
 
 #![allow(clippy::indexing_slicing)]
 
+use lamina::coding::Decoder;
 use lamina::filename::{parse_file_name, FileKind};
 use lamina::fs::RealFs;
 use lamina::iter::InternalIterator;
+use lamina::key;
 use lamina::manifest::VersionEdit;
-use lamina::table::{Block, BlockHandle, Footer, FOOTER_LEN};
+use lamina::table::{Block, BlockHandle, Footer, KeyBuf, FOOTER_LEN};
 use lamina::wal::{LogReader, FILE_HEADER_LEN, MANIFEST_MAGIC};
 use lamina::{Db, Options};
 use std::collections::{BTreeMap, BTreeSet};
@@ -304,27 +306,14 @@ fn features(db: &Path) -> Features {
             .to_string_lossy()
             .to_string();
         match parse_file_name(&name).map(|(k, _)| k) {
-            Some(FileKind::Table) => {
-                let t = std::fs::read(&path).expect("read table");
-                let footer = Footer::decode(&t[t.len() - FOOTER_LEN..], &path, 0).expect("footer");
+            Some(FileKind::Table) => data_blocks(&path, |footer, raw, kind| {
                 f.filters.insert(footer.filter.size > 0);
-                let (index, _) = stored_block(&t, footer.index);
-                let index =
-                    Arc::new(Block::new(index, Arc::from(path.as_path()), 0).expect("index"));
-                let mut it = index.iter();
-                it.seek_to_first();
-                while it.valid() {
-                    let h = BlockHandle::decode(it.value()).expect("handle");
-                    let (raw, kind) = stored_block(&t, h);
-                    f.compressions.insert(kind);
-                    if footer.version >= 2 {
-                        let ratio = buckets_per_entry(raw, &path);
-                        f.buckets_per_entry = f.buckets_per_entry.max(ratio);
-                    }
-                    it.next();
+                f.compressions.insert(kind);
+                if footer.version >= 2 {
+                    let ratio = buckets_per_entry(raw, &path);
+                    f.buckets_per_entry = f.buckets_per_entry.max(ratio);
                 }
-                it.status().expect("index entries");
-            }
+            }),
             Some(FileKind::Blob) => {
                 let b = std::fs::read(&path).expect("read blob file");
                 f.open_blob_files += usize::from(!b.ends_with(b"LAMNABLB") || b.len() < 44);
@@ -346,6 +335,133 @@ fn features(db: &Path) -> Features {
         }
     }
     f
+}
+
+/// Calls `f` with the footer of the table at `path` and each of its data
+/// blocks, decompressed, with its compression byte.
+fn data_blocks(path: &Path, mut f: impl FnMut(&Footer, Vec<u8>, u8)) {
+    let t = std::fs::read(path).expect("read table");
+    let footer = Footer::decode(&t[t.len() - FOOTER_LEN..], path, 0).expect("footer");
+    let (index, _) = stored_block(&t, footer.index);
+    let index = Arc::new(Block::new(index, Arc::from(path), 0).expect("index"));
+    let mut it = index.iter();
+    it.seek_to_first();
+    while it.valid() {
+        let h = BlockHandle::decode(it.value()).expect("handle");
+        let (raw, kind) = stored_block(&t, h);
+        f(&footer, raw, kind);
+        it.next();
+    }
+    it.status().expect("index entries");
+}
+
+/// The entries of a data block of table format 2 read straight from its
+/// bytes (docs/format.md#block), not through `Block`: each key, value and
+/// whether it is a restart point.
+fn entries_of_hashed_block(raw: &[u8]) -> Vec<(Vec<u8>, Vec<u8>, bool)> {
+    let n = raw.len();
+    let restarts = u32::from_le_bytes(raw[n - 4..].try_into().expect("4 bytes")) as usize;
+    let buckets = usize::from(u16::from_le_bytes([raw[n - 6], raw[n - 5]]));
+    let array = n - 6 - buckets - 4 * restarts;
+    let points: BTreeSet<usize> = (0..restarts)
+        .map(|i| {
+            u32::from_le_bytes(raw[array + 4 * i..array + 4 * i + 4].try_into().expect("4"))
+                as usize
+        })
+        .collect();
+    let (mut out, mut pos, mut key) = (Vec::new(), 0, Vec::<u8>::new());
+    while pos < array {
+        let mut d = Decoder::new(&raw[pos..array]);
+        let shared = d.varint32().expect("shared") as usize;
+        let unshared = d.varint32().expect("unshared") as usize;
+        let value_len = d.varint32().expect("value length") as usize;
+        key.truncate(shared);
+        key.extend_from_slice(d.bytes(unshared).expect("key"));
+        let value = d.bytes(value_len).expect("value").to_vec();
+        out.push((key.clone(), value, points.contains(&pos)));
+        pos += d.position();
+    }
+    out
+}
+
+/// Blocks written before the hash index's lookup rule last changed
+/// (docs/format.md#data-block-hash-index: a bucket naming the restart point
+/// of the key's own first entry is scanned from there, no longer from the
+/// interval before) answer every point lookup as a scan of their entries
+/// does: each tree key of each data block of the fixtures' format-2 tables,
+/// at each of its seqnos, one below each, and the newest. Among them, keys
+/// whose first entry is a restart point, answered through their bucket:
+/// the case the rule changed for.
+#[test]
+fn fixture_blocks_answer_hash_lookups_as_a_scan_does() {
+    let (mut lookups, mut from_own_restart) = (0, 0);
+    for fixture in fixtures() {
+        for e in std::fs::read_dir(fixture.join("db")).expect("read db") {
+            let path = e.expect("entry").path();
+            let name = path
+                .file_name()
+                .expect("name")
+                .to_string_lossy()
+                .to_string();
+            if parse_file_name(&name).map(|(k, _)| k) != Some(FileKind::Table) {
+                continue;
+            }
+            data_blocks(&path, |footer, raw, _| {
+                if footer.version < 2 {
+                    return;
+                }
+                let entries = entries_of_hashed_block(&raw);
+                let block =
+                    Block::with_hash_index(raw, Arc::from(path.as_path()), 0).expect("block");
+                let mut key = KeyBuf::new();
+                for (i, (ikey, _, restart)) in entries.iter().enumerate() {
+                    let tk = key::tree_key_of(ikey);
+                    if i > 0 && key::tree_key_of(&entries[i - 1].0) == tk {
+                        continue;
+                    }
+                    let seqnos = entries[i..]
+                        .iter()
+                        .take_while(|(k, _, _)| key::tree_key_of(k) == tk)
+                        .map(|(k, _, _)| key::parse(k).expect("internal key").seqno);
+                    let seqnos: Vec<u64> = seqnos
+                        .flat_map(|s| [s, s.saturating_sub(1)])
+                        .chain([key::MAX_SEQNO])
+                        .collect();
+                    for seqno in seqnos {
+                        let target = key::seek_key_at(tk, seqno);
+                        let want = entries
+                            .iter()
+                            .find(|(k, _, _)| key::compare(k, &target) != std::cmp::Ordering::Less)
+                            .filter(|(k, _, _)| key::tree_key_of(k) == tk)
+                            .map(|(_, v, _)| v.clone());
+                        let h = xxhash_rust::xxh3::xxh3_64(tk);
+                        let through_bucket = block
+                            .hash_seek(tk, h, &target, &mut key)
+                            .expect("hash lookup");
+                        let found = match through_bucket {
+                            Some(found) => {
+                                from_own_restart += usize::from(*restart);
+                                found
+                            }
+                            None => block
+                                .seek_in_place(&target, &mut key)
+                                .expect("binary search"),
+                        };
+                        let got = found
+                            .filter(|_| key::tree_key_of(&key) == tk)
+                            .map(|v| block.slice(v).to_vec());
+                        assert_eq!(got, want, "{}: {tk:02x?} at {seqno}", path.display());
+                        lookups += 1;
+                    }
+                }
+            });
+        }
+    }
+    assert!(lookups > 1000, "{lookups} lookups");
+    assert!(
+        from_own_restart > 100,
+        "{from_own_restart} lookups through the bucket of a key at a restart point"
+    );
 }
 
 /// A data block's hash buckets (docs/format.md#data-block-hash-index: the
