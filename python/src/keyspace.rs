@@ -61,18 +61,6 @@ impl Keyspace {
         result.map_err(to_py)
     }
 
-    /// The value of `key` as a `bytes` object, or `None` (see
-    /// [`reader::value_of`]).
-    #[inline]
-    fn value_of<'py>(
-        &self,
-        py: Python<'py>,
-        key: &Bound<'py, PyAny>,
-    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        let r = self.reader()?;
-        reader::value_of(py, &r, convert::key(key)?)
-    }
-
     fn iter_over(
         &self,
         py: Python<'_>,
@@ -103,8 +91,7 @@ impl Keyspace {
         py: Python<'py>,
         key: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        self.value_of(py, key)?
-            .ok_or_else(|| PyKeyError::new_err(key.clone().unbind()))
+        reader::get_item(py, &self.reader()?, key)
     }
 
     fn __setitem__(
@@ -190,10 +177,7 @@ impl Keyspace {
         key: &Bound<'py, PyAny>,
         default: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match self.value_of(py, key)? {
-            Some(b) => b.into_any(),
-            None => default.unwrap_or_else(|| py.None().into_bound(py)),
-        })
+        reader::get(py, &self.reader()?, key, default)
     }
 
     /// `setdefault(key, default=None)`: the value of `key`; when missing, stores
@@ -206,10 +190,10 @@ impl Keyspace {
         key: &Bound<'py, PyAny>,
         default: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        if let Some(b) = self.value_of(py, key)? {
+        let k = convert::key(key)?;
+        if let Some(b) = reader::value_of(py, &self.reader()?, k)? {
             return Ok(b.into_any());
         }
-        let k = convert::key(key)?;
         self.shared.writable()?;
         let default = default.unwrap_or_else(|| py.None().into_bound(py));
         let v = convert::value(&default)?;

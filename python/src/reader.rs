@@ -123,18 +123,19 @@ impl Reader for SnapshotIn {
 }
 
 /// `r[key]`: the value as bytes, `KeyError(key)` when missing.
-pub fn get_item<'py>(
+#[inline]
+pub fn get_item<'py, R: Reader + ?Sized>(
     py: Python<'py>,
-    r: &dyn Reader,
+    r: &R,
     key: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     value_of(py, r, convert::key(key)?)?.ok_or_else(|| PyKeyError::new_err(key.clone().unbind()))
 }
 
 /// `r.get(key, default)`.
-pub fn get<'py>(
+pub fn get<'py, R: Reader + ?Sized>(
     py: Python<'py>,
-    r: &dyn Reader,
+    r: &R,
     key: &Bound<'py, PyAny>,
     default: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
@@ -147,7 +148,7 @@ pub fn get<'py>(
 /// The value of key `k` as a `bytes` object, or `None`: from memory with
 /// the GIL held where it can be (see [`Reader::try_value`]), else read with
 /// the GIL released.
-#[inline]
+#[inline(always)]
 pub fn value_of<'py, R: Reader + ?Sized>(
     py: Python<'py>,
     r: &R,

@@ -399,7 +399,7 @@ fn a_bucket_naming_a_later_restart_point_is_slower_never_wrong() {
         let h = xxhash_rust::xxh3::xxh3_64(tk);
         (
             h,
-            start + ((u64::from(h as u32) * count as u64) >> 32) as usize,
+            start + super::block_builder::bucket_of(h, count),
         )
     };
     // A key whose bucket is its own and names an early restart point.
@@ -446,7 +446,7 @@ fn a_key_starting_at_a_restart_point_is_found_from_it_at_every_seqno() {
         .collect();
     let (data, start, count) = hashed_block(&model, 2);
     let h = xxhash_rust::xxh3::xxh3_64(&b);
-    let bucket = start + ((u64::from(h as u32) * count as u64) >> 32) as usize;
+    let bucket = start + super::block_builder::bucket_of(h, count);
     assert_eq!(data[bucket], 1, "b's bucket names its own restart point");
     let blk = block(data).unwrap();
     let mut key = KeyBuf::new();
