@@ -296,16 +296,27 @@ struct Features {
     buckets_per_entry: f64,
 }
 
+/// Each file of the database directory `db`, with its kind when its name
+/// is one lamina gives.
+fn files(db: &Path) -> Vec<(PathBuf, Option<FileKind>)> {
+    std::fs::read_dir(db)
+        .expect("read db")
+        .map(|e| {
+            let path = e.expect("entry").path();
+            let name = path
+                .file_name()
+                .expect("name")
+                .to_string_lossy()
+                .to_string();
+            (path, parse_file_name(&name).map(|(k, _)| k))
+        })
+        .collect()
+}
+
 fn features(db: &Path) -> Features {
     let mut f = Features::default();
-    for e in std::fs::read_dir(db).expect("read db") {
-        let path = e.expect("entry").path();
-        let name = path
-            .file_name()
-            .expect("name")
-            .to_string_lossy()
-            .to_string();
-        match parse_file_name(&name).map(|(k, _)| k) {
+    for (path, kind) in files(db) {
+        match kind {
             Some(FileKind::Table) => data_blocks(&path, |footer, raw, kind| {
                 f.filters.insert(footer.filter.size > 0);
                 f.compressions.insert(kind);
@@ -396,14 +407,8 @@ fn entries_of_hashed_block(raw: &[u8]) -> Vec<(Vec<u8>, Vec<u8>, bool)> {
 fn fixture_blocks_answer_hash_lookups_as_a_scan_does() {
     let (mut lookups, mut from_own_restart) = (0, 0);
     for fixture in fixtures() {
-        for e in std::fs::read_dir(fixture.join("db")).expect("read db") {
-            let path = e.expect("entry").path();
-            let name = path
-                .file_name()
-                .expect("name")
-                .to_string_lossy()
-                .to_string();
-            if parse_file_name(&name).map(|(k, _)| k) != Some(FileKind::Table) {
+        for (path, kind) in files(&fixture.join("db")) {
+            if kind != Some(FileKind::Table) {
                 continue;
             }
             data_blocks(&path, |footer, raw, _| {
