@@ -5,6 +5,7 @@ mod blobs;
 mod check;
 mod commit;
 mod commit_blobs;
+mod commit_wait;
 mod compact;
 mod flush;
 mod ingest;

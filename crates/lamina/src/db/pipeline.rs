@@ -21,7 +21,11 @@
 //! wakes them all in one system call; each checks whether it is done and
 //! sleeps again if not. Sixteen writers woken one by one cost a syncer 76
 //! µs a cycle on a 2-vCPU machine, 5 µs each (docs/benchmarks.md, seed 004).
+//! While measurements say it commits more a second (`commit_wait`), a
+//! waiter first yields the CPU in a loop, watching the epoch, for about two
+//! syncs, and sleeps only after that.
 
+use super::commit_wait::CommitWait;
 use crate::error::{Error, Result};
 use crate::key::SeqNo;
 use parking_lot::{Condvar, Mutex};
@@ -71,6 +75,9 @@ pub(crate) struct Pipeline {
     changed: Condvar,
     /// Wakes a syncer gathering records (see [`State::gather_until`]).
     gathered: Condvar,
+    /// Waits that went to sleep on the epoch.
+    #[cfg(test)]
+    slept: AtomicU64,
 }
 
 #[derive(Default)]
@@ -98,6 +105,8 @@ struct State {
     sync_nanos: u64,
     /// The longest a syncer gathers, if not [`MAX_GATHER`] (tests).
     gather_limit: Option<Duration>,
+    /// How waiters wait: asleep, or yielding first (see `commit_wait`).
+    wait: CommitWait,
 }
 
 impl Pipeline {
@@ -262,13 +271,21 @@ impl Pipeline {
                 self.wake_all(&mut wakes);
                 self.gather(&mut s);
                 drop(s);
+                let before = self.synced.load(Ordering::Acquire);
                 let started = Instant::now();
                 let result = sync();
-                let took = started.elapsed().as_nanos().min(u64::MAX as u128) as u64;
+                let ended = Instant::now();
+                let took = ended
+                    .duration_since(started)
+                    .as_nanos()
+                    .min(u64::MAX as u128) as u64;
                 if let Ok(covered) = &result {
                     self.synced.fetch_max(*covered, Ordering::AcqRel);
                 }
                 s = self.state.lock();
+                if let Ok(covered) = &result {
+                    s.wait.synced(covered.saturating_sub(before), ended);
+                }
                 s.syncing = false;
                 s.sync_nanos = if s.sync_nanos == 0 {
                     took
@@ -287,9 +304,10 @@ impl Pipeline {
             if let Some(w) = s.done.get_mut(&prev) {
                 w.asleep = true;
             }
+            let yielding = s.wait.yield_for(s.sync_nanos);
             drop(s);
             self.wake_all(&mut wakes);
-            atomic_wait::wait(&self.epoch, seen);
+            self.await_epoch(seen, yielding);
             // Woken for any writer, or for none: only `visible` past `last`
             // says this one is published. Anything else sends the writer
             // round the loop under the lock again.
@@ -369,6 +387,28 @@ impl Pipeline {
             // (with the others asleep) to sync next.
             let next = s.done.values().find(|w| w.ticket > synced);
             wakes.any |= next.is_some_and(|w| w.asleep);
+        }
+    }
+
+    /// Returns once the epoch is no longer `seen` (or on a spurious
+    /// wake-up): yielding the CPU in a loop for up to `yielding`, then
+    /// asleep. A yielding writer counts as asleep for its wakers (it is
+    /// marked so), so that one whose loop ends just before the epoch moves
+    /// is still woken.
+    fn await_epoch(&self, seen: u32, yielding: Duration) {
+        if !yielding.is_zero() {
+            let start = Instant::now();
+            while self.epoch.load(Ordering::Acquire) == seen {
+                if start.elapsed() >= yielding {
+                    break;
+                }
+                std::thread::yield_now();
+            }
+        }
+        if self.epoch.load(Ordering::Acquire) == seen {
+            #[cfg(test)]
+            self.slept.fetch_add(1, Ordering::Relaxed);
+            atomic_wait::wait(&self.epoch, seen);
         }
     }
 
@@ -651,6 +691,39 @@ mod tests {
             p.epoch.load(Ordering::Acquire) > 10,
             "woken often meanwhile"
         );
+    }
+
+    /// A waiter told to yield first, whose sync outlasts its yielding,
+    /// sleeps, and returns only once the sync covers its record.
+    #[test]
+    fn a_yielding_waiter_sleeps_when_the_sync_outlasts_its_yielding() {
+        let (p, visible, syncer, gate_tx) = a_syncer_held_at_a_gate();
+        {
+            let mut s = p.state.lock();
+            s.wait = CommitWait::yielding();
+            s.sync_nanos = 100_000;
+            assert_eq!(s.wait.yield_for(s.sync_nanos), Duration::from_micros(200));
+        }
+        let t2 = p.handed_to_wal();
+        p.inserted();
+        let opened = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let opener = {
+            let opened = Arc::clone(&opened);
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(50));
+                opened.store(true, Ordering::Release);
+                gate_tx.send(()).unwrap();
+            })
+        };
+        p.finish(&visible, 1, 2, t2, || Ok(2)).unwrap();
+        assert!(
+            opened.load(Ordering::Acquire),
+            "returned before any sync covered its record"
+        );
+        assert!(p.synced.load(Ordering::Acquire) >= t2);
+        assert!(p.slept.load(Ordering::Relaxed) >= 1, "slept after yielding");
+        syncer.join().unwrap().unwrap();
+        opener.join().unwrap();
     }
 
     #[test]

@@ -1,0 +1,254 @@
+//! How a writer waits for the sync that makes its record durable: asleep on
+//! the pipeline's futex word from the start, or first yielding the CPU in a
+//! loop for about as long as two syncs take, and asleep after that.
+//!
+//! A writer that yields needs no wake-up: it sees the epoch move on its next
+//! turn. On a 2-vCPU host, sixteen threads of `Sync` commits ran 24-32 %
+//! faster yielding, because waking fifteen writers and switching each of
+//! them in, and the idle CPUs' own wake-ups, came off every sync's cycle;
+//! four threads ran no faster; and the process used 2.5-3x the CPU time
+//! either way (docs/benchmarks.md, seed 004). Whether it pays depends on
+//! the writers, the CPUs and the device, so it is measured, not assumed.
+//!
+//! Policy only ([`CommitWait`]): the pipeline reports each sync's end and
+//! the records it covered, and asks how its waiters wait. Syncs are counted
+//! in windows of [`WINDOW_SYNCS`]; a round of [`ROUND`] windows starts with
+//! one window asleep and one yielding, back to back so that the device's
+//! drift touches both alike, and waiters yield for the rest of the round
+//! only if the yielding window committed at least [`YIELD_GAIN`] times as
+//! many records a second (each gap between syncs counted up to [`STALL`]).
+//! When yielding does not pay, one window in
+//! [`ROUND`] still yields, to notice when it starts to. Syncs slower than
+//! [`YIELD_WHILE_SYNCS_UNDER`] (a disk, not a fast SSD) are waited for
+//! asleep: yielding through them would burn a CPU for most of each wait.
+
+use std::time::{Duration, Instant};
+
+/// Syncs counted in one window.
+pub(super) const WINDOW_SYNCS: u32 = 128;
+
+/// Windows in a round: the two measured, then the winner's.
+pub(super) const ROUND: u32 = 16;
+
+/// How much faster the yielding window must commit for waiters to yield.
+pub(super) const YIELD_GAIN: f64 = 1.10;
+
+/// Waiters sleep at once while a sync takes longer than this on average.
+pub(super) const YIELD_WHILE_SYNCS_UNDER: Duration = Duration::from_micros(250);
+
+/// The most one gap between syncs counts for in a window: a device that
+/// stalls for milliseconds now and then (this one does, for 5-15 ms) would
+/// otherwise decide the comparison of two windows by itself.
+const STALL: Duration = Duration::from_millis(1);
+
+/// How waiters wait now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Wait {
+    /// Asleep on the futex word until woken.
+    Sleep,
+    /// Yielding the CPU in a loop first, for up to [`CommitWait::yield_for`].
+    Yield,
+}
+
+/// The measurements and the current choice (see the module doc).
+#[derive(Debug)]
+pub(super) struct CommitWait {
+    /// The current window's number in its round (0: asleep, 1: yielding,
+    /// then `winner`).
+    window: u32,
+    /// When the last sync ended.
+    last: Option<Instant>,
+    /// The current window's time: from one sync's end to the next, each
+    /// gap counted up to [`STALL`].
+    elapsed: Duration,
+    /// Syncs that ended in the current window.
+    syncs: u32,
+    /// Records they covered.
+    commits: u64,
+    /// Records a second of this round's window asleep.
+    asleep_rate: f64,
+    /// How waiters wait in the rest of the round.
+    winner: Wait,
+}
+
+impl Default for CommitWait {
+    fn default() -> CommitWait {
+        CommitWait {
+            window: 0,
+            last: None,
+            elapsed: Duration::ZERO,
+            syncs: 0,
+            commits: 0,
+            asleep_rate: 0.0,
+            winner: Wait::Sleep,
+        }
+    }
+}
+
+impl CommitWait {
+    #[cfg(test)]
+    /// A choice to yield for a whole round (tests of the mechanism).
+    pub(super) fn yielding() -> CommitWait {
+        CommitWait {
+            window: 2,
+            winner: Wait::Yield,
+            ..CommitWait::default()
+        }
+    }
+
+    /// How a waiter waits now, syncs taking `sync_nanos` on average.
+    pub(super) fn wait(&self, sync_nanos: u64) -> Wait {
+        if sync_nanos == 0 || sync_nanos > YIELD_WHILE_SYNCS_UNDER.as_nanos() as u64 {
+            return Wait::Sleep;
+        }
+        match self.window {
+            0 => Wait::Sleep,
+            1 => Wait::Yield,
+            _ => self.winner,
+        }
+    }
+
+    /// How long a waiter yields before it sleeps: twice the average sync
+    /// (a sync under way and the next; at most 500 µs), when it yields.
+    pub(super) fn yield_for(&self, sync_nanos: u64) -> Duration {
+        match self.wait(sync_nanos) {
+            Wait::Sleep => Duration::ZERO,
+            Wait::Yield => Duration::from_nanos(sync_nanos.saturating_mul(2)),
+        }
+    }
+
+    /// A sync ended at `now`, covering `commits` records.
+    pub(super) fn synced(&mut self, commits: u64, now: Instant) {
+        let Some(last) = self.last.replace(now) else {
+            return;
+        };
+        self.elapsed += now.saturating_duration_since(last).min(STALL);
+        self.syncs += 1;
+        self.commits += commits;
+        if self.syncs < WINDOW_SYNCS {
+            return;
+        }
+        let seconds = self.elapsed.as_secs_f64();
+        let rate = if seconds > 0.0 {
+            self.commits as f64 / seconds
+        } else {
+            0.0
+        };
+        match self.window {
+            0 => self.asleep_rate = rate,
+            1 => {
+                self.winner = if rate >= self.asleep_rate * YIELD_GAIN {
+                    Wait::Yield
+                } else {
+                    Wait::Sleep
+                };
+            }
+            _ => {}
+        }
+        self.window = (self.window + 1) % ROUND;
+        self.elapsed = Duration::ZERO;
+        self.syncs = 0;
+        self.commits = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FAST_SYNC: u64 = 90_000;
+
+    /// Runs one window of syncs, each `cycle` long and covering `commits`
+    /// records, from `at`; returns where it ended.
+    fn window(w: &mut CommitWait, at: Instant, cycle: Duration, commits: u64) -> Instant {
+        let mut now = at;
+        for _ in 0..WINDOW_SYNCS {
+            now += cycle;
+            w.synced(commits, now);
+        }
+        now
+    }
+
+    /// A policy that has seen its first sync end at the returned instant.
+    fn started() -> (CommitWait, Instant) {
+        let mut w = CommitWait::default();
+        let at = Instant::now();
+        w.synced(16, at);
+        (w, at)
+    }
+
+    #[test]
+    fn waiters_yield_for_the_round_when_the_yielding_window_commits_enough_faster() {
+        let (mut w, at) = started();
+        assert_eq!(
+            w.wait(FAST_SYNC),
+            Wait::Sleep,
+            "the round's first window sleeps"
+        );
+        let at = window(&mut w, at, Duration::from_micros(190), 16);
+        assert_eq!(w.wait(FAST_SYNC), Wait::Yield, "its second yields");
+        let mut at = window(&mut w, at, Duration::from_micros(150), 16);
+        for _ in 2..ROUND {
+            assert_eq!(w.wait(FAST_SYNC), Wait::Yield);
+            assert_eq!(w.yield_for(FAST_SYNC), Duration::from_nanos(2 * FAST_SYNC));
+            at = window(&mut w, at, Duration::from_micros(150), 16);
+        }
+        assert_eq!(
+            w.wait(FAST_SYNC),
+            Wait::Sleep,
+            "the next round measures again"
+        );
+    }
+
+    #[test]
+    fn waiters_sleep_for_the_round_when_yielding_gains_too_little() {
+        let (mut w, at) = started();
+        let at = window(&mut w, at, Duration::from_micros(190), 16);
+        // 5 % more records a second: below the gain asked for.
+        let at = window(&mut w, at, Duration::from_micros(181), 16);
+        assert_eq!(w.wait(FAST_SYNC), Wait::Sleep);
+        assert_eq!(w.yield_for(FAST_SYNC), Duration::ZERO);
+        let at = window(&mut w, at, Duration::from_micros(100), 16);
+        assert_eq!(
+            w.wait(FAST_SYNC),
+            Wait::Sleep,
+            "only the probe windows count"
+        );
+        // More records a sync count as much as shorter cycles.
+        let mut w = CommitWait::default();
+        w.synced(8, at);
+        let at = window(&mut w, at, Duration::from_micros(150), 8);
+        window(&mut w, at, Duration::from_micros(150), 16);
+        assert_eq!(w.wait(FAST_SYNC), Wait::Yield);
+    }
+
+    #[test]
+    fn a_stall_counts_for_no_more_than_a_millisecond() {
+        let (mut w, at) = started();
+        let at = window(&mut w, at, Duration::from_micros(190), 16);
+        // The window yielding: its first sync ends a stall of 20 ms (20 ms
+        // would halve its rate), the rest come every 150 µs.
+        let at = at + Duration::from_millis(20);
+        w.synced(0, at);
+        let mut now = at;
+        for _ in 1..WINDOW_SYNCS {
+            now += Duration::from_micros(150);
+            w.synced(16, now);
+        }
+        assert_eq!(w.wait(FAST_SYNC), Wait::Yield, "the stall did not decide");
+    }
+
+    #[test]
+    fn slow_or_unmeasured_syncs_are_waited_for_asleep() {
+        let (mut w, at) = started();
+        let at = window(&mut w, at, Duration::from_millis(2), 16);
+        assert_eq!(w.wait(FAST_SYNC), Wait::Yield, "the probe window");
+        assert_eq!(w.wait(0), Wait::Sleep);
+        let slow = YIELD_WHILE_SYNCS_UNDER.as_nanos() as u64 + 1;
+        assert_eq!(w.wait(slow), Wait::Sleep);
+        assert_eq!(w.yield_for(slow), Duration::ZERO);
+        window(&mut w, at, Duration::from_micros(100), 16);
+        assert_eq!(w.wait(slow), Wait::Sleep);
+        assert_eq!(w.yield_for(240_000), Duration::from_micros(480));
+    }
+}
