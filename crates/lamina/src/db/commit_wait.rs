@@ -15,8 +15,11 @@
 //! in windows of [`WINDOW_SYNCS`]; a round of [`ROUND`] windows starts with
 //! one window asleep and one yielding, back to back so that the device's
 //! drift touches both alike, and waiters yield for the rest of the round
-//! only if the yielding window committed at least [`YIELD_GAIN`] times as
-//! many records a second (each gap between syncs counted up to [`STALL`]).
+//! only if yielding committed at least [`YIELD_GAIN`] times as many records
+//! a second (each gap between syncs counted up to [`STALL`]), as a moving
+//! average over the rounds of that ratio: two windows of 256 syncs on this
+//! host differ by up to 15 % whatever they do, and a gain of 5-10 % (two to
+//! eight threads) is not worth three times the CPU time.
 //! When yielding does not pay, one window in
 //! [`ROUND`] still yields, to notice when it starts to. Syncs slower than
 //! [`YIELD_WHILE_SYNCS_UNDER`] (a disk, not a fast SSD) are waited for
@@ -25,13 +28,13 @@
 use std::time::{Duration, Instant};
 
 /// Syncs counted in one window.
-pub(super) const WINDOW_SYNCS: u32 = 128;
+pub(super) const WINDOW_SYNCS: u32 = 256;
 
 /// Windows in a round: the two measured, then the winner's.
 pub(super) const ROUND: u32 = 16;
 
 /// How much faster the yielding window must commit for waiters to yield.
-pub(super) const YIELD_GAIN: f64 = 1.10;
+pub(super) const YIELD_GAIN: f64 = 1.15;
 
 /// Waiters sleep at once while a sync takes longer than this on average.
 pub(super) const YIELD_WHILE_SYNCS_UNDER: Duration = Duration::from_micros(250);
@@ -67,6 +70,10 @@ pub(super) struct CommitWait {
     commits: u64,
     /// Records a second of this round's window asleep.
     asleep_rate: f64,
+    /// The moving average of the logarithm of the ratio of the yielding
+    /// window's rate to the sleeping one's, over the rounds so far
+    /// (`None` before the first).
+    log_gain: Option<f64>,
     /// How waiters wait in the rest of the round.
     winner: Wait,
 }
@@ -80,6 +87,7 @@ impl Default for CommitWait {
             syncs: 0,
             commits: 0,
             asleep_rate: 0.0,
+            log_gain: None,
             winner: Wait::Sleep,
         }
     }
@@ -137,7 +145,14 @@ impl CommitWait {
         match self.window {
             0 => self.asleep_rate = rate,
             1 => {
-                self.winner = if rate >= self.asleep_rate * YIELD_GAIN {
+                let gain = if rate > 0.0 && self.asleep_rate > 0.0 {
+                    (rate / self.asleep_rate).ln()
+                } else {
+                    0.0
+                };
+                let average = self.log_gain.map_or(gain, |g| (g + gain) / 2.0);
+                self.log_gain = Some(average);
+                self.winner = if average >= YIELD_GAIN.ln() {
                     Wait::Yield
                 } else {
                     Wait::Sleep
@@ -220,6 +235,35 @@ mod tests {
         let at = window(&mut w, at, Duration::from_micros(150), 8);
         window(&mut w, at, Duration::from_micros(150), 16);
         assert_eq!(w.wait(FAST_SYNC), Wait::Yield);
+    }
+
+    /// Runs a whole round from `at`: its window asleep with syncs every
+    /// `asleep`, its window yielding with syncs every `yielding`, the rest
+    /// every 150 µs; returns the choice made for the round, and its end.
+    fn round(w: &mut CommitWait, at: Instant, asleep: u64, yielding: u64) -> (Wait, Instant) {
+        let at = window(w, at, Duration::from_micros(asleep), 16);
+        let mut at = window(w, at, Duration::from_micros(yielding), 16);
+        let choice = w.wait(FAST_SYNC);
+        for _ in 2..ROUND {
+            at = window(w, at, Duration::from_micros(150), 16);
+        }
+        (choice, at)
+    }
+
+    #[test]
+    fn one_round_does_not_overturn_the_rounds_before_it() {
+        let (mut w, at) = started();
+        let (choice, at) = round(&mut w, at, 195, 150);
+        assert_eq!(choice, Wait::Yield, "1.3 times as fast");
+        // 1.05 times as fast: alone, too little; after a round of 1.3, the
+        // average is still enough.
+        let (choice, at) = round(&mut w, at, 157, 150);
+        assert_eq!(choice, Wait::Yield);
+        // Rounds of no gain bring the average down.
+        let (choice, at) = round(&mut w, at, 150, 150);
+        assert_eq!(choice, Wait::Sleep);
+        let (choice, _) = round(&mut w, at, 150, 150);
+        assert_eq!(choice, Wait::Sleep);
     }
 
     #[test]
