@@ -102,7 +102,7 @@ def main():
             print(f"{threads:7d} {rate:10.0f} {syncs:8d} {per:9.1f} {before:9.0f} {after:9.0f} "
                   f"{rate / testfile:10.2f} {rate / one:10.2f}")
             rows.append(["lamina-python", threads, commits, f"{secs:.3f}", f"{rate:.1f}",
-                         syncs, f"{per:.2f}", f"{testfile:.1f}", f"{rate / testfile:.3f}",
+                         syncs, f"{per:.2f}", f"{testfile:.1f}", f"{rate / testfile:.3f}", "",
                          f"{before:.1f}", f"{after:.1f}"])
             before = after
     finally:
@@ -114,7 +114,7 @@ def main():
             if new:
                 w.writerow(["engine", "threads", "commits", "seconds", "commits_per_s", "fsyncs",
                             "commits_per_fsync", "testfile_ops_per_s", "ratio_to_testfile",
-                            "testfile_before_ops_per_s", "testfile_after_ops_per_s"])
+                            "memlimit", "testfile_before_ops_per_s", "testfile_after_ops_per_s"])
             w.writerows(rows)
 
 
