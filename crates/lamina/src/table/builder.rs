@@ -77,6 +77,20 @@ impl Output {
     fn write_block(&mut self, raw: &[u8], compression: Compression) -> Result<BlockHandle> {
         let offset = self.offset();
         let size = self.compressor.append(raw, compression, &mut self.buf);
+        self.finish_block(offset, size)
+    }
+
+    /// Buffers the data block `raw` as a stored block with its trailer
+    /// (compressed or not as [`BlockCompressor::append_data`] decides).
+    fn write_data_block(&mut self, raw: &[u8], compression: Compression) -> Result<BlockHandle> {
+        let offset = self.offset();
+        let size = self.compressor.append_data(raw, compression, &mut self.buf);
+        self.finish_block(offset, size)
+    }
+
+    /// The handle of the block of `size` bytes just buffered at `offset`;
+    /// the buffer goes to the file once it holds a chunk.
+    fn finish_block(&mut self, offset: u64, size: usize) -> Result<BlockHandle> {
         if self.buf.len() >= WRITE_CHUNK {
             self.flush()?;
         }
@@ -188,7 +202,7 @@ impl TableBuilder {
     fn flush_data_block(&mut self) -> Result<()> {
         let raw = self.data.finish();
         let raw_len = raw.len() as u64;
-        let handle = self.out.write_block(raw, self.opts.compression)?;
+        let handle = self.out.write_data_block(raw, self.opts.compression)?;
         self.data.reset();
         self.props.data_blocks += 1;
         self.props.data_stored_bytes += handle.size + BLOCK_TRAILER_LEN as u64;

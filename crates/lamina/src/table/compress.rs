@@ -22,11 +22,26 @@ const LZ4_MAX_RATIO: usize = 256;
 /// Largest ratio zstd can reach: a 4-byte RLE block yields at most 128 KiB.
 const ZSTD_MAX_RATIO: usize = 32 << 10;
 
+/// Data blocks in a row that compression did not shrink enough after which
+/// only one data block in [`PROBE_EVERY`] is compressed (see
+/// [`BlockCompressor::append_data`]).
+const GIVE_UP_AFTER: u32 = 8;
+
+/// While giving up, one data block in this many is still compressed, to
+/// notice data that compresses again.
+const PROBE_EVERY: u32 = 16;
+
 /// Turns uncompressed blocks into stored blocks with trailers; keeps a zstd
-/// context between blocks.
+/// context between blocks, and what compressing the table's data blocks
+/// has gained so far.
 #[derive(Default)]
 pub struct BlockCompressor {
     zstd: Option<zstd::bulk::Compressor<'static>>,
+    /// Data blocks in a row stored as they are because compressing them
+    /// did not shrink them enough.
+    incompressible: u32,
+    /// Data blocks stored as they are, without trying, since the last try.
+    untried: u32,
 }
 
 impl std::fmt::Debug for BlockCompressor {
@@ -36,6 +51,38 @@ impl std::fmt::Debug for BlockCompressor {
 }
 
 impl BlockCompressor {
+    /// [`BlockCompressor::append`] for a data block, which is not even
+    /// compressed once the table's last [`GIVE_UP_AFTER`] data blocks in a
+    /// row did not compress, but for one block in [`PROBE_EVERY`]: values
+    /// of random bytes (seed 001's), or already compressed, cost an LZ4
+    /// pass over every block for nothing (a quarter of a flush's time, and
+    /// of `close`'s wait for one: docs/benchmarks-python.md). A tried block
+    /// that compresses ends the run.
+    pub fn append_data(
+        &mut self,
+        raw: &[u8],
+        compression: Compression,
+        out: &mut Vec<u8>,
+    ) -> usize {
+        if compression == Compression::None {
+            return self.append(raw, compression, out);
+        }
+        if self.incompressible >= GIVE_UP_AFTER && self.untried + 1 < PROBE_EVERY {
+            self.untried += 1;
+            return self.append(raw, Compression::None, out);
+        }
+        self.untried = 0;
+        let start = out.len();
+        let size = self.append(raw, compression, out);
+        let stored_raw = out.get(start + size).copied() == Some(Compression::None as u8);
+        self.incompressible = if stored_raw {
+            self.incompressible.saturating_add(1)
+        } else {
+            0
+        };
+        size
+    }
+
     /// Appends `raw` to `out` as a stored block followed by its trailer, and
     /// returns the stored size (trailer excluded). The block is stored
     /// compressed with `compression` only if that makes it smaller than
@@ -215,6 +262,61 @@ mod tests {
                 assert_eq!(decode_block(out[2..].to_vec(), f, 0).unwrap(), raw);
             }
         }
+    }
+
+    /// Random bytes: no compression shrinks them.
+    fn incompressible(seed: u64) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..4096)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
+    }
+
+    /// Appends `raw` as a data block; the compression it was stored with,
+    /// after checking that it reads back.
+    fn data_block(c: &mut BlockCompressor, raw: &[u8], comp: Compression) -> u8 {
+        let mut out = Vec::new();
+        let size = c.append_data(raw, comp, &mut out);
+        assert_eq!(decode_block(out.clone(), Path::new("t.sst"), 0).unwrap(), raw);
+        out[size]
+    }
+
+    #[test]
+    fn data_blocks_that_do_not_compress_stop_being_compressed_but_for_probes() {
+        for comp in [Compression::Lz4, Compression::Zstd] {
+            let mut c = BlockCompressor::default();
+            for i in 0..GIVE_UP_AFTER {
+                data_block(&mut c, &incompressible(u64::from(i)), comp);
+            }
+            assert_eq!(c.incompressible, GIVE_UP_AFTER);
+            // Compressible blocks now are stored as they are until a probe...
+            for _ in 1..PROBE_EVERY {
+                assert_eq!(data_block(&mut c, &compressible(), comp), 0, "{comp:?}");
+            }
+            // ...which compresses one, and every block after it again.
+            assert_eq!(data_block(&mut c, &compressible(), comp), comp as u8);
+            assert_eq!(c.incompressible, 0);
+            assert_eq!(data_block(&mut c, &compressible(), comp), comp as u8);
+            // Other blocks are always tried.
+            let mut c = BlockCompressor::default();
+            for i in 0..2 * GIVE_UP_AFTER {
+                data_block(&mut c, &incompressible(u64::from(i)), comp);
+            }
+            let mut out = Vec::new();
+            let size = c.append(&compressible(), comp, &mut out);
+            assert_eq!(out[size], comp as u8);
+        }
+        // With no compression asked for, nothing is counted.
+        let mut c = BlockCompressor::default();
+        for i in 0..2 * GIVE_UP_AFTER {
+            assert_eq!(data_block(&mut c, &incompressible(u64::from(i)), Compression::None), 0);
+        }
+        assert_eq!(c.incompressible, 0);
     }
 
     #[test]
