@@ -625,6 +625,34 @@ mod tests {
         (p, visible, syncer, gate_tx)
     }
 
+    /// Finishes the second writer (seqno 2, ticket `t2`) of a pipeline
+    /// whose syncer is held at the gate of `gate_tx`, which another thread
+    /// opens after 50 ms; checks that it returned only once the sync
+    /// covered its record.
+    fn finish_once_the_gate_opens(
+        p: &Pipeline,
+        visible: &AtomicU64,
+        t2: u64,
+        gate_tx: std::sync::mpsc::Sender<()>,
+    ) {
+        let opened = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let opener = {
+            let opened = Arc::clone(&opened);
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(50));
+                opened.store(true, Ordering::Release);
+                gate_tx.send(()).unwrap();
+            })
+        };
+        p.finish(visible, 1, 2, t2, || Ok(2)).unwrap();
+        assert!(
+            opened.load(Ordering::Acquire),
+            "returned before any sync covered its record"
+        );
+        assert!(p.synced.load(Ordering::Acquire) >= t2);
+        opener.join().unwrap();
+    }
+
     #[test]
     fn a_sync_writer_is_not_visible_before_its_record_is_durable() {
         let (p, visible, syncer, gate_tx) = a_syncer_held_at_a_gate();
@@ -667,24 +695,9 @@ mod tests {
                 }
             })
         };
-        let opened = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let opener = {
-            let opened = Arc::clone(&opened);
-            std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(50));
-                opened.store(true, Ordering::Release);
-                gate_tx.send(()).unwrap();
-            })
-        };
-        p.finish(&visible, 1, 2, t2, || Ok(2)).unwrap();
-        assert!(
-            opened.load(Ordering::Acquire),
-            "returned before any sync covered its record"
-        );
-        assert!(p.synced.load(Ordering::Acquire) >= t2);
+        finish_once_the_gate_opens(&p, &visible, t2, gate_tx);
         assert_eq!(visible.load(Ordering::Acquire), 2);
         syncer.join().unwrap().unwrap();
-        opener.join().unwrap();
         stop.store(true, Ordering::Release);
         waker.join().unwrap();
         assert!(
@@ -706,24 +719,9 @@ mod tests {
         }
         let t2 = p.handed_to_wal();
         p.inserted();
-        let opened = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let opener = {
-            let opened = Arc::clone(&opened);
-            std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(50));
-                opened.store(true, Ordering::Release);
-                gate_tx.send(()).unwrap();
-            })
-        };
-        p.finish(&visible, 1, 2, t2, || Ok(2)).unwrap();
-        assert!(
-            opened.load(Ordering::Acquire),
-            "returned before any sync covered its record"
-        );
-        assert!(p.synced.load(Ordering::Acquire) >= t2);
+        finish_once_the_gate_opens(&p, &visible, t2, gate_tx);
         assert!(p.slept.load(Ordering::Relaxed) >= 1, "slept after yielding");
         syncer.join().unwrap().unwrap();
-        opener.join().unwrap();
     }
 
     #[test]

@@ -266,15 +266,10 @@ mod tests {
 
     /// Random bytes: no compression shrinks them.
     fn incompressible(seed: u64) -> Vec<u8> {
-        let mut x = seed | 1;
-        (0..4096)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect()
+        use rand::{RngCore, SeedableRng};
+        let mut v = vec![0u8; 4096];
+        rand::rngs::StdRng::seed_from_u64(seed).fill_bytes(&mut v);
+        v
     }
 
     /// Appends `raw` as a data block; the compression it was stored with,
