@@ -42,6 +42,7 @@
 //   in its tests, forks).
 // - `budget`: asks libc for the machine's physical memory, and has it return
 //   the allocator's free memory to the kernel (`malloc_trim`).
+// - `cpus`: asks libc how many CPUs the machine has online.
 // - `memtable::skiplist`: the memtable's insert-only concurrent skip list,
 //   whose entries are laid out by hand and reached through atomic links.
 // - `memtable::arena`: the skip list's entries' memory, carved from chunks
@@ -116,6 +117,8 @@ mod batch;
 #[allow(unsafe_code)]
 mod budget;
 mod bulk_loader;
+#[allow(unsafe_code)]
+mod cpus;
 mod db;
 mod error;
 #[cfg(test)]

@@ -24,6 +24,11 @@
 //! [`ROUND`] still yields, to notice when it starts to. Syncs slower than
 //! [`YIELD_WHILE_SYNCS_UNDER`] (a disk, not a fast SSD) are waited for
 //! asleep: yielding through them would burn a CPU for most of each wait.
+//! So are all syncs of a process that may not use every CPU the machine
+//! has (`cpus::all_online_usable`): under a CPU quota, the time spent
+//! yielding would be taken from the quota, and the kernel would stop the
+//! whole process for the rest of its period, which a window's rate, its
+//! gaps counted up to [`STALL`], would not show.
 
 use std::time::{Duration, Instant};
 
@@ -56,6 +61,8 @@ pub(super) enum Wait {
 /// The measurements and the current choice (see the module doc).
 #[derive(Debug)]
 pub(super) struct CommitWait {
+    /// False: waiters always sleep (see the module doc).
+    may_yield: bool,
     /// The current window's number in its round (0: asleep, 1: yielding,
     /// then `winner`).
     window: u32,
@@ -79,8 +86,18 @@ pub(super) struct CommitWait {
 }
 
 impl Default for CommitWait {
+    /// Yielding allowed only if the process may use every CPU online.
     fn default() -> CommitWait {
+        CommitWait::new(crate::cpus::all_online_usable())
+    }
+}
+
+impl CommitWait {
+    /// A policy that measures and may choose to yield if `may_yield`, and
+    /// that always sleeps otherwise.
+    pub(super) fn new(may_yield: bool) -> CommitWait {
         CommitWait {
+            may_yield,
             window: 0,
             last: None,
             elapsed: Duration::ZERO,
@@ -91,22 +108,23 @@ impl Default for CommitWait {
             winner: Wait::Sleep,
         }
     }
-}
 
-impl CommitWait {
     #[cfg(test)]
     /// A choice to yield for a whole round (tests of the mechanism).
     pub(super) fn yielding() -> CommitWait {
         CommitWait {
             window: 2,
             winner: Wait::Yield,
-            ..CommitWait::default()
+            ..CommitWait::new(true)
         }
     }
 
     /// How a waiter waits now, syncs taking `sync_nanos` on average.
     pub(super) fn wait(&self, sync_nanos: u64) -> Wait {
-        if sync_nanos == 0 || sync_nanos > YIELD_WHILE_SYNCS_UNDER.as_nanos() as u64 {
+        if !self.may_yield
+            || sync_nanos == 0
+            || sync_nanos > YIELD_WHILE_SYNCS_UNDER.as_nanos() as u64
+        {
             return Wait::Sleep;
         }
         match self.window {
@@ -186,7 +204,7 @@ mod tests {
 
     /// A policy that has seen its first sync end at the returned instant.
     fn started() -> (CommitWait, Instant) {
-        let mut w = CommitWait::default();
+        let mut w = CommitWait::new(true);
         let at = Instant::now();
         w.synced(16, at);
         (w, at)
@@ -230,7 +248,7 @@ mod tests {
             "only the probe windows count"
         );
         // More records a sync count as much as shorter cycles.
-        let mut w = CommitWait::default();
+        let mut w = CommitWait::new(true);
         w.synced(8, at);
         let at = window(&mut w, at, Duration::from_micros(150), 8);
         window(&mut w, at, Duration::from_micros(150), 16);
@@ -280,6 +298,24 @@ mod tests {
             w.synced(16, now);
         }
         assert_eq!(w.wait(FAST_SYNC), Wait::Yield, "the stall did not decide");
+    }
+
+    #[test]
+    fn a_process_that_may_not_yield_always_sleeps() {
+        // Rounds in which yielding commits twice as fast: chosen when the
+        // process may yield, never when it may not.
+        let at = Instant::now();
+        let mut may = CommitWait::new(true);
+        may.synced(16, at);
+        assert_eq!(round(&mut may, at, 300, 150).0, Wait::Yield);
+        let mut w = CommitWait::new(false);
+        w.synced(16, at);
+        assert_eq!(w.wait(FAST_SYNC), Wait::Sleep);
+        let at = window(&mut w, at, Duration::from_micros(300), 16);
+        assert_eq!(w.wait(FAST_SYNC), Wait::Sleep, "not even the probe window");
+        let (choice, _) = round(&mut w, at, 300, 150);
+        assert_eq!(choice, Wait::Sleep);
+        assert_eq!(w.yield_for(FAST_SYNC), Duration::ZERO);
     }
 
     #[test]
