@@ -5,9 +5,11 @@ For each thread count (default 1, 2, 4, 8, 16, 32), a fresh database opened with
 lamina.open(path, 'cs') (synchronous: each `db[k] = v` is a durable commit) and
 that many threads, each writing 256-byte values under its own keys for
 --seconds. The testfile loop (write 256 zero bytes, lseek 0, fsync; the same
-loop as bench/testfile.py, in Python) runs on the disk of --dir right before
-each thread count and once after the last: this disk's fsync rate moves within
-minutes, so each row is compared with the mean of the two runs around it.
+loop as bench/testfile.py, in Python) runs on the disk of --dir for as long
+(--seconds, or --testfile-ops operations) right before each thread count and
+once after the last: this disk's fsync rate moves within minutes, so each row
+is compared with the mean of the two runs around it, and it syncs a burst of
+1000 faster than a run of seconds, so testfile runs as long as a row.
 Printed per thread count: commits/s, WAL fsyncs (stats()['wal_syncs']), durable
 commits per fsync, testfile before and after, commits/s as a multiple of their
 mean and of one thread's commits/s. The same as `lamina bench commit`, from
@@ -27,7 +29,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from testfile import python_testfile  # noqa: E402
+from testfile import python_testfile_run  # noqa: E402
 
 VALUE = bytes(256)
 
@@ -69,7 +71,8 @@ def main():
     ap.add_argument("--dir", default=".", help="where the files go (the disk measured)")
     ap.add_argument("--threads", default="1,2,4,8,16,32")
     ap.add_argument("--seconds", type=float, default=3.0)
-    ap.add_argument("--testfile-ops", type=int, default=1000)
+    ap.add_argument("--testfile-ops", type=int, default=None,
+                    help="testfile's operations (default: it runs for --seconds)")
     ap.add_argument("--csv", help="append the rows to this CSV file")
     args = ap.parse_args()
     try:
@@ -80,10 +83,13 @@ def main():
     rows = []
     try:
         def testfile_rate():
-            secs = python_testfile(os.path.join(work, "testfile"), 256, args.testfile_ops)
-            return args.testfile_ops / secs
+            ops, secs = python_testfile_run(os.path.join(work, "testfile"), 256,
+                                            ops=args.testfile_ops, seconds=args.seconds)
+            return ops / secs
 
-        print(f"testfile (Python loop, {args.testfile_ops} ops) right before each thread count "
+        length = (f"{args.testfile_ops} ops" if args.testfile_ops is not None
+                  else f"{args.seconds:g} s")
+        print(f"testfile (Python loop, {length}) right before each thread count "
               f"and after the last")
         print(f"{'threads':>7} {'commits/s':>10} {'fsyncs':>8} {'per fsync':>9} "
               f"{'tf before':>9} {'tf after':>9} {'x testfile':>10} {'x 1 thread':>10}")

@@ -22,19 +22,28 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def python_testfile(path, nbytes, ops):
+    """Seconds taken by `ops` operations."""
+    return python_testfile_run(path, nbytes, ops=ops)[1]
+
+
+def python_testfile_run(path, nbytes, ops=None, seconds=None):
+    """testfile for `ops` operations, or else until `seconds` have passed:
+    (operations done, seconds taken)."""
     buf = bytes(nbytes)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+    done = 0
     try:
         t0 = time.perf_counter()
-        for _ in range(ops):
+        while (done < ops) if ops is not None else (time.perf_counter() - t0 < seconds):
             os.write(fd, buf)
             os.lseek(fd, 0, os.SEEK_SET)
             os.fsync(fd)
+            done += 1
         secs = time.perf_counter() - t0
     finally:
         os.close(fd)
         os.unlink(path)
-    return secs
+    return done, secs
 
 
 def build_c(build_dir):

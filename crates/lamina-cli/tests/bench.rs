@@ -250,6 +250,23 @@ fn commit_compares_with_testfile() {
     assert_eq!(rows[0][7], rows[1][6], "{out}");
 }
 
+/// Without `--testfile-ops`, testfile runs as long as each timed row.
+#[test]
+fn commit_runs_testfile_as_long_as_a_row() {
+    let out = bench(&["commit", "--threads", "1", "--seconds", "0.2"]);
+    let tf = lines_starting(&out, "testfile: ")[0];
+    assert!(tf.starts_with("testfile: 0.2 s of write(256 B)"), "{tf}");
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|f| f.len() == 9 && f[0].parse::<u32>().is_ok())
+        .collect();
+    assert_eq!(rows.len(), 1, "{out}");
+    for x in &rows[0][1..] {
+        positive(x);
+    }
+}
+
 #[test]
 fn numbers_loads_both_paths_at_each_size() {
     let out = bench(&["numbers", "--min", "8", "--max", "9"]);
