@@ -51,6 +51,8 @@ pub fn stats_dict<'py>(py: Python<'py>, s: &lamina::Stats) -> PyResult<Bound<'py
     d.set_item("memory_charged_bytes", s.memory_charged_bytes)?;
     d.set_item("commits", s.commits)?;
     d.set_item("sync_commits", s.sync_commits)?;
+    d.set_item("commit_waits_yielded", s.commit_waits_yielded)?;
+    d.set_item("commit_waits_slept", s.commit_waits_slept)?;
     d.set_item("wal_syncs", s.wal_syncs)?;
     d.set_item("commits_per_fsync", s.commits_per_fsync())?;
     d.set_item("wal_segments_reused", s.wal_segments_reused)?;

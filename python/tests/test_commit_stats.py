@@ -14,8 +14,9 @@ def test_each_synchronous_assignment_is_one_durable_commit(path):
         s = db.stats()
         assert (s["commits"], s["sync_commits"]) == (10, 10)
         assert s["wal_syncs"] >= 10
-        # One thread: nothing to share an fsync with.
+        # One thread: nothing to share an fsync with, no one to wait for.
         assert 0 < s["commits_per_fsync"] <= 1.0
+        assert (s["commit_waits_yielded"], s["commit_waits_slept"]) == (0, 0)
 
 
 def test_threads_share_fsyncs_and_every_commit_is_counted(path):
@@ -35,6 +36,9 @@ def test_threads_share_fsyncs_and_every_commit_is_counted(path):
         assert len(db) == 400
         assert s["wal_syncs"] <= 400
         assert s["commits_per_fsync"] == s["sync_commits"] / s["wal_syncs"]
+        if s["wal_syncs"] < 400:
+            # A commit covered by another's sync waited for it.
+            assert s["commit_waits_yielded"] + s["commit_waits_slept"] > 0
 
 
 def test_batch_commits_once(path):

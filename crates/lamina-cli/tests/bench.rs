@@ -234,15 +234,21 @@ fn commit_compares_with_testfile() {
     let rows: Vec<Vec<&str>> = out
         .lines()
         .map(|l| l.split_whitespace().collect::<Vec<_>>())
-        .filter(|f| f.len() == 9 && f[0].parse::<u32>().is_ok())
+        .filter(|f| f.len() == 10 && f[0].parse::<u32>().is_ok())
         .collect();
     assert_eq!(rows.len(), 2, "{out}");
     for (r, threads) in rows.iter().zip([1, 3]) {
         assert_eq!(r[0].parse::<u32>().unwrap(), threads);
         // 30 commits shared by the threads: each does ceil(30 / threads).
         assert_eq!(r[1].replace(',', "").parse::<u64>().unwrap(), 30);
-        for x in &r[2..] {
+        for x in &r[2..9] {
             positive(x);
+        }
+        // The share of commits whose wait began by yielding: none alone.
+        let yielding: f64 = r[9].parse().unwrap();
+        assert!((0.0..=1.0).contains(&yielding), "{out}");
+        if threads == 1 {
+            assert_eq!(r[9], "0.00", "{out}");
         }
     }
     // testfile runs once between two thread counts: after the first, before
@@ -259,12 +265,13 @@ fn commit_runs_testfile_as_long_as_a_row() {
     let rows: Vec<Vec<&str>> = out
         .lines()
         .map(|l| l.split_whitespace().collect::<Vec<_>>())
-        .filter(|f| f.len() == 9 && f[0].parse::<u32>().is_ok())
+        .filter(|f| f.len() == 10 && f[0].parse::<u32>().is_ok())
         .collect();
     assert_eq!(rows.len(), 1, "{out}");
-    for x in &rows[0][1..] {
+    for x in &rows[0][1..9] {
         positive(x);
     }
+    assert_eq!(rows[0][9], "0.00", "one thread never waits: {out}");
 }
 
 #[test]

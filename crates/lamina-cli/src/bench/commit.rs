@@ -13,7 +13,8 @@
 //! that each is compared with the disk as it was around it (this disk's
 //! fsync rate moves within minutes). Printed: commits/s, WAL fsyncs issued
 //! (`Stats::wal_syncs`), commits per fsync, testfile's ops/s before and
-//! after, and commits/s as a multiple of their mean.
+//! after, commits/s as a multiple of their mean, and the share of commits
+//! whose wait began by yielding the CPU (`Stats::commit_waits_yielded`).
 
 use super::{fresh_db, options, rate, Common, Csv, Workdir};
 use crate::cmd::Ctx;
@@ -66,6 +67,8 @@ pub fn run(args: CommitArgs, ctx: &Ctx) -> Result<(), String> {
             "memlimit",
             "testfile_before_ops_per_s",
             "testfile_after_ops_per_s",
+            "waits_yielded",
+            "waits_slept",
         ],
     )?;
     let tf_path = testfile_path(dir.path());
@@ -94,7 +97,7 @@ pub fn run(args: CommitArgs, ctx: &Ctx) -> Result<(), String> {
         }
     );
     println!(
-        "{:>7} {:>10} {:>9} {:>11} {:>10} {:>13} {:>9} {:>9} {:>10}",
+        "{:>7} {:>10} {:>9} {:>11} {:>10} {:>13} {:>9} {:>9} {:>10} {:>9}",
         "threads",
         "commits",
         "seconds",
@@ -103,13 +106,27 @@ pub fn run(args: CommitArgs, ctx: &Ctx) -> Result<(), String> {
         "commits/fsync",
         "tf before",
         "tf after",
-        "x testfile"
+        "x testfile",
+        "yielding"
     );
     for (round, &threads) in args.threads.iter().enumerate() {
         let threads = threads.max(1);
-        let syncs_before = db.stats().wal_syncs;
+        let was = db.stats();
         let (commits, secs) = commits(&db, round as u32, threads, &args, ctx)?;
-        let fsyncs = db.stats().wal_syncs.saturating_sub(syncs_before);
+        let now = db.stats();
+        let fsyncs = now.wal_syncs.saturating_sub(was.wal_syncs);
+        let yielded = now
+            .commit_waits_yielded
+            .saturating_sub(was.commit_waits_yielded);
+        let slept = now
+            .commit_waits_slept
+            .saturating_sub(was.commit_waits_slept);
+        // The share of commits whose wait began by yielding the CPU.
+        let yielding = if commits > 0 {
+            yielded as f64 / commits as f64
+        } else {
+            0.0
+        };
         let after = testfile_rate(&tf_path, length)?;
         let tf_rate = (before + after) / 2.0;
         let per_s = rate(commits, secs);
@@ -120,7 +137,7 @@ pub fn run(args: CommitArgs, ctx: &Ctx) -> Result<(), String> {
         };
         let ratio = if tf_rate > 0.0 { per_s / tf_rate } else { 0.0 };
         println!(
-            "{threads:>7} {:>10} {secs:>9.3} {:>11} {:>10} {per_fsync:>13.2} {:>9} {:>9} {ratio:>10.2}",
+            "{threads:>7} {:>10} {secs:>9.3} {:>11} {:>10} {per_fsync:>13.2} {:>9} {:>9} {ratio:>10.2} {yielding:>9.2}",
             thousands(commits),
             thousands(per_s as u64),
             thousands(fsyncs),
@@ -140,6 +157,8 @@ pub fn run(args: CommitArgs, ctx: &Ctx) -> Result<(), String> {
             args.common.memlimit_note.clone(),
             format!("{before:.0}"),
             format!("{after:.0}"),
+            yielded.to_string(),
+            slept.to_string(),
         ])?;
         // The run after this thread count is the one before the next.
         before = after;

@@ -83,6 +83,8 @@ pub fn to_json(path: &str, stats: &Stats) -> serde_json::Value {
             "wal_fsyncs": stats.wal_syncs,
             "per_fsync": (stats.wal_syncs > 0).then(|| stats.commits_per_fsync()),
             "wal_segments_reused": stats.wal_segments_reused,
+            "waits_yielded": stats.commit_waits_yielded,
+            "waits_slept": stats.commit_waits_slept,
         },
         "block_size": stats.block_size,
         "block_size_reason": stats.block_size_reason,
@@ -196,10 +198,13 @@ fn commit_line(stats: &Stats) -> String {
         "-".into()
     };
     format!(
-        "commits          {} since open, {} durable (Sync); {} WAL fsyncs, {per} durable commits per fsync",
+        "commits          {} since open, {} durable (Sync); {} WAL fsyncs, {per} durable commits per fsync; \
+         waits: {} began by yielding the CPU, {} slept",
         thousands(stats.commits),
         thousands(stats.sync_commits),
-        thousands(stats.wal_syncs)
+        thousands(stats.wal_syncs),
+        thousands(stats.commit_waits_yielded),
+        thousands(stats.commit_waits_slept)
     )
 }
 

@@ -75,8 +75,9 @@ pub(crate) struct Pipeline {
     changed: Condvar,
     /// Wakes a syncer gathering records (see [`State::gather_until`]).
     gathered: Condvar,
-    /// Waits that went to sleep on the epoch.
-    #[cfg(test)]
+    /// Waits that began by yielding the CPU (see `commit_wait`).
+    yielded: AtomicU64,
+    /// Waits that went to sleep on the epoch, at once or after yielding.
     slept: AtomicU64,
 }
 
@@ -397,6 +398,7 @@ impl Pipeline {
     /// is still woken.
     fn await_epoch(&self, seen: u32, yielding: Duration) {
         if !yielding.is_zero() {
+            self.yielded.fetch_add(1, Ordering::Relaxed);
             let start = Instant::now();
             while self.epoch.load(Ordering::Acquire) == seen {
                 if start.elapsed() >= yielding {
@@ -406,7 +408,6 @@ impl Pipeline {
             }
         }
         if self.epoch.load(Ordering::Acquire) == seen {
-            #[cfg(test)]
             self.slept.fetch_add(1, Ordering::Relaxed);
             atomic_wait::wait(&self.epoch, seen);
         }
@@ -419,6 +420,16 @@ impl Pipeline {
             self.epoch.fetch_add(1, Ordering::AcqRel);
             atomic_wait::wake_all(&self.epoch);
         }
+    }
+
+    /// Waits for a sync or for earlier writers since the open: how many
+    /// began by yielding the CPU, and how many slept (at once or after
+    /// yielding).
+    pub fn waits(&self) -> (u64, u64) {
+        (
+            self.yielded.load(Ordering::Relaxed),
+            self.slept.load(Ordering::Relaxed),
+        )
     }
 
     /// Waits until every writer up to the one that took seqno `last` has
@@ -720,7 +731,8 @@ mod tests {
         let t2 = p.handed_to_wal();
         p.inserted();
         finish_once_the_gate_opens(&p, &visible, t2, gate_tx);
-        assert!(p.slept.load(Ordering::Relaxed) >= 1, "slept after yielding");
+        let (yielded, slept) = p.waits();
+        assert!(yielded >= 1 && slept >= 1, "slept after yielding");
         syncer.join().unwrap().unwrap();
     }
 

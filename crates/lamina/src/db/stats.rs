@@ -100,6 +100,12 @@ pub struct Stats {
     pub commits: u64,
     /// Of `commits`, those made durable with `Durability::Sync`.
     pub sync_commits: u64,
+    /// Commits that waited (for a sync, or for earlier writers) and began
+    /// by yielding the CPU in a loop, since open (docs/design.md, "Write
+    /// path": chosen only while it measures faster).
+    pub commit_waits_yielded: u64,
+    /// Commits that waited and slept, at once or after yielding, since open.
+    pub commit_waits_slept: u64,
     /// WAL segments started by reusing a retired one instead of creating a
     /// file, since open.
     pub wal_segments_reused: u64,
@@ -336,6 +342,8 @@ fn collect(inner: &Inner) -> Stats {
         wal_syncs: get(&c.wal_syncs),
         commits: get(&c.commits),
         sync_commits: get(&c.sync_commits),
+        commit_waits_yielded: inner.pipeline.waits().0,
+        commit_waits_slept: inner.pipeline.waits().1,
         wal_segments_reused: get(&c.wal_segments_reused),
         flush_bytes_written: get(&c.flush_bytes_written),
         compaction_bytes_read: get(&c.compaction_bytes_read),
