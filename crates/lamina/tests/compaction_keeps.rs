@@ -22,7 +22,10 @@ fn tables(fs: &MemFs) -> Vec<String> {
     v
 }
 
-/// Waits until level 0 holds no table and no compaction is due.
+/// Waits until level 0 holds no table. REQUIRES: it holds none, or exactly
+/// the trigger's number, so that the compaction it triggers takes them all:
+/// a compaction takes the level-0 tables there when it starts, and fewer
+/// than the trigger are never compacted.
 fn settle(db: &Db) {
     let deadline = Instant::now() + Duration::from_secs(60);
     while db.stats().levels.first().is_some_and(|l| l.tables > 0) {
@@ -40,17 +43,29 @@ fn tables_no_input_key_falls_in_stay_where_they_are() {
     let fs = Arc::new(MemFs::new());
     let opts = Options {
         fs: fs.clone(),
-        memtable_size: 256 << 10,
+        memtable_size: 1 << 20,
         target_table_size: 64 << 10,
+        // 4 x 4 flushes of 1,250 keys: the 20,000 below.
+        l0_compaction_trigger: 4,
         ..Options::default()
     };
+    let trigger = opts.l0_compaction_trigger as u32;
     let db = Db::open("/db", opts).expect("open");
     let value = [b'v'; 100];
-    for i in 0..20_000u32 {
-        db.put(&key(i), &value).expect("put");
+    // Level 0 filled to the trigger by flushes of 1,250 keys (the memtable
+    // never fills), and emptied, four times: a flush made while a
+    // compaction runs would leave a number the next one does not take
+    // whole. Each table moves down whole (nothing below overlaps it): 16
+    // level-1 tables.
+    for flush in 0..4 * trigger {
+        for i in flush * 1_250..(flush + 1) * 1_250 {
+            db.put(&key(i), &value).expect("put");
+        }
+        db.flush().expect("flush");
+        if (flush + 1) % trigger == 0 {
+            settle(&db);
+        }
     }
-    db.flush().expect("flush");
-    settle(&db);
     let before = tables(&fs);
     let level1 = db.stats().levels.get(1).map_or(0, |l| l.tables);
     assert!(level1 > 8, "level 1 holds {level1} tables");
