@@ -3,12 +3,13 @@
 //! loop for about as long as two syncs take, and asleep after that.
 //!
 //! A writer that yields needs no wake-up: it sees the epoch move on its next
-//! turn. On a 2-vCPU host, sixteen threads of `Sync` commits ran 24-32 %
-//! faster yielding, because waking fifteen writers and switching each of
-//! them in, and the idle CPUs' own wake-ups, came off every sync's cycle;
-//! four threads ran no faster; and the process used 2.5-3x the CPU time
-//! either way (docs/benchmarks.md, seed 004). Whether it pays depends on
-//! the writers, the CPUs and the device, so it is measured, not assumed.
+//! turn. On a 2-vCPU host, forced either way, sixteen threads of `Sync`
+//! commits ran 24-32 % faster yielding (waking fifteen writers and switching
+//! each of them in, and the idle CPUs' own wake-ups, came off every sync's
+//! cycle), four threads 17 %, two and eight 3-12 %; and the process used two
+//! to three and a half times the CPU time (docs/benchmarks.md, seed 004).
+//! Whether it pays depends on the writers, the CPUs and the device, so it
+//! is measured, not assumed.
 //!
 //! Policy only ([`CommitWait`]): the pipeline reports each sync's end and
 //! the records it covered, and asks how its waiters wait. Syncs are counted
@@ -18,10 +19,9 @@
 //! only if yielding committed at least [`YIELD_GAIN`] times as many records
 //! a second (each gap between syncs counted up to [`STALL`]), as a moving
 //! average over the rounds of that ratio: two windows of 256 syncs on this
-//! host differ by up to 15 % whatever they do, and a gain of 5-10 % (two to
-//! eight threads) is not worth three times the CPU time.
-//! When yielding does not pay, one window in
-//! [`ROUND`] still yields, to notice when it starts to. Syncs slower than
+//! host differ by up to 15 % whatever they do, and a gain under 15 % is not
+//! worth the CPU time. When yielding does not pay, one window in [`ROUND`]
+//! still yields, to notice when it starts to. Syncs slower than
 //! [`YIELD_WHILE_SYNCS_UNDER`] (a disk, not a fast SSD) are waited for
 //! asleep: yielding through them would burn a CPU for most of each wait.
 //! So are all syncs of a process that may not use every CPU the machine
