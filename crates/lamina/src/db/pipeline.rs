@@ -71,13 +71,28 @@ pub(crate) struct Pipeline {
     state: Mutex<State>,
     /// What waiting writers sleep on: raised (and they are woken) whenever
     /// one of them may be done or may sync next (see the module doc).
-    epoch: AtomicU32,
+    epoch: Epoch,
     changed: Condvar,
     /// Wakes a syncer gathering records (see [`State::gather_until`]).
     gathered: Condvar,
-    /// Waits that began by yielding the CPU (see `commit_wait`).
+    /// How waits went (see [`WaitCounts`]).
+    waits: WaitCounts,
+}
+
+/// The epoch word, on a cache line of its own: yielding waiters read it in
+/// a loop, and every commit writes the pipeline's other counters.
+#[derive(Default)]
+#[repr(align(64))]
+struct Epoch(AtomicU32);
+
+/// Waits that began by yielding the CPU (see `commit_wait`), and waits that
+/// went to sleep on the epoch, at once or after yielding. On a cache line of
+/// their own: every waiter counts itself here while the yielding ones read
+/// the epoch in a loop.
+#[derive(Default)]
+#[repr(align(64))]
+struct WaitCounts {
     yielded: AtomicU64,
-    /// Waits that went to sleep on the epoch, at once or after yielding.
     slept: AtomicU64,
 }
 
@@ -301,7 +316,7 @@ impl Pipeline {
             // The epoch as of now, under the lock: whatever publishes this
             // writer, or leaves it to sync next, happens under the lock
             // after this and raises the epoch after that.
-            let seen = self.epoch.load(Ordering::Acquire);
+            let seen = self.epoch.0.load(Ordering::Acquire);
             if let Some(w) = s.done.get_mut(&prev) {
                 w.asleep = true;
             }
@@ -398,18 +413,18 @@ impl Pipeline {
     /// is still woken.
     fn await_epoch(&self, seen: u32, yielding: Duration) {
         if !yielding.is_zero() {
-            self.yielded.fetch_add(1, Ordering::Relaxed);
+            self.waits.yielded.fetch_add(1, Ordering::Relaxed);
             let start = Instant::now();
-            while self.epoch.load(Ordering::Acquire) == seen {
+            while self.epoch.0.load(Ordering::Acquire) == seen {
                 if start.elapsed() >= yielding {
                     break;
                 }
                 std::thread::yield_now();
             }
         }
-        if self.epoch.load(Ordering::Acquire) == seen {
-            self.slept.fetch_add(1, Ordering::Relaxed);
-            atomic_wait::wait(&self.epoch, seen);
+        if self.epoch.0.load(Ordering::Acquire) == seen {
+            self.waits.slept.fetch_add(1, Ordering::Relaxed);
+            atomic_wait::wait(&self.epoch.0, seen);
         }
     }
 
@@ -417,8 +432,8 @@ impl Pipeline {
     /// says any should wake; best called with the state lock let go.
     fn wake_all(&self, wakes: &mut Wakes) {
         if std::mem::take(&mut wakes.any) {
-            self.epoch.fetch_add(1, Ordering::AcqRel);
-            atomic_wait::wake_all(&self.epoch);
+            self.epoch.0.fetch_add(1, Ordering::AcqRel);
+            atomic_wait::wake_all(&self.epoch.0);
         }
     }
 
@@ -427,8 +442,8 @@ impl Pipeline {
     /// yielding).
     pub fn waits(&self) -> (u64, u64) {
         (
-            self.yielded.load(Ordering::Relaxed),
-            self.slept.load(Ordering::Relaxed),
+            self.waits.yielded.load(Ordering::Relaxed),
+            self.waits.slept.load(Ordering::Relaxed),
         )
     }
 
@@ -712,7 +727,7 @@ mod tests {
         stop.store(true, Ordering::Release);
         waker.join().unwrap();
         assert!(
-            p.epoch.load(Ordering::Acquire) > 10,
+            p.epoch.0.load(Ordering::Acquire) > 10,
             "woken often meanwhile"
         );
     }
