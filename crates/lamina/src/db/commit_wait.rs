@@ -20,7 +20,9 @@
 //! a second (each gap between syncs counted up to [`STALL`]), as a moving
 //! average over the rounds of that ratio: two windows of 256 syncs on this
 //! host differ by up to 15 % whatever they do, and a gain under 15 % is not
-//! worth the CPU time. When yielding does not pay, one window in [`ROUND`]
+//! worth the CPU time. The average starts again when the records a sync
+//! covers change [`NEW_LOAD`]-fold between rounds (one writer, then sixteen):
+//! rounds of another load say nothing of this one. When yielding does not pay, one window in [`ROUND`]
 //! still yields, to notice when it starts to. Syncs slower than
 //! [`YIELD_WHILE_SYNCS_UNDER`] (a disk, not a fast SSD) are waited for
 //! asleep: yielding through them would burn a CPU for most of each wait.
@@ -43,6 +45,10 @@ pub(super) const YIELD_GAIN: f64 = 1.15;
 
 /// Waiters sleep at once while a sync takes longer than this on average.
 pub(super) const YIELD_WHILE_SYNCS_UNDER: Duration = Duration::from_micros(250);
+
+/// A round whose records a sync covers differ from the last round's by this
+/// factor, either way, starts the moving average again.
+const NEW_LOAD: f64 = 2.0;
 
 /// The most one gap between syncs counts for in a window: a device that
 /// stalls for milliseconds now and then (this one does, for 5-15 ms) would
@@ -81,6 +87,9 @@ pub(super) struct CommitWait {
     /// window's rate to the sleeping one's, over the rounds so far
     /// (`None` before the first).
     log_gain: Option<f64>,
+    /// Records a sync covered in the last round's window yielding (0
+    /// before the first).
+    load: f64,
     /// How waiters wait in the rest of the round.
     winner: Wait,
 }
@@ -105,6 +114,7 @@ impl CommitWait {
             commits: 0,
             asleep_rate: 0.0,
             log_gain: None,
+            load: 0.0,
             winner: Wait::Sleep,
         }
     }
@@ -168,6 +178,11 @@ impl CommitWait {
                 } else {
                     0.0
                 };
+                let load = self.commits as f64 / f64::from(self.syncs.max(1));
+                if self.load > 0.0 && (load / self.load).max(self.load / load) >= NEW_LOAD {
+                    self.log_gain = None;
+                }
+                self.load = load;
                 let average = self.log_gain.map_or(gain, |g| (g + gain) / 2.0);
                 self.log_gain = Some(average);
                 self.winner = if average >= YIELD_GAIN.ln() {
@@ -282,6 +297,28 @@ mod tests {
         assert_eq!(choice, Wait::Sleep);
         let (choice, _) = round(&mut w, at, 150, 150);
         assert_eq!(choice, Wait::Sleep);
+    }
+
+    #[test]
+    fn a_new_load_is_measured_afresh() {
+        // Rounds of one record a sync: yielding gains nothing.
+        let (mut w, mut at) = started();
+        for _ in 0..3 {
+            at = window(&mut w, at, Duration::from_micros(90), 1);
+            at = window(&mut w, at, Duration::from_micros(90), 1);
+            assert_eq!(w.wait(FAST_SYNC), Wait::Sleep);
+            for _ in 2..ROUND {
+                at = window(&mut w, at, Duration::from_micros(90), 1);
+            }
+        }
+        // Sixteen a sync, yielding 1.25 times as fast: chosen at once, as
+        // the average of this round and the earlier ones would not be.
+        let (choice, at) = round(&mut w, at, 190, 152);
+        assert_eq!(choice, Wait::Yield);
+        // The same load again keeps the average: 1.1 times as fast, too
+        // little alone, is enough after a round of 1.25.
+        let (choice, _) = round(&mut w, at, 165, 150);
+        assert_eq!(choice, Wait::Yield);
     }
 
     #[test]
