@@ -213,6 +213,14 @@ fn multi_writes_four_keyspaces() {
     assert_eq!(stdout(&main).trim(), "2500");
 }
 
+/// The rows of `lamina bench commit`'s table, split into their 10 fields.
+fn commit_rows(out: &str) -> Vec<Vec<&str>> {
+    out.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|f| f.len() == 10 && f[0].parse::<u32>().is_ok())
+        .collect()
+}
+
 #[test]
 fn commit_compares_with_testfile() {
     let out = bench(&[
@@ -231,11 +239,7 @@ fn commit_compares_with_testfile() {
         tf.contains("right before each thread count and after the last"),
         "{tf}"
     );
-    let rows: Vec<Vec<&str>> = out
-        .lines()
-        .map(|l| l.split_whitespace().collect::<Vec<_>>())
-        .filter(|f| f.len() == 10 && f[0].parse::<u32>().is_ok())
-        .collect();
+    let rows = commit_rows(&out);
     assert_eq!(rows.len(), 2, "{out}");
     for (r, threads) in rows.iter().zip([1, 3]) {
         assert_eq!(r[0].parse::<u32>().unwrap(), threads);
@@ -262,11 +266,7 @@ fn commit_runs_testfile_as_long_as_a_row() {
     let out = bench(&["commit", "--threads", "1", "--seconds", "0.2"]);
     let tf = lines_starting(&out, "testfile: ")[0];
     assert!(tf.starts_with("testfile: 0.2 s of write(256 B)"), "{tf}");
-    let rows: Vec<Vec<&str>> = out
-        .lines()
-        .map(|l| l.split_whitespace().collect::<Vec<_>>())
-        .filter(|f| f.len() == 10 && f[0].parse::<u32>().is_ok())
-        .collect();
+    let rows = commit_rows(&out);
     assert_eq!(rows.len(), 1, "{out}");
     for x in &rows[0][1..9] {
         positive(x);

@@ -270,15 +270,27 @@ mod tests {
         assert_eq!(w.wait(FAST_SYNC), Wait::Yield);
     }
 
-    /// Runs a whole round from `at`: its window asleep with syncs every
-    /// `asleep`, its window yielding with syncs every `yielding`, the rest
-    /// every 150 µs; returns the choice made for the round, and its end.
+    /// Runs a whole round from `at`, each sync covering 16 records: its
+    /// window asleep with syncs every `asleep` µs, its window yielding with
+    /// syncs every `yielding` µs, the rest every 150 µs; returns the choice
+    /// made for the round, and its end.
     fn round(w: &mut CommitWait, at: Instant, asleep: u64, yielding: u64) -> (Wait, Instant) {
-        let at = window(w, at, Duration::from_micros(asleep), 16);
-        let mut at = window(w, at, Duration::from_micros(yielding), 16);
+        round_of(w, at, 16, [asleep, yielding, 150])
+    }
+
+    /// [`round`] with syncs covering `records` each, and the windows' syncs
+    /// every `micros[0]` (asleep), `[1]` (yielding) and `[2]` (the rest) µs.
+    fn round_of(
+        w: &mut CommitWait,
+        at: Instant,
+        records: u64,
+        micros: [u64; 3],
+    ) -> (Wait, Instant) {
+        let at = window(w, at, Duration::from_micros(micros[0]), records);
+        let mut at = window(w, at, Duration::from_micros(micros[1]), records);
         let choice = w.wait(FAST_SYNC);
         for _ in 2..ROUND {
-            at = window(w, at, Duration::from_micros(150), 16);
+            at = window(w, at, Duration::from_micros(micros[2]), records);
         }
         (choice, at)
     }
@@ -286,17 +298,29 @@ mod tests {
     #[test]
     fn one_round_does_not_overturn_the_rounds_before_it() {
         let (mut w, at) = started();
-        let (choice, at) = round(&mut w, at, 195, 150);
-        assert_eq!(choice, Wait::Yield, "1.3 times as fast");
-        // 1.05 times as fast: alone, too little; after a round of 1.3, the
-        // average is still enough.
-        let (choice, at) = round(&mut w, at, 157, 150);
-        assert_eq!(choice, Wait::Yield);
-        // Rounds of no gain bring the average down.
-        let (choice, at) = round(&mut w, at, 150, 150);
-        assert_eq!(choice, Wait::Sleep);
-        let (choice, _) = round(&mut w, at, 150, 150);
-        assert_eq!(choice, Wait::Sleep);
+        // 1.3 times as fast; then 1.05, too little alone but enough after a
+        // round of 1.3; then rounds of no gain bring the average down.
+        assert_eq!(
+            choices(
+                &mut w,
+                at,
+                &[(195, 150), (157, 150), (150, 150), (150, 150)]
+            ),
+            [Wait::Yield, Wait::Yield, Wait::Sleep, Wait::Sleep]
+        );
+    }
+
+    /// The choices made for rounds of syncs of 16 records, each round's
+    /// windows asleep and yielding with syncs every `(asleep, yielding)` µs.
+    fn choices(w: &mut CommitWait, mut at: Instant, rounds: &[(u64, u64)]) -> Vec<Wait> {
+        rounds
+            .iter()
+            .map(|&(asleep, yielding)| {
+                let (choice, end) = round(w, at, asleep, yielding);
+                at = end;
+                choice
+            })
+            .collect()
     }
 
     #[test]
@@ -304,21 +328,18 @@ mod tests {
         // Rounds of one record a sync: yielding gains nothing.
         let (mut w, mut at) = started();
         for _ in 0..3 {
-            at = window(&mut w, at, Duration::from_micros(90), 1);
-            at = window(&mut w, at, Duration::from_micros(90), 1);
-            assert_eq!(w.wait(FAST_SYNC), Wait::Sleep);
-            for _ in 2..ROUND {
-                at = window(&mut w, at, Duration::from_micros(90), 1);
-            }
+            let (choice, end) = round_of(&mut w, at, 1, [90, 90, 90]);
+            assert_eq!(choice, Wait::Sleep);
+            at = end;
         }
         // Sixteen a sync, yielding 1.25 times as fast: chosen at once, as
-        // the average of this round and the earlier ones would not be.
-        let (choice, at) = round(&mut w, at, 190, 152);
-        assert_eq!(choice, Wait::Yield);
-        // The same load again keeps the average: 1.1 times as fast, too
-        // little alone, is enough after a round of 1.25.
-        let (choice, _) = round(&mut w, at, 165, 150);
-        assert_eq!(choice, Wait::Yield);
+        // the average of this round and the earlier ones would not be. The
+        // same load again keeps the average: 1.1 times as fast, too little
+        // alone, is enough after a round of 1.25.
+        assert_eq!(
+            choices(&mut w, at, &[(190, 152), (165, 150)]),
+            [Wait::Yield, Wait::Yield]
+        );
     }
 
     #[test]
