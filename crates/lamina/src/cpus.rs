@@ -8,7 +8,12 @@
 /// `sysconf(_SC_NPROCESSORS_ONLN)` the CPUs online.
 pub(crate) fn all_online_usable() -> bool {
     let usable = std::thread::available_parallelism().map_or(1, |n| n.get());
-    online().is_some_and(|online| usable > 1 && usable >= online)
+    online().is_some_and(|online| all_usable(usable, online))
+}
+
+/// Whether `usable` CPUs of `online` are every one, and more than one.
+fn all_usable(usable: usize, online: usize) -> bool {
+    usable > 1 && usable >= online
 }
 
 /// CPUs online, if the operating system tells.
@@ -27,11 +32,21 @@ fn online() -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
+    use super::all_usable;
+
     #[test]
-    fn the_machine_has_cpus_online_and_the_process_some_of_them() {
+    fn a_quota_or_a_mask_below_the_cpus_online_or_a_single_cpu_is_not_all() {
+        assert!(all_usable(2, 2));
+        assert!(all_usable(64, 64));
+        assert!(!all_usable(1, 2), "a quota of one CPU of two");
+        assert!(!all_usable(3, 4), "an affinity mask of three of four");
+        assert!(!all_usable(1, 1), "one CPU: nothing to yield to");
+    }
+
+    #[test]
+    fn sysconf_counts_the_cpus_online() {
         let online = super::online().expect("sysconf answers on unix");
         let usable = std::thread::available_parallelism().unwrap().get();
-        assert!(usable >= 1 && online >= 1);
-        assert_eq!(super::all_online_usable(), usable > 1 && usable >= online);
+        assert!(online >= usable, "{usable} usable of {online} online");
     }
 }

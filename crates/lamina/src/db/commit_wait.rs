@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 /// Syncs counted in one window.
 pub(super) const WINDOW_SYNCS: u32 = 256;
 
-/// Windows in a round: the two measured, then the winner's.
+/// Windows in a round: the two measured, then the choice they made.
 pub(super) const ROUND: u32 = 16;
 
 /// How much faster the yielding window must commit for waiters to yield.
@@ -70,7 +70,7 @@ pub(super) struct CommitWait {
     /// False: waiters always sleep (see the module doc).
     may_yield: bool,
     /// The current window's number in its round (0: asleep, 1: yielding,
-    /// then `winner`).
+    /// then as `log_gain` says).
     window: u32,
     /// When the last sync ended.
     last: Option<Instant>,
@@ -85,13 +85,12 @@ pub(super) struct CommitWait {
     asleep_rate: f64,
     /// The moving average of the logarithm of the ratio of the yielding
     /// window's rate to the sleeping one's, over the rounds so far
-    /// (`None` before the first).
+    /// (`None` before the first): waiters yield for the rest of a round if
+    /// it is at least the logarithm of [`YIELD_GAIN`].
     log_gain: Option<f64>,
     /// Records a sync covered in the last round's window yielding (0
     /// before the first).
     load: f64,
-    /// How waiters wait in the rest of the round.
-    winner: Wait,
 }
 
 impl Default for CommitWait {
@@ -115,7 +114,6 @@ impl CommitWait {
             asleep_rate: 0.0,
             log_gain: None,
             load: 0.0,
-            winner: Wait::Sleep,
         }
     }
 
@@ -124,7 +122,7 @@ impl CommitWait {
     pub(super) fn yielding() -> CommitWait {
         CommitWait {
             window: 2,
-            winner: Wait::Yield,
+            log_gain: Some(1.0),
             ..CommitWait::new(true)
         }
     }
@@ -140,7 +138,8 @@ impl CommitWait {
         match self.window {
             0 => Wait::Sleep,
             1 => Wait::Yield,
-            _ => self.winner,
+            _ if self.log_gain.is_some_and(|g| g >= YIELD_GAIN.ln()) => Wait::Yield,
+            _ => Wait::Sleep,
         }
     }
 
@@ -183,13 +182,7 @@ impl CommitWait {
                     self.log_gain = None;
                 }
                 self.load = load;
-                let average = self.log_gain.map_or(gain, |g| (g + gain) / 2.0);
-                self.log_gain = Some(average);
-                self.winner = if average >= YIELD_GAIN.ln() {
-                    Wait::Yield
-                } else {
-                    Wait::Sleep
-                };
+                self.log_gain = Some(self.log_gain.map_or(gain, |g| (g + gain) / 2.0));
             }
             _ => {}
         }

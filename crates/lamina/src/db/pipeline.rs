@@ -300,6 +300,7 @@ impl Pipeline {
                 }
                 s = self.state.lock();
                 if let Ok(covered) = &result {
+                    // The records this sync made durable.
                     s.wait.synced(covered.saturating_sub(before), ended);
                 }
                 s.syncing = false;

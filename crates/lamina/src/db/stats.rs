@@ -324,6 +324,7 @@ fn collect(inner: &Inner) -> Stats {
     let block = inner.block_size_choice();
     let lifetime = inner.lifetime_now();
     let blobs = version.blobs();
+    let waits = inner.pipeline.waits();
     Stats {
         blob_threshold: inner.opts.blob_threshold,
         blob_files: blobs.len(),
@@ -342,8 +343,8 @@ fn collect(inner: &Inner) -> Stats {
         wal_syncs: get(&c.wal_syncs),
         commits: get(&c.commits),
         sync_commits: get(&c.sync_commits),
-        commit_waits_yielded: inner.pipeline.waits().0,
-        commit_waits_slept: inner.pipeline.waits().1,
+        commit_waits_yielded: waits.0,
+        commit_waits_slept: waits.1,
         wal_segments_reused: get(&c.wal_segments_reused),
         flush_bytes_written: get(&c.flush_bytes_written),
         compaction_bytes_read: get(&c.compaction_bytes_read),

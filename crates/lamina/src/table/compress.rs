@@ -55,9 +55,10 @@ impl BlockCompressor {
     /// compressed once the table's last [`GIVE_UP_AFTER`] data blocks in a
     /// row did not compress, but for one block in [`PROBE_EVERY`]: values
     /// of random bytes (seed 001's), or already compressed, cost an LZ4
-    /// pass over every block for nothing (a quarter of a flush's time, and
-    /// of `close`'s wait for one: docs/benchmarks-python.md). A tried block
-    /// that compresses ends the run.
+    /// pass over every block for nothing (a `close` after 10^6 such puts,
+    /// which waits for a flush, took 100-103 ms with LZ4 and 74-76 ms with
+    /// none: `bench/results/2026-11-29/fillclose.py`, notes.txt item 31). A
+    /// tried block that compresses ends the run.
     pub fn append_data(
         &mut self,
         raw: &[u8],
@@ -72,10 +73,8 @@ impl BlockCompressor {
             return self.append(raw, Compression::None, out);
         }
         self.untried = 0;
-        let start = out.len();
-        let size = self.append(raw, compression, out);
-        let stored_raw = out.get(start + size).copied() == Some(Compression::None as u8);
-        self.incompressible = if stored_raw {
+        let (size, kind) = self.store(raw, compression, out);
+        self.incompressible = if kind == Compression::None {
             self.incompressible.saturating_add(1)
         } else {
             0
@@ -88,6 +87,12 @@ impl BlockCompressor {
     /// compressed with `compression` only if that makes it smaller than
     /// `raw.len() - raw.len() / 8`; otherwise as is.
     pub fn append(&mut self, raw: &[u8], compression: Compression, out: &mut Vec<u8>) -> usize {
+        self.store(raw, compression, out).0
+    }
+
+    /// [`BlockCompressor::append`], also returning the compression the
+    /// block was stored with.
+    fn store(&mut self, raw: &[u8], compression: Compression, out: &mut Vec<u8>) -> (usize, Compression) {
         let start = out.len();
         let limit = raw.len() - raw.len() / 8;
         let stored = match compression {
@@ -108,7 +113,7 @@ impl BlockCompressor {
         let crc = masked_crc2(out.get(start..).unwrap_or(&[]), &[kind_byte]);
         out.push(kind_byte);
         out.extend_from_slice(&crc.to_le_bytes());
-        size
+        (size, kind)
     }
 
     /// Appends a zstd frame of `raw` to `out`; its size, or `None` on failure
