@@ -12,8 +12,9 @@ is compared with the mean of the two runs around it, and it syncs a burst of
 1000 faster than a run of seconds, so testfile runs as long as a row.
 Printed per thread count: commits/s, WAL fsyncs (stats()['wal_syncs']), durable
 commits per fsync, testfile before and after, commits/s as a multiple of their
-mean and of one thread's commits/s. The same as `lamina bench commit`, from
-Python; --csv appends the rows.
+mean and of one thread's commits/s, and the share of commits whose wait for
+the sync began by yielding the CPU (stats()['commit_waits_yielded']). The
+same as `lamina bench commit`, from Python; --csv appends the rows.
 
     .venv/bin/python bench/commit_threads.py --dir /path/on/the/disk --seconds 3
 """
@@ -62,7 +63,8 @@ def run_threads(lamina, path, threads, seconds):
     secs = time.perf_counter() - t0
     after = db.stats()
     db.close()
-    stats = {k: after.get(k, 0) - before.get(k, 0) for k in ("wal_syncs", "sync_commits")}
+    stats = {k: after.get(k, 0) - before.get(k, 0)
+             for k in ("wal_syncs", "sync_commits", "commit_waits_yielded", "commit_waits_slept")}
     return sum(counts), secs, stats
 
 
@@ -92,7 +94,8 @@ def main():
         print(f"testfile (Python loop, {length}) right before each thread count "
               f"and after the last")
         print(f"{'threads':>7} {'commits/s':>10} {'fsyncs':>8} {'per fsync':>9} "
-              f"{'tf before':>9} {'tf after':>9} {'x testfile':>10} {'x 1 thread':>10}")
+              f"{'tf before':>9} {'tf after':>9} {'x testfile':>10} {'x 1 thread':>10} "
+              f"{'yielding':>8}")
         one = None
         before = testfile_rate()
         for threads in [int(t) for t in args.threads.split(",")]:
@@ -105,11 +108,14 @@ def main():
             one = one or rate
             syncs = stats["wal_syncs"]
             per = stats["sync_commits"] / syncs if syncs else 0.0
+            yielded, slept = stats["commit_waits_yielded"], stats["commit_waits_slept"]
+            # The share of commits whose wait began by yielding the CPU.
+            yielding = yielded / commits if commits else 0.0
             print(f"{threads:7d} {rate:10.0f} {syncs:8d} {per:9.1f} {before:9.0f} {after:9.0f} "
-                  f"{rate / testfile:10.2f} {rate / one:10.2f}")
+                  f"{rate / testfile:10.2f} {rate / one:10.2f} {yielding:8.2f}")
             rows.append(["lamina-python", threads, commits, f"{secs:.3f}", f"{rate:.1f}",
                          syncs, f"{per:.2f}", f"{testfile:.1f}", f"{rate / testfile:.3f}", "",
-                         f"{before:.1f}", f"{after:.1f}"])
+                         f"{before:.1f}", f"{after:.1f}", yielded, slept])
             before = after
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -120,7 +126,8 @@ def main():
             if new:
                 w.writerow(["engine", "threads", "commits", "seconds", "commits_per_s", "fsyncs",
                             "commits_per_fsync", "testfile_ops_per_s", "ratio_to_testfile",
-                            "memlimit", "testfile_before_ops_per_s", "testfile_after_ops_per_s"])
+                            "memlimit", "testfile_before_ops_per_s", "testfile_after_ops_per_s",
+                            "waits_yielded", "waits_slept"])
             w.writerows(rows)
 
 
