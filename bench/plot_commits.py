@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Seed 004 chart: durable commits per second against writer threads, one
-line per engine in the CSV (`lamina bench commit --csv` writes `lamina` rows,
-`bench/commit_threads.py --csv` `lamina-python` rows, in the same columns),
-with 8x each engine's one-thread rate (the target at sixteen threads) and the
+line per run of each engine in the CSV (`lamina bench commit --csv` writes
+`lamina` rows, `bench/commit_threads.py --csv` `lamina-python` rows, in the
+same columns; a run ends where the threads stop growing), with 8x each
+engine's one-thread rate, the mean over its runs (the target at sixteen
+threads), and the
 testfile line (the disk's write + lseek + fsync rate, the mean of the runs
 beside the rows).
 
@@ -10,6 +12,17 @@ beside the rows).
 """
 import csv
 import sys
+
+
+def split_runs(rows):
+    """An engine's rows as runs: a run goes up in threads; a row with no more
+    threads than the one before starts the next."""
+    runs = []
+    for r in rows:
+        if not runs or int(r["threads"]) <= int(runs[-1][-1]["threads"]):
+            runs.append([])
+        runs[-1].append(r)
+    return runs
 
 
 def main(argv):
@@ -35,15 +48,20 @@ def main(argv):
     testfile = sum(float(r["testfile_ops_per_s"]) for r in rows) / len(rows)
     fig, ax = plt.subplots(figsize=(8, 5))
     ticks = set()
-    for engine, erows in engines.items():
-        threads = [int(r["threads"]) for r in erows]
-        rate = [float(r["commits_per_s"]) for r in erows]
-        ticks.update(threads)
-        line, = ax.plot(threads, rate, "o-", label=f"{engine} Sync commits/s")
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for n, (engine, erows) in enumerate(engines.items()):
+        color = colors[n % len(colors)]
+        runs = split_runs(erows)
+        for i, run in enumerate(runs):
+            threads = [int(r["threads"]) for r in run]
+            ticks.update(threads)
+            label = f"{engine} Sync commits/s" + (f" ({len(runs)} runs)" if len(runs) > 1 else "")
+            ax.plot(threads, [float(r["commits_per_s"]) for r in run], "o-", color=color,
+                    alpha=0.8, label=label if i == 0 else None)
         one = [float(r["commits_per_s"]) for r in erows if int(r["threads"]) == 1]
         if one:
-            ax.axhline(8 * one[0], color=line.get_color(), linestyle=":", alpha=0.6,
-                       label=f"8x {engine} at one thread")
+            ax.axhline(8 * sum(one) / len(one), color=color, linestyle=":", alpha=0.6,
+                       label=f"8x {engine} at one thread" + (" (mean)" if len(one) > 1 else ""))
     ax.axhline(testfile, color="grey", linestyle="--", label=f"testfile {testfile:,.0f} fsyncs/s")
     ax.set_xscale("log", base=2)
     ticks = sorted(ticks)
