@@ -538,7 +538,9 @@ mod tests {
 
     /// A syncer expecting two records waits (up to 30 s) for the second,
     /// and one sync covers both; `yielding`: the syncs' average when
-    /// waiters yield (`None`: they sleep).
+    /// waiters yield (`None`: they sleep). A yielding syncer sees the second
+    /// record once it is handed to the WAL, before its writer finishes and
+    /// wakes anyone; a sleeping one is woken by that finish.
     fn gathers_the_writers_it_expects(yielding: Option<u64>) {
         let (p, visible) = after_a_cycle_of(2, Duration::from_secs(30));
         if let Some(sync_nanos) = yielding {
@@ -576,6 +578,16 @@ mod tests {
         );
         let t3 = p.handed_to_wal();
         p.inserted();
+        if yielding.is_some() {
+            let handed = Instant::now();
+            while syncs.lock().is_empty() {
+                assert!(
+                    handed.elapsed() < Duration::from_secs(10),
+                    "the syncer did not see the record come"
+                );
+                std::thread::yield_now();
+            }
+        }
         p.finish(&visible, 2, 3, t3, || {
             syncs.lock().push(0);
             Ok(0)
