@@ -2,6 +2,7 @@
 //!
 //! Layout: docs/format.md#block.
 
+use super::against::Against;
 use super::block_builder::{bucket_of, common_prefix, BUCKET_COLLISION, BUCKET_EMPTY};
 pub use super::key_buf::KeyBuf;
 use crate::coding::{get_u32, Decoder};
@@ -644,7 +645,33 @@ impl Block {
         target: &[u8],
         key: &mut KeyBuf,
     ) -> Result<Option<(usize, usize)>> {
+        if let Some(found) = self.scan_against(pos, target, key) {
+            return Ok(found);
+        }
         Ok(self.scan(pos, target, key, None)?.map(|(v, _)| v))
+    }
+
+    /// [`Block::scan_from`] without rebuilding the keys it passes (see
+    /// [`Against`]); `None` where it cannot tell, or meets a malformed
+    /// entry, for the full scan to answer or report.
+    #[inline]
+    fn scan_against(
+        &self,
+        mut pos: usize,
+        target: &[u8],
+        key: &mut KeyBuf,
+    ) -> Option<Option<(usize, usize)>> {
+        let mut against = Against::new(target)?;
+        while pos < self.restarts_offset {
+            let e = self.entry(pos)?;
+            if against.next(e.shared, e.suffix)? != Ordering::Less {
+                return against
+                    .rebuild(e.shared, e.suffix, key)
+                    .then_some(Some(e.value));
+            }
+            pos = e.next;
+        }
+        Some(None)
     }
 
     /// [`Block::scan_from`], keeping in `before` (if given) the key of the

@@ -9,6 +9,7 @@
 //!
 //! Layout: docs/format.md#table.
 
+mod against;
 mod block;
 mod block_builder;
 mod bloom;
