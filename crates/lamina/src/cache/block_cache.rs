@@ -283,6 +283,12 @@ impl BlockCache {
         super::recent::reading_in_order()
     }
 
+    /// Whether [`BlockCache::remember_bounds`] would record anything now:
+    /// not while this thread reads keys at random (see `recent`).
+    pub fn records_bounds(&self) -> bool {
+        self.cache.is_some() && super::recent::recording()
+    }
+
     /// Records, for this thread, that the table's index sends the internal
     /// keys after `after` (empty: from the table's first) up to `last` to
     /// `block`, at `offset` of table `file_number` (see

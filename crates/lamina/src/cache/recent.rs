@@ -8,7 +8,8 @@
 //! keeps where in its block the thread's last point read there ended (the
 //! end of the entry it answered with, and that entry's key), so that the
 //! next key read in order is found by decoding the one entry that follows,
-//! with no hash or search.
+//! with no hash or search. A thread whose reads keep missing its memo reads
+//! at random, and records the bounds and place of only a sample of them.
 //!
 //! Mechanism only, beside [`BlockCache`](super::BlockCache), which asks it
 //! first and tells it what it served. A slot holds a [`Weak`]: the memo
@@ -19,7 +20,7 @@
 
 use crate::key;
 use crate::table::Block;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::cmp::Ordering as KeyOrdering;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
@@ -76,10 +77,46 @@ impl Slot {
     }
 }
 
+/// One thread's memo.
+struct Memo {
+    slots: [Slot; SLOTS],
+    /// Calls of [`covering`] in a row that did not find the block (0: the
+    /// last one did).
+    misses: u32,
+}
+
+impl Memo {
+    /// Whether point reads record their bounds and place (see
+    /// [`AT_RANDOM_AFTER`]).
+    fn recording(&self) -> bool {
+        self.misses < AT_RANDOM_AFTER || self.misses.is_multiple_of(SAMPLE_EVERY)
+    }
+}
+
 thread_local! {
-    static RECENT: RefCell<[Slot; SLOTS]> = const { RefCell::new([Slot::EMPTY; SLOTS]) };
-    /// Whether this thread's last [`covering`] found the block.
-    static IN_ORDER: Cell<bool> = const { Cell::new(false) };
+    static RECENT: RefCell<Memo> = const {
+        RefCell::new(Memo {
+            slots: [Slot::EMPTY; SLOTS],
+            misses: 0,
+        })
+    };
+}
+
+/// Point reads in a row that [`covering`] did not answer, after which the
+/// thread is taken to read keys at random: recording each read's bounds and
+/// place (copies of up to three keys, and a new weak reference to its
+/// block) would serve no later read.
+const AT_RANDOM_AFTER: u32 = 8;
+
+/// While a thread reads at random, one point read in this many still
+/// records its bounds and place, so that reads turning to keys in order are
+/// served from the memo again within as many reads.
+const SAMPLE_EVERY: u32 = 16;
+
+/// Whether this thread's point reads record their bounds and place (see
+/// [`AT_RANDOM_AFTER`]).
+pub(super) fn recording() -> bool {
+    with_memo(|m| Some(m.recording())).unwrap_or(false)
 }
 
 /// A number naming one cache in this process (never 0, never reused).
@@ -117,6 +154,7 @@ pub(super) fn put(cache: u64, file: u64, offset: u64, block: &Arc<Block>) {
 
 /// [`put`], with the internal keys the table's index sends to the block:
 /// those after `after` (empty: from the table's first) up to `last`.
+/// Nothing while the thread reads at random (see [`AT_RANDOM_AFTER`]).
 pub(super) fn put_bounded(
     cache: u64,
     file: u64,
@@ -125,7 +163,11 @@ pub(super) fn put_bounded(
     after: &[u8],
     last: &[u8],
 ) {
-    let _ = with_slot(file, |s| {
+    let _ = with_memo(|m| {
+        if !m.recording() {
+            return None;
+        }
+        let s = m.slots.get_mut(slot_of(file))?;
         // A point read's block was just named here by the cache lookup
         // that served it: only the bounds are new.
         if s.is(cache, file, offset) && s.block.strong_count() > 0 {
@@ -145,20 +187,20 @@ pub(super) fn put_bounded(
 /// (`after < target <= last`, in [`key::compare`] order), and it is still
 /// alive.
 pub(super) fn covering(cache: u64, file: u64, target: &[u8]) -> Option<Arc<Block>> {
-    let found = with_slot(file, |s| {
+    with_memo(|m| {
+        let s = m.slots.get_mut(slot_of(file))?;
         let holds = s.cache == cache
             && s.file == file
             && !s.last.is_empty()
             && (s.after.is_empty() || key::compare(&s.after, target) == KeyOrdering::Less)
             && key::compare(target, &s.last) != KeyOrdering::Greater;
-        if holds {
-            s.block.upgrade()
-        } else {
-            None
-        }
-    });
-    let _ = IN_ORDER.try_with(|c| c.set(found.is_some()));
-    found
+        let found = if holds { s.block.upgrade() } else { None };
+        m.misses = match found {
+            Some(_) => 0,
+            None => m.misses.saturating_add(1),
+        };
+        found
+    })
 }
 
 /// Runs `f` on where this thread's last point read in `block` (of table
@@ -182,9 +224,14 @@ pub(super) fn with_place<R>(
 
 /// Records where a point read in `block` (of table `file` of cache
 /// `cache`) ended: the entry with key `key` that ends at byte `next`.
-/// Nothing if this thread's slot names another block.
+/// Nothing if this thread's slot names another block, or the thread reads
+/// at random (see [`AT_RANDOM_AFTER`]).
 pub(super) fn put_place(cache: u64, file: u64, block: *const Block, next: usize, key: &[u8]) {
-    let _ = with_slot(file, |s| {
+    let _ = with_memo(|m| {
+        if !m.recording() {
+            return None;
+        }
+        let s = m.slots.get_mut(slot_of(file))?;
         if s.holds(cache, file, block) {
             s.next = next;
             s.prev.clear();
@@ -198,17 +245,19 @@ pub(super) fn put_place(cache: u64, file: u64, block: *const Block, next: usize,
 /// had read before from that table ([`covering`]), as reads of keys in
 /// order do.
 pub(super) fn reading_in_order() -> bool {
-    IN_ORDER.try_with(Cell::get).unwrap_or(false)
+    with_memo(|m| Some(m.misses == 0)).unwrap_or(false)
 }
 
 /// Runs `f` on the slot of table `file`; `None` if this thread's slots are
 /// gone (it is exiting) or in use (never: no call nests).
 fn with_slot<R>(file: u64, f: impl FnOnce(&mut Slot) -> Option<R>) -> Option<R> {
+    with_memo(|m| f(m.slots.get_mut(slot_of(file))?))
+}
+
+/// Runs `f` on this thread's memo; `None` as [`with_slot`].
+fn with_memo<R>(f: impl FnOnce(&mut Memo) -> Option<R>) -> Option<R> {
     RECENT
-        .try_with(|r| {
-            let mut r = r.try_borrow_mut().ok()?;
-            f(r.get_mut(slot_of(file))?)
-        })
+        .try_with(|r| f(&mut *r.try_borrow_mut().ok()?))
         .ok()
         .flatten()
 }
@@ -299,6 +348,35 @@ mod tests {
             assert!(Arc::ptr_eq(&covering(cache, 11, &inside).unwrap(), &b));
         }
         assert!(covering(cache, 11, &ik(b"\0\0\0\0f", 4)).is_none());
+    }
+
+    #[test]
+    fn a_thread_reading_at_random_records_a_sample_of_its_reads() {
+        let ik = |k: &[u8], seqno| crate::key::internal_key(k, seqno, 1);
+        let cache = new_cache_id();
+        let b = block();
+        let inside = ik(b"\0\0\0\0c", 1);
+        RECENT.with(|m| m.borrow_mut().misses = 0);
+        // Misses in a row: the reads are at random from the last of them.
+        for _ in 0..AT_RANDOM_AFTER {
+            assert!(covering(cache, 13, &inside).is_none());
+        }
+        assert!(!reading_in_order());
+        // A read's bounds are recorded again only at the sample's turn.
+        let mut unrecorded = 0;
+        loop {
+            put_bounded(cache, 13, 0, &b, &[], &ik(b"\0\0\0\0f", 5));
+            if covering(cache, 13, &inside).is_some() {
+                break;
+            }
+            unrecorded += 1;
+            assert!(unrecorded < SAMPLE_EVERY, "a sample is recorded");
+        }
+        assert_eq!(unrecorded, SAMPLE_EVERY - AT_RANDOM_AFTER);
+        // Served from the memo: every read records again.
+        assert!(reading_in_order());
+        put_place(cache, 13, Arc::as_ptr(&b), 7, b"k");
+        assert_eq!(with_place(cache, 13, Arc::as_ptr(&b), |next, _| Some(*next)), Some(7));
     }
 
     #[test]

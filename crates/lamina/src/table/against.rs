@@ -94,9 +94,7 @@ impl<'t> Against<'t> {
         let Some(head) = self.target.get(..shared).filter(|_| self.rebuildable) else {
             return false;
         };
-        key.clear();
-        key.splice(0, head);
-        key.splice(shared, suffix);
+        key.assign(head, suffix);
         true
     }
 }

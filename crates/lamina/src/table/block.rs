@@ -86,8 +86,6 @@ pub struct RestartEntry<'a> {
     pub key: &'a [u8],
     /// Its value's byte range in [`Block::data`].
     pub value: (usize, usize),
-    /// The key of the entry before it; empty for the block's first.
-    pub before: &'a [u8],
 }
 
 /// Restart prefixes equal to a target's that are counted one by one before
@@ -406,8 +404,9 @@ impl Block {
     /// [`Block::seek_with_before`] for a block built with
     /// [`Block::with_restart_prefixes`] whose every entry is a restart
     /// point (an index block as lamina writes them): the entry found is the
-    /// first restart point not before `target`, so its key and the key
-    /// before it are read in place, not rebuilt, and its ordinal is known.
+    /// first restart point not before `target`, so its key (and the key
+    /// before it: [`Block::key_before_restart_entry`]) are read in place,
+    /// not rebuilt, and its ordinal is known.
     /// Corruption if a restart entry on the way is malformed.
     pub fn seek_restart_entry(&self, target: &[u8]) -> Result<RestartSeek<'_>> {
         let Some(p) = self.prefixes.get().filter(|_| self.every_entry_restarts) else {
@@ -423,16 +422,21 @@ impl Block {
                 "restart entry at byte {pos} is malformed or shares bytes with a previous key"
             )));
         };
-        let before = match ordinal.checked_sub(1) {
-            Some(b) => self.restart_key(b)?,
-            None => &[],
-        };
         Ok(RestartSeek::Found(RestartEntry {
             ordinal,
             key: e.suffix,
             value: e.value,
-            before,
         }))
+    }
+
+    /// The key of the entry before the one of ordinal `ordinal` found by
+    /// [`Block::seek_restart_entry`]; empty for the block's first.
+    /// Corruption if that entry is malformed.
+    pub fn key_before_restart_entry(&self, ordinal: usize) -> Result<&[u8]> {
+        match ordinal.checked_sub(1) {
+            Some(b) => self.restart_key(b),
+            None => Ok(&[]),
+        }
     }
 
     /// Builds the block's [`RestartPrefixes`], reading every restart key.

@@ -42,6 +42,25 @@ impl KeyBuf {
         }
     }
 
+    /// Makes the key `head` followed by `tail`.
+    #[inline]
+    pub fn assign(&mut self, head: &[u8], tail: &[u8]) {
+        let len = head.len() + tail.len();
+        match self.inline.get_mut(..len) {
+            Some(dst) if self.heap.is_none() => {
+                let (h, t) = dst.split_at_mut(head.len());
+                h.copy_from_slice(head);
+                t.copy_from_slice(tail);
+                self.len = len;
+            }
+            _ => {
+                self.clear();
+                self.splice(0, head);
+                self.splice(head.len(), tail);
+            }
+        }
+    }
+
     /// Keeps the first `shared` bytes and appends `suffix`.
     /// REQUIRES: `shared <= self.len()`.
     pub fn splice(&mut self, shared: usize, suffix: &[u8]) {
@@ -90,5 +109,14 @@ mod tests {
         k.clear();
         k.splice(0, b"x");
         assert_eq!(&*k, b"x");
+    }
+
+    #[test]
+    fn assigned_keys_are_their_two_parts_whatever_their_length() {
+        let mut k = KeyBuf::new();
+        for (head, tail) in [(&b"ab"[..], &b"cd"[..]), (&[1u8; 40][..], &[2u8; 40][..]), (b"", b"z"), (b"hea", b"")] {
+            k.assign(head, tail);
+            assert_eq!(&*k, [head, tail].concat().as_slice());
+        }
     }
 }

@@ -372,6 +372,9 @@ fn restart_entries_are_found_among_many_numbers_that_tie() {
         match b.seek_restart_entry(&target).unwrap() {
             super::block::RestartSeek::Found(e) => {
                 assert_eq!((e.ordinal, e.key), (i, k.as_slice()), "key {i}");
+                let before = b.key_before_restart_entry(e.ordinal).unwrap();
+                let want = if i == 0 { &[][..] } else { keys[i - 1].as_slice() };
+                assert_eq!(before, want, "the key before key {i}");
             }
             _ => panic!("key {i} not found"),
         }

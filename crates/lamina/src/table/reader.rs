@@ -228,9 +228,19 @@ impl Table {
                     return Ok(Probe::Absent);
                 }
                 let mut before = KeyBuf::new();
+                // The keys the index sends to the block are kept for the
+                // thread's next read only while it reads keys in order.
+                let records = self.cache.records_bounds();
                 let (at, bounded, last, after, ordinal) = match self.index.seek_restart_entry(target)? {
                     RestartSeek::AllSmaller => return Ok(Probe::Absent),
-                    RestartSeek::Found(e) => (e.value, true, e.key, e.before, Some(e.ordinal)),
+                    RestartSeek::Found(e) => {
+                        let after = if records {
+                            self.index.key_before_restart_entry(e.ordinal)?
+                        } else {
+                            &[]
+                        };
+                        (e.value, records, e.key, after, Some(e.ordinal))
+                    }
                     RestartSeek::NotAllRestarts => {
                         let Some((at, bounded)) =
                             self.index.seek_with_before(target, &mut key, &mut before)?
@@ -260,8 +270,15 @@ impl Table {
                             block.prefetch_bucket(h);
                         }
                         self.cache.count_slot_hit();
-                        self.cache
-                            .remember_bounds(self.file_number, block.offset(), block, after, last);
+                        if bounded {
+                            self.cache.remember_bounds(
+                                self.file_number,
+                                block.offset(),
+                                block,
+                                after,
+                                last,
+                            );
+                        }
                         let mut key = KeyBuf::new();
                         return self.answer(block, tk, h, target, cached_only, &mut key, f);
                     }
