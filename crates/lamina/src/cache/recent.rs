@@ -91,6 +91,15 @@ impl Memo {
     fn recording(&self) -> bool {
         self.misses < AT_RANDOM_AFTER || self.misses.is_multiple_of(SAMPLE_EVERY)
     }
+
+    /// Counts a read the memo did not serve; past `u32::MAX` the count goes
+    /// on from a sampled one, so that sampling never stops.
+    fn missed(&mut self) {
+        self.misses = self
+            .misses
+            .checked_add(1)
+            .unwrap_or(AT_RANDOM_AFTER.next_multiple_of(SAMPLE_EVERY));
+    }
 }
 
 thread_local! {
@@ -195,10 +204,10 @@ pub(super) fn covering(cache: u64, file: u64, target: &[u8]) -> Option<Arc<Block
             && (s.after.is_empty() || key::compare(&s.after, target) == KeyOrdering::Less)
             && key::compare(target, &s.last) != KeyOrdering::Greater;
         let found = if holds { s.block.upgrade() } else { None };
-        m.misses = match found {
-            Some(_) => 0,
-            None => m.misses.saturating_add(1),
-        };
+        match found {
+            Some(_) => m.misses = 0,
+            None => m.missed(),
+        }
         found
     })
 }
@@ -373,6 +382,13 @@ mod tests {
             assert!(unrecorded < SAMPLE_EVERY, "a sample is recorded");
         }
         assert_eq!(unrecorded, SAMPLE_EVERY - AT_RANDOM_AFTER);
+        // Past the largest count, a thread reading at random still samples.
+        RECENT.with(|m| m.borrow_mut().misses = u32::MAX);
+        assert!(!recording());
+        assert!(covering(cache, 13 + SLOTS as u64, &inside).is_none());
+        assert!(recording(), "the count went on from a sampled read");
+        put_bounded(cache, 13, 0, &b, &[], &ik(b"\0\0\0\0f", 5));
+        assert!(covering(cache, 13, &inside).is_some());
         // Served from the memo: every read records again.
         assert!(reading_in_order());
         put_place(cache, 13, Arc::as_ptr(&b), 7, b"k");
