@@ -39,6 +39,10 @@ pub fn crc32c_append(crc: u32, data: &[u8]) -> u32 {
         #[allow(unsafe_code)]
         return unsafe { x86::fold(crc, data, None) };
     }
+    #[cfg(target_arch = "x86_64")]
+    if x86::has_crc32() {
+        return x86::short(crc, data);
+    }
     crc32c::crc32c_append(crc, data)
 }
 
@@ -121,6 +125,48 @@ mod x86 {
     use crate::prefetch::prefetch;
     use std::arch::x86_64::*;
     use std::sync::OnceLock;
+
+    /// Whether this CPU has the `crc32` instruction (SSE 4.2).
+    pub fn has_crc32() -> bool {
+        static HAS: OnceLock<bool> = OnceLock::new();
+        *HAS.get_or_init(|| is_x86_feature_detected!("sse4.2"))
+    }
+
+    /// The CRC32C of `data` from `crc` by the `crc32` instruction, eight
+    /// bytes at a time from the first (unaligned loads cost nothing here),
+    /// then four, two and one: the record-sized strings a commit checksums
+    /// take one dependent instruction per eight bytes, where aligning first
+    /// (as the `crc32c` crate does) adds up to fourteen of a byte each.
+    /// REQUIRES: [`has_crc32`].
+    pub fn short(crc: u32, data: &[u8]) -> u32 {
+        assert!(has_crc32());
+        // SAFETY: `has_crc32` found SSE 4.2, which the function is
+        // compiled for; it reads only through the slice.
+        unsafe { short_unchecked(crc, data) }
+    }
+
+    #[target_feature(enable = "sse4.2")]
+    fn short_unchecked(crc: u32, data: &[u8]) -> u32 {
+        let mut c = u64::from(!crc);
+        let mut words = data.chunks_exact(8);
+        for w in &mut words {
+            c = _mm_crc32_u64(c, u64::from_le_bytes(w.try_into().unwrap_or([0; 8])));
+        }
+        let mut c = c as u32;
+        let mut rest = words.remainder();
+        if let Some((w, r)) = rest.split_first_chunk::<4>() {
+            c = _mm_crc32_u32(c, u32::from_le_bytes(*w));
+            rest = r;
+        }
+        if let Some((w, r)) = rest.split_first_chunk::<2>() {
+            c = _mm_crc32_u16(c, u16::from_le_bytes(*w));
+            rest = r;
+        }
+        if let Some(&b) = rest.first() {
+            c = _mm_crc32_u8(c, b);
+        }
+        !c
+    }
 
     /// Whether this CPU has what [`fold`] runs on.
     pub fn has_fold() -> bool {
@@ -354,6 +400,23 @@ mod tests {
         assert_eq!(x_pow_mod(32), u64::from(POLY) << 1);
         assert_eq!(x_pow_mod(31), 2);
         assert_eq!(x_pow_mod(0), 1 << 32);
+    }
+
+    #[test]
+    fn short_strings_give_the_crc32c_at_every_length_and_offset() {
+        let data = bytes(300, 7);
+        for from in 0..9 {
+            for len in 0..=FOLD_MIN.min(data.len() - from) {
+                let piece = &data[from..from + len];
+                for start in [0u32, 0x1234_5678, u32::MAX] {
+                    assert_eq!(
+                        crc32c_append(start, piece),
+                        crc32c::crc32c_append(start, piece),
+                        "{len} bytes from {from}, from crc {start:#x}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

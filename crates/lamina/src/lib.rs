@@ -58,7 +58,8 @@
 //   `crc_fold`).
 // - `crc_fold`: the CRC32C of long values by carry-less multiplication
 //   (`target_feature` intrinsics, taken only where the CPU has them), with
-//   the value's copy made in the same pass.
+//   the value's copy made in the same pass; of short ones by the `crc32`
+//   instruction (likewise, reading only through the slice).
 // - `blob::map`: maps a blob file read-only (memmap2).
 // - `fs::real`: `sync_file_range` (libc; std has no wrapper) to start the
 //   write-back of a blob file written at commit; `pread` into a buffer's

@@ -5,7 +5,7 @@
 use super::pointer::BlobPointer;
 use super::{FOOTER_LEN, HEADER_LEN, MAGIC, READ_VERSIONS, RECORD_HEADER_LEN};
 use crate::coding::{
-    get_u32, get_u64, masked_crc, masked_crc_copy, masked_crc_copy_into, masked_crc_long,
+    get_u32, get_u64, masked_crc, masked_crc_copy, masked_crc_copy_into,
 };
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
@@ -99,7 +99,7 @@ fn check_bounds(path: &Path, ptr: &BlobPointer, buf_len: usize, file_len: u64) -
 }
 
 fn verify(path: &Path, ptr: &BlobPointer, value: &[u8]) -> Result<()> {
-    check_crc(path, ptr, masked_crc_long(value))
+    check_crc(path, ptr, masked_crc(value))
 }
 
 /// `Corruption` unless `crc`, the masked CRC32C of the value `ptr` names,

@@ -4,7 +4,7 @@
 
 use super::pointer::BlobPointer;
 use super::{BlobMeta, FOOTER_LEN, HEADER_LEN, MAGIC, RECORD_HEADER_LEN, VERSION};
-use crate::coding::{masked_crc, masked_crc_long};
+use crate::coding::masked_crc;
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, WritableFile, Writeback, WritebackMark};
 use std::path::{Path, PathBuf};
@@ -152,7 +152,7 @@ impl BlobWriter {
         let too_big = || Error::InvalidArgument(format!("value of {} bytes", value.len()));
         let key_len = u32::try_from(tree_key.len()).map_err(|_| too_big())?;
         let value_len = u32::try_from(value.len()).map_err(|_| too_big())?;
-        let value_crc = masked_crc_long(value);
+        let value_crc = masked_crc(value);
         // Layout: docs/format.md#blob-file (record)
         let mut head = Vec::with_capacity(RECORD_HEADER_LEN + tree_key.len());
         head.extend_from_slice(&[0; 4]);
