@@ -40,8 +40,8 @@ pub fn crc32c_append(crc: u32, data: &[u8]) -> u32 {
         return unsafe { x86::fold(crc, data, None) };
     }
     #[cfg(target_arch = "x86_64")]
-    if x86::has_crc32() {
-        return x86::short(crc, data);
+    if let Some(c) = x86::short(crc, data) {
+        return c;
     }
     crc32c::crc32c_append(crc, data)
 }
@@ -127,7 +127,7 @@ mod x86 {
     use std::sync::OnceLock;
 
     /// Whether this CPU has the `crc32` instruction (SSE 4.2).
-    pub fn has_crc32() -> bool {
+    fn has_crc32() -> bool {
         static HAS: OnceLock<bool> = OnceLock::new();
         *HAS.get_or_init(|| is_x86_feature_detected!("sse4.2"))
     }
@@ -137,12 +137,14 @@ mod x86 {
     /// then four, two and one: the record-sized strings a commit checksums
     /// take one dependent instruction per eight bytes, where aligning first
     /// (as the `crc32c` crate does) adds up to fourteen of a byte each.
-    /// REQUIRES: [`has_crc32`].
-    pub fn short(crc: u32, data: &[u8]) -> u32 {
-        assert!(has_crc32());
+    /// `None` where the CPU lacks the instruction.
+    pub fn short(crc: u32, data: &[u8]) -> Option<u32> {
+        if !has_crc32() {
+            return None;
+        }
         // SAFETY: `has_crc32` found SSE 4.2, which the function is
         // compiled for; it reads only through the slice.
-        unsafe { short_unchecked(crc, data) }
+        Some(unsafe { short_unchecked(crc, data) })
     }
 
     #[target_feature(enable = "sse4.2")]
