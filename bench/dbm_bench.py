@@ -25,6 +25,12 @@ is skipped with a message.
   dbm_bench.py                              all peers (and lamina if importable)
   dbm_bench.py -d semidbm -d gdbm -n 100000
   dbm_bench.py --large                      second configuration: n=1000, k=16, s=100000
+  dbm_bench.py --rounds 5                   every module 5 times, in turn; each figure the median
+
+With --rounds R, the modules run in turn R times (a, b, c, a, b, c, ...), so that a slow minute
+of the machine falls on every module alike, and each figure is the median of a module's R
+rates for that row (the lower middle one for an even R: always a rate that was measured). A
+last column then gives the range of lamina's ratio to the best peer within each round.
   dbm_bench.py --csv out.csv --png out.png
 """
 import argparse
@@ -276,6 +282,47 @@ def run_child(label, args):
     return json.loads(lines[-1])
 
 
+def median_rounds(rounds):
+    """One module's rounds (what run_child returned, in order) as one result: for each row, the
+    round of median rate (the lower middle one for an even count), with every round's rate kept
+    as [round, ops/s] pairs under "rounds". Skipped rounds are left out; all skipped, the
+    first is returned."""
+    ok = [(i, r) for i, r in enumerate(rounds) if "results" in r]
+    if not ok:
+        return rounds[0]
+    merged = []
+    for w in [x["workload"] for x in ok[0][1]["results"]]:
+        xs = [(i, x) for i, r in ok for x in r["results"] if x["workload"] == w]
+        by_rate = sorted(xs, key=lambda ix: ix[1]["ops_per_s"])
+        m = dict(by_rate[(len(by_rate) - 1) // 2][1])
+        m["rounds"] = [[i, x["ops_per_s"]] for i, x in xs]
+        merged.append(m)
+    out = dict(ok[0][1])
+    out["results"] = merged
+    out["rounds"] = len(ok)
+    if len(ok) < len(rounds):
+        out["skipped_rounds"] = [r["skipped"] for r in rounds if "results" not in r]
+    return out
+
+
+def round_ratios(by, peers, w):
+    """lamina's rate over the best complete peer's, within each round all of them ran; [] when
+    there is no such round."""
+    def rates(lb):
+        x = by[lb].get(w)
+        if x is None or not x["complete"]:
+            return {}
+        return dict((i, r) for i, r in x.get("rounds", []))
+    lam = rates("lamina")
+    others = [rates(p) for p in peers]
+    out = []
+    for i, r in sorted(lam.items()):
+        best = [o[i] for o in others if i in o]
+        if best:
+            out.append(r / max(best))
+    return out
+
+
 def fmt_rate(r):
     if r is None:
         return "-"
@@ -292,6 +339,10 @@ def build_table(runs, n, k, s):
         header += ["best peer"]
     if "lamina" in labels and peers:
         header += ["lamina/best"]
+    each_round = "lamina" in labels and peers and any(
+        len(x.get("rounds", [])) > 1 for x in by["lamina"].values())
+    if each_round:
+        header += ["each round"]
     rows = []
     for w in ROWS:
         row = [w] + [fmt_rate(by[lb].get(w)) for lb in labels]
@@ -303,6 +354,9 @@ def build_table(runs, n, k, s):
             if "lamina" in labels:
                 lam = by["lamina"].get(w)
                 row.append(f"{lam['ops_per_s'] / best[0]:.2f}x" if best and lam else "-")
+            if each_round:
+                rs = round_ratios(by, peers, w)
+                row.append(f"{min(rs):.2f}x-{max(rs):.2f}x" if rs else "-")
         rows.append(row)
     size_row = ["MB on disk (fill_sequential)"]
     for lb in labels:
@@ -383,6 +437,9 @@ def main(argv=None):
     p.add_argument("--budget", type=float, default=600.0,
                    help="seconds one workload may run before it is stopped and its partial "
                         "rate marked with * (default 600)")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="run every module this many times, in turn, and report the median "
+                        "(default 1)")
     p.add_argument("--csv", help="append results to this CSV file")
     p.add_argument("--png", help="write a grouped bar chart to this PNG file")
     p.add_argument("--json", help="write the raw results to this JSON file")
@@ -395,6 +452,8 @@ def main(argv=None):
         p.error("-s must be at most 1 MiB (the size of the value buffer)")
     if args.child:
         return child_main(args)
+    if args.rounds < 1:
+        p.error("--rounds must be at least 1")
 
     labels = []
     for name in args.dbms or DEFAULT_PEERS:
@@ -404,19 +463,30 @@ def main(argv=None):
     n, k, s = args.num_keys, args.key_size, args.value_size
     print(f"seed 001 dbm workloads: n={n:,} key_size={k} value_size={s:,} "
           f"python={sys.version.split()[0]}", file=sys.stderr)
-    runs = []
-    for label in labels:
-        r = run_child(label, args)
-        if "skipped" in r:
-            print(f"  skipped {label}: {r['skipped']}", file=sys.stderr)
-        runs.append(r)
+    rounds = {label: [] for label in labels}
+    for i in range(args.rounds):
+        if args.rounds > 1:
+            print(f"round {i + 1} of {args.rounds}", file=sys.stderr, flush=True)
+        for label in labels:
+            r = run_child(label, args)
+            if "skipped" in r:
+                print(f"  skipped {label}: {r['skipped']}", file=sys.stderr)
+            rounds[label].append(r)
+    runs = [median_rounds(rounds[label]) for label in labels]
 
     header, rows = build_table(runs, n, k, s)
     print()
     print_table(header, rows)
+    if args.rounds > 1:
+        print(f"\neach figure: the median of {args.rounds} rounds, the modules run in turn in "
+              "each; \"each round\": lamina/best within each round, lowest to highest")
     skipped = [f"{r['label']} ({r['skipped']})" for r in runs if "skipped" in r]
     if skipped:
         print("\nskipped: " + "; ".join(skipped))
+    partial = [f"{r['label']} in {len(r['skipped_rounds'])} of {args.rounds} rounds "
+               f"({r['skipped_rounds'][0]})" for r in runs if r.get("skipped_rounds")]
+    if partial:
+        print("\nfailed, the median taken over the other rounds: " + "; ".join(partial))
     if any(not x["complete"] for r in runs for x in r.get("results", [])):
         print(f"* stopped at the time budget ({args.budget:g} s): rate over the ops done")
     if args.csv:

@@ -2,12 +2,14 @@
 # bench/peers.sh DIR [SUFFIX]: seed 001 from Python with every peer, one after the other, as the
 # dated records in bench/results/ run it: n = 1,000,000, then n = 300,000, then 1,000 values of
 # 100,000 bytes; the module built in release mode first. Writes DIR/LOG<SUFFIX> (CPU, commit,
-# times and load averages) and DIR/dbm_{1m,300k,large}<SUFFIX>.txt.
+# times and load averages) and DIR/dbm_{1m,300k,large}<SUFFIX>.txt. ROUNDS (default 5): how many
+# times every module runs, in turn; each figure is the median (dbm_bench.py --rounds).
 set -u
 R=${1:?usage: bench/peers.sh DIR [SUFFIX]}
 S=${2:-}
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
+ROUNDS=${ROUNDS:-5}
 PEERS="-d lamina -d gdbm -d bdb_hash -d bdb_btree -d lmdb -d rocksdb -d leveldb -d semidbm"
 mark() { echo "$1 $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)" >> "$R/LOG$S"; }
 rm -f .venv/.lamina-built
@@ -15,9 +17,9 @@ make -s py-build
 grep -m1 "model name" /proc/cpuinfo > "$R/LOG$S"
 git rev-parse --short HEAD >> "$R/LOG$S"
 mark start
-$PY bench/dbm_bench.py -n 1000000 $PEERS > "$R/dbm_1m$S.txt" 2>&1
+$PY bench/dbm_bench.py --rounds "$ROUNDS" -n 1000000 $PEERS > "$R/dbm_1m$S.txt" 2>&1
 mark "dbm 1m done"
-$PY bench/dbm_bench.py -n 300000 $PEERS > "$R/dbm_300k$S.txt" 2>&1
+$PY bench/dbm_bench.py --rounds "$ROUNDS" -n 300000 $PEERS > "$R/dbm_300k$S.txt" 2>&1
 mark "dbm 300k done"
-$PY bench/dbm_bench.py -n 1000 -s 100000 $PEERS > "$R/dbm_large$S.txt" 2>&1
+$PY bench/dbm_bench.py --rounds "$ROUNDS" -n 1000 -s 100000 $PEERS > "$R/dbm_large$S.txt" 2>&1
 mark "large done"

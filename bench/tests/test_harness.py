@@ -144,6 +144,48 @@ def test_dbm_bench_on_dbm_dumb(tmp_path):
         assert "matplotlib is not installed" in r.stderr
 
 
+def _round(label, rates, complete=True):
+    return {"label": label, "results": [
+        {"workload": w, "ops": 1, "seconds": 1 / r, "ops_per_s": r, "complete": complete}
+        for w, r in rates.items()]}
+
+
+def test_rounds_give_the_median_of_each_row_and_keep_every_rate():
+    rounds = [_round("a", {"read": 5.0, "fill": 1.0}), {"label": "a", "skipped": "boom"},
+              _round("a", {"read": 1.0, "fill": 3.0}), _round("a", {"read": 3.0, "fill": 2.0}),
+              _round("a", {"read": 4.0, "fill": 9.0})]
+    m = dbm_bench.median_rounds(rounds)
+    by = {x["workload"]: x for x in m["results"]}
+    # four rounds ran: the lower middle rate of each row, a rate that was measured
+    assert by["read"]["ops_per_s"] == 3.0 and by["fill"]["ops_per_s"] == 2.0
+    assert by["read"]["rounds"] == [[0, 5.0], [2, 1.0], [3, 3.0], [4, 4.0]]
+    assert m["rounds"] == 4 and m["skipped_rounds"] == ["boom"]
+    assert dbm_bench.median_rounds([{"label": "a", "skipped": "x"}]) == {"label": "a",
+                                                                          "skipped": "x"}
+
+
+def test_each_round_ratio_compares_runs_of_the_same_round():
+    lam = dbm_bench.median_rounds([_round("lamina", {"read_random": r}) for r in (10.0, 12.0, 9.0)])
+    p1 = dbm_bench.median_rounds([_round("p1", {"read_random": r}) for r in (5.0, 12.0, 10.0)])
+    p2 = dbm_bench.median_rounds([_round("p2", {"read_random": r}) for r in (8.0, 6.0, 1.0)])
+    by = {r["label"]: {x["workload"]: x for x in r["results"]} for r in (lam, p1, p2)}
+    assert dbm_bench.round_ratios(by, ["p1", "p2"], "read_random") == [10 / 8, 12 / 12, 9 / 10]
+    header, rows = dbm_bench.build_table([lam, p1, p2], 3, 16, 100)
+    assert header[-1] == "each round"
+    read = next(r for r in rows if r[0] == "read_random")
+    assert read[-1] == "0.90x-1.25x" and read[-2] == "1.00x"   # medians: 10 against 10
+
+
+def test_rounds_run_every_module_in_turn(tmp_path):
+    js = tmp_path / "r.json"
+    r = run(os.path.join(BENCH, "dbm_bench.py"), "-n", "50", "-d", "dumb", "--rounds", "2",
+            "--json", str(js), "--tmpdir", str(tmp_path))
+    assert "round 2 of 2" in r.stderr and "the median of 2 rounds" in r.stdout
+    import json
+    runs = json.load(open(js))["runs"]
+    assert all(len(x["rounds"]) == 2 for x in runs[0]["results"])
+
+
 def test_large_values_configuration(tmp_path):
     r = run(os.path.join(BENCH, "dbm_bench.py"), "-n", "20", "-k", "16", "-s", "100000",
             "-d", "dumb", "--tmpdir", str(tmp_path))
