@@ -1,7 +1,7 @@
 # phase.py WHAT N [ROUNDS]: fills N keys ("%016d", 100-byte values) in order, closes, then
 # times WHAT (read_random: every key once, shuffled; read_seq; read_hot), reopening read-only
 # for each round. LAMINA_PY: where the lamina package is; GNU=1: dbm.gnu instead; MT: a
-# memtable size; MARK: a file the process writes its pid to before the reads (for perf -p).
+# memtable size; BS: a data block size; MARK: a file the process writes its pid to before the reads (for perf -p).
 import sys, os, time, random, shutil, tempfile
 sys.path.insert(0, os.environ.get("LAMINA_PY", os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../python")))
 if os.environ.get("GNU"):
@@ -20,7 +20,10 @@ hot = random.sample(keys, max(1, n // 100)) * 100
 shuffled = keys[:]; random.shuffle(shuffled)
 d = tempfile.mkdtemp(dir=None)
 p = os.path.join(d, "db")
-kw = {} if os.environ.get("GNU") else {"memtable_size": int(os.environ["MT"])} if os.environ.get("MT") else {}
+kw = {}
+if not os.environ.get("GNU"):
+    kw.update({"memtable_size": int(os.environ["MT"])} if os.environ.get("MT") else {})
+    kw.update({"block_size": int(os.environ["BS"])} if os.environ.get("BS") else {})
 db = lamina.open(p, "c", **kw)
 for k, v in zip(keys, values): db[k] = v
 db.close()
