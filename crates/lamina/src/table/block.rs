@@ -451,17 +451,18 @@ impl Block {
         let last_tk = key::tree_key_of(self.restart_key(last)?);
         let shared = common_prefix(first_tk, last_tk);
         let head = first_tk.get(..shared).unwrap_or(&[]).to_vec();
-        let prefixes = (0..self.num_restarts)
-            .map(|i| {
-                let tk = key::tree_key_of(self.restart_key(i)?);
-                match tk.strip_prefix(head.as_slice()) {
-                    Some(rest) => Ok(key::tree_prefix(rest)),
-                    None => Err(self.corruption(format!(
+        let mut prefixes = Vec::with_capacity(self.num_restarts);
+        for i in 0..self.num_restarts {
+            let tk = key::tree_key_of(self.restart_key(i)?);
+            match tk.strip_prefix(head.as_slice()) {
+                Some(rest) => prefixes.push(key::tree_prefix(rest)),
+                None => {
+                    return Err(self.corruption(format!(
                         "restart key {i} is not between the block's first and last keys"
-                    ))),
+                    )))
                 }
-            })
-            .collect::<Result<Vec<u128>>>()?;
+            }
+        }
         Ok(RestartPrefixes { head, prefixes })
     }
 
