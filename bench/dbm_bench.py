@@ -312,7 +312,7 @@ def round_ratios(by, peers, w):
         x = by[lb].get(w)
         if x is None or not x["complete"]:
             return {}
-        return dict((i, r) for i, r in x.get("rounds", []))
+        return dict(x.get("rounds", []))
     lam = rates("lamina")
     others = [rates(p) for p in peers]
     out = []

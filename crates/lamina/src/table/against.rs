@@ -10,6 +10,7 @@
 //! a key sharing no more with the previous key than the previous key does
 //! with the target starts with the target's own bytes.
 
+use super::block_builder::common_prefix;
 use crate::key::TRAILER_LEN;
 use std::cmp::Ordering;
 
@@ -99,32 +100,6 @@ impl<'t> Against<'t> {
     }
 }
 
-/// The number of leading bytes `a` and `b` have in common, eight at a time.
-#[inline]
-fn common_prefix(a: &[u8], b: &[u8]) -> usize {
-    let n = a.len().min(b.len());
-    let mut i = 0;
-    while i + 8 <= n {
-        let (Some(x), Some(y)) = (a.get(i..i + 8), b.get(i..i + 8)) else {
-            break;
-        };
-        let x = u64::from_le_bytes(x.try_into().unwrap_or([0; 8]));
-        let y = u64::from_le_bytes(y.try_into().unwrap_or([0; 8]));
-        let diff = x ^ y;
-        if diff != 0 {
-            return i + (diff.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    i + a
-        .get(i..n)
-        .unwrap_or(&[])
-        .iter()
-        .zip(b.get(i..n).unwrap_or(&[]))
-        .take_while(|(x, y)| x == y)
-        .count()
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
@@ -195,16 +170,5 @@ mod tests {
         assert_eq!(a.next(0, &ikey(b"ab", 7)), Some(Ordering::Less));
         assert_eq!(a.next(11, b"x"), None);
         assert!(Against::new(b"short").is_none());
-    }
-
-    #[test]
-    fn common_prefix_counts_across_words() {
-        let a = b"0123456789abcdefXY";
-        for n in 0..a.len() {
-            let mut b = a.to_vec();
-            b[n] ^= 1;
-            assert_eq!(common_prefix(a, &b), n);
-            assert_eq!(common_prefix(&a[..n], a), n);
-        }
     }
 }

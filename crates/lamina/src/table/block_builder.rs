@@ -176,7 +176,45 @@ impl BlockBuilder {
     }
 }
 
-/// How many leading bytes `a` and `b` share.
+/// How many leading bytes `a` and `b` share, counted eight at a time.
+#[inline]
 pub(super) fn common_prefix(a: &[u8], b: &[u8]) -> usize {
-    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + 8 <= n {
+        let (Some(x), Some(y)) = (a.get(i..i + 8), b.get(i..i + 8)) else {
+            break;
+        };
+        let x = u64::from_le_bytes(x.try_into().unwrap_or([0; 8]));
+        let y = u64::from_le_bytes(y.try_into().unwrap_or([0; 8]));
+        let diff = x ^ y;
+        if diff != 0 {
+            return i + (diff.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    i + a
+        .get(i..n)
+        .unwrap_or(&[])
+        .iter()
+        .zip(b.get(i..n).unwrap_or(&[]))
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+#[cfg(test)]
+#[allow(clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn common_prefix_counts_across_words() {
+        let a = b"0123456789abcdefXY";
+        for n in 0..a.len() {
+            let mut b = a.to_vec();
+            b[n] ^= 1;
+            assert_eq!(common_prefix(a, &b), n);
+            assert_eq!(common_prefix(&a[..n], a), n);
+        }
+    }
 }
