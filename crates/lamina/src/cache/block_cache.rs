@@ -248,11 +248,19 @@ impl BlockCache {
     /// the keys the table's index sends to it were recorded
     /// ([`BlockCache::remember_bounds`]) and hold `target`: the block a
     /// search of the table's index for `target` would name. Counts a hit.
-    pub fn block_covering(&self, file_number: u64, target: &[u8]) -> Option<Arc<Block>> {
-        self.cache.as_ref()?;
-        let found = super::recent::covering(self.id, file_number, target)?;
-        self.hits.fetch_add(1, Ordering::Relaxed);
-        Some(found)
+    ///
+    /// Also tells whether this thread records bounds and places now: what
+    /// [`BlockCache::remember_bounds`] and [`BlockCache::put_place`] keep
+    /// serves later reads only while it does (not while it reads at random).
+    pub fn block_covering(&self, file_number: u64, target: &[u8]) -> (Option<Arc<Block>>, bool) {
+        if self.cache.is_none() {
+            return (None, false);
+        }
+        let (found, records) = super::recent::covering(self.id, file_number, target);
+        if found.is_some() {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+        }
+        (found, records)
     }
 
     /// Runs `f` on where this thread's last point read in `block` of table
@@ -281,12 +289,6 @@ impl BlockCache {
     /// keys in order, and the next read will most likely do the same.
     pub fn reading_in_order(&self) -> bool {
         super::recent::reading_in_order()
-    }
-
-    /// Whether [`BlockCache::remember_bounds`] would record anything now:
-    /// not while this thread reads keys at random (see `recent`).
-    pub fn records_bounds(&self) -> bool {
-        self.cache.is_some() && super::recent::recording()
     }
 
     /// Records, for this thread, that the table's index sends the internal

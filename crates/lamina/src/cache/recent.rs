@@ -122,12 +122,6 @@ const AT_RANDOM_AFTER: u32 = 8;
 /// served from the memo again within as many reads.
 const SAMPLE_EVERY: u32 = 16;
 
-/// Whether this thread's point reads record their bounds and place (see
-/// [`AT_RANDOM_AFTER`]).
-pub(super) fn recording() -> bool {
-    with_memo(|m| Some(m.recording())).unwrap_or(false)
-}
-
 /// A number naming one cache in this process (never 0, never reused).
 pub(super) fn new_cache_id() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
@@ -194,11 +188,18 @@ pub(super) fn put_bounded(
 /// The block this thread was served last from table `file` of cache
 /// `cache`, if its bounds are known and hold internal key `target`
 /// (`after < target <= last`, in [`key::compare`] order), and it is still
-/// alive.
-pub(super) fn covering(cache: u64, file: u64, target: &[u8]) -> Option<Arc<Block>> {
+/// alive; and whether the thread records bounds and places after this
+/// read (see [`AT_RANDOM_AFTER`]), told here so that a read asks the
+/// thread's memo once for both.
+pub(super) fn covering(cache: u64, file: u64, target: &[u8]) -> (Option<Arc<Block>>, bool) {
     with_memo(|m| {
+        // While the thread reads at random, only a read right after one
+        // that recorded its bounds asks them (the others would compare two
+        // keys for nothing): reads turning to keys in order are found then.
+        let asks = m.recording();
         let s = m.slots.get_mut(slot_of(file))?;
-        let holds = s.cache == cache
+        let holds = asks
+            && s.cache == cache
             && s.file == file
             && !s.last.is_empty()
             && (s.after.is_empty() || key::compare(&s.after, target) == KeyOrdering::Less)
@@ -208,8 +209,9 @@ pub(super) fn covering(cache: u64, file: u64, target: &[u8]) -> Option<Arc<Block
             Some(_) => m.misses = 0,
             None => m.missed(),
         }
-        found
+        Some((found, m.recording()))
     })
+    .unwrap_or((None, false))
 }
 
 /// Runs `f` on where this thread's last point read in `block` (of table
@@ -278,6 +280,16 @@ mod tests {
     use crate::table::BlockBuilder;
     use std::path::Path;
 
+    /// The block [`covering`] finds.
+    fn found(cache: u64, file: u64, target: &[u8]) -> Option<Arc<Block>> {
+        covering(cache, file, target).0
+    }
+
+    /// Whether this thread's point reads record their bounds and place.
+    fn recording() -> bool {
+        with_memo(|m| Some(m.recording())).unwrap_or(false)
+    }
+
     fn block() -> Arc<Block> {
         let mut b = BlockBuilder::new(16);
         b.add(&crate::key::internal_key(b"\0\0\0\0k", 1, 1), b"v");
@@ -318,7 +330,7 @@ mod tests {
         // Older than `c`'s entry at 5 sorts after it; `f`'s entry at 5 is
         // the last.
         for inside in [ik(b"\0\0\0\0c", 4), ik(b"\0\0\0\0d", 1), ik(b"\0\0\0\0f", 5)] {
-            assert!(Arc::ptr_eq(&covering(cache, 9, &inside).unwrap(), &b));
+            assert!(Arc::ptr_eq(&found(cache, 9, &inside).unwrap(), &b));
         }
         // The key before the range is not in it; newer than `c`'s entry at
         // 5 sorts before it; older than the last entry of `f` after it.
@@ -329,22 +341,22 @@ mod tests {
             ik(b"\0\0\0\0f", 4),
             ik(b"\0\0\0\0g", 1),
         ] {
-            assert!(covering(cache, 9, &outside).is_none());
+            assert!(found(cache, 9, &outside).is_none());
         }
-        assert!(covering(cache, 9 + SLOTS as u64, &ik(b"\0\0\0\0d", 1)).is_none());
-        assert!(covering(new_cache_id(), 9, &ik(b"\0\0\0\0d", 1)).is_none());
-        assert!(covering(cache, 9, &ik(b"\0\0\0\0d", 1)).is_some());
+        assert!(found(cache, 9 + SLOTS as u64, &ik(b"\0\0\0\0d", 1)).is_none());
+        assert!(found(new_cache_id(), 9, &ik(b"\0\0\0\0d", 1)).is_none());
+        assert!(found(cache, 9, &ik(b"\0\0\0\0d", 1)).is_some());
         assert!(reading_in_order(), "the last read went to the block read before");
-        assert!(covering(cache, 9, &ik(b"\0\0\0\0z", 1)).is_none());
+        assert!(found(cache, 9, &ik(b"\0\0\0\0z", 1)).is_none());
         assert!(!reading_in_order(), "the last read did not");
         // Another block of the table served (no bounds known) replaces it.
         let other = block();
         put(cache, 9, 0, &other);
-        assert!(covering(cache, 9, &ik(b"\0\0\0\0d", 1)).is_none());
+        assert!(found(cache, 9, &ik(b"\0\0\0\0d", 1)).is_none());
         // A block no one holds is not covered any more.
         put_bounded(cache, 9, 4096, &b, &ik(b"\0\0\0\0c", 5), &ik(b"\0\0\0\0f", 5));
         drop(b);
-        assert!(covering(cache, 9, &ik(b"\0\0\0\0d", 1)).is_none());
+        assert!(found(cache, 9, &ik(b"\0\0\0\0d", 1)).is_none());
     }
 
     #[test]
@@ -354,9 +366,9 @@ mod tests {
         let b = block();
         put_bounded(cache, 11, 0, &b, &[], &ik(b"\0\0\0\0f", 5));
         for inside in [ik(b"", 1), ik(b"\0\0\0\0a", 9), ik(b"\0\0\0\0f", 5)] {
-            assert!(Arc::ptr_eq(&covering(cache, 11, &inside).unwrap(), &b));
+            assert!(Arc::ptr_eq(&found(cache, 11, &inside).unwrap(), &b));
         }
-        assert!(covering(cache, 11, &ik(b"\0\0\0\0f", 4)).is_none());
+        assert!(found(cache, 11, &ik(b"\0\0\0\0f", 4)).is_none());
     }
 
     #[test]
@@ -368,14 +380,14 @@ mod tests {
         RECENT.with(|m| m.borrow_mut().misses = 0);
         // Misses in a row: the reads are at random from the last of them.
         for _ in 0..AT_RANDOM_AFTER {
-            assert!(covering(cache, 13, &inside).is_none());
+            assert!(found(cache, 13, &inside).is_none());
         }
         assert!(!reading_in_order());
         // A read's bounds are recorded again only at the sample's turn.
         let mut unrecorded = 0;
         loop {
             put_bounded(cache, 13, 0, &b, &[], &ik(b"\0\0\0\0f", 5));
-            if covering(cache, 13, &inside).is_some() {
+            if found(cache, 13, &inside).is_some() {
                 break;
             }
             unrecorded += 1;
@@ -385,10 +397,12 @@ mod tests {
         // Past the largest count, a thread reading at random still samples.
         RECENT.with(|m| m.borrow_mut().misses = u32::MAX);
         assert!(!recording());
-        assert!(covering(cache, 13 + SLOTS as u64, &inside).is_none());
-        assert!(recording(), "the count went on from a sampled read");
+        let (none, records) = covering(cache, 13 + SLOTS as u64, &inside);
+        assert!(none.is_none());
+        assert!(records, "the count went on from a sampled read, and the read says so");
+        assert!(recording());
         put_bounded(cache, 13, 0, &b, &[], &ik(b"\0\0\0\0f", 5));
-        assert!(covering(cache, 13, &inside).is_some());
+        assert!(found(cache, 13, &inside).is_some());
         // Served from the memo: every read records again.
         assert!(reading_in_order());
         put_place(cache, 13, Arc::as_ptr(&b), 7, b"k");

@@ -67,6 +67,38 @@ struct RestartPrefixes {
     prefixes: Vec<u128>,
 }
 
+/// How many of `xs`, ascending, are `< t` (`xs.partition_point(|&x| x <
+/// t)`), with no branch on a comparison: every step of a search for a
+/// random key goes either way as often, so a branch on it would be
+/// mispredicted half the time, a pipeline flush a step. The steps are
+/// written out rather than looped over, as LLVM's x86 backend turns
+/// conditional moves in a loop back into branches; past sixteen steps
+/// (arrays of more than 65,536) the search goes on in a loop.
+fn count_below(xs: &[u128], t: u128) -> usize {
+    // `rest` holds the answer's candidates from `base` on (the answer is
+    // in `base..=base + rest.len()`); every element before `base` is `< t`.
+    let mut rest = xs;
+    let mut base = 0;
+    let mut step = || {
+        if rest.len() > 1 {
+            let (low, high) = rest.split_at(rest.len() / 2);
+            let below = high.first().is_some_and(|&x| x < t);
+            let keep = high.len();
+            base = std::hint::select_unpredictable(below, base + low.len(), base);
+            rest = std::hint::select_unpredictable(below, high, rest.split_at(keep).0);
+            true
+        } else {
+            false
+        }
+    };
+    let _ = step() && step() && step() && step();
+    let _ = step() && step() && step() && step();
+    let _ = step() && step() && step() && step();
+    let _ = step() && step() && step() && step();
+    while step() {}
+    base + usize::from(rest.first().is_some_and(|&x| x < t))
+}
+
 /// What [`Block::seek_restart_entry`] found.
 pub enum RestartSeek<'a> {
     /// The first entry whose key is `>= target`.
@@ -500,7 +532,7 @@ impl Block {
                     prefetch_range(restarts, 4 * self.num_restarts);
                 }
                 let tp = key::tree_prefix(tk.get(p.head.len()..).unwrap_or(&[]));
-                let lo = p.prefixes.partition_point(|&x| x < tp);
+                let lo = count_below(&p.prefixes, tp);
                 // Restart keys that share the target's prefix: nearly always
                 // none or one, beside `lo` in memory (counted, not searched,
                 // unless there are many).
@@ -974,6 +1006,26 @@ mod tests {
             let model = sample_entries(500, 7);
             let block = build(&model, interval);
             exhaustive_walk(&mut block.iter(), &model);
+        }
+    }
+
+    #[test]
+    fn count_below_is_the_partition_point() {
+        for len in 0..40u128 {
+            // Ascending with repeats: 0, 0, 2, 2, 4, ...
+            let xs: Vec<u128> = (0..len).map(|i| i / 2 * 2).collect();
+            for t in 0..len + 2 {
+                assert_eq!(
+                    count_below(&xs, t),
+                    xs.partition_point(|&x| x < t),
+                    "{len} elements, target {t}"
+                );
+            }
+        }
+        // Past the steps written out: the rest of the search in a loop.
+        let xs: Vec<u128> = (0..200_000u128).map(|i| i * 3).collect();
+        for t in [0, 1, 3, 196_607, 196_608, 196_609, 599_997, 599_998, 10_000_000] {
+            assert_eq!(count_below(&xs, t), xs.partition_point(|&x| x < t), "target {t}");
         }
     }
 

@@ -204,7 +204,8 @@ impl Table {
         // The block this thread read last from this table, if it holds
         // `target` (the block then answers; the filter need not be asked);
         // else the one the index names, if the filter allows the key.
-        let block = match self.cache.block_covering(self.file_number, target) {
+        let (covering, records) = self.cache.block_covering(self.file_number, target);
+        let block = match covering {
             Some(b) => b,
             None => {
                 // A filter too large to stay in the CPU's caches has its
@@ -230,7 +231,6 @@ impl Table {
                 let mut before = KeyBuf::new();
                 // The keys the index sends to the block are kept for the
                 // thread's next read only while it reads keys in order.
-                let records = self.cache.records_bounds();
                 let (at, bounded, last, after, ordinal) = match self.index.seek_restart_entry(target)? {
                     RestartSeek::AllSmaller => return Ok(Probe::Absent),
                     RestartSeek::Found(e) => {
@@ -280,7 +280,7 @@ impl Table {
                             );
                         }
                         let mut key = KeyBuf::new();
-                        return self.answer(block, tk, h, target, cached_only, &mut key, f);
+                        return self.answer(block, tk, h, target, (cached_only, records), &mut key, f);
                     }
                 }
                 if !ask_first && !self.filter_allows(tk, h) {
@@ -308,7 +308,7 @@ impl Table {
                 block
             }
         };
-        self.answer(&block, tk, h, target, cached_only, &mut key, f)
+        self.answer(&block, tk, h, target, (cached_only, records), &mut key, f)
     }
 
     #[cfg(test)]
@@ -330,6 +330,8 @@ impl Table {
 
     /// The end of a point lookup: the first entry of `block` whose internal
     /// key is `>= target`, through the block's hash index where it has one.
+    /// `records`: whether the thread's memo keeps places now (not while it
+    /// reads at random, when none it holds would answer this read either).
     #[allow(clippy::too_many_arguments)]
     #[inline]
     fn answer<R>(
@@ -338,14 +340,14 @@ impl Table {
         tk: &[u8],
         h: u64,
         target: &[u8],
-        cached_only: bool,
+        (cached_only, records): (bool, bool),
         key: &mut KeyBuf,
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Probe<R>> {
         // Keys read in order: the entry after the one this thread's last
         // read in the block answered with, when it is the first `>= target`
         // (a damaged entry there is left to the searches below to report).
-        let after_last = self.cache.with_place(self.file_number, block, |next, prev| {
+        let after_last = records.then(|| self.cache.with_place(self.file_number, block, |next, prev| {
             if key::compare(prev, target) != Ordering::Less {
                 return None;
             }
@@ -356,7 +358,7 @@ impl Table {
             prev.clear();
             prev.extend_from_slice(key);
             Some(v)
-        });
+        })).flatten();
         if let Some(v) = after_last {
             return Ok(Probe::Found(f(key, block.slice(v))));
         }
@@ -365,7 +367,9 @@ impl Table {
         if matches!(self.filter, Filter::Blocked(_)) {
             match block.hash_seek(tk, h, target, key)? {
                 Some(Some(v)) => {
-                    self.cache.put_place(self.file_number, block, v.1, key);
+                    if records {
+                        self.cache.put_place(self.file_number, block, v.1, key);
+                    }
                     return Ok(Probe::Found(f(key, block.slice(v))));
                 }
                 Some(None) => return Ok(Probe::Absent),
@@ -374,7 +378,9 @@ impl Table {
         }
         match block.seek_in_place(target, key)? {
             Some(v) => {
-                self.cache.put_place(self.file_number, block, v.1, key);
+                if records {
+                    self.cache.put_place(self.file_number, block, v.1, key);
+                }
                 Ok(Probe::Found(f(key, block.slice(v))))
             }
             // Only a damaged index names a block whose keys all precede
