@@ -24,6 +24,8 @@ pub struct TableCache {
     fs: Arc<dyn FileSystem>,
     dir: PathBuf,
     tables: Cache<u64, Arc<Table>>,
+    /// The most tables kept open at once.
+    capacity: usize,
     block_cache: Arc<BlockCache>,
     /// The database identity tables must carry, if they carry one.
     identity: Option<u128>,
@@ -52,6 +54,7 @@ impl TableCache {
             fs,
             dir,
             tables: Cache::new(capacity.max(1)),
+            capacity: capacity.max(1),
             rows: RowCache::new(block_cache.capacity_bytes() / ROW_CACHE_SHARE),
             block_cache,
             identity: None,
@@ -63,6 +66,11 @@ impl TableCache {
     pub fn with_identity(mut self, identity: Option<u128>) -> TableCache {
         self.identity = identity;
         self
+    }
+
+    /// The most tables the cache keeps open at once.
+    pub fn capacity(&self) -> usize {
+        self.capacity
     }
 
     /// The database identity tables are checked against.

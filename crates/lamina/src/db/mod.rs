@@ -18,6 +18,7 @@ mod room;
 mod rotation;
 mod segments;
 mod stats;
+mod table_handles;
 
 use crate::batch::Batch;
 use crate::cache::TableCache;

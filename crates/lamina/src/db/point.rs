@@ -9,6 +9,7 @@
 //! check stops at the first entry of any kind: a key whose newest entry is a
 //! Merge operand exists, and no operand is applied.
 
+use super::table_handles::TableHandles;
 use super::Inner;
 use crate::blob::LazyValue;
 use crate::error::{Error, Result};
@@ -33,10 +34,14 @@ pub(crate) struct Pinned {
     /// The largest seqno in any table of `version`: only a read at or
     /// above it sees the tables' newest entries, and may fill rows.
     pub tables_seqno: SeqNo,
+    /// The tables of `version` point reads have opened.
+    pub tables: TableHandles,
 }
 
 impl Pinned {
-    fn of(st: &super::State, generation: u64) -> Pinned {
+    /// `earlier`: the view published before, whose table handles carry
+    /// over if its version is `st`'s; `most`: the table cache's capacity.
+    fn of(st: &super::State, generation: u64, earlier: Option<&Pinned>, most: usize) -> Pinned {
         let mut mems = Vec::with_capacity(1 + st.imm.len());
         mems.push(Arc::clone(&st.mem));
         mems.extend(st.imm.iter().rev().cloned());
@@ -46,11 +51,16 @@ impl Pinned {
             .map(|(_, f)| f.largest_seqno)
             .max()
             .unwrap_or(0);
+        let tables = match earlier {
+            Some(e) if Arc::ptr_eq(&e.version, &st.version) => TableHandles::carried(&e.tables),
+            _ => TableHandles::new(&st.version, most),
+        };
         Pinned {
             mems,
             version: Arc::clone(&st.version),
             generation,
             tables_seqno,
+            tables,
         }
     }
 }
@@ -184,20 +194,23 @@ impl Inner {
     pub(crate) fn pinned(&self) -> Arc<Pinned> {
         match self.pinned.load_full() {
             Some(p) => p,
-            None => Arc::new(Pinned::of(&self.state.lock(), 0)),
+            None => Arc::new(Pinned::of(&self.state.lock(), 0, None, 0)),
         }
     }
 
     /// Publishes the memtables and version of `st` to readers.
     /// REQUIRES: `st` is the guarded state, still locked, just changed.
     pub(crate) fn publish(&self, st: &super::State) {
-        let generation = match self.pinned.load().as_ref() {
+        let earlier = self.pinned.load();
+        let generation = match earlier.as_ref() {
             Some(p) if Arc::ptr_eq(&p.version, &st.version) => p.generation,
             Some(p) => p.generation + 1,
             None => 1,
         };
-        self.pinned
-            .store(Some(Arc::new(Pinned::of(st, generation))));
+        let most = self.tables.capacity();
+        let pinned = Pinned::of(st, generation, earlier.as_deref(), most);
+        drop(earlier);
+        self.pinned.store(Some(Arc::new(pinned)));
         self.state_epoch.fetch_add(1, Ordering::AcqRel);
     }
 
@@ -405,16 +418,28 @@ impl Inner {
         let level0 = version
             .level(0)
             .iter()
-            .filter(|f| f.overlaps(Some(tk), Some(tk)));
-        let deeper = (1..NUM_LEVELS).filter_map(|l| version.find_in_level(l, tk));
-        for f in level0.chain(deeper) {
-            let table = if cached_only {
-                match self.tables.get_if_open(f.number) {
-                    Some(t) => t,
-                    None => return Ok(Cached::NeedsIo),
+            .enumerate()
+            .filter(|(_, f)| f.overlaps(Some(tk), Some(tk)))
+            .map(|(i, f)| (0, i, f));
+        let deeper =
+            (1..NUM_LEVELS).filter_map(|l| version.find_in_level(l, tk).map(|(i, f)| (l, i, f)));
+        for (level, i, f) in level0.chain(deeper) {
+            // Borrowed from the version's handles once a read opened it.
+            let opened;
+            let table = match pinned.tables.get(level, i) {
+                Some(t) => t,
+                None => {
+                    opened = if cached_only {
+                        match self.tables.get_if_open(f.number) {
+                            Some(t) => t,
+                            None => return Ok(Cached::NeedsIo),
+                        }
+                    } else {
+                        self.tables.get_listed(f)?
+                    };
+                    pinned.tables.keep(level, i, &opened);
+                    &opened
                 }
-            } else {
-                self.tables.get_listed(f)?
             };
             let step =
                 table.get_point_hashed(tk, hash, target.as_slice(), cached_only, |k, v| {
@@ -441,7 +466,7 @@ impl Inner {
                 // The key's older entries in this table may be in blocks not cached.
                 Probe::Found(Step::Seen(false)) if cached_only => return Ok(Cached::NeedsIo),
                 Probe::Found(Step::Seen(false)) => {
-                    if older_in_table(&table, tk, target.as_slice(), &mut point, op)? {
+                    if older_in_table(table, tk, target.as_slice(), &mut point, op)? {
                         return self.settle(&mut point, op, lookup, on_blob);
                     }
                 }

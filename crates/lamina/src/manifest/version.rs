@@ -64,11 +64,15 @@ impl Version {
             .collect()
     }
 
-    /// For a level ≥ 1: the table that may hold `tree_key`.
-    pub fn find_in_level(&self, level: usize, tree_key: &[u8]) -> Option<&Arc<FileMeta>> {
+    /// For a level ≥ 1: the table that may hold `tree_key`, and its place
+    /// in [`Version::level`].
+    pub fn find_in_level(&self, level: usize, tree_key: &[u8]) -> Option<(usize, &Arc<FileMeta>)> {
         let files = self.level(level);
         let i = files.partition_point(|f| f.largest_tree_key() < tree_key);
-        files.get(i).filter(|f| f.smallest_tree_key() <= tree_key)
+        files
+            .get(i)
+            .filter(|f| f.smallest_tree_key() <= tree_key)
+            .map(|f| (i, f))
     }
 
     /// The version after `edit`; `Err` names an inconsistency (a deleted table
@@ -231,8 +235,8 @@ mod tests {
             vec![3, 4]
         );
         assert_eq!(
-            v.find_in_level(1, &tree_key(0, b"o")).map(|f| f.number),
-            Some(4)
+            v.find_in_level(1, &tree_key(0, b"o")).map(|(i, f)| (i, f.number)),
+            Some((1, 4))
         );
         assert!(v.find_in_level(1, &tree_key(0, b"d")).is_none());
         let mut bad = VersionEdit::default();
