@@ -1,43 +1,22 @@
-# large.py PASSES: N (default 1,000) values of 100,000 bytes, then PASSES passes of reads in one shuffled
-# order over one open database (LMDB=1: LMDB instead). The second pass is the first to keep
-# values read again (docs/design.md, "Values read again").
-import sys, os, time, random, shutil, tempfile
-if os.environ.get("LMDB"):
-    import lmdb
-else:
-    sys.path.insert(0, os.environ.get("LAMINA_PY", os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../python"))); import lamina
-random.seed(100)
-n = int(os.environ.get("N", "1000"))
-buf = random.randbytes(1 << 20)
-keys = [(b"%016d" % i) for i in range(n)]
-values = []; pos = 0
-for _ in range(n):
-    if pos + 100000 > len(buf): pos = 0
-    values.append(buf[pos:pos+100000]); pos += 100000
-shuffled = keys[:]; random.shuffle(shuffled)
-d = tempfile.mkdtemp(dir=None)
-p = os.path.join(d, "db")
-if os.environ.get("LMDB"):
-    env = lmdb.open(p, map_size=1<<31)
-    with env.begin(write=True) as t:
-        for k, v in zip(keys, values): t.put(k, v)
-    env.close()
-    class DB:
-        def __init__(s): s.env = lmdb.open(p, readonly=True, map_size=1<<31); s.t = s.env.begin()
-        def __getitem__(s, k): return s.t.get(k)
-        def close(s): s.env.close()
-    db = DB()
-else:
-    db = lamina.open(p, "c")
-    for k, v in zip(keys, values): db[k] = v
-    db.close()
-    db = lamina.open(p, "r")
-if os.environ.get('MARK'):
-    open(os.environ['MARK'],'w').write(str(os.getpid())); time.sleep(1.5)
-for r in range(int(sys.argv[1])):
-    t = time.perf_counter()
-    for k in shuffled: db[k]
-    dt = time.perf_counter() - t
-    print(f"large {n/dt/1e3:.0f} K/s", flush=True)
+# large.py MODULE ORDER REPS: n=1000 values of S (default 100,000) bytes, dbm_bench.py's data; REPS times: open 'r', read every key (ORDER: random|seq), close; prints the median rate. LAMINA_PY: the lamina package's directory
+import sys, os, time, random, shutil, tempfile, statistics
+sys.path.insert(0, "/work/main/bench"); sys.path.insert(0, "/work/main/bench/adapters"); sys.path.insert(0, os.environ.get("LAMINA_PY", "/work/main/python"))
+import dbm_bench
+mod = __import__(sys.argv[1], fromlist=["open"]); order = sys.argv[2]; reps = int(sys.argv[3])
+S = int(os.environ.get("S", "100000")); data = dbm_bench.Data(1000, 16, S)
+d = tempfile.mkdtemp(); p = os.path.join(d, "db")
+db = mod.open(p, "c"); pos = 0; buf = data.buffer
+for k in data.keys:
+    db[k] = buf[pos:pos+S]; pos += S
+    if pos + S > len(buf): pos = 0
 db.close()
+keys = data.shuffled if order == "random" else data.keys
+rates = []
+for _ in range(reps):
+    db = mod.open(p, "r")
+    t = time.perf_counter()
+    for k in keys: db[k]
+    rates.append(len(keys) / (time.perf_counter() - t))
+    db.close()
 shutil.rmtree(d)
+print(sys.argv[1], order, f"median {statistics.median(rates)/1e3:.0f} K/s  min {min(rates)/1e3:.0f}  max {max(rates)/1e3:.0f}")
