@@ -67,7 +67,11 @@ pub struct Options {
     /// gets an eighth of it on top). Default: derived from `memory_budget`
     /// (two thirds of it, memtables and open tables charged to it).
     pub cache_size: usize,
-    /// Tables kept open at once. Default: 1000.
+    /// Tables the table cache keeps open at once. Default: 1000. Point
+    /// reads also keep open the tables of the current version they have
+    /// read (when it lists no more than this many), so a table the cache
+    /// lets go while the version still lists it stays open until the next
+    /// flush or compaction: at most twice this many files open at once.
     pub max_open_tables: usize,
     /// Level-0 tables that trigger a compaction into level 1. Default: 4.
     pub l0_compaction_trigger: usize,
