@@ -189,11 +189,24 @@ mod x86 {
     pub unsafe fn fold(crc: u32, src: &[u8], dst: Option<*mut u8>) -> u32 {
         assert!(has_fold() && src.len() >= 256);
         // SAFETY: `has_fold` (and `has_fold512`) found the features the
-        // function is compiled for; it reads `src.len()` bytes from `src`
-        // and writes as many to `dst`, as this function requires of its
-        // caller.
+        // functions are compiled for (SSE 4.2 for `short_unchecked` among
+        // them); together they read `src.len()` bytes from `src` and write
+        // as many to `dst` (the first `head` copied, the rest folded from
+        // `dst + head`), as this function requires of its caller.
         unsafe {
             if has_fold512() {
+                // The bytes up to `dst`'s next 64-byte boundary first (by
+                // the `crc32` instruction, copied as they are), so that
+                // every 64-byte store of the loop fills one cache line
+                // instead of straddling two.
+                let head = dst.map_or(0, |d| (64 - d as usize % 64) % 64);
+                if let (Some(d), Some((first, rest))) =
+                    (dst, src.split_at_checked(head).filter(|(_, r)| r.len() >= 256 && head > 0))
+                {
+                    std::ptr::copy_nonoverlapping(first.as_ptr(), d, head);
+                    let crc = short_unchecked(crc, first);
+                    return fold512_unchecked(crc, rest.as_ptr(), rest.len(), Some(d.add(head)));
+                }
                 fold512_unchecked(crc, src.as_ptr(), src.len(), dst)
             } else {
                 fold_unchecked(crc, src.as_ptr(), src.len(), dst)
@@ -470,6 +483,28 @@ mod tests {
                     assert_eq!(crc, want, "width {i} len {len} start {start}");
                     assert_eq!(out, piece, "width {i} copy of len {len}");
                 }
+            }
+        }
+    }
+
+    /// A copy lands right wherever its destination starts in a cache
+    /// line (the widest fold first fills the destination up to a 64-byte
+    /// boundary), and writes nothing around it.
+    #[test]
+    fn a_copy_is_right_at_every_destination_alignment() {
+        let data = bytes(6000, 13);
+        let mut buf = vec![0x5Au8; 6000 + 256];
+        // The first byte of `buf` that starts a cache line.
+        let line = (64 - buf.as_ptr() as usize % 64) % 64;
+        for shift in 0..64 {
+            for len in [255, 256, 257, 256 + 63, 256 + 64, 319, 320, 321, 1000, 4099, 5999] {
+                let piece = &data[..len];
+                buf.fill(0x5A);
+                let at = line + shift;
+                let crc = crc32c_append_copy(7, piece, &mut buf[at..at + len]);
+                assert_eq!(crc, crc32c::crc32c_append(7, piece), "shift {shift} len {len}");
+                assert_eq!(&buf[at..at + len], piece, "shift {shift} len {len}");
+                assert!(buf[..at].iter().chain(&buf[at + len..]).all(|&b| b == 0x5A));
             }
         }
     }
