@@ -199,10 +199,9 @@ mod x86 {
                 // the `crc32` instruction, copied as they are), so that
                 // every 64-byte store of the loop fills one cache line
                 // instead of straddling two.
-                let head = dst.map_or(0, |d| (64 - d as usize % 64) % 64);
-                if let (Some(d), Some((first, rest))) =
-                    (dst, src.split_at_checked(head).filter(|(_, r)| r.len() >= 256 && head > 0))
-                {
+                let head = dst.map_or(0, |d| d.align_offset(64));
+                if let Some(d) = dst.filter(|_| (1..64).contains(&head) && src.len() >= head + 256) {
+                    let (first, rest) = src.split_at(head);
                     std::ptr::copy_nonoverlapping(first.as_ptr(), d, head);
                     let crc = short_unchecked(crc, first);
                     return fold512_unchecked(crc, rest.as_ptr(), rest.len(), Some(d.add(head)));
@@ -495,7 +494,7 @@ mod tests {
         let data = bytes(6000, 13);
         let mut buf = vec![0x5Au8; 6000 + 256];
         // The first byte of `buf` that starts a cache line.
-        let line = (64 - buf.as_ptr() as usize % 64) % 64;
+        let line = buf.as_ptr().align_offset(64);
         for shift in 0..64 {
             for len in [255, 256, 257, 256 + 63, 256 + 64, 319, 320, 321, 1000, 4099, 5999] {
                 let piece = &data[..len];

@@ -461,3 +461,47 @@ fn writes_that_may_not_wait_commit_or_say_so() {
     assert!(!db.try_put(b"synced", b"v").expect("try_put"));
     assert_eq!(db.get(b"synced").expect("get"), None);
 }
+
+/// A point read borrows the tables it opened from the published view
+/// (`db/table_handles.rs`): after a flush puts a newer table in front of
+/// them and a compaction replaces them, reads go to the tables the new
+/// version lists, not to those the last view kept at the same places; and
+/// with fewer open tables allowed than the version lists, none are kept.
+#[test]
+fn reads_follow_the_tables_each_new_version_lists() {
+    for max_open_tables in [1000, 1] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let opts = || Options {
+            max_open_tables,
+            ..Options::default()
+        };
+        // Two level-0 tables when the database opens, so that the first
+        // view published holds both.
+        let db = Db::open(dir.path().join("db"), opts()).expect("open");
+        db.put(b"a", b"1").expect("put");
+        db.flush().expect("flush");
+        db.put(b"b", b"2").expect("put");
+        db.flush().expect("flush");
+        drop(db);
+        let db = Db::open(dir.path().join("db"), opts()).expect("reopen");
+        let get = |k: &[u8]| db.get(k).expect("get");
+        assert_eq!(get(b"a").as_deref(), Some(&b"1"[..]));
+        assert_eq!(get(b"b").as_deref(), Some(&b"2"[..]));
+        // The newest table now comes first in level 0, where the table
+        // holding `b` was when it was read, and `a`'s first table second.
+        db.put(b"a", b"3").expect("put");
+        db.flush().expect("flush");
+        assert_eq!(
+            get(b"a").as_deref(),
+            Some(&b"3"[..]),
+            "max_open_tables {max_open_tables}"
+        );
+        assert_eq!(get(b"b").as_deref(), Some(&b"2"[..]));
+        db.delete(b"b").expect("delete");
+        db.flush().expect("flush");
+        db.compact().expect("compact");
+        assert_eq!(get(b"a").as_deref(), Some(&b"3"[..]));
+        assert_eq!(get(b"b"), None);
+        assert!(db.contains_key(b"a").expect("contains"));
+    }
+}

@@ -24,8 +24,6 @@ pub struct TableCache {
     fs: Arc<dyn FileSystem>,
     dir: PathBuf,
     tables: Cache<u64, Arc<Table>>,
-    /// The most tables kept open at once.
-    capacity: usize,
     block_cache: Arc<BlockCache>,
     /// The database identity tables must carry, if they carry one.
     identity: Option<u128>,
@@ -54,7 +52,6 @@ impl TableCache {
             fs,
             dir,
             tables: Cache::new(capacity.max(1)),
-            capacity: capacity.max(1),
             rows: RowCache::new(block_cache.capacity_bytes() / ROW_CACHE_SHARE),
             block_cache,
             identity: None,
@@ -70,7 +67,7 @@ impl TableCache {
 
     /// The most tables the cache keeps open at once.
     pub fn capacity(&self) -> usize {
-        self.capacity
+        usize::try_from(self.tables.capacity()).unwrap_or(usize::MAX)
     }
 
     /// The database identity tables are checked against.

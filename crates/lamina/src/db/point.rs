@@ -35,7 +35,7 @@ pub(crate) struct Pinned {
     /// above it sees the tables' newest entries, and may fill rows.
     pub tables_seqno: SeqNo,
     /// The tables of `version` point reads have opened.
-    pub tables: TableHandles,
+    pub handles: TableHandles,
 }
 
 impl Pinned {
@@ -51,8 +51,8 @@ impl Pinned {
             .map(|(_, f)| f.largest_seqno)
             .max()
             .unwrap_or(0);
-        let tables = match earlier {
-            Some(e) if Arc::ptr_eq(&e.version, &st.version) => TableHandles::carried(&e.tables),
+        let handles = match earlier {
+            Some(e) if Arc::ptr_eq(&e.version, &st.version) => TableHandles::carried(&e.handles),
             _ => TableHandles::new(&st.version, most),
         };
         Pinned {
@@ -60,7 +60,7 @@ impl Pinned {
             version: Arc::clone(&st.version),
             generation,
             tables_seqno,
-            tables,
+            handles,
         }
     }
 }
@@ -426,7 +426,7 @@ impl Inner {
         for (level, i, f) in level0.chain(deeper) {
             // Borrowed from the version's handles once a read opened it.
             let opened;
-            let table = match pinned.tables.get(level, i) {
+            let table = match pinned.handles.get(level, i) {
                 Some(t) => t,
                 None => {
                     opened = if cached_only {
@@ -437,7 +437,7 @@ impl Inner {
                     } else {
                         self.tables.get_listed(f)?
                     };
-                    pinned.tables.keep(level, i, &opened);
+                    pinned.handles.keep(level, i, &opened);
                     &opened
                 }
             };

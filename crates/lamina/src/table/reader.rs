@@ -280,7 +280,7 @@ impl Table {
                             );
                         }
                         let mut key = KeyBuf::new();
-                        return self.answer(block, tk, h, target, (cached_only, records), &mut key, f);
+                        return self.answer(block, tk, h, target, cached_only, records, &mut key, f);
                     }
                 }
                 if !ask_first && !self.filter_allows(tk, h) {
@@ -308,7 +308,7 @@ impl Table {
                 block
             }
         };
-        self.answer(&block, tk, h, target, (cached_only, records), &mut key, f)
+        self.answer(&block, tk, h, target, cached_only, records, &mut key, f)
     }
 
     #[cfg(test)]
@@ -340,7 +340,8 @@ impl Table {
         tk: &[u8],
         h: u64,
         target: &[u8],
-        (cached_only, records): (bool, bool),
+        cached_only: bool,
+        records: bool,
         key: &mut KeyBuf,
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Probe<R>> {
