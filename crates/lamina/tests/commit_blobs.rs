@@ -29,9 +29,16 @@ fn key(i: usize) -> Vec<u8> {
 }
 
 /// Every third value is small (kept in the WAL record); the others are
-/// separated, of sizes that vary.
+/// separated, of sizes that vary, every seventh of them over 64 KiB (its
+/// record runs the file's zeros to a whole 1 MiB, the others' to 256 KiB).
 fn value(i: usize) -> Vec<u8> {
-    let len = if i % 3 == 2 { 40 } else { THRESHOLD + 97 * i };
+    let len = if i % 3 == 2 {
+        40
+    } else if i.is_multiple_of(7) {
+        70_000 + i
+    } else {
+        THRESHOLD + 97 * i
+    };
     (0..len).map(|j| (i * 31 + j * 7) as u8).collect()
 }
 
@@ -118,7 +125,11 @@ fn a_power_loss_keeps_a_prefix_of_the_commits_and_never_a_pointer_without_its_va
 fn a_damaged_value_in_a_blob_file_a_crash_left_open_is_corruption_naming_it() {
     let (crashed, name, path) = synced_then_crashed(6);
     let bytes = crashed.read_all(&path).expect("read");
-    assert_eq!(bytes.len() % (256 << 10), 0, "zeros to a whole 256 KiB");
+    assert_eq!(
+        bytes.len(),
+        1 << 20,
+        "zeros to a whole 1 MiB after value 0's record"
+    );
     // The middle of the records is inside a value (values 0, 1, 3 and 4 are
     // separated, each over 512 bytes).
     crashed

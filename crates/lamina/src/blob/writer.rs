@@ -17,16 +17,40 @@ use std::path::{Path, PathBuf};
 const WRITE_CHUNK: usize = 1 << 20;
 
 /// A file written at commit runs ahead of its records in zeros to a
-/// multiple of this, for the same large folios: first reads through a fresh
-/// mapping ran 1.4x faster than with the file appended value by value
-/// (1 MiB steps: 1.5x; 64 KiB: no gain). On this project's virtual machine
-/// a write into page-cache memory not touched before costs about 5x, which
-/// every build meets once the page cache outgrows the memory already
-/// touched, and larger folios meet sooner (docs/benchmarks-python.md).
+/// multiple of a step, for the same large folios: first reads through a
+/// fresh mapping ran 1.4x faster than with the file appended value by value
+/// (1 MiB steps: 1.5x; 64 KiB: no gain). The step is this, or
+/// [`LARGE_FILL_STEP`] for a large record ([`fill_step`]). On this project's
+/// virtual machine a write into page-cache memory not touched before costs
+/// about 5x, which every build meets once the page cache outgrows the memory
+/// already touched, and larger folios meet sooner (docs/benchmarks-python.md).
 const FILL_STEP: usize = 256 << 10;
 
+/// The step of a record of 64 KiB or more. A fresh mapping maps a whole
+/// folio a fault, and seed 001's reads each open the database anew: values
+/// read at random from 1 MiB folios instead of 256 KiB ones ran 1.14x as
+/// fast at 80 KB, 1.09x at 100 KB, 1.07x at 128 KiB, 1.11x at 200 KB and
+/// 1.45x at 500 KB (a record of 256 KiB or more extended the file itself,
+/// in smaller folios), but no faster at 64,000 B, though with a quarter of
+/// the faults. The zeros cost the fill a second write of each byte, which
+/// stays in the CPU's caches only with the smaller step: 1 MiB steps filled
+/// 8 KB values about 0.8x as fast, 32 KB 0.85x, 64 KB 0.9x, 100 KB 0.9x,
+/// 500 KB 1.0x. Steps of 2 MiB read 100 KB values 1.24x as fast but filled
+/// them 0.80x as fast, some fills 5x slower (docs/benchmarks-python.md).
+const LARGE_FILL_STEP: usize = 1 << 20;
+
+/// The zeros' step for a record of `record_len` bytes: [`LARGE_FILL_STEP`]
+/// from a sixteenth of it (64 KiB) on, else [`FILL_STEP`].
+fn fill_step(record_len: usize) -> usize {
+    if record_len >= LARGE_FILL_STEP / 16 {
+        LARGE_FILL_STEP
+    } else {
+        FILL_STEP
+    }
+}
+
 /// Zeros a file written at commit is extended with.
-static ZEROS: [u8; FILL_STEP] = [0; FILL_STEP];
+static ZEROS: [u8; LARGE_FILL_STEP] = [0; LARGE_FILL_STEP];
 
 
 /// A blob file being written. Dropping it without `finish` leaves a partial
@@ -166,13 +190,14 @@ impl BlobWriter {
         }
         let offset = self.bytes() + head.len() as u64;
         let record_len = head.len() + value.len();
-        if self.at_commit && record_len < FILL_STEP {
-            self.fill_to(self.end + record_len as u64)?;
+        let step = fill_step(record_len);
+        if self.at_commit && record_len < step {
+            self.fill_to(self.end + record_len as u64, step)?;
         }
         self.write(&head)?;
         self.write(value)?;
         if self.at_commit {
-            self.fill_to(self.end)?;
+            self.fill_to(self.end, step)?;
         }
         let m = &mut self.meta;
         m.records += 1;
@@ -197,11 +222,12 @@ impl BlobWriter {
     }
 
     /// At commit: extends the file with zeros to the first multiple of
-    /// [`FILL_STEP`] at or past `to`, if it ends before it. (A record
-    /// shorter than a step is written over zeros laid down first; a longer
-    /// one extends the file itself, and the zeros follow it.)
-    fn fill_to(&mut self, to: u64) -> Result<()> {
-        let chunk = FILL_STEP as u64;
+    /// `step` at or past `to`, if it ends before it. (A record shorter than
+    /// its step is written over zeros laid down first; a longer one extends
+    /// the file itself, and the zeros follow it.)
+    /// REQUIRES: `step` a power of two of at most [`LARGE_FILL_STEP`].
+    fn fill_to(&mut self, to: u64, step: usize) -> Result<()> {
+        let chunk = step as u64;
         let to = to.next_multiple_of(chunk);
         while self.file.len() < to {
             let len = self.file.len();
@@ -368,6 +394,41 @@ mod tests {
     }
 
     #[test]
+    fn zeros_run_to_a_step_that_grows_with_the_record() {
+        let fs = crate::fs::MemFs::new();
+        let dir = Path::new("/w");
+        fs.create_dir_all(dir).unwrap();
+        let mut w = BlobWriter::create_at_commit(&fs, dir, 6).unwrap();
+        assert_eq!(w.file.len(), FILL_STEP as u64, "created with a small step of zeros");
+        let sizes = [1_000, 70_000, 10, 300_000, 2_000_000, 20];
+        let (mut lens, mut ends) = (Vec::new(), Vec::new());
+        for (i, &n) in sizes.iter().enumerate() {
+            w.add(format!("\0\0\0\0k{i}").as_bytes(), &vec![i as u8 + 1; n]).unwrap();
+            lens.push(w.file.len());
+            ends.push(w.end);
+        }
+        let large = LARGE_FILL_STEP as u64;
+        assert_eq!(lens[0], FILL_STEP as u64, "a small record stays in the first small step");
+        assert_eq!(lens[1], large, "a large one runs the zeros to a large step");
+        assert_eq!(lens[2], large, "a small record after it falls inside the zeros");
+        assert!(ends[3] < large && lens[3] == large, "so does a large one that fits");
+        assert!(ends[4] > 2 * large, "a record longer than the step extends the file...");
+        assert_eq!(lens[4], 3 * large, "...and zeros run to a whole step after it");
+        assert_eq!(lens[5], lens[4]);
+        let path = w.path.clone();
+        w.finish().unwrap();
+        let file = fs.open(&path).unwrap();
+        let listing = scan(file.as_ref(), &path, 6).unwrap();
+        let read: Vec<usize> = listing.records.iter().map(|r| r.pointer.len as usize).collect();
+        assert_eq!(read, sizes);
+        for (i, r) in listing.records.iter().enumerate() {
+            let mut buf = vec![0u8; r.pointer.len as usize];
+            super::super::reader::read_value(file.as_ref(), &path, &r.pointer, &mut buf).unwrap();
+            assert!(buf.iter().all(|&b| b == i as u8 + 1), "record {i} reads back");
+        }
+    }
+
+    #[test]
     fn a_file_written_at_commit_asks_for_the_write_back_of_each_whole_step_once() {
         let fs = crate::fs::MemFs::new();
         let dir = Path::new("/w");
@@ -379,7 +440,7 @@ mod tests {
         for i in 0..5 {
             w.add(format!("\0\0\0\0k{i}").as_bytes(), &value).unwrap();
             assert_eq!(w.end, w.bytes(), "handed to the file at once");
-            assert_eq!(w.file.len(), w.end.next_multiple_of(FILL_STEP as u64), "zeros to a whole step");
+            assert_eq!(w.file.len(), w.end.next_multiple_of(LARGE_FILL_STEP as u64), "zeros to a whole step");
             if let Some((_, from, to)) = w.writeback_due() {
                 asked.push((from, to));
             }
