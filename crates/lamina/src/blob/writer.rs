@@ -8,6 +8,7 @@ use crate::coding::masked_crc;
 use crate::error::{Error, Result};
 use crate::fs::{FileSystem, WritableFile, Writeback, WritebackMark};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// Bytes handed to the file at once, at offsets that are multiples of it.
 /// Whole aligned writes let the page cache keep the file in large folios,
@@ -34,9 +35,10 @@ const FILL_STEP: usize = 256 << 10;
 /// in smaller folios), but no faster at 64,000 B, though with a quarter of
 /// the faults. The zeros cost the fill a second write of each byte, which
 /// stays in the CPU's caches only with the smaller step: 1 MiB steps filled
-/// 8 KB values about 0.8x as fast, 32 KB 0.85x, 64 KB 0.9x, 100 KB 0.9x,
-/// 500 KB 1.0x. Steps of 2 MiB read 100 KB values 1.24x as fast but filled
-/// them 0.80x as fast, some fills 5x slower (docs/benchmarks-python.md).
+/// 8 KB values about 0.85x as fast, 32 KB 0.9x, 100 KB alike (its zeros
+/// read from [`zeros`]; notes items 74-75). Steps of 2 MiB read 100 KB
+/// values 1.24x as fast but filled them 0.80x as fast, some fills 5x slower
+/// (docs/benchmarks-python.md).
 const LARGE_FILL_STEP: usize = 1 << 20;
 
 /// The zeros' step for a record of `record_len` bytes: [`LARGE_FILL_STEP`]
@@ -49,9 +51,31 @@ fn fill_step(record_len: usize) -> usize {
     }
 }
 
-/// Zeros a file written at commit is extended with.
-static ZEROS: [u8; LARGE_FILL_STEP] = [0; LARGE_FILL_STEP];
-
+/// Zeros a file written at commit is extended with, [`LARGE_FILL_STEP`] of
+/// them. Mapped anonymous and never written, every page of them is the
+/// kernel's one zero page, so a write of zeros reads the same 4 KiB over and
+/// over: an array of zeros in the binary's read-only data is as many
+/// distinct pages, which each write of zeros pulls through the CPU's caches
+/// beside the pages it fills (fills of 100 KB values in 1 MiB steps ran
+/// about 0.93x as fast with such an array; notes item 75).
+fn zeros() -> &'static [u8] {
+    enum Zeros {
+        Mapped(memmap2::Mmap),
+        Heap(Vec<u8>),
+    }
+    static ZEROS: OnceLock<Zeros> = OnceLock::new();
+    let zeros = ZEROS.get_or_init(|| {
+        memmap2::MmapOptions::new()
+            .len(LARGE_FILL_STEP)
+            .map_anon()
+            .and_then(memmap2::MmapMut::make_read_only)
+            .map_or_else(|_| Zeros::Heap(vec![0; LARGE_FILL_STEP]), Zeros::Mapped)
+    });
+    match zeros {
+        Zeros::Mapped(map) => map,
+        Zeros::Heap(heap) => heap,
+    }
+}
 
 /// A blob file being written. Dropping it without `finish` leaves a partial
 /// file behind that the caller removes (or open removes as a leftover).
@@ -232,7 +256,8 @@ impl BlobWriter {
         while self.file.len() < to {
             let len = self.file.len();
             let step = chunk - len % chunk;
-            let zeros = ZEROS.get(..step as usize).unwrap_or(&ZEROS);
+            let all = zeros();
+            let zeros = all.get(..step as usize).unwrap_or(all);
             self.unsynced = true;
             self.file
                 .append(zeros)
