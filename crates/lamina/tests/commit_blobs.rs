@@ -29,7 +29,7 @@ fn key(i: usize) -> Vec<u8> {
 }
 
 /// Every third value is small (kept in the WAL record); the others are
-/// separated, of sizes that vary, every seventh of them over 64 KiB (its
+/// separated, of sizes that vary, every seventh of them over 68 KiB (its
 /// record runs the file's zeros to a whole 1 MiB, the others' to 256 KiB).
 fn value(i: usize) -> Vec<u8> {
     let len = if i % 3 == 2 {

@@ -27,24 +27,32 @@ const WRITE_CHUNK: usize = 1 << 20;
 /// already touched, and larger folios meet sooner (docs/benchmarks-python.md).
 const FILL_STEP: usize = 256 << 10;
 
-/// The step of a record of 64 KiB or more. A fresh mapping maps a whole
-/// folio a fault, and seed 001's reads each open the database anew: values
-/// read at random from 1 MiB folios instead of 256 KiB ones ran 1.14x as
-/// fast at 80 KB, 1.09x at 100 KB, 1.07x at 128 KiB, 1.11x at 200 KB and
-/// 1.45x at 500 KB (a record of 256 KiB or more extended the file itself,
-/// in smaller folios), but no faster at 64,000 B, though with a quarter of
-/// the faults. The zeros cost the fill a second write of each byte, which
-/// stays in the CPU's caches only with the smaller step: 1 MiB steps filled
-/// 8 KB values about 0.85x as fast, 32 KB 0.9x, 100 KB alike (its zeros
-/// read from [`zeros`]; notes items 74-75). Steps of 2 MiB read 100 KB
-/// values 1.24x as fast but filled them 0.80x as fast, some fills 5x slower
-/// (docs/benchmarks-python.md).
+/// The step of a record longer than [`LARGE_RECORD`]. A fresh mapping maps
+/// a whole folio a fault, and seed 001's reads each open the database anew:
+/// values read at random from 1 MiB folios instead of 256 KiB ones ran
+/// 1.10x as fast at 72,000 B, 1.14x at 80 KB, 1.09x at 100 KB, 1.07x at
+/// 128 KiB, 1.11x at 200 KB and 1.45x at 500 KB (a record of 256 KiB or
+/// more extended the file itself, in smaller folios), but no faster at
+/// 64,000 and 65,536 B, though with a quarter of the faults. The zeros cost
+/// the fill a second write of each byte, which stays in the CPU's caches
+/// only with the smaller step: 1 MiB steps filled 8 KB values about 0.85x
+/// as fast, 32 KB 0.9x, 100 KB alike (its zeros read from [`zeros`]). On
+/// this project's virtual machine, whose freed memory goes back to the host
+/// in 2 MiB blocks, page-cache memory in larger folios comes back untouched
+/// sooner: 100 KB values overwritten by the gigabyte ran 0.8x as fast
+/// (64 KiB values 0.75x; notes items 74-76). Steps of 2 MiB read 100 KB
+/// values 1.24x as fast but filled them 0.80x as fast, some fills 5x
+/// slower (docs/benchmarks-python.md).
 const LARGE_FILL_STEP: usize = 1 << 20;
 
-/// The zeros' step for a record of `record_len` bytes: [`LARGE_FILL_STEP`]
-/// from a sixteenth of it (64 KiB) on, else [`FILL_STEP`].
+/// Records (header, tree key and value) longer than this take
+/// [`LARGE_FILL_STEP`]: values of 64 KiB and less read no faster from its
+/// folios, 72,000 B and more did.
+const LARGE_RECORD: usize = 68 << 10;
+
+/// The zeros' step for a record of `record_len` bytes.
 fn fill_step(record_len: usize) -> usize {
-    if record_len >= LARGE_FILL_STEP / 16 {
+    if record_len > LARGE_RECORD {
         LARGE_FILL_STEP
     } else {
         FILL_STEP
@@ -425,7 +433,7 @@ mod tests {
         fs.create_dir_all(dir).unwrap();
         let mut w = BlobWriter::create_at_commit(&fs, dir, 6).unwrap();
         assert_eq!(w.file.len(), FILL_STEP as u64, "created with a small step of zeros");
-        let sizes = [1_000, 70_000, 10, 300_000, 2_000_000, 20];
+        let sizes = [65_536, 70_000, 10, 300_000, 2_000_000, 20];
         let (mut lens, mut ends) = (Vec::new(), Vec::new());
         for (i, &n) in sizes.iter().enumerate() {
             w.add(format!("\0\0\0\0k{i}").as_bytes(), &vec![i as u8 + 1; n]).unwrap();
@@ -433,7 +441,7 @@ mod tests {
             ends.push(w.end);
         }
         let large = LARGE_FILL_STEP as u64;
-        assert_eq!(lens[0], FILL_STEP as u64, "a small record stays in the first small step");
+        assert_eq!(lens[0], FILL_STEP as u64, "a record of 64 KiB stays in the first small step");
         assert_eq!(lens[1], large, "a large one runs the zeros to a large step");
         assert_eq!(lens[2], large, "a small record after it falls inside the zeros");
         assert!(ends[3] < large && lens[3] == large, "so does a large one that fits");
