@@ -426,12 +426,18 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn zeros_run_to_a_step_that_grows_with_the_record() {
+    /// A blob file `number` written at commit in `/w` of a new `MemFs`.
+    fn at_commit(number: u64) -> (crate::fs::MemFs, BlobWriter) {
         let fs = crate::fs::MemFs::new();
         let dir = Path::new("/w");
         fs.create_dir_all(dir).unwrap();
-        let mut w = BlobWriter::create_at_commit(&fs, dir, 6).unwrap();
+        let w = BlobWriter::create_at_commit(&fs, dir, number).unwrap();
+        (fs, w)
+    }
+
+    #[test]
+    fn zeros_run_to_a_step_that_grows_with_the_record() {
+        let (fs, mut w) = at_commit(6);
         assert_eq!(w.file.len(), FILL_STEP as u64, "created with a small step of zeros");
         let sizes = [65_536, 70_000, 10, 300_000, 2_000_000, 20];
         let (mut lens, mut ends) = (Vec::new(), Vec::new());
@@ -463,10 +469,8 @@ mod tests {
 
     #[test]
     fn a_file_written_at_commit_asks_for_the_write_back_of_each_whole_step_once() {
-        let fs = crate::fs::MemFs::new();
+        let (fs, mut w) = at_commit(4);
         let dir = Path::new("/w");
-        fs.create_dir_all(dir).unwrap();
-        let mut w = BlobWriter::create_at_commit(&fs, dir, 4).unwrap();
         let value = vec![3u8; 3 << 20];
         let step = crate::fs::WRITEBACK_STEP;
         let mut asked = Vec::new();
