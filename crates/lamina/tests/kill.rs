@@ -222,12 +222,17 @@ fn sigkill_loses_no_acknowledged_os_write_written_through_the_mapping() {
 
 /// Two of every three values are large enough (9-15 KiB, over the default
 /// 4 KiB threshold) to be written to a blob file at commit, their pointer
-/// in the WAL (docs/format.md#blob-files-written-at-commit).
+/// in the WAL (docs/format.md#blob-files-written-at-commit); one in ten of
+/// those is over 68 KiB, its record preceded by zeros to a whole 1 MiB.
 fn large_value(i: u64) -> Vec<u8> {
     if i.is_multiple_of(3) {
         return os_value(i);
     }
-    let len = 9_000 + (i % 7) as usize * 1_000;
+    let len = if i % 10 == 1 {
+        70_000 + (i % 4) as usize * 10_000
+    } else {
+        9_000 + (i % 7) as usize * 1_000
+    };
     (0..len).map(|j| (i as usize * 13 + j) as u8).collect()
 }
 
