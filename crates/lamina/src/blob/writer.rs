@@ -50,9 +50,13 @@ const LARGE_FILL_STEP: usize = 1 << 20;
 /// folios, 72,000 B and more did.
 const LARGE_RECORD: usize = 68 << 10;
 
-/// The zeros' step for a record of `record_len` bytes.
-fn fill_step(record_len: usize) -> usize {
-    if record_len > LARGE_RECORD {
+/// The zeros' step for a record of `record_len` bytes, in a file whose
+/// records a commit has asked to be made durable (`synced`) or not. Every
+/// sync writes the dirty zeros too, so a file synced at commit keeps the
+/// small step: `Sync` puts of 100 KB values took 1.0-3.8 ms at the 99th
+/// percentile with 1 MiB steps against 0.5-1.0 ms (notes item 77).
+fn fill_step(record_len: usize, synced: bool) -> usize {
+    if record_len > LARGE_RECORD && !synced {
         LARGE_FILL_STEP
     } else {
         FILL_STEP
@@ -109,6 +113,9 @@ pub struct BlobWriter {
     at_commit: bool,
     /// Bytes were handed to the file since the last sync.
     unsynced: bool,
+    /// A commit has asked for the file's records to be made durable: later
+    /// records take the small step ([`fill_step`]).
+    synced_at_commit: bool,
     /// How far [`BlobWriter::writeback_due`] asked for write-back.
     written_back: WritebackMark,
 }
@@ -156,6 +163,7 @@ impl BlobWriter {
             end,
             at_commit: true,
             unsynced: true,
+            synced_at_commit: false,
             written_back: WritebackMark::default(),
         })
     }
@@ -185,6 +193,7 @@ impl BlobWriter {
             end: 0,
             at_commit,
             unsynced: false,
+            synced_at_commit: false,
             written_back: WritebackMark::default(),
         };
         if at_commit {
@@ -222,7 +231,7 @@ impl BlobWriter {
         }
         let offset = self.bytes() + head.len() as u64;
         let record_len = head.len() + value.len();
-        let step = fill_step(record_len);
+        let step = fill_step(record_len, self.synced_at_commit);
         if self.at_commit && record_len < step {
             self.fill_to(self.end + record_len as u64, step)?;
         }
@@ -328,6 +337,7 @@ impl BlobWriter {
     /// Makes every record handed to the file durable (a no-op when nothing
     /// was handed to it since the last sync).
     pub fn sync(&mut self) -> Result<()> {
+        self.synced_at_commit |= self.at_commit;
         if !self.unsynced {
             return Ok(());
         }
@@ -465,6 +475,18 @@ mod tests {
             super::super::reader::read_value(file.as_ref(), &path, &r.pointer, &mut buf).unwrap();
             assert!(buf.iter().all(|&b| b == i as u8 + 1), "record {i} reads back");
         }
+    }
+
+    #[test]
+    fn a_file_synced_at_commit_keeps_the_small_step() {
+        let (_fs, mut w) = at_commit(7);
+        w.add(b"\0\0\0\0a", &[1u8; 10]).unwrap();
+        w.sync().unwrap();
+        w.add(b"\0\0\0\0b", &vec![2u8; 100_000]).unwrap();
+        assert_eq!(w.file.len(), FILL_STEP as u64, "a large record after a sync");
+        w.add(b"\0\0\0\0c", &vec![3u8; 200_000]).unwrap();
+        assert_eq!(w.file.len(), w.end.next_multiple_of(FILL_STEP as u64));
+        assert!(w.file.len() < LARGE_FILL_STEP as u64);
     }
 
     #[test]
