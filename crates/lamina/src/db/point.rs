@@ -39,8 +39,8 @@ pub(crate) struct Pinned {
 }
 
 impl Pinned {
-    /// `earlier`: the view published before, whose table handles carry
-    /// over if its version is `st`'s; `most`: the table cache's capacity.
+    /// `earlier`: the view published before, whose table handles are
+    /// shared if its version is `st`'s; `most`: the table cache's capacity.
     fn of(st: &super::State, generation: u64, earlier: Option<&Pinned>, most: usize) -> Pinned {
         let mut mems = Vec::with_capacity(1 + st.imm.len());
         mems.push(Arc::clone(&st.mem));
@@ -52,7 +52,7 @@ impl Pinned {
             .max()
             .unwrap_or(0);
         let handles = match earlier {
-            Some(e) if Arc::ptr_eq(&e.version, &st.version) => TableHandles::carried(&e.handles),
+            Some(e) if Arc::ptr_eq(&e.version, &st.version) => e.handles.clone(),
             _ => TableHandles::new(&st.version, most),
         };
         Pinned {

@@ -21,8 +21,11 @@ use crate::table::Table;
 use std::sync::{Arc, OnceLock};
 
 /// One slot a table of a version, level by level in the version's order.
+/// A clone shares the slots: every view published over the same version
+/// (a new memtable does not change the tables) fills and reads the same.
+#[derive(Clone)]
 pub(crate) struct TableHandles {
-    slots: Box<[OnceLock<Arc<Table>>]>,
+    slots: Arc<[OnceLock<Arc<Table>>]>,
     /// Where each level's slots start.
     starts: [usize; NUM_LEVELS],
 }
@@ -41,22 +44,6 @@ impl TableHandles {
         TableHandles {
             slots: (0..total).map(|_| OnceLock::new()).collect(),
             starts,
-        }
-    }
-
-    /// Slots for `version` with the handles `earlier`, kept for the same
-    /// version, already filled (a new memtable does not change the tables).
-    pub fn carried(earlier: &TableHandles) -> TableHandles {
-        TableHandles {
-            slots: earlier
-                .slots
-                .iter()
-                .map(|s| {
-                    s.get()
-                        .map_or_else(OnceLock::new, |t| OnceLock::from(Arc::clone(t)))
-                })
-                .collect(),
-            starts: earlier.starts,
         }
     }
 
