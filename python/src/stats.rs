@@ -56,6 +56,8 @@ pub fn stats_dict<'py>(py: Python<'py>, s: &lamina::Stats) -> PyResult<Bound<'py
     d.set_item("wal_syncs", s.wal_syncs)?;
     d.set_item("commits_per_fsync", s.commits_per_fsync())?;
     d.set_item("wal_segments_reused", s.wal_segments_reused)?;
+    d.set_item("refreshes", s.refreshes)?;
+    d.set_item("reader_views_cut", s.reader_views_cut)?;
     d.set_item("cache_hits", s.cache_hits)?;
     d.set_item("cache_misses", s.cache_misses)?;
     d.set_item("cache_bytes", s.cache_bytes)?;

@@ -26,6 +26,8 @@ pub enum FileKind {
     Temp,
     /// `NNNNNN.blob`
     Blob,
+    /// `NNNNNN.reader`: the files a read-only handle uses (`crate::reader_pins`).
+    Reader,
 }
 
 /// The name of a file of `kind` with `number` (ignored for CURRENT and LOCK).
@@ -38,6 +40,7 @@ pub fn file_name(kind: FileKind, number: u64) -> String {
         FileKind::Lock => "LOCK".into(),
         FileKind::Temp => format!("{number:06}.tmp"),
         FileKind::Blob => format!("{number:06}.blob"),
+        FileKind::Reader => format!("{number:06}.reader"),
     }
 }
 
@@ -77,6 +80,7 @@ pub fn parse_file_name(name: &str) -> Option<(FileKind, u64)> {
         "wal" => Some((FileKind::Wal, num(stem)?)),
         "sst" => Some((FileKind::Table, num(stem)?)),
         "blob" => Some((FileKind::Blob, num(stem)?)),
+        "reader" => Some((FileKind::Reader, num(stem)?)),
         _ => None,
     }
 }

@@ -130,6 +130,7 @@ mod options;
 mod prefetch;
 #[allow(unsafe_code)]
 mod process;
+mod reader_pins;
 mod sampled_use;
 mod snapshot;
 mod table_writer;

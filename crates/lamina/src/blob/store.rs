@@ -146,4 +146,10 @@ impl BlobStore {
     pub fn evict(&self, number: u64) {
         self.open.lock().remove(&number);
     }
+
+    /// Forgets every open blob file (a read-only handle's refresh: files
+    /// written at commit have grown since they were opened).
+    pub fn evict_all(&self) {
+        self.open.lock().clear();
+    }
 }

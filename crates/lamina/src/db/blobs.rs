@@ -125,6 +125,7 @@ impl Inner {
     /// version lists them.
     pub(super) fn delete_obsolete_blobs(&self) {
         let doomed = super::take_unpinned(&mut self.state.lock().obsolete_blobs);
+        let doomed = self.keep_reader_pinned(doomed, |st| &mut st.obsolete_blobs);
         for n in doomed.iter().map(|f| f.number) {
             self.blobs.evict(n);
             let _ = self.fs.remove_file(&self.blobs.path(n));

@@ -243,6 +243,7 @@ impl Inner {
     /// no reader pins them.
     pub fn delete_obsolete_files(&self) {
         let doomed = super::take_unpinned(&mut self.state.lock().obsolete);
+        let doomed = self.keep_reader_pinned(doomed, |st| &mut st.obsolete);
         for n in doomed.iter().map(|f| f.number) {
             self.tables.evict(n);
             let _ = self

@@ -14,6 +14,7 @@ mod open;
 mod pipeline;
 mod point;
 mod read;
+mod reader;
 mod room;
 mod rotation;
 mod segments;
@@ -98,6 +99,23 @@ fn take_unpinned<T>(list: &mut Vec<Arc<T>>) -> Vec<Arc<T>> {
         .partition(|f| Arc::strong_count(f) == 1);
     *list = keep;
     free
+}
+
+/// A file that has left the current version, numbered.
+pub(crate) trait Numbered {
+    fn number(&self) -> u64;
+}
+
+impl Numbered for FileMeta {
+    fn number(&self) -> u64 {
+        self.number
+    }
+}
+
+impl Numbered for crate::blob::BlobMeta {
+    fn number(&self) -> u64 {
+        self.number
+    }
 }
 
 /// Everything shared by the handles and the background threads.
@@ -202,6 +220,9 @@ pub(crate) struct Inner {
     pub threads: Mutex<Vec<JoinHandle<()>>>,
     /// The `LOCK` file's lock, held by a read-write handle until `close`.
     pub lock: Mutex<Option<Box<dyn FileLock>>>,
+    /// A read-only handle's reader file and the views it pins (`db/reader.rs`);
+    /// `None` for a read-write handle, or where the directory takes no reader file.
+    pub reader: Mutex<Option<reader::ReaderState>>,
     /// The process generation the handle was opened in (`crate::process`).
     pub process: u64,
     /// This database's claim on the huge chunks kept between memtables
@@ -261,6 +282,26 @@ impl Inner {
         self.poison_set.store(true, Ordering::Release);
         drop(p);
         self.bg_cv.notify_all();
+    }
+
+    /// Of `doomed`, the files no read-only handle pins (docs/design.md#readers-beside-a-writer);
+    /// those it pins go back to the list `list` picks out of the state, to be
+    /// removed by a later round.
+    pub(crate) fn keep_reader_pinned<T: Numbered>(
+        &self,
+        doomed: Vec<Arc<T>>,
+        list: impl FnOnce(&mut State) -> &mut Vec<Arc<T>>,
+    ) -> Vec<Arc<T>> {
+        if doomed.is_empty() {
+            return doomed;
+        }
+        let pins = crate::reader_pins::Pins::read(self.fs.as_ref(), &self.path);
+        let (kept, free): (Vec<_>, Vec<_>) =
+            doomed.into_iter().partition(|f| pins.holds(f.number()));
+        if !kept.is_empty() {
+            list(&mut self.state.lock()).extend(kept);
+        }
+        free
     }
 
     /// Lifetime byte counters now: those recorded at open plus this handle's.
@@ -346,6 +387,7 @@ impl Inner {
             Err(e) => Err(e),
         };
         *self.lock.lock() = None;
+        *self.reader.lock() = None;
         synced.and(last)
     }
 }
@@ -385,6 +427,19 @@ impl Db {
         Ok(Db {
             handle: Arc::new(Handle { inner }),
         })
+    }
+
+    /// Catches a read-only handle up with the database's writer (in another
+    /// process or this one): reads that start after it returns see every
+    /// write the writer had made visible when it began. Snapshots and
+    /// iterators taken before keep their view, and its files stay on disk
+    /// while they live. On a read-write handle it does nothing.
+    ///
+    /// A read-only handle opened beside a live writer never reports what the
+    /// writer is in the middle of writing as damage: its view ends before it
+    /// (docs/design.md#readers-beside-a-writer).
+    pub fn refresh(&self) -> Result<()> {
+        self.inner().refresh()
     }
 
     /// Removes the database at `path`: its files, then the directory if empty.

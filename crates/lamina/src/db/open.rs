@@ -87,17 +87,17 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
     let lock = if opts.read_only {
         None
     } else {
-        match fs.lock(&filename::path(path, FileKind::Lock, 0)) {
-            Ok(l) => Some(l),
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                return Err(Error::Locked(path.to_path_buf()))
-            }
-            Err(e) => return Err(Error::io(filename::path(path, FileKind::Lock, 0), e)),
-        }
+        Some(lock_database(fs.as_ref(), path)?)
     };
+    let mut reader_file = None;
     let mut vs = match found {
         Found::Database if opts.error_if_exists => {
             return Err(Error::AlreadyExists(path.to_path_buf()))
+        }
+        Found::Database if opts.read_only => {
+            let (vs, file) = super::reader::choose_view(&fs, path)?;
+            reader_file = file;
+            vs
         }
         Found::Database => VersionSet::recover(Arc::clone(&fs), path)?,
         Found::Empty if !opts.create_if_missing || opts.read_only => {
@@ -180,16 +180,46 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         lifetime_base,
         threads: Mutex::new(Vec::new()),
         lock: Mutex::new(lock),
+        reader: Mutex::new(reader_file.map(super::reader::ReaderState::new)),
         process,
         spare_chunks: crate::memtable::register_spare_chunks(opts.memtable_size as u64),
         opts,
     });
     replay_wals(&inner, log_number)?;
+    if let Some(r) = inner.reader.lock().as_mut() {
+        let vs = inner.versions.lock();
+        let st = inner.state.lock();
+        let mut mems = st.imm.clone();
+        mems.push(Arc::clone(&st.mem));
+        r.adopt(&vs, &st.version, &mems)?;
+    }
     if !inner.opts.read_only {
         remove_leftovers(&inner);
         start_threads(&inner)?;
     }
     Ok(inner)
+}
+
+/// Takes the `LOCK` of the database in `dir` for a read-write handle. A
+/// read-only handle probing whether a writer is live holds it for an
+/// instant, so a lock found held is asked for again for a moment before
+/// the database is reported locked.
+fn lock_database(fs: &dyn FileSystem, dir: &Path) -> Result<Box<dyn crate::fs::FileLock>> {
+    let path = filename::path(dir, FileKind::Lock, 0);
+    let mut tries = 0;
+    loop {
+        match fs.lock(&path) {
+            Ok(l) => return Ok(l),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && tries < 50 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(4));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                return Err(Error::Locked(dir.to_path_buf()))
+            }
+            Err(e) => return Err(Error::io(path, e)),
+        }
+    }
 }
 
 /// Replays the WAL segments numbered `log_number` and above into memtables;
@@ -217,8 +247,10 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         // before the next edit recorded it; never hand their numbers out again.
         let mut vs = inner.versions.lock();
         for n in &names {
-            if let Some((_, num)) = parse_file_name(n) {
-                vs.mark_file_number_used(num);
+            match parse_file_name(n) {
+                // Reader files are numbered by their process, not the counter.
+                Some((FileKind::Reader, _)) | None => {}
+                Some((_, num)) => vs.mark_file_number_used(num),
             }
         }
     }
@@ -245,14 +277,32 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         inner.state.lock().version.blobs().keys().copied().collect();
     'segments: for &num in &wals {
         let path = filename::path(&inner.path, FileKind::Wal, num);
-        let mut reader = LogReader::open(inner.fs.as_ref(), &path, WAL_MAGIC)?;
-        reader.check_origin(identity, num)?;
-        while let Some(rec) = reader.next_record()? {
+        // What a live writer is writing (a segment being started, the tail
+        // of the newest) ends a read-only handle's view; elsewhere, damage.
+        let opened = LogReader::open(inner.fs.as_ref(), &path, WAL_MAGIC)
+            .and_then(|r| r.check_origin(identity, num).map(|()| r));
+        let mut reader = match opened {
+            Ok(r) => r,
+            Err(e) => {
+                inner.forgive_live_writer(e)?;
+                break 'segments;
+            }
+        };
+        loop {
+            let rec = match reader.next_record() {
+                Ok(Some(rec)) => rec,
+                Ok(None) => break,
+                Err(e) => {
+                    inner.forgive_live_writer(e)?;
+                    break 'segments;
+                }
+            };
             if let Some((torn_num, e)) = torn.take() {
                 if tear_ends_log(&reader, torn_num, &recorded) {
                     break 'segments;
                 }
-                return Err(e);
+                inner.forgive_live_writer(e)?;
+                break 'segments;
             }
             let at = reader.valid_end();
             let d = decode_record(&rec, reader.allows_blob_pointers())
@@ -310,7 +360,11 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         }
     }
     sealed.push(mem);
-    check_orphans(inner, &names, manifest_seqno, &replayed)?;
+    if let Err(e) = check_orphans(inner, &names, manifest_seqno, &replayed) {
+        // A live writer's flush or bulk load writes tables before the
+        // manifest names them.
+        inner.forgive_live_writer(e)?;
+    }
     inner.visible_seqno.store(last_seqno, Ordering::Release);
     inner.commit.lock().last_seqno = last_seqno;
     if inner.opts.read_only {
@@ -464,8 +518,13 @@ fn remove_leftovers(inner: &Inner) {
     let version: Arc<Version> = Arc::clone(&inner.state.lock().version);
     let live: std::collections::HashSet<u64> = version.all_files().map(|(_, f)| f.number).collect();
     let manifest = inner.versions.lock().manifest_number();
+    let pins = crate::reader_pins::Pins::read(inner.fs.as_ref(), &inner.path);
     for name in names {
-        let doomed = match parse_file_name(&name) {
+        let parsed = parse_file_name(&name);
+        if matches!(parsed, Some((FileKind::Table | FileKind::Blob, n)) if pins.holds(n)) {
+            continue;
+        }
+        let doomed = match parsed {
             Some((FileKind::Table, n)) => !live.contains(&n),
             Some((FileKind::Manifest, n)) => n != manifest,
             // Retired segments are kept for reuse or removed (retire_wals_below).
@@ -506,13 +565,7 @@ pub(super) fn destroy(path: &Path, opts: &Options) -> Result<()> {
         Ok(Found::Empty) => {}
         Err(e) => return Err(e),
     }
-    let lock = match fs.lock(&filename::path(path, FileKind::Lock, 0)) {
-        Ok(l) => l,
-        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-            return Err(Error::Locked(path.to_path_buf()))
-        }
-        Err(e) => return Err(Error::io(filename::path(path, FileKind::Lock, 0), e)),
-    };
+    let lock = lock_database(fs, path)?;
     let names = filename::list(fs, path)?;
     for name in names
         .iter()

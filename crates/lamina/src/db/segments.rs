@@ -83,9 +83,14 @@ impl Inner {
             })
             .collect();
         old.sort_unstable();
+        if old.is_empty() {
+            return;
+        }
+        // A read-only handle replaying a segment keeps it as it is.
+        let pins = crate::reader_pins::Pins::read(self.fs.as_ref(), &self.path);
         let mut keep = self.reusable_wals.lock();
         for n in old {
-            if keep.contains(&n) {
+            if keep.contains(&n) || pins.holds(n) {
                 continue;
             }
             if keep.len() < KEEP_FOR_REUSE && !self.opts.read_only {

@@ -25,6 +25,10 @@ pub(crate) struct Counters {
     pub commits: AtomicU64,
     pub sync_commits: AtomicU64,
     pub wal_segments_reused: AtomicU64,
+    /// Refreshes of a read-only handle.
+    pub refreshes: AtomicU64,
+    /// Times a read-only handle's view ended where a live writer was writing.
+    pub reader_views_cut: AtomicU64,
     pub flush_bytes_written: AtomicU64,
     pub compaction_bytes_read: AtomicU64,
     pub compaction_bytes_written: AtomicU64,
@@ -109,6 +113,12 @@ pub struct Stats {
     /// WAL segments started by reusing a retired one instead of creating a
     /// file, since open.
     pub wal_segments_reused: u64,
+    /// Times a read-only handle was caught up with the writer (`refresh`).
+    pub refreshes: u64,
+    /// Times a read-only handle's view ended where a live writer was still
+    /// writing (the tail of the WAL, a segment being started): normal beside
+    /// a writer, never reported as damage.
+    pub reader_views_cut: u64,
     /// Bytes of tables written by flushes since open.
     pub flush_bytes_written: u64,
     /// Bytes read by compactions since open.
@@ -346,6 +356,8 @@ fn collect(inner: &Inner) -> Stats {
         commit_waits_yielded: waits.0,
         commit_waits_slept: waits.1,
         wal_segments_reused: get(&c.wal_segments_reused),
+        refreshes: get(&c.refreshes),
+        reader_views_cut: get(&c.reader_views_cut),
         flush_bytes_written: get(&c.flush_bytes_written),
         compaction_bytes_read: get(&c.compaction_bytes_read),
         compaction_bytes_written: get(&c.compaction_bytes_written),

@@ -493,10 +493,17 @@ impl RandomAccessFile for MemReadable {
 
 struct MemLock {
     path: PathBuf,
+    inode: InodeRef,
     shared: Arc<Shared>,
 }
 
-impl FileLock for MemLock {}
+impl FileLock for MemLock {
+    fn replace_contents(&self, bytes: &[u8]) -> io::Result<()> {
+        let mut i = self.inode.lock();
+        i.data = bytes.to_vec();
+        Ok(())
+    }
+}
 
 impl Drop for MemLock {
     fn drop(&mut self) {
@@ -650,12 +657,13 @@ impl FileSystem for MemFs {
     fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {
         let path = normalize(path);
         let mut state = self.shared.state.lock();
-        state.create_or_truncate(&path, false)?;
+        let inode = state.create_or_truncate(&path, false)?;
         if !state.locks.insert(path.clone()) {
             return Err(io::Error::new(io::ErrorKind::WouldBlock, "lock is held"));
         }
         Ok(Box::new(MemLock {
             path,
+            inode,
             shared: Arc::clone(&self.shared),
         }))
     }

@@ -118,7 +118,17 @@ pub trait RandomAccessFile: Send + Sync {
 }
 
 /// A held advisory lock; released when dropped.
-pub trait FileLock: Send + Sync {}
+pub trait FileLock: Send + Sync {
+    /// Replaces the bytes of the locked file (the file the lock was taken
+    /// on, even if its name has been removed since). Not durable: for files
+    /// other processes read while the lock is held, such as reader files.
+    fn replace_contents(&self, _bytes: &[u8]) -> io::Result<()> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this file system cannot write through a lock",
+        ))
+    }
+}
 
 /// The operations lamina needs from a file system.
 ///

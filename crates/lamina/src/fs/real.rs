@@ -199,7 +199,13 @@ struct RealLock {
     _file: File,
 }
 
-impl FileLock for RealLock {}
+impl FileLock for RealLock {
+    fn replace_contents(&self, bytes: &[u8]) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        self._file.set_len(0)?;
+        self._file.write_all_at(bytes, 0)
+    }
+}
 
 impl FileSystem for RealFs {
     fn create_dir_all(&self, path: &Path) -> io::Result<()> {
