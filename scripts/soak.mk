@@ -10,3 +10,13 @@
 soak:
 	$(CARGO) build -q -p lamina --example soak $(SOAK_CARGO_FLAGS)
 	$(CARGO) run -q -p lamina --example soak $(SOAK_CARGO_FLAGS)
+
+# `make soak-readers`: read-only processes, `lamina check`, `count` and `scan`
+# beside a live writer process that writes, flushes and compacts (see
+# scripts/readers_soak.py); prints the opens, refreshes, checks and errors.
+#
+#   SOAK_SECONDS=60   how long (default 60)
+.PHONY: soak-readers
+soak-readers: py-build
+	$(CARGO) build -q --release -p lamina-cli
+	$(PY_PYTHON) scripts/readers_soak.py --seconds $(or $(SOAK_SECONDS),60) --lamina target/release/lamina

@@ -107,6 +107,15 @@ impl Db {
         py.detach(|| db.sync()).map_err(to_py)
     }
 
+    /// Catches a read-only database up with its writer (another process or
+    /// another handle of this one): reads after it see what the writer had
+    /// written when it began. Snapshots and iterators taken before keep their
+    /// view. Does nothing on a writable database, which always reads the newest.
+    fn refresh(&self, py: Python<'_>) -> PyResult<()> {
+        let db = self.shared.db()?;
+        py.detach(|| db.refresh()).map_err(to_py)
+    }
+
     /// Writes the memtable out to a table; everything so far becomes durable.
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
         let db = self.shared.writable()?;
