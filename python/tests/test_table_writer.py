@@ -139,3 +139,25 @@ def test_a_failed_bulk_load_leaves_nothing_behind(tmp_path):
         lamina.bulk_load(str(db_path), [(b"added", b"1"), (b"bad", 2)])
     with lamina.open(str(db_path), "r") as db:
         assert dict(db.items()) == {b"kept": b"yes"}
+
+
+def test_moving_a_table_of_the_database_is_refused_and_it_is_kept(tmp_path):
+    # Found by a hostile test: db.ingest([own], move=True), naming a table
+    # the database lists (a writer's table linked in by an earlier moving
+    # ingest), linked it in again and removed the live table: the database
+    # no longer opened ("table ... listed in the manifest is missing"). Now
+    # a file of the database is refused for a move, by any path, and nothing
+    # is removed. This failed before the fix (the ingest succeeded).
+    a = write(tmp_path / "a.sst", [f"a{i:04}" for i in range(100)])
+    path = tmp_path / "db"
+    with lamina.open(str(path), "c") as db:
+        assert [d["linked"] for d in db.ingest([a], move=True)] == [True]
+        [own] = [f for f in os.listdir(path) if f.endswith(".sst")]
+        for given in (path / own, tmp_path / "db" / ".." / "db" / own):
+            with pytest.raises(lamina.error, match="in the database directory"):
+                db.ingest([str(given)], move=True)
+        assert os.path.exists(path / own)
+        assert len(db) == 100
+    with lamina.open(str(path), "r") as db:
+        assert len(db) == 100
+        assert db["a0042"] == b"va0042"

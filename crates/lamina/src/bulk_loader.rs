@@ -1,7 +1,7 @@
 //! Loading unsorted key-value pairs without the WAL: sorted runs of bounded
 //! memory, merged into tables, ingested at once.
 
-use crate::db::{Db, IngestOptions, IngestedTable};
+use crate::db::{Db, IngestOptions, IngestOrigin, IngestedTable};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key;
@@ -212,7 +212,12 @@ impl BulkLoader {
             if outputs.is_empty() {
                 Ok(Vec::new())
             } else {
-                db.ingest(&outputs, IngestOptions { move_files: true })
+                // Its own temporary files, in the database directory.
+                db.ingest_from(
+                    &outputs,
+                    IngestOptions { move_files: true },
+                    IngestOrigin::BulkLoader,
+                )
             }
         });
         if done.is_err() {

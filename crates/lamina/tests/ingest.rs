@@ -228,7 +228,8 @@ fn one_damaged_file_among_several_adds_nothing() {
     let e = db
         .ingest(&[&a, &b, &c], IngestOptions { move_files: true })
         .expect_err("damaged");
-    assert!(e.is_corruption(), "{e}");
+    // The caller's file is damaged, not the database: bad input.
+    assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
     assert!(e.to_string().contains("/src/b.sst"), "{e}");
     let want: Model = [(b"x".to_vec(), b"1".to_vec())].into();
     assert_eq!(contents(&db), want);
@@ -664,4 +665,266 @@ fn a_zero_block_size_writes_default_blocks() {
     let zero = size_with(0, "/zero.sst");
     let default = size_with(TableWriterOptions::default().block_size, "/default.sst");
     assert_eq!(zero, default, "block_size 0 is the default size");
+}
+
+/// Writes a table writer's table of `entries` at `path` in one uncompressed
+/// data block, then gives the entry whose value is `target` the trailer
+/// `(seqno << 8) | kind` instead of a put's, with the block checksum
+/// recomputed as docs/format.md#block-trailer says; `counters` are then set
+/// in the properties block, its checksum recomputed too. What anyone with the
+/// format and a hex editor can make: the checksums all agree.
+#[allow(clippy::indexing_slicing)]
+fn forge(
+    fs: &MemFs,
+    path: &str,
+    entries: &[(&[u8], &[u8])],
+    target: &[u8],
+    (seqno, kind): (u64, u8),
+    counters: &[(usize, u64)],
+) -> PathBuf {
+    fs.create_dir_all(Path::new("/src")).expect("mkdir");
+    let wo = TableWriterOptions {
+        compression: lamina::Compression::None,
+        block_size: 1 << 20,
+        ..writer_opts(fs, None)
+    };
+    let mut w = TableWriter::create(path, wo).expect("create writer");
+    for (k, v) in entries {
+        w.put(k, v).expect("put");
+    }
+    w.finish().expect("finish");
+    let mut bytes = fs.read_all(Path::new(path)).expect("read");
+    let footer = bytes.len() - 64;
+    let u64_at = |b: &[u8], o: usize| u64::from_le_bytes(b[o..o + 8].try_into().expect("8"));
+    // One data block: from 0 to its 5-byte trailer just before the filter.
+    let block = u64_at(&bytes, footer) as usize - 5;
+    let at: Vec<usize> = (0..block - target.len())
+        .filter(|&i| &bytes[i..i + target.len()] == target)
+        .collect();
+    assert_eq!(at.len(), 1, "the target value is in the block once");
+    let trailer = at[0] - 8;
+    bytes[trailer..at[0]].copy_from_slice(&((seqno << 8) | u64::from(kind)).to_le_bytes());
+    let crc = lamina::coding::masked_crc(&bytes[..block + 1]);
+    bytes[block + 1..block + 5].copy_from_slice(&crc.to_le_bytes());
+    if !counters.is_empty() {
+        let props = u64_at(&bytes, footer + 16) as usize;
+        let size = u64_at(&bytes, footer + 24) as usize;
+        for &(i, v) in counters {
+            let o = props + 4 + 8 * i;
+            bytes[o..o + 8].copy_from_slice(&v.to_le_bytes());
+        }
+        let crc = lamina::coding::masked_crc(&bytes[props..props + size + 1]);
+        bytes[props + size + 1..props + size + 5].copy_from_slice(&crc.to_le_bytes());
+    }
+    fs.remove_file(Path::new(path)).expect("remove");
+    let mut f = fs.create(Path::new(path)).expect("create");
+    f.append(&bytes).expect("write");
+    f.sync_data().expect("sync");
+    PathBuf::from(path)
+}
+
+/// The value of the one kind-3 entry (a blob pointer) in the tables of `/db`.
+fn a_blob_pointer(fs: &MemFs) -> Vec<u8> {
+    use lamina::iter::InternalIterator;
+    for name in fs.file_names(Path::new("/db")) {
+        if !name.ends_with(".sst") {
+            continue;
+        }
+        let path = Path::new("/db").join(&name);
+        let file = fs.open(&path).expect("open");
+        let cache = Arc::new(lamina::cache::BlockCache::new(0));
+        let t = Arc::new(lamina::table::Table::open(file, path, 0, cache).expect("table"));
+        let mut it = t.iter_uncached();
+        it.seek_to_first();
+        while it.valid() {
+            let p = lamina::key::parse(it.key()).expect("key");
+            if p.kind == lamina::key::Kind::Blob {
+                return it.value().to_vec();
+            }
+            it.next();
+        }
+    }
+    panic!("no blob pointer in /db");
+}
+
+/// Found by a hostile test of `lamina ingest`: a writer's table whose entry
+/// said "blob pointer" (kind 3) in its kind byte, checksums recomputed, was
+/// ingested: the check looked only at the properties' delete and merge
+/// counters, which do not count blob pointers. The pointer, copied from the
+/// database's own table of another keyspace, made the new key read that
+/// keyspace's secret; after a delete of the new key and a compaction, the
+/// other keyspace's blob file was collected and its value was gone for
+/// good ("a blob pointer names a blob file that is missing"). A pointer of
+/// garbage bytes made every later compaction fail.
+///
+/// docs/format.md says a writer's table holds only seqno-0 puts: now every
+/// entry is checked, and such a table is refused as bad input naming the
+/// file and the entry. This failed before the fix (the ingest succeeded).
+#[test]
+fn a_forged_blob_pointer_is_refused_and_the_value_it_names_is_kept() {
+    let fs = MemFs::new();
+    let o = Options {
+        blob_threshold: 64,
+        ..opts(Arc::new(fs.clone()))
+    };
+    let db = Db::open("/db", o).expect("open");
+    let secret = vec![b's'; 1000];
+    let ks = db.keyspace("secret").expect("keyspace");
+    ks.put(b"key", &secret).expect("put");
+    db.flush().expect("flush");
+    let pointer = a_blob_pointer(&fs);
+    for (name, value) in [("stolen", pointer.as_slice()), ("garbage", b"garbage!")] {
+        let path = format!("/src/{name}.sst");
+        let forged = forge(
+            &fs,
+            &path,
+            &[(b"a", b"first"), (name.as_bytes(), value), (b"z", b"last")],
+            value,
+            (0, 3),
+            &[],
+        );
+        for move_files in [false, true] {
+            let e = db
+                .ingest(&[&forged], IngestOptions { move_files })
+                .expect_err("a blob pointer in a writer's table");
+            assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+            let msg = e.to_string();
+            assert!(msg.contains(&path), "{msg}");
+            assert!(
+                msg.contains(&format!("entry 1 (key \"{name}\") is a blob pointer")),
+                "{msg}"
+            );
+            assert!(fs.is_dir(&forged).expect("stat").is_some(), "not moved");
+        }
+        assert_eq!(db.get(name.as_bytes()).expect("get"), None);
+    }
+    db.delete(b"stolen").expect("delete");
+    db.compact().expect("compact");
+    assert_eq!(ks.get(b"key").expect("get"), Some(secret));
+    assert!(db.check().expect("check").is_ok());
+}
+
+/// Found by the same hostile test: a writer's table holding a tombstone, a
+/// merge operand or an entry with a seqno other than 0 — its properties
+/// still counting seqno-0 puts only — was refused as damage ("corruption
+/// ... properties say delete entries is 0"), which the CLI reports as a
+/// damaged database (exit 6), though the database was fine and the input
+/// was bad. Now each is refused as bad input naming the file and the
+/// entry. This failed before the fix (the errors were `Corruption`).
+#[test]
+fn entries_a_table_writer_never_writes_are_refused_as_bad_input() {
+    let fs = MemFs::new();
+    let db = Db::open("/db", opts(Arc::new(fs.clone()))).expect("open");
+    db.put(b"m", b"kept").expect("put");
+    let cases: [((u64, u8), &str); 4] = [
+        ((0, 0), "entry 1 (key \"k2\") is a delete (tombstone)"),
+        ((0, 2), "entry 1 (key \"k2\") is a merge operand"),
+        ((7, 1), "entry 1 (key \"k2\") has seqno 7"),
+        // Counters that tell the truth change nothing.
+        ((7, 1), "entry 1 (key \"k2\") has seqno 7"),
+    ];
+    for (i, ((seqno, kind), want)) in cases.into_iter().enumerate() {
+        let counters: &[(usize, u64)] = if i == 3 { &[(9, 7)] } else { &[] };
+        let path = format!("/src/forged{i}.sst");
+        let forged = forge(
+            &fs,
+            &path,
+            &[(b"k1", b"v1"), (b"k2", b"target"), (b"k3", b"v3")],
+            b"target",
+            (seqno, kind),
+            counters,
+        );
+        for move_files in [false, true] {
+            let e = db
+                .ingest(&[&forged], IngestOptions { move_files })
+                .expect_err("forged");
+            assert!(matches!(e, Error::InvalidArgument(_)), "case {i}: {e}");
+            assert!(e.to_string().contains(&path), "case {i}: {e}");
+            assert!(e.to_string().contains(want), "case {i}: {e}");
+        }
+    }
+    let want: Model = [(b"m".to_vec(), b"kept".to_vec())].into();
+    assert_eq!(contents(&db), want);
+}
+
+/// Found by a hostile test of `lamina ingest --move`: given a table the
+/// database itself lists (a writer's table linked in by an earlier moving
+/// ingest, so it passes every check of a writer's table), the ingest linked
+/// it in a second time and then removed the name given — the live table.
+/// The database no longer opened ("table 000003.sst listed in the manifest
+/// is missing"). Now a file in the database directory, reached by any path,
+/// or another name of a file there, is refused for a move, and nothing is
+/// removed. This failed before the fix (the move succeeded and the reopen
+/// failed).
+#[test]
+fn moving_a_file_of_the_database_is_refused() {
+    let fs = MemFs::new();
+    let db = Db::open("/db", opts(Arc::new(fs.clone()))).expect("open");
+    let a = write_table(&fs, "/src/a.sst", &entries("a", 0..10, "a"), None);
+    let done = db
+        .ingest(&[&a], IngestOptions { move_files: true })
+        .expect("ingest");
+    assert!(done[0].linked, "{done:?}");
+    let own = format!("/db/{:06}.sst", done[0].file_number);
+    fs.hard_link(Path::new(&own), Path::new("/src/alias.sst"))
+        .expect("link");
+    let cases = [
+        (own.clone(), "is in the database directory /db"),
+        (
+            format!("/db/../db/{:06}.sst", done[0].file_number),
+            "is in the database directory /db",
+        ),
+        (
+            "/src/alias.sst".to_string(),
+            &format!(
+                "another name of the database's file {:06}.sst",
+                done[0].file_number
+            )[..],
+        ),
+    ];
+    for (path, want) in &cases {
+        let e = db
+            .ingest(&[path], IngestOptions { move_files: true })
+            .expect_err("own table");
+        assert!(matches!(e, Error::InvalidArgument(_)), "{path}: {e}");
+        assert!(e.to_string().contains(path), "{e}");
+        assert!(e.to_string().contains(want), "{e}");
+    }
+    assert!(fs.is_dir(Path::new(&own)).expect("stat").is_some());
+    // Without moving it is only read, and copied with a new seqno.
+    let done = db
+        .ingest(&[&own], IngestOptions::default())
+        .expect("plain ingest");
+    assert!(!done[0].linked, "{done:?}");
+    db.close().expect("close");
+    let db = Db::open("/db", opts(Arc::new(fs.clone()))).expect("reopen");
+    assert_eq!(contents(&db).len(), 10);
+    assert!(db.check().expect("check").is_ok());
+}
+
+/// Found by a hostile test of `lamina ingest`: a file that is not a table
+/// at all was reported as damage (the CLI said the database was damaged,
+/// exit 6). It is bad input, and is now refused as such, naming the file.
+/// This failed before the fix (the error was `Corruption`).
+#[test]
+fn a_garbage_file_is_bad_input_not_damage() {
+    let fs = MemFs::new();
+    let db = Db::open("/db", opts(Arc::new(fs.clone()))).expect("open");
+    fs.create_dir_all(Path::new("/src")).expect("mkdir");
+    let mut f = fs.create(Path::new("/src/garbage.sst")).expect("create");
+    f.append(&[0x5a; 300]).expect("write");
+    f.sync_data().expect("sync");
+    let e = db
+        .ingest(&["/src/garbage.sst"], IngestOptions::default())
+        .expect_err("garbage");
+    assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+    assert!(
+        e.to_string()
+            .contains("cannot ingest /src/garbage.sst: it is damaged or not a table"),
+        "{e}"
+    );
+    let e = db
+        .ingest(&["/src"], IngestOptions::default())
+        .expect_err("a directory");
+    assert!(e.to_string().contains("it is a directory"), "{e}");
 }

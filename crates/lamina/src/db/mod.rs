@@ -33,6 +33,7 @@ use crate::options::{Durability, Options};
 use crate::snapshot::Snapshot;
 use crate::wal::LogWriter;
 pub use check::CheckReport;
+pub(crate) use ingest::Origin as IngestOrigin;
 pub use ingest::{IngestOptions, IngestedTable};
 use parking_lot::{Condvar, Mutex, RwLock};
 pub use point::Cached;

@@ -318,6 +318,10 @@ impl FileSystem for FaultFs {
         self.inner.file_size(path)
     }
 
+    fn stat(&self, path: &Path) -> io::Result<super::FileStat> {
+        self.inner.stat(path)
+    }
+
     fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {
         self.inner.lock(path)
     }

@@ -648,6 +648,27 @@ impl FileSystem for MemFs {
         })
     }
 
+    fn stat(&self, path: &Path) -> io::Result<super::FileStat> {
+        // No symbolic links: resolving `.` and `..` is all there is.
+        let canonical = super::lexical(path);
+        let state = self.shared.state.lock();
+        if state.dir_exists(&canonical) {
+            return Ok(super::FileStat {
+                file_type: super::FileType::Directory,
+                canonical,
+                id: None,
+            });
+        }
+        let inode = state.file(&canonical)?;
+        // The inode's address names it while it lives, as an inode number does.
+        let id = Arc::as_ptr(inode) as usize as u64;
+        Ok(super::FileStat {
+            file_type: super::FileType::Regular,
+            canonical,
+            id: Some((0, id)),
+        })
+    }
+
     fn file_size(&self, path: &Path) -> io::Result<u64> {
         let state = self.shared.state.lock();
         let len = state.file(&normalize(path))?.lock().data.len();
@@ -772,6 +793,27 @@ mod tests {
         fs.remove_file(p("/db/a")).unwrap();
         assert_eq!(fs.read_all(p("/db/b")).unwrap(), b"A");
         assert_eq!(fs.crash_clone().read_all(p("/db/b")).unwrap(), b"A");
+    }
+
+    #[test]
+    fn stat_resolves_dots_and_gives_both_names_of_a_file_one_id() {
+        use crate::fs::FileType;
+        let fs = db();
+        write(&fs, "/db/a", b"A", true);
+        fs.hard_link(p("/db/a"), p("/db/b")).unwrap();
+        write(&fs, "/db/c", b"C", true);
+        let a = fs.stat(p("/db/./x/../a")).unwrap();
+        assert_eq!(
+            (a.file_type, a.canonical.as_path()),
+            (FileType::Regular, p("/db/a"))
+        );
+        assert_eq!(fs.stat(p("/db/b")).unwrap().id, a.id);
+        assert_ne!(fs.stat(p("/db/c")).unwrap().id, a.id);
+        assert_eq!(fs.stat(p("/db/..")).unwrap().file_type, FileType::Directory);
+        assert_eq!(
+            fs.stat(p("/db/d")).unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
     }
 
     #[test]

@@ -18,7 +18,7 @@ pub(crate) use writeback::WRITEBACK_STEP;
 pub(crate) use writeback::{Writeback, WritebackMark};
 
 use std::io;
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 /// A file opened for writing.
@@ -181,12 +181,87 @@ pub trait FileSystem: Send + Sync + 'static {
         Ok(())
     }
 
+    /// What `path` names, following symbolic links, found without opening
+    /// it (so a FIFO is never waited on); `NotFound` if nothing. The default
+    /// serves file systems without links or special files: a file is
+    /// regular unless it is a directory, its path is resolved lexically, and
+    /// it has no id.
+    fn stat(&self, path: &Path) -> io::Result<FileStat> {
+        match self.is_dir(path)? {
+            None => Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("{}: no such file or directory", path.display()),
+            )),
+            Some(dir) => Ok(FileStat {
+                file_type: if dir {
+                    FileType::Directory
+                } else {
+                    FileType::Regular
+                },
+                canonical: lexical(path),
+                id: None,
+            }),
+        }
+    }
+
     /// Reads a whole file.
     fn read_all(&self, path: &Path) -> io::Result<Vec<u8>> {
         let f = self.open(path)?;
         let len = usize::try_from(f.len()).map_err(|_| io::Error::other("file too large"))?;
         f.read_at(0, len)
     }
+}
+
+/// What [`FileSystem::stat`] finds at a path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileStat {
+    /// What kind of file it is.
+    pub file_type: FileType,
+    /// Its path with `.`, `..` and symbolic links resolved (absolute where
+    /// the file system has a working directory).
+    pub canonical: PathBuf,
+    /// The file itself (device and inode number on Unix), the same for every
+    /// name of one file; `None` where the file system cannot tell.
+    pub id: Option<(u64, u64)>,
+}
+
+/// The kinds of file [`FileStat`] tells apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileType {
+    /// A regular file.
+    Regular,
+    /// A directory.
+    Directory,
+    /// A FIFO (named pipe): opening it for reading waits for a writer.
+    Fifo,
+    /// Anything else: a socket, a device.
+    Other,
+}
+
+/// The kind and id (as in [`FileStat`]) of an open file, where the file
+/// system can tell (files of [`RealFs`]).
+pub(crate) fn open_file_stat(file: &dyn RandomAccessFile) -> Option<(FileType, (u64, u64))> {
+    real::open_file_stat(file)
+}
+
+/// `path` with `.` dropped and each `..` taking away the name before it,
+/// without consulting any file system.
+pub(crate) fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) {
+                    out.pop();
+                } else if !out.has_root() {
+                    out.push(c);
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The default file system: the operating system's.

@@ -1,9 +1,9 @@
 //! The operating system's file system.
 
-use super::{FileLock, FileSyncer, FileSystem, RandomAccessFile, WritableFile};
+use super::{FileLock, FileStat, FileSyncer, FileSystem, FileType, RandomAccessFile, WritableFile};
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -195,6 +195,31 @@ fn read_uninit_at(file: &File, offset: u64, len: usize) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// What kind of file `m` describes.
+fn file_type(m: &fs::Metadata) -> FileType {
+    let t = m.file_type();
+    if t.is_file() {
+        FileType::Regular
+    } else if t.is_dir() {
+        FileType::Directory
+    } else if t.is_fifo() {
+        FileType::Fifo
+    } else {
+        FileType::Other
+    }
+}
+
+/// The device and inode number of the file `m` describes.
+fn id(m: &fs::Metadata) -> (u64, u64) {
+    (m.dev(), m.ino())
+}
+
+/// The kind and id of an open file, if it is one of the operating system's.
+pub(super) fn open_file_stat(file: &dyn RandomAccessFile) -> Option<(FileType, (u64, u64))> {
+    let m = file.os_file()?.metadata().ok()?;
+    Some((file_type(&m), id(&m)))
+}
+
 struct RealLock {
     _file: File,
 }
@@ -273,6 +298,15 @@ impl FileSystem for RealFs {
 
     fn file_size(&self, path: &Path) -> io::Result<u64> {
         Ok(fs::metadata(path)?.len())
+    }
+
+    fn stat(&self, path: &Path) -> io::Result<FileStat> {
+        let m = fs::metadata(path)?;
+        Ok(FileStat {
+            file_type: file_type(&m),
+            canonical: fs::canonicalize(path)?,
+            id: Some(id(&m)),
+        })
     }
 
     fn lock(&self, path: &Path) -> io::Result<Box<dyn FileLock>> {

@@ -623,6 +623,17 @@ impl Table {
     /// number of entries; the first problem found is a Corruption naming
     /// its offset.
     pub fn verify(&self) -> Result<u64> {
+        self.verify_entries(|_, _| Ok(()))
+    }
+
+    /// [`Table::verify`], handing each entry (its key parsed, and its
+    /// value) in order to `each` once its key is checked; the first error
+    /// `each` returns ends the pass and is returned, before the properties
+    /// are compared with the entries.
+    pub fn verify_entries(
+        &self,
+        mut each: impl FnMut(&key::Parsed<'_>, &[u8]) -> Result<()>,
+    ) -> Result<u64> {
         let mut seen = Properties {
             smallest_seqno: u64::MAX,
             ..Properties::default()
@@ -649,6 +660,7 @@ impl Table {
             it.seek_to_first();
             while it.valid() {
                 let p = self.check_entry(handle, &last_key, it.key())?;
+                each(&p, it.value())?;
                 seen.entries += 1;
                 seen.deletes += u64::from(p.kind == Kind::Delete);
                 seen.merges += u64::from(p.kind == Kind::Merge);

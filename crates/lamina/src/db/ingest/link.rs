@@ -4,6 +4,7 @@
 //! Layout: docs/format.md#ingested-tables.
 
 use super::placement::{self, Range};
+use super::source::refuse;
 use super::{memtable_overlaps, IngestedTable, Source};
 use crate::db::Inner;
 use crate::error::{Error, Result};
@@ -53,9 +54,25 @@ impl Inner {
         for s in sources {
             let number = self.versions.lock().new_file_number();
             let dst = filename::path(&self.path, FileKind::Table, number);
-            if self.fs.hard_link(&s.path, &dst).is_err() {
+            // The file itself, not a symbolic link to it (a link to a
+            // relative symbolic link would name a file in the database
+            // directory).
+            if self.fs.hard_link(&s.canonical, &dst).is_err() {
                 unlink(&linked);
                 return Ok(None);
+            }
+            // The new name must be the file verified, not one put in its place since.
+            let same = match (s.id, self.fs.stat(&dst).ok().and_then(|st| st.id)) {
+                (Some(verified), Some(now)) => verified == now,
+                _ => true,
+            };
+            if !same {
+                let _ = self.fs.remove_file(&dst);
+                unlink(&linked);
+                return Err(refuse(
+                    &s.path,
+                    "it was replaced by another file while it was being ingested; nothing was ingested",
+                ));
             }
             linked.push(FileMeta {
                 number,

@@ -3,12 +3,14 @@
 //!
 //! Layout: docs/format.md#ingested-tables.
 //!
+//! Every file is checked first, nothing locked (source.rs): a regular file,
+//! not the database's own when it is to be moved, its checksums, order,
+//! properties and writer settings verified and every entry a seqno-0 put.
 //! Moved files that overlap nothing in the tree, with no snapshot live, are
-//! hard-linked in as they are, as the commit leader (link.rs). Otherwise,
-//! the steps (rewrite.rs), and what blocks whom:
+//! then hard-linked in as they are, as the commit leader (link.rs).
+//! Otherwise, the steps (rewrite.rs), and what blocks whom:
 //!
-//! 1. *Verify* every file (checksums, order, properties, writer settings);
-//!    nothing is locked.
+//! 1. *Verify* every file, as above; nothing is locked.
 //! 2. *Reserve* seqnos, as the commit leader (writers wait for a moment):
 //!    seal the memtable if it holds keys in an ingested range, take one seqno
 //!    per file and record the last in the manifest.
@@ -26,13 +28,15 @@
 mod link;
 mod placement;
 mod rewrite;
+mod source;
 
-use super::{Db, Inner};
-use crate::error::{Error, Result};
+use super::Db;
+use crate::error::Result;
 use crate::key::{self, KeyspaceId, SeqNo};
 use crate::memtable::Memtable;
-use crate::table::{Table, WriterProps};
 use placement::Range;
+pub(crate) use source::Origin;
+use source::Source;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -40,7 +44,7 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IngestOptions {
     /// Remove the given files once they are ingested (by default they are
-    /// left in place).
+    /// left in place). A file of the database itself is refused.
     pub move_files: bool,
 }
 
@@ -62,16 +66,6 @@ pub struct IngestedTable {
     pub linked: bool,
 }
 
-/// A verified file to ingest.
-struct Source {
-    path: PathBuf,
-    table: Arc<Table>,
-    keyspace: Option<String>,
-    /// The first and last internal keys.
-    first: Vec<u8>,
-    last: Vec<u8>,
-}
-
 impl Db {
     /// Adds the tables in `paths`, written by [`TableWriter`](crate::TableWriter)s,
     /// to the database atomically: after it returns `Ok`, every entry of
@@ -87,23 +81,41 @@ impl Db {
     /// error no keyspace was created. Writers are held only for the moments seqnos are reserved and
     /// the tables installed.
     ///
-    /// Errors: `Corruption` naming a damaged file (nothing is added);
-    /// `InvalidArgument` for a file not written by a TableWriter or written
-    /// with settings this build cannot ingest; `Io`.
+    /// Every file is checked before anything is added: it must be a regular
+    /// file (a FIFO is refused, never waited on) holding a table writer's
+    /// table, intact, whose every entry is a put with seqno 0 in keyspace 0
+    /// (docs/format.md#table-writer-settings). With `move_files`, a file of
+    /// the database — in its directory, resolving into it, or another name
+    /// of a file there — is refused: moving it would remove the database's
+    /// own file.
+    ///
+    /// Errors: `InvalidArgument` naming the file for any file that is not
+    /// such a table (a damaged or garbage file, a tombstone, merge operand
+    /// or blob pointer among its entries, a nonzero seqno, settings this
+    /// build cannot ingest, not a regular file, a database file to move);
+    /// nothing is added. `Io` (a missing file, a failed write).
     pub fn ingest<P: AsRef<Path>>(
         &self,
         paths: &[P],
         opts: IngestOptions,
+    ) -> Result<Vec<IngestedTable>> {
+        self.ingest_from(paths, opts, Origin::Caller)
+    }
+
+    /// [`Db::ingest`] of files written by `origin`.
+    pub(crate) fn ingest_from<P: AsRef<Path>>(
+        &self,
+        paths: &[P],
+        opts: IngestOptions,
+        origin: Origin,
     ) -> Result<Vec<IngestedTable>> {
         let inner = self.inner();
         inner.check_writable()?;
         if paths.is_empty() {
             return Ok(Vec::new());
         }
-        let sources = paths
-            .iter()
-            .map(|p| inner.open_source(p.as_ref()))
-            .collect::<Result<Vec<_>>>()?;
+        let paths: Vec<&Path> = paths.iter().map(AsRef::as_ref).collect();
+        let sources = inner.open_sources(&paths, opts.move_files, origin)?;
         // A keyspace a file names that does not exist yet gets its id now
         // and is created by the same manifest edit that installs the
         // tables: a failed ingest leaves no keyspace behind.
@@ -194,63 +206,6 @@ fn source_range(s: &Source, id: KeyspaceId) -> Range {
 /// The user key of internal key `ikey` (empty if malformed; verified before).
 fn user_key(ikey: &[u8]) -> &[u8] {
     key::parse(ikey).map_or(&[][..], |p| p.user_key())
-}
-
-impl Inner {
-    /// Opens and verifies a file given to ingest.
-    fn open_source(&self, path: &Path) -> Result<Source> {
-        let refuse = |why: String| {
-            Error::InvalidArgument(format!("cannot ingest {}: {why}", path.display()))
-        };
-        let file = self.fs.open(path).map_err(|e| Error::io(path, e))?;
-        // A cache of its own: the file has no number in this database.
-        let cache = Arc::new(crate::cache::BlockCache::new(0));
-        let table = Arc::new(Table::open(file, path.to_path_buf(), 0, cache)?);
-        let writer: WriterProps = table.properties().writer.ok_or_else(|| {
-            refuse(
-                "it was not written by a table writer (its properties hold no writer settings)"
-                    .into(),
-            )
-        })?;
-        if let Some(why) = writer.incompatibility() {
-            return Err(refuse(why));
-        }
-        table.verify()?;
-        let p = table.properties();
-        if p.largest_seqno != 0 || p.deletes != 0 || p.merges != 0 {
-            return Err(refuse(
-                "its entries are not the seqno-0 puts a table writer writes".into(),
-            ));
-        }
-        let keyspace = writer.keyspace().map_err(refuse)?.map(str::to_string);
-        let (first, last) = {
-            use crate::iter::InternalIterator;
-            let mut it = table.iter_uncached();
-            it.seek_to_first();
-            let first = it.valid().then(|| it.key().to_vec());
-            it.seek_to_last();
-            let last = it.valid().then(|| it.key().to_vec());
-            it.status()?;
-            (first, last)
-        };
-        let (Some(first), Some(last)) = (first, last) else {
-            return Err(refuse("it holds no entries".into()));
-        };
-        // Sorted keys: if the first and last are in keyspace 0, all are.
-        let in_default = |k: &[u8]| key::keyspace_of(key::tree_key_of(k)) == 0;
-        if !in_default(&first) || !in_default(&last) {
-            return Err(refuse(
-                "its keys are not in keyspace 0, as a table writer writes them".into(),
-            ));
-        }
-        Ok(Source {
-            path: path.to_path_buf(),
-            table,
-            keyspace,
-            first,
-            last,
-        })
-    }
 }
 
 /// Whether `m` holds an entry whose tree key lies in `[lo, hi]`.

@@ -4,6 +4,7 @@
 //! Layout: docs/format.md#ingested-tables.
 
 use super::placement::{self, Range};
+use super::source::{check_entry, damaged, refuse};
 use super::{memtable_overlaps, IngestedTable, Source};
 use crate::db::Inner;
 use crate::error::{Error, Result};
@@ -194,10 +195,18 @@ impl Inner {
         let mut it = s.table.iter_uncached();
         it.seek_to_first();
         let mut ikey = Vec::new();
+        let mut n = 0;
         while it.valid() {
             let p = key::parse(it.key()).ok_or_else(|| {
-                Error::corruption(&s.path, 0, "entry with a malformed key after verification")
+                refuse(
+                    &s.path,
+                    "an entry has a malformed key, though the file was verified \
+                     (did it change while it was being ingested?)",
+                )
             })?;
+            // Again, as copied: the bytes read now are the ones that count.
+            check_entry(&s.path, n, &p, it.value())?;
+            n += 1;
             ikey.clear();
             ikey.extend_from_slice(&key::tree_key(id, p.user_key()));
             key::push_trailer(&mut ikey, seqno, p.kind as u8);
@@ -211,7 +220,7 @@ impl Inner {
             })?;
             it.next();
         }
-        it.status()?;
+        it.status().map_err(|e| damaged(&s.path, e))?;
         let t = b.finish()?;
         Ok(FileMeta {
             number,
