@@ -66,7 +66,8 @@ impl Db {
     }
 
     /// Closes the database, making every write durable and releasing the
-    /// lock. Idempotent; every later use raises `lamina.error`.
+    /// lock and every file and mapping it holds (while this object lives
+    /// on). Idempotent; every later use raises `lamina.error`.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         self.shared.close(py)
     }
