@@ -161,6 +161,32 @@ def test_close_lets_go_of_every_file_while_the_object_lives(path, flag):
     assert db is not None  # the object is alive throughout
 
 
+def test_the_type_stub_gives_the_engine_s_defaults(path):
+    """Regression: ``_lamina.pyi`` gave ``blob_threshold`` a default of
+    8192 where the engine uses 4096, so an editor told users values from 4
+    to 8 KiB stayed in the tree. Every literal default of ``Db.__init__`` in
+    the stub that ``stats()`` reports is compared with what a database
+    opened with no options reports. Before the fix ``blob_threshold`` was
+    4096 here, 8192 in the stub."""
+    import ast
+
+    stub = os.path.join(os.path.dirname(lamina.__file__), "_lamina.pyi")
+    with open(stub) as f:
+        tree = ast.parse(f.read())
+    (db_class,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Db"]
+    (init,) = [n for n in db_class.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"]
+    stub_defaults = {
+        a.arg: d.value
+        for a, d in zip(init.args.kwonlyargs, init.args.kw_defaults)
+        if isinstance(d, ast.Constant) and d.value is not Ellipsis
+    }
+    with lamina.open(path, "c") as db:
+        stats = db.stats()
+    compared = {k: (v, stats[k]) for k, v in stub_defaults.items() if k in stats}
+    assert "blob_threshold" in compared
+    assert {k: v for k, v in compared.items() if v[0] != v[1]} == {}
+
+
 def test_destroy_removes_only_lamina_databases(path, tmp_path):
     lamina.open(path, "c").close()
     lamina.destroy(path)
