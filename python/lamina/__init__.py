@@ -84,6 +84,11 @@ _DURABILITY = {"f": "none", "s": "sync"}
 _SET_BY_FLAG = ("create_if_missing", "error_if_exists", "read_only")
 
 
+def _mode_text(mode: int) -> str:
+    """``mode`` in octal, the way permission bits are written."""
+    return f"-0o{-mode:o}" if mode < 0 else f"0o{mode:o}"
+
+
 def _dir_mode(mode: int) -> int:
     """A directory mode from a dbm file mode: search (x) wherever read is granted."""
     return mode | ((mode & 0o444) >> 2)
@@ -105,6 +110,7 @@ def open(path: str | bytes | _os.PathLike[Any], flag: str = "r", mode: int = 0o6
     umask applied, so the default ``0o666`` gives ``0o777 & ~umask``); the
     files inside are created with the process umask and guarded by the
     directory, so ``0o600`` keeps other users out of the whole database.
+    A mode outside ``0`` to ``0o777`` raises ``ValueError``.
 
     ``options`` are engine settings: ``durability`` (``'sync'``, ``'os'``,
     ``'none'``; the default is ``'os'``: each write reaches the OS before the
@@ -122,6 +128,10 @@ def open(path: str | bytes | _os.PathLike[Any], flag: str = "r", mode: int = 0o6
         raise TypeError(f"flag must be a str, not {type(flag).__name__}")
     if not isinstance(mode, int):
         raise TypeError(f"mode must be an int, not {type(mode).__name__}")
+    if not 0 <= mode <= 0o777:
+        # dbm.gnu passes any C int on to open(2): -1 there gives a file with
+        # the setuid, setgid and sticky bits, and 0o10000 one with none.
+        raise ValueError(f"mode must be permission bits, 0 to 0o777, not {_mode_text(mode)}")
     if not flag or flag[0] not in "rwcn":
         raise error("First flag must be one of 'r', 'w', 'c' or 'n'")
     for modifier in flag[1:]:

@@ -170,7 +170,7 @@ class Db(Keyspace):
         level_base_size: int = ...,
         level_multiplier: int = ...,
         target_table_size: int = ...,
-        blob_threshold: int = 8192,
+        blob_threshold: int = 4096,
         blob_gc_ratio: float = 0.5,
         memory_budget: int = ...,
     ) -> None: ...

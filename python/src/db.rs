@@ -5,7 +5,6 @@
 use crate::batch::Batch;
 use crate::errors::{strerror, to_py, with_errno};
 use crate::keyspace::Keyspace;
-use crate::migration::{self, OLD_KEYSPACE};
 use crate::options;
 use crate::snapshot::Snapshot;
 use crate::state::Shared;
@@ -42,22 +41,6 @@ impl Db {
         }
         let read_only = opts.read_only;
         let db = py.detach(|| lamina::Db::open(&path, opts)).map_err(to_py)?;
-        let moved = py.detach(|| match read_only {
-            false => migration::migrate(&db).map(|()| true),
-            true => migration::pending(&db).map(|p| !p),
-        });
-        match moved {
-            Ok(true) => {}
-            Ok(false) => {
-                return Err(crate::errors::plain(format!(
-                    "{} keeps its empty keys in the keyspace {OLD_KEYSPACE:?}, as older \
-                     versions of lamina's Python module did; open it once for writing \
-                     (flag 'w' or 'c') to move them to where lamina keeps them now",
-                    path.display()
-                )))
-            }
-            Err(e) => return Err(to_py(e)),
-        }
         let shared = Shared::new(db, path.clone(), read_only);
         let default = shared.engine().default_keyspace();
         let shared = Arc::new(shared);
@@ -83,7 +66,8 @@ impl Db {
     }
 
     /// Closes the database, making every write durable and releasing the
-    /// lock. Idempotent; every later use raises `lamina.error`.
+    /// lock and every file and mapping it holds (while this object lives
+    /// on). Idempotent; every later use raises `lamina.error`.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         self.shared.close(py)
     }
@@ -172,7 +156,6 @@ impl Db {
     #[pyo3(signature = (name, create=true))]
     fn keyspace(&self, py: Python<'_>, name: &str, create: bool) -> PyResult<Py<Keyspace>> {
         let db = self.shared.db()?;
-        reserved_name(name)?;
         let create = create && !self.shared.read_only();
         let ks = py
             .detach(|| {
@@ -195,7 +178,6 @@ impl Db {
     /// Deletes the keyspace `name` and everything in it.
     fn drop_keyspace(&self, py: Python<'_>, name: &str) -> PyResult<()> {
         let db = self.shared.writable()?;
-        reserved_name(name)?;
         let result = py.detach(|| db.drop_keyspace(name));
         self.shared.wrote(py);
         result.map_err(to_py)
@@ -242,17 +224,6 @@ impl Db {
         };
         format!("<lamina.Db {:?} ({state})>", self.shared.path())
     }
-}
-
-/// `ValueError` for the name of the keyspace older versions kept empty keys in.
-fn reserved_name(name: &str) -> PyResult<()> {
-    if name == OLD_KEYSPACE {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "the keyspace name {OLD_KEYSPACE:?} is reserved: older versions of \
-             lamina's Python module kept empty keys there"
-        )));
-    }
-    Ok(())
 }
 
 /// Removes the database at `path` and its directory; `lamina.error` when

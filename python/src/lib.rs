@@ -15,7 +15,6 @@ mod db;
 mod errors;
 mod iter;
 mod keyspace;
-mod migration;
 mod options;
 mod ranges;
 mod reader;

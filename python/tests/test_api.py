@@ -111,6 +111,82 @@ def test_properties_and_repr(db, path):
     assert db.closed and "closed" in repr(db)
 
 
+def _held_in(path):
+    """The files under ``path`` this process holds open (``/proc/self/fd``)
+    and those it has mapped (``/proc/self/maps``), removed ones included."""
+    prefix = os.path.realpath(path) + os.sep
+    fds = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue  # the descriptor listdir itself used
+        if target.startswith(prefix):
+            fds.append(target)
+    with open("/proc/self/maps") as f:
+        maps = [p for p in (line.split(maxsplit=5)[5:] for line in f) if p and p[0].startswith(prefix)]
+    return fds, maps
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
+@pytest.mark.parametrize("flag", ["c", "r"])
+def test_close_lets_go_of_every_file_while_the_object_lives(path, flag):
+    """Regression: ``close()`` stopped the engine's threads and closed the
+    WAL, but the open tables, the open and mapped blob files and the
+    manifest writer stayed open until the ``Db`` object was collected. A
+    program that closed a database and kept the object (a reference in a
+    list, a frame, a traceback) kept descriptors and a mapping, and files
+    removed since kept their space. Before the fix the tables, the blob
+    file and the MANIFEST were still listed here after ``close()``."""
+    with lamina.open(path, "c") as db:
+        db.update((b"k%04d" % i, b"small") for i in range(300))
+        db.update((b"b%04d" % i, b"B" * 10_000) for i in range(50))
+        db.flush()
+    db = lamina.open(path, flag)
+    ks = db.keyspace("ks") if flag == "c" else None
+    assert db[b"k0007"] == b"small"
+    assert db[b"b0007"] == b"B" * 10_000
+    assert len(db.keys()) == 350
+    fds, maps = _held_in(path)
+    assert any(f.endswith(".sst") for f in fds) and any(f.endswith(".blob") for f in fds), fds
+    assert maps, "a blob file is mapped while open"
+    db.close()
+    assert _held_in(path) == ([], [])
+    with pytest.raises(lamina.error):
+        db[b"k0007"]
+    if ks is not None:
+        with pytest.raises(lamina.error):
+            ks[b"x"] = b"y"
+    assert _held_in(path) == ([], [])
+    assert db is not None  # the object is alive throughout
+
+
+def test_the_type_stub_gives_the_engine_s_defaults(path):
+    """Regression: ``_lamina.pyi`` gave ``blob_threshold`` a default of
+    8192 where the engine uses 4096, so an editor told users values from 4
+    to 8 KiB stayed in the tree. Every literal default of ``Db.__init__`` in
+    the stub that ``stats()`` reports is compared with what a database
+    opened with no options reports. Before the fix ``blob_threshold`` was
+    4096 here, 8192 in the stub."""
+    import ast
+
+    stub = os.path.join(os.path.dirname(lamina.__file__), "_lamina.pyi")
+    with open(stub) as f:
+        tree = ast.parse(f.read())
+    (db_class,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Db"]
+    (init,) = [n for n in db_class.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"]
+    stub_defaults = {
+        a.arg: d.value
+        for a, d in zip(init.args.kwonlyargs, init.args.kw_defaults)
+        if isinstance(d, ast.Constant) and d.value is not Ellipsis
+    }
+    with lamina.open(path, "c") as db:
+        stats = db.stats()
+    compared = {k: (v, stats[k]) for k, v in stub_defaults.items() if k in stats}
+    assert "blob_threshold" in compared
+    assert {k: v for k, v in compared.items() if v[0] != v[1]} == {}
+
+
 def test_destroy_removes_only_lamina_databases(path, tmp_path):
     lamina.open(path, "c").close()
     lamina.destroy(path)

@@ -134,6 +134,27 @@ def test_bad_flag_and_mode_types(path):
     assert not os.path.exists(path)
 
 
+@pytest.mark.parametrize("mode", [-1, -0o1000, 0o1000, 0o1777, 0o7777, 0o10000, 2**40])
+def test_a_mode_outside_the_permission_bits_is_refused(path, mode):
+    """Regression: ``lamina.open(p, 'c', mode=-1)`` made the database
+    directory with the sticky bit (``-1 | ...`` masked by ``mkdir``), and
+    0o1000 to 0o7777 asked for the setuid, setgid and sticky bits, as
+    ``dbm.gnu`` passes any C int on to ``open(2)``. A mode is permission
+    bits: anything outside 0 to 0o777 is refused, before anything is made.
+    Before the fix these opens succeeded."""
+    with pytest.raises(ValueError, match="mode must be permission bits, 0 to 0o777"):
+        lamina.open(path, "c", mode)
+    assert not os.path.exists(path)
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o777])
+def test_modes_within_the_permission_bits_are_taken(path, mode):
+    lamina.open(path, "c", mode).close()
+    assert os.stat(path).st_mode & 0o7000 == 0
+    with lamina.open(path, "w") as db:
+        db[b"k"] = b"v"
+
+
 def test_errors_inside_iteration_do_not_crash(db):
     db.update((b"%03d" % i, b"v") for i in range(300))
     it = iter(db)

@@ -59,3 +59,40 @@ def test_a_keyspace_of_a_closed_database_refuses_use(path):
     db.close()
     with pytest.raises(lamina.error):
         ks["k"]
+
+
+def test_a_keyspace_named_lamina_python_empty_key_is_an_ordinary_keyspace(path, tmp_path):
+    """Regression: this module once kept each keyspace's empty key in a
+    keyspace of its own, ``lamina.python.empty-key``, under ``"=" + name``,
+    and every writable open "migrated" whatever it found there. The name was
+    refused by ``Db.keyspace`` only: the CLI (``lamina put --keyspace
+    lamina.python.empty-key DB = X``), Rust and ``TableWriter`` took it. So
+    a user who had set the empty key ``b""`` to ``MINE`` and then wrote
+    ``=`` -> ``X`` in that keyspace found, after any ``lamina.open(p, 'w')``,
+    the empty key overwritten with ``X`` and the keyspace dropped with its
+    data. No version with the old layout was ever released: the migration is
+    gone, and the name is a keyspace name like any other. The keyspace is
+    written here through ``TableWriter`` (which took the name before the
+    fix too); before the fix the writable open lost it and overwrote
+    ``b""``."""
+    name = "lamina.python.empty-key"
+    with lamina.open(path, "c") as db:
+        db[b""] = b"MINE"
+    table = str(tmp_path / "ks.sst")
+    with lamina.TableWriter(table, keyspace=name) as w:
+        w.put(b"=", b"X")
+        w.put(b"=other", b"Y")
+    with lamina.open(path, "w") as db:
+        db.ingest([table])
+    with lamina.open(path, "w"):
+        pass  # the writable open that used to move the keyspace's data
+    with lamina.open(path, "r") as db:
+        assert db[b""] == b"MINE"
+        assert db.keyspaces() == [name]
+        assert db.keyspace(name).items() == [(b"=", b"X"), (b"=other", b"Y")]
+    with lamina.open(path, "w") as db:
+        ks = db.keyspace(name)
+        ks[b"="] = b"Z"
+        assert db[b""] == b"MINE"
+        db.drop_keyspace(name)
+        assert db.keyspaces() == []

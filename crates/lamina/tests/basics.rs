@@ -173,6 +173,97 @@ fn closed_handles_refuse_work() {
     assert!(matches!(other.get(b"k"), Err(Error::Closed)));
 }
 
+/// The files of `dir` this process holds open (`/proc/self/fd`) and
+/// those it has mapped (`/proc/self/maps`); a removed file counts too
+/// ("... (deleted)"): it keeps its space while held.
+fn held_in(dir: &std::path::Path) -> (Vec<String>, Vec<String>) {
+    let dir = std::fs::canonicalize(dir).expect("canonicalize");
+    let prefix = format!("{}/", dir.display());
+    let fds = std::fs::read_dir("/proc/self/fd")
+        .expect("/proc/self/fd")
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .map(|p| p.display().to_string())
+        .filter(|p| p.starts_with(&prefix))
+        .collect();
+    let maps = std::fs::read_to_string("/proc/self/maps")
+        .expect("/proc/self/maps")
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(5).map(str::to_string))
+        .filter(|p| p.starts_with(&prefix))
+        .collect();
+    (fds, maps)
+}
+
+/// Found by a hostile test of `close`: it stopped the threads and closed
+/// the WAL, but the handle kept its open tables (the table cache and the
+/// handles of the published version), its open and mapped blob files and
+/// the manifest writer until the last clone of the `Db` was dropped. A
+/// caller that closed the database and kept a handle (Python's `db.close()`
+/// with the object still referenced, or another Rust clone) held those
+/// descriptors and the mapping: files removed since kept their space, and
+/// the process could run out of descriptors. Now `close` lets every one of
+/// them go, and a clone left over answers `Error::Closed`; so does an
+/// iterator or cursor left over, letting go of what it holds at its next
+/// step.
+#[cfg(target_os = "linux")]
+#[test]
+fn close_lets_go_of_every_file_and_mapping_while_clones_live() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = open(dir.path());
+    let other = db.clone();
+    let ks = db.keyspace("ks").expect("keyspace");
+    let big = vec![7u8; 10_000];
+    for i in 0..200u32 {
+        db.put(format!("k{i:04}").as_bytes(), b"small")
+            .expect("put");
+        ks.put(format!("b{i:04}").as_bytes(), &big).expect("put");
+    }
+    db.flush().expect("flush");
+    db.compact().expect("compact");
+    for i in (0..200u32).step_by(7) {
+        assert_eq!(
+            db.get(format!("k{i:04}").as_bytes()).expect("get"),
+            Some(b"small".to_vec())
+        );
+        assert_eq!(
+            ks.get(format!("b{i:04}").as_bytes()).expect("get"),
+            Some(big.clone())
+        );
+    }
+    assert_eq!(db.iter().count(), 200);
+    // An iterator and a cursor left over, part way through.
+    let mut it = ks.iter();
+    assert!(it.next().is_some());
+    let mut cursor = ks.cursor();
+    cursor.seek_to_first().expect("seek");
+    let (fds, maps) = held_in(dir.path());
+    assert!(
+        fds.iter().any(|f| f.ends_with(".sst")) && fds.iter().any(|f| f.ends_with(".blob")),
+        "open tables and blob files before close: {fds:?}"
+    );
+    assert!(!maps.is_empty(), "a mapped blob file before close");
+
+    db.close().expect("close");
+    // What they held goes at their next step, which says the database closed.
+    assert!(matches!(it.next(), Some(Err(Error::Closed))));
+    assert!(it.next().is_none());
+    assert!(matches!(cursor.move_next(), Err(Error::Closed)));
+    let (fds, maps) = held_in(dir.path());
+    assert!(fds.is_empty(), "descriptors held after close: {fds:?}");
+    assert!(maps.is_empty(), "mappings held after close: {maps:?}");
+    assert!(matches!(other.get(b"k0000"), Err(Error::Closed)));
+    assert!(matches!(ks.get(b"b0000"), Err(Error::Closed)));
+    assert!(matches!(other.flush(), Err(Error::Closed)));
+    let (fds, maps) = held_in(dir.path());
+    assert!(
+        fds.is_empty() && maps.is_empty(),
+        "reopened by a closed handle: {fds:?} {maps:?}"
+    );
+    drop((db, other, ks, it, cursor));
+    let db = open(dir.path());
+    assert_eq!(db.get(b"k0199").expect("get"), Some(b"small".to_vec()));
+}
+
 #[test]
 fn compactions_leave_the_block_cache_to_readers() {
     let dir = tempfile::tempdir().expect("tempdir");

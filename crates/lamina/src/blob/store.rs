@@ -12,11 +12,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Open blob files by number, at most `max_open` at once. Thread-safe.
+/// Once [`BlobStore::close`]d it keeps no file open and opens none.
 pub struct BlobStore {
     fs: Arc<dyn FileSystem>,
     dir: PathBuf,
     max_open: usize,
-    open: Mutex<HashMap<u64, Arc<BlobFile>>>,
+    /// The files kept open; `None` once closed.
+    open: Mutex<Option<HashMap<u64, Arc<BlobFile>>>>,
     hot: Arc<HotValues>,
 }
 
@@ -28,7 +30,7 @@ impl BlobStore {
             fs,
             dir: dir.to_path_buf(),
             max_open: max_open.max(1),
-            open: Mutex::new(HashMap::new()),
+            open: Mutex::new(Some(HashMap::new())),
             hot: Arc::new(HotValues::new(0)),
         }
     }
@@ -49,7 +51,7 @@ impl BlobStore {
     /// it is not yet.
     #[cfg(any(test, feature = "internals"))]
     pub fn file(&self, number: u64) -> Result<Arc<BlobFile>> {
-        if let Some(f) = self.open.lock().get(&number) {
+        if let Some(f) = self.open.lock().as_ref().and_then(|o| o.get(&number)) {
             return Ok(Arc::clone(f));
         }
         self.open_file(number)
@@ -73,12 +75,20 @@ impl BlobStore {
 
     /// Blob file `number` if it is open with at least `len` bytes.
     fn open_covering(&self, number: u64, len: u64) -> Option<Arc<BlobFile>> {
-        self.open.lock().get(&number).filter(|f| f.handle().len() >= len).cloned()
+        self.open
+            .lock()
+            .as_ref()?
+            .get(&number)
+            .filter(|f| f.handle().len() >= len)
+            .cloned()
     }
 
     /// Opens blob file `number` and keeps it open in place of any handle
-    /// kept before.
+    /// kept before; `Error::Closed` once the store is closed.
     fn open_file(&self, number: u64) -> Result<Arc<BlobFile>> {
+        if self.open.lock().is_none() {
+            return Err(Error::Closed);
+        }
         let path = self.path(number);
         let f = self.fs.open(&path).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
@@ -89,6 +99,10 @@ impl BlobStore {
         })?;
         let f = Arc::new(BlobFile::new(f, path));
         let mut open = self.open.lock();
+        // Closed while the file was opened: it goes with this call's `Arc`.
+        let Some(open) = open.as_mut() else {
+            return Err(Error::Closed);
+        };
         if open.len() >= self.max_open && !open.contains_key(&number) {
             // Any one will do: blob files are read rarely enough that which
             // stays open matters less than the bound.
@@ -144,12 +158,24 @@ impl BlobStore {
 
     /// Forgets blob file `number` (it was removed).
     pub fn evict(&self, number: u64) {
-        self.open.lock().remove(&number);
+        if let Some(open) = self.open.lock().as_mut() {
+            open.remove(&number);
+        }
+    }
+
+    /// Closes every blob file kept open, unmapping it (a value being read
+    /// keeps its own file until the read ends), and opens none from now
+    /// on: `Error::Closed`. For the database's `close`.
+    pub fn close(&self) {
+        let open = self.open.lock().take();
+        drop(open);
     }
 
     /// Forgets every open blob file (a read-only handle's refresh: files
     /// written at commit have grown since they were opened).
     pub fn evict_all(&self) {
-        self.open.lock().clear();
+        if let Some(open) = self.open.lock().as_mut() {
+            open.clear();
+        }
     }
 }

@@ -9,6 +9,7 @@ use crate::table::Table;
 use quick_cache::sync::Cache;
 use std::io;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// The row cache gets this fraction (1/n) of the block cache's capacity.
@@ -19,7 +20,8 @@ const ROW_CACHE_SHARE: usize = 8;
 ///
 /// A table evicted while an iterator still uses it stays open until the
 /// iterator drops its `Arc`. Thread-safe; concurrent misses on one table
-/// open it once.
+/// open it once. Once [`TableCache::close`]d it holds nothing and opens
+/// nothing.
 pub struct TableCache {
     fs: Arc<dyn FileSystem>,
     dir: PathBuf,
@@ -28,6 +30,8 @@ pub struct TableCache {
     /// The database identity tables must carry, if they carry one.
     identity: Option<u128>,
     rows: RowCache,
+    /// Set by [`TableCache::close`].
+    closed: AtomicBool,
 }
 
 impl std::fmt::Debug for TableCache {
@@ -55,6 +59,7 @@ impl TableCache {
             rows: RowCache::new(block_cache.capacity_bytes() / ROW_CACHE_SHARE),
             block_cache,
             identity: None,
+            closed: AtomicBool::new(false),
         }
     }
 
@@ -79,19 +84,53 @@ impl TableCache {
     /// and then checking it against `listed` and the database identity
     /// ([`Table::check_listed`]) before it serves a read.
     pub fn get_listed(&self, listed: &FileMeta) -> Result<Arc<Table>> {
-        self.tables.get_or_insert_with(&listed.number, || {
+        let got = self.tables.get_or_insert_with(&listed.number, || {
+            self.refuse_closed()?;
             let t = self.open(listed.number)?;
             t.check_listed(listed, self.identity)?;
             Ok(t)
-        })
+        });
+        self.kept_unless_closed(listed.number, got)
     }
 
     /// The open table `file_number` (`dir/NNNNNN.sst`), opening it on a
     /// miss. A missing file is corruption ("listed in the manifest is
     /// missing"); a damaged one is whatever [`Table::open`] reports.
     pub fn get(&self, file_number: u64) -> Result<Arc<Table>> {
-        self.tables
-            .get_or_insert_with(&file_number, || self.open(file_number))
+        let got = self.tables.get_or_insert_with(&file_number, || {
+            self.refuse_closed()?;
+            self.open(file_number)
+        });
+        self.kept_unless_closed(file_number, got)
+    }
+
+    /// `Error::Closed` once the cache is closed.
+    fn refuse_closed(&self) -> Result<()> {
+        match self.closed.load(Ordering::Acquire) {
+            true => Err(Error::Closed),
+            false => Ok(()),
+        }
+    }
+
+    /// `got`, unless the cache was closed meanwhile: then the table
+    /// `file_number` a racing miss put in after [`TableCache::close`]
+    /// emptied the cache is taken out again, and the answer is
+    /// `Error::Closed`. (The miss's insert and the close's clearing take the
+    /// same shard lock: one of the two sees the other.)
+    fn kept_unless_closed(&self, file_number: u64, got: Result<Arc<Table>>) -> Result<Arc<Table>> {
+        if self.closed.load(Ordering::Acquire) {
+            self.tables.remove(&file_number);
+            return Err(Error::Closed);
+        }
+        got
+    }
+
+    /// Lets go of every open table (a reader holding one keeps it until it
+    /// drops its `Arc`) and opens none from now on: `Error::Closed`. For
+    /// the database's `close`.
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.tables.clear();
     }
 
     /// The table `file_number` if it is open; never opens it.

@@ -18,6 +18,7 @@ use crate::key::{self, KeyspaceId, Kind};
 use crate::manifest::VersionEdit;
 use crate::memtable::Memtable;
 use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 impl Inner {
@@ -68,6 +69,9 @@ impl Inner {
         let mut active = self.commit_blob.lock();
         let w = match active.as_mut() {
             Some(w) => w,
+            // `close` sets the flag before it takes the file: a writer that
+            // raced past its check creates none after.
+            None if self.closed.load(Ordering::Acquire) => return Err(Error::Closed),
             None => active.insert(self.create_commit_blob()?),
         };
         let p = w.add(&key::tree_key(ks, key), value)?;

@@ -381,15 +381,36 @@ impl Inner {
             self.remove_reusable_wals();
         }
         // A commit group racing with close may have appended after the sync
-        // above (and rotated); make it durable too before the segment is let go.
+        // above (and rotated); make it durable too before the segment is let
+        // go: its blob file's values first, as `sync_wal` does.
         let last = match self.wal_paid_for().map(|mut wal| wal.take()) {
-            Ok(Some(mut w)) if self.poisoned.lock().is_none() => self.close_wal_segment(&mut w),
+            Ok(Some(mut w)) if self.poisoned.lock().is_none() => self
+                .sync_commit_blob()
+                .and_then(|()| self.close_wal_segment(&mut w)),
             Ok(_) => Ok(()),
             Err(e) => Err(e),
         };
+        self.let_go_of_files();
         *self.lock.lock() = None;
         *self.reader.lock() = None;
         synced.and(last)
+    }
+
+    /// Closes every file the handle keeps open and unmaps every mapping, for
+    /// `close` (after the threads are joined and the WAL is closed): clones
+    /// of a closed `Db` may live on, in Rust or as a Python object, and
+    /// must not keep descriptors, nor files removed since with their space.
+    /// The blob file written at commit (synced by `close`; recovery seals
+    /// it as it seals one a crash left open), the manifest writer, the
+    /// published view's table handles, the open tables and the open, mapped
+    /// blob files. Each is refused from then on with `Error::Closed`, so
+    /// that a call that raced past `check_open` opens nothing again.
+    fn let_go_of_files(&self) {
+        drop(self.commit_blob.lock().take());
+        self.versions.lock().close();
+        self.pinned.store(None);
+        self.tables.close();
+        self.blobs.close();
     }
 }
 

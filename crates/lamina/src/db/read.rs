@@ -198,6 +198,20 @@ impl Iter {
         Some(if self.keys_only { c.keys_only() } else { c })
     }
 
+    /// `Error::Closed` once the database is closed, with the iterator's
+    /// view and cursors (its open tables and blob files) let go of and the
+    /// iterator ended; `None` while it is open.
+    fn closed(&mut self) -> Option<Error> {
+        if !self.handle.inner.closed.load(Ordering::Acquire) {
+            return None;
+        }
+        self.front = None;
+        self.back = None;
+        self.view = None;
+        self.done = true;
+        Some(Error::Closed)
+    }
+
     fn finish(
         &mut self,
         item: Option<Result<(Vec<u8>, Vec<u8>)>>,
@@ -269,6 +283,9 @@ impl Iterator for Iter {
         if self.done {
             return None;
         }
+        if let Some(closed) = self.closed() {
+            return Some(Err(closed));
+        }
         if self.front.is_none() {
             self.front = self.cursor();
         }
@@ -285,6 +302,9 @@ impl DoubleEndedIterator for Iter {
         }
         if self.done {
             return None;
+        }
+        if let Some(closed) = self.closed() {
+            return Some(Err(closed));
         }
         if self.back.is_none() {
             self.back = self.cursor();

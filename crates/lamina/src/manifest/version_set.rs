@@ -55,6 +55,8 @@ pub struct VersionSet {
     /// WAL segments recorded as started, at or above `log_number`.
     wals: BTreeSet<u64>,
     current: Arc<Version>,
+    /// Set by [`VersionSet::close`]: no manifest is written any more.
+    closed: bool,
 }
 
 impl VersionSet {
@@ -74,6 +76,7 @@ impl VersionSet {
             identity: None,
             wals: BTreeSet::new(),
             current: Arc::new(Version::default()),
+            closed: false,
         }
     }
 
@@ -162,6 +165,9 @@ impl VersionSet {
     /// Starts a new manifest holding a snapshot of the current state, points
     /// `CURRENT` at it and removes the previous manifest.
     pub fn start_manifest(&mut self) -> Result<()> {
+        if self.closed {
+            return Err(Error::Closed);
+        }
         let number = self.new_file_number();
         let w = write_manifest(self.fs.as_ref(), &self.dir, number, &self.snapshot_edit())?;
         let old = self.manifest_number;
@@ -178,6 +184,9 @@ impl VersionSet {
     /// yields. On error nothing is installed; the caller must treat the
     /// manifest as unusable (poison the database).
     pub fn log_and_apply(&mut self, mut edit: VersionEdit) -> Result<Arc<Version>> {
+        if self.closed {
+            return Err(Error::Closed);
+        }
         let version = self.current.apply(&edit).map_err(|r| {
             Error::corruption(
                 self.dir.join(filename::file_name(
@@ -208,6 +217,15 @@ impl VersionSet {
             m.sync()?;
         }
         Ok(Arc::clone(&self.current))
+    }
+
+    /// Closes the manifest writer, for the database's `close`: every edit
+    /// was synced when it was written, so there is nothing left to write.
+    /// Later edits are refused with `Error::Closed` (a new manifest is
+    /// never started for them).
+    pub fn close(&mut self) {
+        self.manifest = None;
+        self.closed = true;
     }
 
     /// The database identity, drawing one and recording it in the manifest
