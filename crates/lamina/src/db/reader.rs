@@ -190,7 +190,11 @@ impl Inner {
         }
         let fresh = super::open::open(&self.path, self.opts.clone())?;
         // Swap the fresh handle's state in; its registration's pins move to
-        // this handle's reader file before the fresh one's is removed.
+        // this handle's reader file before the fresh one's is removed. (A
+        // read-only handle commits nothing: the commit queue only holds the
+        // seqno, set first, in lock order.)
+        let seqno = fresh.visible_seqno.load(Ordering::Acquire);
+        self.commit.lock().last_seqno = seqno;
         {
             let mut vs = self.versions.lock();
             let mut st = self.state.lock();
@@ -201,9 +205,7 @@ impl Inner {
             st.imm = std::mem::take(&mut fst.imm);
             drop(fst);
             *self.keyspaces.write() = fresh.keyspaces.read().clone();
-            let seqno = fresh.visible_seqno.load(Ordering::Acquire);
             self.visible_seqno.store(seqno, Ordering::Release);
-            self.commit.lock().last_seqno = seqno;
             self.state_epoch.fetch_add(1, Ordering::AcqRel);
             // Blob files written at commit grow; let the next read open them afresh.
             self.blobs.evict_all();
