@@ -6,6 +6,7 @@
 #          (keys drawn from the same space: about 63% are found); lz4 for RocksDB.
 #   large  5x10^4 random puts of 64 KiB values, as many overwrites, then 5x10^4 random gets;
 #          RocksDB with blob files (--enable_blob_files=true).
+# NUM=N sets the count of puts (and of gets, for large), e.g. NUM=100000 for 10^5 large values.
 #
 # Writes DIR/dbbench_WORKLOAD.txt (lamina) and DIR/db_bench_WORKLOAD.txt (RocksDB), each ending
 # with the bytes written (bench/io_of.sh) and the size on disk, and appends start and end times
@@ -24,13 +25,15 @@ RDB=$T/rocksdb-dbbench.$$
 IO=bench/io_of.sh
 case $W in
     small)
-        LAM=(--num 10000000 --reads 1000000 --benchmarks fillrandom,readrandom)
-        ROCKS=(--benchmarks=fillrandom,readrandom --num=10000000 --reads=1000000
+        N=${NUM:-10000000}
+        LAM=(--num "$N" --reads 1000000 --benchmarks fillrandom,readrandom)
+        ROCKS=(--benchmarks=fillrandom,readrandom --num="$N" --reads=1000000
                --key_size=16 --value_size=100 --compression_type=lz4) ;;
     large)
-        LAM=(--num 50000 --reads 50000 --value_size 65536
+        N=${NUM:-50000}
+        LAM=(--num "$N" --reads "$N" --value_size 65536
              --benchmarks fillrandom,overwrite,readrandom,flush)
-        ROCKS=(--benchmarks=fillrandom,overwrite,readrandom --num=50000 --reads=50000
+        ROCKS=(--benchmarks=fillrandom,overwrite,readrandom --num="$N" --reads="$N"
                --key_size=16 --value_size=65536 --compression_type=lz4 --enable_blob_files=true) ;;
     *)
         echo "usage: bench/db_bench_pair.sh [small|large] [DIR]" >&2; exit 2 ;;
