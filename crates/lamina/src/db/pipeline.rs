@@ -19,9 +19,9 @@
 //! one to sync next, raises it once it has let go of the state lock (so
 //! that writers arriving meanwhile do not queue behind the wake-up) and
 //! wakes them all in one system call; each checks whether it is done and
-//! sleeps again if not. Sixteen writers woken one by one cost a syncer about
-//! 5 µs each, a third of a cycle on a 2-vCPU machine (`lamina bench commit
-//! --threads 16`).
+//! sleeps again if not. Sixteen writers woken one by one cost a syncer a
+//! third of its cycle on a 2-vCPU machine (`lamina bench commit --threads
+//! 16`).
 //! While measurements say it commits more a second (`commit_wait`), a
 //! waiter first yields the CPU in a loop, watching the epoch, for about two
 //! syncs, and sleeps only after that.
