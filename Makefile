@@ -1,6 +1,6 @@
 # lamina: build, test and demo from a fresh machine with only Rust and Python.
 #
-#   make demo    build in release mode and run the seed-000 scenario
+#   make demo    build in release mode and run the numbers load (numbers in English)
 #   make test    every test: Rust (engine, CLI), Python module, benchmark harness
 #   make lint    clippy and rustfmt checks
 #   make soak    kill-and-reopen soak of the engine (SOAK_SECONDS=300; not part of test)

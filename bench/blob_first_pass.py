@@ -6,7 +6,7 @@ Writes N values of S bytes (`lamina.open(path, 'c')`, then `flush()`, so
 every value is in a blob file), then opens the database O times read-only
 and reads every key in a shuffled order P times per open, printing each
 pass's ops/s. The first pass after an open pays for mapping the blob files'
-pages (seed 001's read_cold, read_sequential and read_random each open the
+pages (the dbm benchmark's read_cold, read_sequential and read_random each open the
 database afresh); the later passes show the copy and checksum alone.
 """
 import argparse

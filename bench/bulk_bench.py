@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""seed 000 loaded in bulk: the numbers data set through the write path, through lamina's bulk
+"""The numbers load in bulk: the numbers data set through the write path, through lamina's bulk
 loads, through Dask workers and through RocksDB's SstFileWriter, in one run on one machine.
 
 The data set is records 0 .. N-1 of `lamina gen numbers` (key N in decimal, value N in English;
@@ -264,7 +264,7 @@ def main(argv=None):
         subprocess.run(f"{gen} > {q(stream)} && {gen} --format tsv > {q(tsv)}", shell=True,
                        check=True)
         gsecs = time.perf_counter() - t0
-        print(f"seed 000 numbers in bulk: {n:,} records; data generated in {gsecs:.2f} s "
+        print(f"numbers load in bulk: {n:,} records; data generated in {gsecs:.2f} s "
               f"({2 * n / gsecs:,.0f} records/s, {os.path.getsize(tsv) / 1e6:.1f} MB of TSV)")
         hdr = (f"{'way':<11} {'records':>12} {'seconds':>9} {'records/s':>11} {'MB':>9} "
                f"{'peak MB':>9} {'counted':>12}  note")
@@ -359,7 +359,7 @@ def plot(path, rows, n):
     a.set_ylabel("seconds (lower is better)")
     b.bar(names, [r["peak_bytes"] / 1e6 for r in rows], color="tab:orange")
     b.set_ylabel("peak resident MB, whole process tree")
-    fig.suptitle(f"seed 000: {n:,} numbers loaded in bulk")
+    fig.suptitle(f"The numbers load: {n:,} records loaded in bulk")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

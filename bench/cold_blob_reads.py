@@ -3,10 +3,10 @@
     .venv/bin/python bench/cold_blob_reads.py [-n 1000] [-s 100000] [--memtable 64 512 ...]
 
 For each memtable size (MiB, alternating over --rounds): puts N values of S
-bytes (seed 001's large values: slices of one random MiB) into a fresh
+bytes (the dbm benchmark's large values: slices of one random MiB) into a fresh
 database opened with that `memtable_size`, closes it, reopens it read-only,
 then reads every key in order twice and prints ops/s of each pass. With
-64 MiB memtables, seed 001's 100 MB of values end up in a sealed blob file
+64 MiB memtables, the dbm benchmark's 100 MB of values end up in a sealed blob file
 behind a flushed table as well as in the blob file of the memtable
 replayed at open; with 512 MiB, all in the latter.
 """

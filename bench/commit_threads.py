@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""seed 004 from Python threads: durable commits against the disk's limit.
+"""Durable commits from Python threads, against the disk's limit.
 
 For each thread count (default 1, 2, 4, 8, 16, 32), a fresh database opened with
 lamina.open(path, 'cs') (synchronous: each `db[k] = v` is a durable commit) and

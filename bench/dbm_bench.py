@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""seed 001: the dbm workloads from Python (semidbm's benchmark), as BENCHMARKS.md defines them.
+"""The dbm workloads from Python (semidbm's benchmark), as bench/README.md defines them.
 
 n keys (default 1,000,000); key i = '%0<k>d' % i in ASCII; values are consecutive <s>-byte
 slices of one 1 MiB buffer of random bytes (random.seed(100)), wrapping to the start when the
@@ -414,7 +414,7 @@ def write_png(path, runs, n, k, s):
     ax.set_xticklabels(ROWS, rotation=20, ha="right")
     ax.set_yscale("log")
     ax.set_ylabel("ops/s (log scale; higher is better)")
-    ax.set_title(f"seed 001 dbm workloads from Python: n={n:,}, key {k} B, value {s:,} B")
+    ax.set_title(f"dbm workloads from Python: n={n:,}, key {k} B, value {s:,} B")
     ax.legend(ncol=min(len(done), 5), fontsize=8)
     ax.grid(axis="y", which="both", alpha=0.3)
     fig.tight_layout()
@@ -461,7 +461,7 @@ def main(argv=None):
         if label not in labels:
             labels.append(label)
     n, k, s = args.num_keys, args.key_size, args.value_size
-    print(f"seed 001 dbm workloads: n={n:,} key_size={k} value_size={s:,} "
+    print(f"dbm workloads: n={n:,} key_size={k} value_size={s:,} "
           f"python={sys.version.split()[0]}", file=sys.stderr)
     rounds = {label: [] for label in labels}
     for i in range(args.rounds):

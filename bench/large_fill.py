@@ -3,7 +3,7 @@
     .venv/bin/python bench/large_fill.py [-n 1000] [-s 100000] [-r 3]
 
 Each round fills a fresh database (`lamina.open(path, 'c')`, default
-durability) with N values of S bytes under random keys, as seed 001's
+durability) with N values of S bytes under random keys, as the dbm benchmark's
 `fill_random` with `--large` does, and prints that round's ops/s (the loop
 only, wall clock: the page cache's and the disk's work counts) with the
 writer's pacing delay from `stats()`. The first round also pays for the

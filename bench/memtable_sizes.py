@@ -1,4 +1,4 @@
-"""Seed-001-style random fills and reads from Python with the memtable size
+"""dbm-benchmark-style random fills and reads from Python with the memtable size
 forced to each of several sizes, interleaved over rounds.
 
   python bench/memtable_sizes.py [-n N] [--rounds R] [--sizes 4M,16M,64M]

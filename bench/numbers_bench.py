@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""seed 000: load the numbers-in-English data set at doubling sizes, as BENCHMARKS.md defines it.
+"""The numbers load: the numbers-in-English data set at doubling sizes (bench/README.md).
 
-Record N is key N (decimal ASCII) and value N in English, exactly as the seed's Perl program
-writes it (crates/lamina-cli/tests/fixtures/numbers.pl). The input stream is one line per record, `store N "words"`, for
+Record N is key N (decimal ASCII) and value N in English, exactly as the Perl program of the
+original write-up writes it (crates/lamina-cli/tests/fixtures/numbers.pl). The input stream is one line per record, `store N "words"`, for
 N = 0 .. size-1. For each size 2^min .. 2^max the stream is generated once into a file (not
 timed; the generator's own rate is reported), then each engine loads it and is timed:
 
@@ -14,9 +14,10 @@ timed; the generator's own rate is reported), then each engine loads it and is t
            (--lamina-builtin changes it); timed as a whole, generation included
 
 With --pipe the generator runs in the timed pipeline instead (`GEN | gdbmtool --newdb DB`), as in
-the seed. Prints records/s and the file size per size and engine; --csv and --png write them.
+the original write-up. Prints records/s and the file size per size and engine; --csv and --png write them.
 An engine whose next size would take longer than --budget seconds (by doubling its last time) is
-not run at that size. Works under shared/tools/memlimit; --memlimit SIZE wraps each load in it.
+not run at that size. --memlimit SIZE caps each load's memory, page cache included, with
+bench/memlimit (a cgroup memory cap; needs root), or the program $LAMINA_MEMLIMIT names.
 """
 import argparse
 import csv
@@ -29,12 +30,9 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# The seed's Perl program, kept once, beside the CLI's tests that check against it.
+# The original write-up's Perl program, kept once, beside the CLI's tests that check against it.
 ORACLE = os.path.join(HERE, "..", "crates", "lamina-cli", "tests", "fixtures", "numbers.pl")
-MEMLIMIT = os.environ.get("LAMINA_MEMLIMIT",
-                          os.path.join(HERE, "..", "..", "shared", "tools", "memlimit"))
-if not os.path.exists(MEMLIMIT):
-    MEMLIMIT = "/work/shared/tools/memlimit"
+MEMLIMIT = os.environ.get("LAMINA_MEMLIMIT") or os.path.join(HERE, "memlimit")
 
 
 def du(path):
@@ -108,7 +106,7 @@ def main(argv=None):
     p.add_argument("--max", type=int, default=20, help="largest size, as an exponent of 2 (20)")
     p.add_argument("--gen", help="generator command; {n} is the largest N to print "
                    "(size-1). Default: '{lamina} gen numbers {n}' when a lamina binary is "
-                   "found, else 'perl crates/lamina-cli/tests/fixtures/numbers.pl {n}' (the seed's program)")
+                   "found, else 'perl crates/lamina-cli/tests/fixtures/numbers.pl {n}' (the original program)")
     p.add_argument("--lamina", help="lamina binary (default: `lamina` on PATH, if any)")
     p.add_argument("--lamina-builtin", metavar="TEMPLATE",
                    default="{lamina} gen numbers {n} --into {db} --newdb",
@@ -117,13 +115,13 @@ def main(argv=None):
     p.add_argument("--engines", default="gdbm,bdb,lamina,lamina-gen",
                    help="comma-separated: gdbm,bdb,lamina,lamina-gen (default all available)")
     p.add_argument("--pipe", action="store_true",
-                   help="time `GEN | ENGINE` as the seed did, instead of loading from a file")
+                   help="time `GEN | ENGINE` as the original did, instead of loading from a file")
     p.add_argument("--check", action="store_true",
                    help="compare the generator's output with crates/lamina-cli/tests/fixtures/numbers.pl at every size")
     p.add_argument("--budget", type=float, default=300.0,
                    help="skip an engine at a size predicted (2x its last time) to take longer "
                         "than this many seconds (default 300)")
-    p.add_argument("--memlimit", help="run each load under shared/tools/memlimit SIZE")
+    p.add_argument("--memlimit", help="cap each load's memory at SIZE (bench/memlimit)")
     p.add_argument("--tmpdir", default=None, help="where streams and databases go (/tmp)")
     p.add_argument("--keep", action="store_true", help="keep the databases")
     p.add_argument("--csv", help="append results to this CSV file")
@@ -137,7 +135,7 @@ def main(argv=None):
         gen = "{lamina} gen numbers {n}"
     else:
         gen = "perl " + shlex.quote(ORACLE) + " {n}"
-        print(f"generator: no lamina binary; using the seed's Perl program {ORACLE}",
+        print(f"generator: no lamina binary; using the original Perl program {ORACLE}",
               file=sys.stderr)
     wanted = [e.strip() for e in args.engines.split(",") if e.strip()]
     engines = []
@@ -172,7 +170,7 @@ def main(argv=None):
     work = tempfile.mkdtemp(prefix="numbers_bench.", dir=args.tmpdir)
     results = []
     last_secs = {}
-    print(f"seed 000 numbers: sizes 2^{args.min}..2^{args.max}, generator: {gen}"
+    print(f"numbers load: sizes 2^{args.min}..2^{args.max}, generator: {gen}"
           + (", timed as a pipe" if args.pipe else "")
           + (f", memory capped at {args.memlimit}" if args.memlimit else ""))
     hdr = f"{'records':>12} {'engine':<11} {'seconds':>9} {'records/s':>11} {'MB':>9}"
@@ -293,7 +291,7 @@ def plot(path, results, args):
     ax.set_yscale("log")
     ax.set_xlabel("records loaded")
     ax.set_ylabel("records/s (higher is better)")
-    ax.set_title("seed 000: numbers in English, load rate against size"
+    ax.set_title("The numbers load: numbers in English, load rate against size"
                  + (f" (memory {args.memlimit})" if args.memlimit else ""))
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()

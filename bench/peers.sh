@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# bench/peers.sh DIR [SUFFIX]: seed 001 from Python with every peer, one after the other, as the
-# dated records in bench/results/ run it: n = 1,000,000, then n = 300,000, then 1,000 values of
-# 100,000 bytes; the module built in release mode first. Writes DIR/LOG<SUFFIX> (CPU, commit,
-# times and load averages) and DIR/dbm_{1m,300k,large}<SUFFIX>.txt. ROUNDS (default 5): how many
-# times every module runs, in turn; each figure is the median (dbm_bench.py --rounds).
+# bench/peers.sh [DIR [SUFFIX]]: semidbm's dbm benchmark from Python with every peer, one after
+# the other, at three sizes: n = 1,000,000, then n = 300,000 (16-byte keys, 100-byte values),
+# then 1,000 values of 100,000 bytes; the module built in release mode first. Writes DIR/LOG<SUFFIX> (CPU, commit, times and load averages) and
+# DIR/dbm_{1m,300k,large}<SUFFIX>.txt. DIR defaults to $BENCH_OUT/<date> ($BENCH_OUT defaults
+# to target/bench-results, which git ignores). ROUNDS (default 5): how many times every module
+# runs, in turn; each figure is the median (dbm_bench.py --rounds).
 set -u
-R=${1:?usage: bench/peers.sh DIR [SUFFIX]}
-S=${2:-}
 cd "$(dirname "$0")/.."
+R=${1:-${BENCH_OUT:-target/bench-results}/$(date -u +%F)}
+S=${2:-}
+mkdir -p "$R"
 PY=.venv/bin/python
 ROUNDS=${ROUNDS:-5}
 PEERS="-d lamina -d gdbm -d bdb_hash -d bdb_btree -d lmdb -d rocksdb -d leveldb -d semidbm"
@@ -23,3 +25,4 @@ $PY bench/dbm_bench.py --rounds "$ROUNDS" -n 300000 $PEERS > "$R/dbm_300k$S.txt"
 mark "dbm 300k done"
 $PY bench/dbm_bench.py --rounds "$ROUNDS" -n 1000 -s 100000 $PEERS > "$R/dbm_large$S.txt" 2>&1
 mark "large done"
+echo "results in $R"

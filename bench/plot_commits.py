@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Seed 004 chart: durable commits per second against writer threads, one
+"""Durable commits chart: durable commits per second against writer threads, one
 line per run of each engine in the CSV (`lamina bench commit --csv` writes
 `lamina` rows, `bench/commit_threads.py --csv` `lamina-python` rows, in the
 same columns; a run ends where the threads stop growing), with 8x each
@@ -69,7 +69,7 @@ def main(argv):
     ax.set_xticklabels([str(t) for t in ticks])
     ax.set_xlabel("writer threads")
     ax.set_ylabel("durable commits per second")
-    ax.set_title("seed 004: group commit, 256-byte values, one Sync write per commit")
+    ax.set_title("Durable commits: group commit, 256-byte values, one Sync write per commit")
     ax.grid(True, alpha=0.3)
     ax.legend()
     fig.tight_layout()

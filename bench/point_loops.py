@@ -1,4 +1,4 @@
-"""Single loops of seed-001-style point operations from Python, for A/B
+"""Single loops of dbm-benchmark-style point operations from Python, for A/B
 comparisons of two builds and for profiling one loop at a time.
 
   python bench/point_loops.py reads [--flush] [-n N]
@@ -28,9 +28,9 @@ comparisons of two builds and for profiling one loop at a time.
   python bench/point_loops.py delete [-n N] [--rounds R]
       R times: fills N keys in order into a fresh database, closes, reopens
       it ('w'), reads every key once, then times `del db[k]` of every key in
-      order (seed 001's delete_sequential); prints ops/s.
+      order (the dbm benchmark's delete_sequential); prints ops/s.
   python bench/point_loops.py large [-n N] [--rounds R] [--hot R2]
-      seed 001's large values (N keys, default 1,000, of 100,000 bytes,
+      the dbm benchmark's large values (N keys, default 1,000, of 100,000 bytes,
       slices of one random MiB): R times, fills a fresh database and prints
       the milliseconds of the fill and of close(); with --hot, then reopens
       read-only and reads a random 1% of the keys 100 times, R2 times over,

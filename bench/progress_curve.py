@@ -8,12 +8,12 @@
 Each progress line carries the records done so far and the elapsed time;
 the difference between consecutive lines is the rate over that interval.
 Prints the median interval rate, the slowest interval, the longest stretch
-of consecutive intervals below half the median (the stall the seed-000
-target forbids at 2 s or more), and the total time; `--csv` writes one row
-per interval (`end_seconds,records,records_per_s`) to draw the curve from;
-`--png` draws it (records loaded against records/s, log scale) beside the
-gdbm load of seed 000's author, from the averages the seed document gives
-at each doubling (`shared/seeds/000_*.txt`: 2^17 to 2^26 records, then
+of consecutive intervals below half the median (the stall the numbers
+load's target forbids at 2 s or more), and the total time; `--csv` writes
+one row per interval (`end_seconds,records,records_per_s`) to draw the
+curve from; `--png` draws it (records loaded against records/s, log scale)
+beside the gdbm load of "How well does a GNU dbm database scale?", from the
+averages that write-up gives at each doubling (2^17 to 2^26 records, then
 112,063,312 after 10.25 hours).
 Exits 1 when a stretch of at least `--max-stall` seconds (default 2) is
 below half the median.
@@ -65,8 +65,8 @@ def longest_slow_stretch(rows, threshold):
     return best, at
 
 
-# Seed 000's gdbm load: (records, average records/s since the start), as the
-# seed document reports them.
+# The original write-up's gdbm load: (records, average records/s since the
+# start), as it reports them.
 GDBM_SEED = [
     (131_072, 131_072), (262_144, 131_072), (524_288, 174_763),
     (1_048_576, 174_763), (2_097_152, 161_319), (4_194_304, 135_300),
@@ -84,13 +84,13 @@ def draw(rows, path, label):
     ax.plot([r for _, r, _ in rows], [x for _, _, x in rows], lw=1,
             label=f"{label}: records/s over each interval")
     ax.plot([r for r, _ in GDBM_SEED], [x for _, x in GDBM_SEED], "o--",
-            label="gdbm (seed 000): average records/s since the start")
+            label="gdbm (the original write-up): average records/s since the start")
     ax.set_xlabel("records loaded")
     ax.set_ylabel("records/s")
     ax.set_yscale("log")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
-    ax.set_title("seed 000: 125 M numbers through the gdbmtool-language pipe")
+    ax.set_title("The numbers load: 125 M records through the gdbmtool-language pipe")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
 
@@ -101,7 +101,7 @@ def main():
     p.add_argument("--csv", help="write one row per interval to this file")
     p.add_argument("--max-stall", type=float, default=2.0,
                    help="seconds below half the median that fail the run (default 2)")
-    p.add_argument("--png", help="draw the curve, beside seed 000's gdbm load, into this PNG")
+    p.add_argument("--png", help="draw the curve, beside the original gdbm load, into this PNG")
     p.add_argument("--label", default="lamina", help="the curve's name in the chart")
     a = p.parse_args()
     lines = open(a.log, errors="replace") if a.log else sys.stdin

@@ -6,7 +6,7 @@ OP: get-mem, get-table, get-cold, contains-table, set, del. 20,000 keys of
 16 bytes with 100-byte values are written first; then N operations. The cost
 of one operation is (instructions at N - instructions at N = 0) / N. get-cold
 reads each key once after reopening (no row cached, blocks read from the
-files as seed 001's read_cold does) and del deletes each key once: both run
+files as the dbm benchmark's read_cold does) and del deletes each key once: both run
 at most 20,000 operations.
 """
 import sys, tempfile, os

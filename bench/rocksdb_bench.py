@@ -22,9 +22,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MEMLIMIT = os.path.join(HERE, "..", "..", "shared", "tools", "memlimit")
-if not os.path.exists(MEMLIMIT):
-    MEMLIMIT = "/work/shared/tools/memlimit"
+MEMLIMIT = os.environ.get("LAMINA_MEMLIMIT") or os.path.join(HERE, "memlimit")
 
 LINE = re.compile(r"^(?P<name>\w+)\s*:\s*(?P<us>[\d.]+) micros/op (?P<ops_s>\d+) ops/sec"
                   r"(?: (?P<secs>[\d.]+) seconds (?P<ops>\d+) operations;)?"
@@ -67,7 +65,7 @@ def main(argv=None):
                    help="comma-separated key/value byte sizes (default 16/100,8/8)")
     p.add_argument("--benchmarks", default="fillseq,fillrandom,readrandom,overwrite")
     p.add_argument("--cache-size", type=int, help="block cache bytes (db_bench --cache_size)")
-    p.add_argument("--memlimit", help="run db_bench under shared/tools/memlimit SIZE")
+    p.add_argument("--memlimit", help="cap db_bench's memory at SIZE (bench/memlimit, a cgroup memory cap)")
     p.add_argument("--db-bench", help="db_bench binary (default: db_bench on PATH)")
     p.add_argument("--tmpdir", help="where the database goes (/tmp)")
     p.add_argument("--csv", help="append results to this CSV file")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Run the whole benchmark suite and write bench/results/<date>/ (CSV, PNG, SUMMARY.md).
+"""Run the whole benchmark suite and write its results (CSV, PNG, SUMMARY.md) to a dated folder.
 
   bench/run.py            the full suite, sized to finish in under 30 minutes on a 2-core machine
   bench/run.py --quick    the same steps at small sizes, under 3 minutes
@@ -10,6 +10,10 @@ takes part where it can be found: the Python module `lamina` (dbm workloads), an
 binary (--lamina PATH, else target/release/lamina, else `lamina` on PATH) for the numbers load.
 Each step runs with a time limit; a step that fails or runs out of time is reported in the
 summary and the run goes on.
+
+Results go to $BENCH_OUT/<date>[-quick]/ (--out for another folder); $BENCH_OUT defaults to
+target/bench-results under the repository, which git ignores. The memory-capped steps run under
+bench/memlimit (a cgroup memory cap; needs root), or the program $LAMINA_MEMLIMIT names.
 """
 import argparse
 import datetime
@@ -25,24 +29,23 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-MEMLIMIT = os.path.join(ROOT, "..", "shared", "tools", "memlimit")
-if not os.path.exists(MEMLIMIT):
-    MEMLIMIT = "/work/shared/tools/memlimit"
+MEMLIMIT = os.environ.get("LAMINA_MEMLIMIT") or os.path.join(HERE, "memlimit")
+BENCH_OUT = os.environ.get("BENCH_OUT") or os.path.join(ROOT, "target", "bench-results")
 
 # name -> (description, full args, quick args, time limit full/quick in seconds).
 # {py} is the Python to use, {out} the results directory, {lamina_opt} '--lamina PATH' or ''.
 STEPS = [
-    ("testfile", "seed 004 testfile: write 256 B + lseek + fsync, 1000 ops",
+    ("testfile", "testfile (durable commits' hardware limit): write 256 B + lseek + fsync, 1000 ops",
      "{py} {bench}/testfile.py --dir {tmp} --csv {out}/testfile.csv",
      "{py} {bench}/testfile.py --dir {tmp} --csv {out}/testfile.csv",
      60, 30),
-    ("dbm", "seed 001 dbm workloads from Python, 16 B keys, 100 B values (n: see the table)",
+    ("dbm", "semidbm's dbm workloads from Python, 16 B keys, 100 B values (n: see the table)",
      "{py} {bench}/dbm_bench.py -n 1000000 --budget 120 --tmpdir {tmp} "
      "--csv {out}/dbm.csv --png {out}/dbm_small.png",
      "{py} {bench}/dbm_bench.py -n 50000 --budget 10 --tmpdir {tmp} "
      "--csv {out}/dbm.csv --png {out}/dbm_small.png",
      900, 70),
-    ("dbm-large", "seed 001 second configuration: 16 B keys, 100,000 B values (n=1000)",
+    ("dbm-large", "semidbm's dbm workloads, second configuration: 16 B keys, 100,000 B values (n=1000)",
      "{py} {bench}/dbm_bench.py --large -d dumb -d gdbm -d bdb_hash -d bdb_btree -d lmdb "
      "-d rocksdb -d leveldb -d sqlite -d semidbm -d lamina --budget 60 --tmpdir {tmp} "
      "--csv {out}/dbm.csv --png {out}/dbm_large.png",
@@ -50,7 +53,7 @@ STEPS = [
      "-d lmdb -d rocksdb -d leveldb -d sqlite -d semidbm -d lamina --budget 10 --tmpdir {tmp} "
      "--csv {out}/dbm.csv --png {out}/dbm_large.png",
      300, 40),
-    ("numbers", "seed 000 numbers in English, load rate at doubling sizes",
+    ("numbers", "the numbers load (numbers in English), load rate at doubling sizes",
      "{py} {bench}/numbers_bench.py --min 17 --max 23 --budget 300 {lamina_opt} --tmpdir {tmp} "
      "--csv {out}/numbers.csv --png {out}/numbers.png",
      "{py} {bench}/numbers_bench.py --min 16 --max 18 --check --budget 10 {lamina_opt} "
@@ -60,87 +63,87 @@ STEPS = [
      "{py} {bench}/rocksdb_bench.py --num 1000000 --tmpdir {tmp} --csv {out}/db_bench.csv",
      "{py} {bench}/rocksdb_bench.py --num 100000 --tmpdir {tmp} --csv {out}/db_bench.csv",
      300, 30),
-    ("db-insert", "seed 002 db-insert, Berkeley DB via Python, 4 batches, cache 1 GiB, no cap",
+    ("db-insert", "TokuDB's db-insert, Berkeley DB via Python, 4 batches, cache 1 GiB, no cap",
      "{py} {bench}/tokudb_bdb.py insert -n 4 --csv {out}/db_insert.csv",
      None, 240, 0),
-    ("db-insert-c", "seed 002 db-insert, Berkeley DB in C, 4 batches, cache 1 GiB, no cap",
+    ("db-insert-c", "TokuDB's db-insert, Berkeley DB in C, 4 batches, cache 1 GiB, no cap",
      "{py} {bench}/tokudb_bdb.py insert --impl c -n 4 --csv {out}/db_insert.csv",
      "{py} {bench}/tokudb_bdb.py insert --impl c -n 1 --csv {out}/db_insert.csv",
      180, 20),
-    ("db-insert-512M-c", "seed 002 db-insert, Berkeley DB in C, 12 batches, cache 256 MiB, "
+    ("db-insert-512M-c", "TokuDB's db-insert, Berkeley DB in C, 12 batches, cache 256 MiB, "
      "memory capped at 512 MiB",
      "{memlimit} 512M {py} {bench}/tokudb_bdb.py insert --impl c -n 12 --cachesize 268435456 "
      "--memlimit-note 512M --csv {out}/db_insert.csv",
      None, 420, 0),
-    ("db-insert-512M", "seed 002 db-insert, Berkeley DB via Python, cache 256 MiB, memory "
+    ("db-insert-512M", "TokuDB's db-insert, Berkeley DB via Python, cache 256 MiB, memory "
      "capped at 512 MiB (1 batch: the binding's cost; the 12-batch curve is the C run's)",
      None,
      "{memlimit} 512M {py} {bench}/tokudb_bdb.py insert -n 1 --cachesize 268435456 "
      "--memlimit-note 512M --csv {out}/db_insert.csv",
      0, 25),
-    ("db-update-512M", "seed 002 db-update, Berkeley DB via Python, get + put, 100 ops per "
+    ("db-update-512M", "TokuDB's db-update, Berkeley DB via Python, get + put, 100 ops per "
      "durable commit, cache 256 MiB, memory capped at 512 MiB",
      "{memlimit} 512M {py} {bench}/tokudb_bdb.py update --ops 2000000 --cachesize 268435456 "
      "--memlimit-note 512M --csv {out}/db_update.csv",
      "{memlimit} 512M {py} {bench}/tokudb_bdb.py update --ops 200000 --cachesize 268435456 "
      "--memlimit-note 512M --csv {out}/db_update.csv",
      240, 20),
-    ("db-update-512M-c", "seed 002 db-update, Berkeley DB in C, get + put, 100 ops per durable "
+    ("db-update-512M-c", "TokuDB's db-update, Berkeley DB in C, get + put, 100 ops per durable "
      "commit, cache 256 MiB, memory capped at 512 MiB; the full run stops after 4 minutes",
      "{memlimit} 512M {py} {bench}/tokudb_bdb.py update --impl c --ops 1000000000 "
      "--max-seconds 240 --cachesize 268435456 --memlimit-note 512M --csv {out}/db_update.csv",
      "{memlimit} 512M {py} {bench}/tokudb_bdb.py update --impl c --ops 200000 "
      "--cachesize 268435456 --memlimit-note 512M --csv {out}/db_update.csv",
      300, 20),
-    ("db-insert-multiple", "seed 002 db-insert-multiple, Berkeley DB via Python, 1000 rows per "
+    ("db-insert-multiple", "TokuDB's db-insert-multiple, Berkeley DB via Python, 1000 rows per "
      "durable commit",
      "{py} {bench}/tokudb_bdb.py insert-multiple --rows 1000000 --csv {out}/db_insert_multiple.csv",
      None, 180, 0),
     # The disk's fsync rate moves with what else the machine does; measured again at the end so
     # that the durable-commit figures above can be read against it.
-    ("testfile-end", "seed 004 testfile again, at the end of the run",
+    ("testfile-end", "testfile again, at the end of the run",
      "{py} {bench}/testfile.py --dir {tmp} --csv {out}/testfile.csv",
      "{py} {bench}/testfile.py --dir {tmp} --csv {out}/testfile.csv",
      60, 30),
     # lamina's engine-level workloads, run by `lamina bench` (crates/lamina-cli) with the same
     # parameters and printed columns as the peers' drivers above. Skipped until that exists.
-    ("lamina-db-insert", "seed 002 db-insert on lamina, 4 batches, no cap",
+    ("lamina-db-insert", "TokuDB's db-insert on lamina, 4 batches, no cap",
      "{lamina} bench db-insert -n 4 --dir {tmp}/lamina-insert --csv {out}/db_insert.csv",
      "{lamina} bench db-insert -n 1 --dir {tmp}/lamina-insert --csv {out}/db_insert.csv",
      240, 20),
-    ("lamina-db-insert-512M", "seed 002 db-insert on lamina, 12 batches, cache 256 MiB, memory "
+    ("lamina-db-insert-512M", "TokuDB's db-insert on lamina, 12 batches, cache 256 MiB, memory "
      "capped at 512 MiB",
      "{memlimit} 512M {lamina} bench db-insert -n 12 --cache-size 268435456 "
      "--dir {tmp}/lamina-insert --csv {out}/db_insert.csv",
      None, 300, 0),
-    ("lamina-db-update-512M", "seed 002 db-update on lamina (blind merge), 100 ops per durable "
+    ("lamina-db-update-512M", "TokuDB's db-update on lamina (blind merge), 100 ops per durable "
      "commit, cache 256 MiB, memory capped at 512 MiB",
      "{memlimit} 512M {lamina} bench db-update --ops 2000000 --cache-size 268435456 "
      "--dir {tmp}/lamina-update --csv {out}/db_update.csv",
      "{memlimit} 512M {lamina} bench db-update --ops 200000 --cache-size 268435456 "
      "--dir {tmp}/lamina-update --csv {out}/db_update.csv",
      240, 20),
-    ("lamina-commits", "seed 004 lamina commits: 256 B values, one Sync write per commit, "
+    ("lamina-commits", "durable commits on lamina: 256 B values, one Sync write per commit, "
      "1..32 threads, against testfile",
      "{lamina} bench commits --threads 1,2,4,8,16,32 --dir {tmp}/lamina-commits "
      "--csv {out}/commits.csv",
      "{lamina} bench commits --threads 1,16 --dir {tmp}/lamina-commits --csv {out}/commits.csv",
      180, 20),
-    ("lamina-numbers-512M", "seed 000 numbers on lamina, doubling sizes to 2^23, memory capped at "
+    ("lamina-numbers-512M", "the numbers load on lamina, doubling sizes to 2^23, memory capped at "
      "512 MiB",
      "{memlimit} 512M {lamina} bench numbers --max 23 --memlimit-note 512M "
      "--csv {out}/numbers_lamina.csv",
      None, 300, 0),
-    ("lamina-db-scan", "seed 002 db-scan on lamina: every row in key order, twice, in one snapshot",
+    ("lamina-db-scan", "TokuDB's db-scan on lamina: every row in key order, twice, in one snapshot",
      "{lamina} bench db-scan -n 4 --csv {out}/db_scan.csv",
      "{lamina} bench db-scan -n 1 --csv {out}/db_scan.csv",
      240, 30),
-    ("lamina-db-insert-multiple", "seed 002 db-insert-multiple on lamina: primary + three "
+    ("lamina-db-insert-multiple", "TokuDB's db-insert-multiple on lamina: primary + three "
      "secondary keyspaces in one atomic durable batch per 1000 rows",
      "{lamina} bench db-insert-multiple --rows 1000000 --csv {out}/db_insert_multiple.csv",
      "{lamina} bench db-insert-multiple --rows 100000 --csv {out}/db_insert_multiple.csv",
      180, 30),
-    ("lamina-blocksize", "seed 003 block sizes 4K..64K: the numbers load and point reads",
+    ("lamina-blocksize", "the block-size question, 4K..64K: the numbers load and point reads",
      "{lamina} bench blocksize --records 1048576 --csv {out}/blocksize.csv",
      "{lamina} bench blocksize --records 65536 --csv {out}/blocksize.csv",
      240, 30),
@@ -229,7 +232,8 @@ def main(argv=None):
     p.add_argument("--only", help="comma-separated step names (see --list)")
     p.add_argument("--skip", help="comma-separated step names to leave out")
     p.add_argument("--list", action="store_true", help="list the steps and exit")
-    p.add_argument("--out", help="results directory (default bench/results/<date>[-quick])")
+    p.add_argument("--out", help="results directory (default $BENCH_OUT/<date>[-quick]; "
+                   "$BENCH_OUT defaults to target/bench-results)")
     p.add_argument("--lamina", help="lamina binary (default target/release/lamina or PATH)")
     p.add_argument("--tmp", default=os.environ.get("TMPDIR", "/tmp"),
                    help="scratch directory for databases (default $TMPDIR or /tmp)")
@@ -251,7 +255,7 @@ def main(argv=None):
     py = find_python()
     lamina = find_lamina(a.lamina)
     date = datetime.date.today().isoformat()
-    out = a.out or os.path.join(HERE, "results", date + ("-quick" if a.quick else ""))
+    out = a.out or os.path.join(BENCH_OUT, date + ("-quick" if a.quick else ""))
     os.makedirs(out, exist_ok=True)
     tmp = os.path.join(a.tmp, f"lamina-bench.{os.getpid()}")
     os.makedirs(tmp, exist_ok=True)
@@ -278,7 +282,7 @@ def main(argv=None):
             print(f"== {name}: skipped (no lamina binary with a `bench` subcommand)")
             continue
         if "{memlimit}" in cmd and (os.geteuid() != 0 or not os.path.exists(MEMLIMIT)):
-            done.append((name, desc, "skipped: memlimit needs root and shared/tools/memlimit",
+            done.append((name, desc, "skipped: the memory cap (bench/memlimit) needs root",
                          "", 0.0))
             print(f"== {name}: skipped (memlimit needs root)")
             continue
@@ -311,8 +315,8 @@ def main(argv=None):
 
 
 def previous_steps(out):
-    """The step times of the newest other quick run under bench/results (its
-    steps.json), as (directory name, {step: seconds}); None if there is none."""
+    """The step times of the newest other quick run beside `out` (its steps.json),
+    as (directory name, {step: seconds}); None if there is none."""
     results = os.path.dirname(os.path.abspath(out))
     runs = sorted(d for d in os.listdir(results)
                   if d.endswith("-quick") and os.path.join(results, d) != os.path.abspath(out)
@@ -328,7 +332,7 @@ def compare_steps(now, before):
     previous quick run's, as a table a person can read: "no slower" means no
     step well above 1.00x. Wall times of a shared machine drift by 10 % or so."""
     if before is None:
-        return ("no earlier quick run with steps.json under bench/results: nothing to compare "
+        return ("no earlier quick run with steps.json beside this one: nothing to compare "
                 "(this run's step times are in steps.json; the next quick run compares with them)")
     name, old = before
     lines = [f"step wall times against the previous quick run ({name}); above 1.10x is marked:"]
@@ -347,7 +351,7 @@ def write_summary(out, info, done, quick, total, lamina):
     csvs = sorted(f for f in os.listdir(out) if f.endswith(".csv"))
     with open(os.path.join(out, "SUMMARY.md"), "w") as f:
         f.write(f"# lamina benchmarks — {info['date']}{' (quick)' if quick else ''}\n\n")
-        f.write("Workloads as defined in BENCHMARKS.md; peers and lamina side by side in one "
+        f.write("Workloads as defined in bench/README.md; peers and lamina side by side in one "
                 "run. Absolute figures drift between runs on a shared machine; ratios measured "
                 "in one run hold.\n\n")
         f.write("| | |\n|---|---|\n")

@@ -1,7 +1,7 @@
-/* seed 004 "testfile": the hardware's limit on durable commits.
+/* "testfile": the hardware's limit on durable commits.
  *
  * Per op: write(fd, <bytes> zero bytes), lseek(fd, 0, SEEK_SET), fsync(fd); <ops> ops;
- * ops/s = ops / seconds. Prints the seed's lines:
+ * ops/s = ops / seconds. Prints the original program's lines:
  *   running: 1000 ops
  *   Elapsed time: 0.171234 seconds
  *   1000 ops: 5839.97 ops per second

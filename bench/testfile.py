@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""seed 004 "testfile": write(fd, 256 zero bytes), lseek(fd, 0), fsync(fd), 1000 times.
+"""testfile, durable commits' hardware limit: write(fd, 256 zero bytes), lseek(fd, 0), fsync(fd),
+1000 times.
 
 Runs bench/testfile.c (compiled with cc into --build-dir when a C compiler is present) and the
 same loop in Python (os.write, os.lseek, os.fsync); prints ops/s for each and --csv appends

@@ -1,5 +1,5 @@
-/* seed 002 db-insert and db-update on Berkeley DB 5.3, in C (no binding cost per call).
- * The workloads are BENCHMARKS.md's; bench/tokudb_bdb.py runs this (`--impl c`) and the same
+/* TokuDB's db-insert and db-update on Berkeley DB 5.3, in C (no binding cost per call).
+ * The workloads are bench/README.md's; bench/tokudb_bdb.py runs this (`--impl c`) and the same
  * workloads through the Python binding, and prints the same columns.
  *
  *   tokudb_bdb insert DIR BATCHES BATCH_SIZE CACHESIZE TXN(0|1) BOUNDED(0|1) SEED

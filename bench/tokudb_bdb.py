@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
-"""seed 002 (TokuDB's examples) on Berkeley DB 5.3 through its Python binding (`berkeleydb`).
+"""TokuDB's example workloads on Berkeley DB 5.3 through its Python binding (`berkeleydb`).
 
   tokudb_bdb.py insert [-n BATCHES] [-x] [--cachesize BYTES] [--bounded] [--dir DIR]
   tokudb_bdb.py scan DIR
   tokudb_bdb.py update [--ops N] [--cachesize BYTES]
   tokudb_bdb.py insert-multiple [--rows N] [--cachesize BYTES]
 
-Each follows BENCHMARKS.md's definition and prints the seed program's columns:
+Each follows bench/README.md's definition and prints the original program's columns:
 
 insert  8-byte big-endian keys and 8-byte values (the key's bytes); each batch is 2^20 serial
         inserts (key = i*64, i continuing across batches) then 2^20 random inserts (random
-        64-bit keys; --bounded draws them below the serial keys' bound instead, as the seed's C
+        64-bit keys; --bounded draws them below the serial keys' bound instead, as TokuDB's C
         program does: llrandom() % ((i+2^20)*64)); 4 batches by default; cache 1 GiB; no
         transactions unless -x (then a durable commit every 16,384 puts). Per batch: serial
         time and rate, random time and rate, cumulative time and rate; then the shutdown time
@@ -28,8 +28,9 @@ insert-multiple  primary key = row number (8 bytes big-endian), value = three ra
 
 The Python layer adds its own cost per operation (about a microsecond): those figures are a floor
 for Berkeley DB. `--impl c` runs insert and update as a C program instead (bench/tokudb_bdb.c,
-compiled here against Debian's libdb5.3-dev): Berkeley DB's own speed, the figure to compare with. Run under shared/tools/memlimit 512M to see the data outgrow
-memory (the seed's point); --csv appends the rows printed.
+compiled here against Debian's libdb5.3-dev): Berkeley DB's own speed, the figure to compare
+with. Run under `bench/memlimit 512M` (a cgroup memory cap) to see the data outgrow memory, the
+point of TokuDB's examples; --csv appends the rows printed.
 """
 import argparse
 import csv
@@ -428,7 +429,7 @@ def main(argv=None):
     s.add_argument("--batch", type=int, default=BATCH,
                    help=argparse.SUPPRESS)  # inserts per phase; only the harness tests change it
     s.add_argument("--bounded", action="store_true",
-                   help="random keys below the serial keys' bound, as the seed's C program")
+                   help="random keys below the serial keys' bound, as TokuDB's C program")
     common(s, 1 << 30, impl=True)
 
     s = sub.add_parser("scan", help="db-scan (of an insert --dir DIR)")

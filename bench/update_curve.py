@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""The curve of a seed-002 db-update run, from `lamina bench update --csv`.
+"""The curve of a TokuDB db-update run, from `lamina bench update --csv`.
 
     lamina bench update -q --ops 1000000000 --csv update.csv ...
     python3 bench/update_curve.py update.csv --png update.png
 
 Prints the operations done, the overall rate, the rates of the first and
-last tenth of the run (the issue-15 target: the last tenth at least half the
-first) and the slowest interval; `--png` draws the interval rate against the
-operations done, beside 3x TokuFT's rate from the seed (95,380 upserts/s,
-`shared/seeds/002_*.txt`).
+last tenth of the run (the target: the last tenth at least half the first)
+and the slowest interval; `--png` draws the interval rate against the
+operations done, beside 3x TokuFT's rate (95,380 upserts/s: TokuDB's own
+db-update under a 512 MiB cap, bench/README.md).
 """
 
 import argparse
@@ -72,11 +72,11 @@ def main():
         ax.plot([r[0] for r in rs], [r[3] for r in rs], lw=1.5,
                 label="lamina: upserts/s since the start")
         ax.axhline(3 * TOKUFT_PER_S, color="tab:red", ls="--",
-                   label=f"3x TokuFT's {TOKUFT_PER_S:,}/s (seed 002)")
+                   label=f"3x TokuFT's {TOKUFT_PER_S:,}/s")
         ax.set_xlabel("upserts done")
         ax.set_ylabel("upserts/s")
         ax.set_ylim(bottom=0)
-        ax.set_title("seed 002 db-update under a 512 MiB cap, 256 MiB budget")
+        ax.set_title("TokuDB's db-update on lamina under a 512 MiB cap, 256 MiB budget")
         ax.grid(alpha=0.3)
         ax.legend()
         fig.tight_layout()

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Seed 001: semidbm's benchmark of dbm modules, for lamina and its peers.
+"""semidbm's benchmark of dbm modules, for lamina and its peers.
 
-The workloads are those of BENCHMARKS.md (seed 001), in this order, each on a
+The dbm workloads of bench/README.md, in this order, each on a
 database opened afresh with ``module.open(path, flag)``; only the loop is
 timed, ``ops/s = n / seconds``:
 
@@ -14,7 +14,7 @@ timed, ``ops/s = n / seconds``:
   delete_sequential  c  del db[key_i]
 
 Keys are ``'%016d' % i``; values are consecutive slices of one 1 MiB random
-buffer (``random.seed(100)``). Besides the seed's figures, the two fills are
+buffer (``random.seed(100)``). Besides semidbm's figures, the two fills are
 also reported with the time of ``close()`` included (``+close`` rows).
 
     .venv/bin/python python/bench_dbm.py -n 1000000 -d lamina -d dbm.gnu -d semidbm

@@ -5,7 +5,7 @@
 #   make py-build  release build of the extension into .venv
 #   make py-test   py-build, then the pytest suites in python/tests (Dask and
 #                  pyarrow, pandas installed if missing, for lamina.dask's tests)
-#   make py-bench  seed 001 from Python: lamina beside dbm.gnu and semidbm
+#   make py-bench  semidbm's dbm benchmark from Python: lamina beside dbm.gnu and semidbm
 #                  (PY_BENCH_ARGS, default -n 1000000; semidbm installed if missing)
 #   make py-install  `pip install ./python` into a fresh virtual environment,
 #                  then import it there, and `cargo install` the CLI beside it

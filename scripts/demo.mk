@@ -1,3 +1,3 @@
-# `make demo`: the seed-000 scenario (scripts/demo.sh; N=... for another size).
+# `make demo`: the numbers load (scripts/demo.sh; N=... for another size).
 demo:
 	bash scripts/demo.sh

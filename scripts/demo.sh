@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The seed-000 scenario (`make demo`): generate N numbers records (default
-# 2^24), pipe them through `lamina shell --newdb` with progress, as the seed
-# piped numbers.pl into `gdbmtool --newdb`; then show `lamina stat`, fetch a
-# few records, and print the rate and the file size.
+# The numbers load (`make demo`): generate N numbers-in-English records
+# (default 2^24), pipe them through `lamina shell --newdb` with progress, as
+# "How well does a GNU dbm database scale?" piped numbers.pl into `gdbmtool
+# --newdb`; then show `lamina stat`, fetch a few records, and print the rate
+# and the file size.
 #
 #   N=1048576 scripts/demo.sh        # a smaller run
 #   DB=/tmp/numbers.lamina scripts/demo.sh
@@ -40,5 +41,5 @@ bytes=$(du -sb "$DB" | cut -f1)
 awk -v n="$N" -v s="$start" -v e="$end" -v b="$bytes" 'BEGIN {
     t = e - s
     printf "\n== %d records in %.1f s: %.0f records/s; database %.1f MiB on disk\n", n, t, n / t, b / 1048576
-    printf "   (the seed: gdbm took 21 h 43 min for 125,000,000 records and made a 20.6 GiB file)\n"
+    printf "   (gdbm, in the original write-up: 21 h 43 min for 125,000,000 records, a 20.6 GiB file)\n"
 }'

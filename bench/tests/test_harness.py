@@ -1,5 +1,5 @@
 """The benchmark harness's own tests: each driver runs at a tiny size and prints well-formed
-output; the workloads are the ones BENCHMARKS.md defines; missing peers are skipped, not errors.
+output; the workloads are the ones bench/README.md defines; missing peers are skipped, not errors.
 Fast (seconds); peers that are not installed make their tests skip."""
 import csv
 import importlib.util
@@ -35,7 +35,7 @@ def has(module):
         return False
 
 
-# ----------------------------------------------------------------------------- seed 001
+# ------------------------------------------------------------------ the dbm workloads
 
 class RecordingDbm:
     """A dict-backed module with a dbm-style open() that records what the harness does."""
@@ -230,7 +230,7 @@ def test_each_peer_adapter_runs_or_is_skipped(tmp_path, label):
     db.close()
 
 
-# ----------------------------------------------------------------------------- seed 000
+# ------------------------------------------------------------------ the numbers load
 
 def test_numbers_oracle_matches_the_definition():
     if not shutil.which("perl"):
@@ -314,7 +314,7 @@ def test_db_bench_driver_runs_or_is_skipped(tmp_path):
     assert all(int(x["ops_per_s"]) > 0 for x in rows)
 
 
-# ----------------------------------------------------------------------------- seed 002, 004
+# ------------------------------------------- TokuDB's examples, durable commits
 
 def test_tokudb_workloads_on_berkeley_db(tmp_path):
     script = os.path.join(BENCH, "tokudb_bdb.py")

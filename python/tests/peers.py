@@ -2,7 +2,7 @@
 
 ``dbm.gnu`` needs the ``_gdbm`` extension; Debian ships it in
 ``python3-gdbm`` under /usr/lib/python3.X/lib-dynload, from where it loads
-into any CPython of the same version (BENCHMARKS.md).
+into any CPython of the same version (bench/setup links it into .venv).
 """
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ struct Cli {
 enum Command {
     /// Run gdbmtool commands (store, fetch, list, ...) from stdin or a file.
     Shell(cmd::shell::ShellArgs),
-    /// Generate a data set (numbers: the seed-000 records).
+    /// Generate a data set (numbers: the numbers-in-English records).
     Gen(cmd::gen::GenArgs),
     /// Load a gdbm, Berkeley DB or tab-separated dump (format detected).
     Load(cmd::load::LoadArgs),
@@ -78,7 +78,7 @@ enum Command {
     Stat(cmd::stat::StatArgs),
     /// Print one WAL segment, table or manifest (debugging).
     Inspect(cmd::inspect::InspectArgs),
-    /// Run a benchmark workload (BENCHMARKS.md): numbers, insert, scan, update, multi, commit, blocksize.
+    /// Run a benchmark workload (bench/README.md): numbers, insert, scan, update, multi, commit, blocksize.
     Bench(bench::BenchArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(cmd::completions::CompletionsArgs),

@@ -1,5 +1,6 @@
-//! The seed-000 data set: record N has key `N` in decimal ASCII and, as value,
-//! N written in English exactly as the Perl program of `seeds/000` writes it
+//! The numbers-in-English data set: record N has key `N` in decimal ASCII and,
+//! as value, N written in English exactly as the Perl program of "How well
+//! does a GNU dbm database scale?" (`tests/fixtures/numbers.pl`) writes it
 //! (`1001 -> one thousand, one`, `1000001 -> one million one`).
 //!
 //! The Perl program builds the words group by group, right to left; this
@@ -131,7 +132,7 @@ fn words(n: u64) -> Vec<u8> {
 /// How `lamina gen numbers` writes a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LineStyle {
-    /// `store N "words"` — the seed's Perl program, byte for byte.
+    /// `store N "words"` — the original Perl program, byte for byte.
     Store,
     /// `N<TAB>words` — lamina's tab-separated text (no escaping needed).
     Tsv,

@@ -1,5 +1,6 @@
-//! `lamina gen numbers N` prints exactly what the seed's Perl program
-//! (`tests/fixtures/numbers.pl`, copied from `seeds/000`) prints, byte for
+//! `lamina gen numbers N` prints exactly what the original Perl program
+//! (`tests/fixtures/numbers.pl`, from "How well does a GNU dbm database
+//! scale?") prints, byte for
 //! byte, across the thousand, million and billion boundaries. Skipped when
 //! perl is not installed.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
@@ -20,7 +21,7 @@ fn perl(n: u64) -> Vec<u8> {
 }
 
 /// The Perl program run from `start` instead of 0 (its loop start patched in
-/// memory; the file stays as in the seed), so that large numbers can be
+/// memory; the file stays as published), so that large numbers can be
 /// compared without printing everything below them.
 fn perl_from(start: u64, last: u64) -> Vec<u8> {
     let text = std::fs::read_to_string(testdata().join("fixtures/numbers.pl")).unwrap();

@@ -116,7 +116,7 @@ fn database(c: &mut Criterion) {
     g.finish();
 }
 
-/// Ten hot values of 100,000 bytes in blob files (seed 001's large
+/// Ten hot values of 100,000 bytes in blob files (the dbm benchmark's large
 /// configuration read hot), and the two things a read does to a value not
 /// kept in memory, each alone: the copy into the caller's buffer and the
 /// checksum (a read does both in one pass over the bytes).

@@ -9,8 +9,8 @@
 //! blocks cached), `get-cold` (keys in tables, each read once, no block
 //! cached before: at most 20,000 operations), `get-missing`, `contains`,
 //! `contains-mem`, `put` (default durability; the same 20,000 keys over
-//! and over), `put-seq` (N new keys in ascending order, `%016d`, as seed
-//! 001's fill_sequential), `delete` (keys in the
+//! and over), `put-seq` (N new keys in ascending order, `%016d`, as the
+//! dbm benchmark's fill_sequential), `delete` (keys in the
 //! memtable, default durability), `delete-existing` (`Db::delete_existing`
 //! of keys in the memtable: at most 20,000 operations, each deletes).
 

@@ -1,12 +1,12 @@
 //! Random point reads of keys in tables, for cache-miss counts under
-//! callgrind's cache simulation (deterministic, where timings on this
-//! machine move by 10-30%):
+//! callgrind's cache simulation (deterministic, where timings move from run
+//! to run):
 //!
 //! valgrind --tool=callgrind --cache-sim=yes --LL=1048576,16,64 \
 //!     --toggle-collect='*measured*' target/release/examples/random_reads DIR 100000
 //!
 //! The first run loads 10^6 keys (`%016d`, 100-byte values of random bytes,
-//! as seed 001's) into `DIR`, in order, and closes; every run then opens
+//! as the dbm benchmark's) into `DIR`, in order, and closes; every run then opens
 //! `DIR`, reads the first 800,000 keys (the ones the load leaves in tables)
 //! once in order, untimed, so their blocks are in the cache, then reads N
 //! keys (default 200,000) drawn at random from them, timing those reads.

@@ -284,9 +284,10 @@ mod x86 {
         let mut at = 256;
         while at + 256 <= len {
             // As in `fold_unchecked`, across 4 KiB pages, but 6 KiB ahead:
-            // this loop takes a line in half the time (measured on an AMD
-            // EPYC with AVX-512: 2, 4 and 6 KiB gave 22, 28 and 31 GiB/s
-            // checksum-and-copy from memory).
+            // this loop takes a line in less time, so its fetches must run
+            // further ahead: 6 KiB ran checksum-and-copy from memory 1.4x as
+            // fast as 2 KiB (`cargo bench -p lamina --bench checksum` on a
+            // CPU with AVX-512).
             for line in 0..4 {
                 prefetch(src.wrapping_add(at + 6144 + 64 * line));
             }

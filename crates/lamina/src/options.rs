@@ -86,8 +86,9 @@ pub struct Options {
     /// `Stats::level_sizes_reason` says what was chosen and why.
     pub level_base_size: u64,
     /// Growth factor between levels. Default: 0, chosen: 4, which rewrites
-    /// less per byte written than the 10 of most leveled stores (seed 002's
-    /// db-update ran 13 % faster in a deep tree; docs/benchmarks.md).
+    /// less per byte written than the 10 of most leveled stores (TokuDB's
+    /// db-update, `lamina bench update`, ran 13 % faster in a deep tree;
+    /// docs/design.md, "Settings chosen from the data").
     pub level_multiplier: u64,
     /// Target size of one table written by compaction. Default: 64 MiB.
     pub target_table_size: u64,
@@ -101,9 +102,9 @@ pub struct Options {
     /// WAL logs only the pointer.
     /// Default: 4 KiB, a page. Values of 4 KiB and 16 KiB were written,
     /// overwritten and read faster kept apart than in the tree; values of
-    /// 1 KiB were read faster but written 14-23 % slower (each costs a
-    /// write to its blob file at commit): docs/benchmarks.md, "No tuning:
-    /// the large-value threshold".
+    /// 1 KiB were read faster but written about a fifth slower (each costs a
+    /// write to its blob file at commit): `examples/dbbench --value_size V
+    /// --blob_threshold T --benchmarks fillrandom,overwrite,readrandom`.
     pub blob_threshold: usize,
     /// A blob file whose dead bytes reach this share of its values has its
     /// live values moved by compaction and is removed. Default: 0.5.

@@ -1,7 +1,7 @@
 //! A compaction leaves in place the next-level tables no key of its inputs
 //! falls in: level-0 tables whose keys sit at the two ends of the key space
 //! (the memtable that held the last 8-digit and the first 9-digit keys of
-//! seed 000's load was one) overlap every level-1 table by their ranges,
+//! the numbers load was one) overlap every level-1 table by their ranges,
 //! and used to make the compaction rewrite all of level 1. Here only the
 //! tables at the ends are rewritten; the others keep their files, and every
 //! key reads back.

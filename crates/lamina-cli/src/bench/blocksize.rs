@@ -1,4 +1,4 @@
-//! `lamina bench blocksize`: seed 003's sweep of the data block size.
+//! `lamina bench blocksize`: the block-size question, a sweep of the data block size.
 //!
 //! At block sizes 4, 8, 16, 32 and 64 KiB (`Options::block_size`): the
 //! numbers load of 2^20 records with the built-in generator (as `bench
@@ -31,7 +31,7 @@ pub struct BlocksizeArgs {
     #[arg(long, value_name = "N")]
     pub reads: Option<u64>,
     /// Runs of each block size; the median is reported (runs of about a
-    /// second differ by 10 % or more on a shared machine).
+    /// second differ by several percent on a shared machine).
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub repeat: usize,
     /// Block cache in bytes (suffixes K, M, G; default: the engine's).
@@ -104,7 +104,7 @@ pub fn run(args: BlocksizeArgs, ctx: &Ctx) -> Result<(), String> {
         order.swap(i, j);
     }
     println!(
-        "seed 003 block sizes on lamina {}: numbers load of {} records (built-in generator), \
+        "block sizes on lamina {}: numbers load of {} records (built-in generator), \
          then {} random point reads of loaded keys; the median of {repeat} runs of each \
          (runs interleaved: run 1 of every size, then run 2, ..., each round starting one size on)",
         super::VERSION,
@@ -117,7 +117,7 @@ pub fn run(args: BlocksizeArgs, ctx: &Ctx) -> Result<(), String> {
         vec![(Vec::new(), Vec::new(), 0, 0); configs.len()];
     for round in 0..repeat {
         // The order rotates by one each round: a size that always ran first
-        // (after a pause) or last read 7% slower than the same tables forced.
+        // (after a pause) or last read slower than the same tables forced.
         for k in 0..configs.len() {
             let i = (k + round) % configs.len();
             let (Some(&block), Some(run)) = (configs.get(i), runs.get_mut(i)) else {

@@ -1,10 +1,10 @@
-//! `lamina bench commit`: durable commits against the disk's limit (seed 004).
+//! `lamina bench commit`: durable commits against the disk's limit.
 //!
 //! testfile is the hardware's limit: per op `write(fd, 256 zero bytes)`,
 //! `lseek(fd, 0)`, `fsync(fd)`, in a file beside the database directory
 //! (same disk), for as long as each thread count runs (`--seconds`; 1000
-//! ops with `--ops`, or `--testfile-ops`): this disk syncs a burst of 1000
-//! faster than a run of seconds (docs/benchmarks.md, seed 004), so a short
+//! ops with `--ops`, or `--testfile-ops`): a virtual disk can sync a burst
+//! of 1000 faster than a run of seconds, so a short
 //! testfile beside a long row compares two different loads. For each thread
 //! count (1, 2, 4, 8, 16, 32), every
 //! thread writes one 256-byte value per `Durability::Sync` commit under its

@@ -1,4 +1,4 @@
-//! `lamina bench insert`: TokuDB's db-insert (seed 002).
+//! `lamina bench insert`: TokuDB's db-insert.
 //!
 //! 8-byte big-endian keys, the value the key's 8 bytes (as `bench/tokudb_bdb.c`
 //! writes them). Each batch is 2^20 serial inserts (key = i × 64, i continuing
@@ -7,7 +7,8 @@
 //! in batches of [`PUTS_PER_WRITE`] with `Durability::None`, as Berkeley DB
 //! without transactions leaves them in its cache; with `-x` every 16,384 puts
 //! are one `Durability::Sync` batch. Timed from before the first put to after
-//! `close`; per batch the seed's columns, then `Shutdown` and `Total time`.
+//! `close`; per batch the original program's columns, then `Shutdown` and
+//! `Total time`.
 
 use super::{
     files_line, fresh_db, options, parse_size, rate, Common, Csv, Workdir, XorShift64Star,
@@ -20,7 +21,7 @@ use std::time::Instant;
 
 /// Puts per engine write without `-x`.
 pub const PUTS_PER_WRITE: usize = 1024;
-/// Puts per durable commit with `-x` (the seed's 2^14).
+/// Puts per durable commit with `-x` (the original program's 2^14).
 pub const PUTS_PER_TRANSACTION: usize = 1 << 14;
 /// Distance between serial keys.
 const SERIAL_SPACING: u64 = 64;

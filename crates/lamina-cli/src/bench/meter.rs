@@ -1,7 +1,7 @@
 //! The periodic report of `update` and `multi`: the rate measured every
 //! `report` operations (one CSV row each: ops, seconds, interval rate,
 //! overall rate), a line printed every `every` operations (ops, seconds and
-//! rate since the previous line, overall rate, as the seed's C programs print
+//! rate since the previous line, overall rate, as TokuDB's C examples print
 //! them), and a `total` line at the end.
 
 use super::{rate, Csv};

@@ -1,9 +1,10 @@
-//! `lamina bench WORKLOAD [OPTIONS]`: the engine-level benchmark workloads of
-//! `BENCHMARKS.md`, one file each, and what they share (where the database
-//! goes, CSV output, the seeds' random number generators, sizes on disk).
+//! `lamina bench WORKLOAD [OPTIONS]`: the engine-level benchmark workloads
+//! that bench/README.md defines, one file each, and what they share (where
+//! the database goes, CSV output, the original programs' random number
+//! generators, sizes on disk).
 //!
-//! Every workload prints its table on standard output (the seed program's
-//! columns where there is a seed program) and progress on standard error.
+//! Every workload prints its table on standard output (the original
+//! program's columns where there is one) and progress on standard error.
 
 mod blocksize;
 mod commit;
@@ -31,24 +32,24 @@ pub struct BenchArgs {
 /// The workloads.
 #[derive(Debug, clap::Subcommand)]
 pub enum Workload {
-    /// Seed 000: the numbers load at 2^17, 2^18, ... records, generator and shell paths.
+    /// The numbers load (numbers in English) at 2^17, 2^18, ... records, generator and shell paths.
     Numbers(numbers::NumbersArgs),
-    /// Seed 002 db-insert: per batch 2^20 serial then 2^20 random 8-byte keys.
+    /// TokuDB's db-insert: per batch 2^20 serial then 2^20 random 8-byte keys.
     #[command(visible_alias = "db-insert")]
     Insert(insert::InsertArgs),
-    /// Seed 002 db-scan: every row in key order, twice, in one snapshot.
+    /// TokuDB's db-scan: every row in key order, twice, in one snapshot.
     #[command(visible_alias = "db-scan")]
     Scan(scan::ScanArgs),
-    /// Seed 002 db-update: blind +1 merges on random keys, 100 per durable commit.
+    /// TokuDB's db-update: blind +1 merges on random keys, 100 per durable commit.
     #[command(visible_alias = "db-update")]
     Update(update::UpdateArgs),
-    /// Seed 002 db-insert-multiple: a row and three secondary keys per row, 1000 rows per durable batch.
+    /// TokuDB's db-insert-multiple: a row and three secondary keys per row, 1000 rows per durable batch.
     #[command(visible_aliases = ["db-insert-multiple", "insert-multiple"])]
     Multi(multi::MultiArgs),
-    /// Seed 004: testfile (write + lseek + fsync), then Sync commits at 1..32 threads.
+    /// Durable commits: testfile (write + lseek + fsync), then Sync commits at 1..32 threads.
     #[command(visible_alias = "commits")]
     Commit(commit::CommitArgs),
-    /// Seed 003: the numbers load and random point reads at block sizes 4K to 64K.
+    /// The block-size question: the numbers load and random point reads at block sizes 4K to 64K.
     Blocksize(blocksize::BlocksizeArgs),
 }
 
@@ -315,7 +316,7 @@ impl XorShift64Star {
 }
 
 /// glibc's `random()` after `srandom(seed)` (the TYPE_3 additive generator),
-/// the generator of the seed's C programs.
+/// the generator of TokuDB's C example programs.
 pub struct GlibcRandom {
     state: [u32; 31],
     front: usize,

@@ -1,4 +1,4 @@
-//! `lamina bench multi`: TokuDB's db-insert-multiple (seed 002).
+//! `lamina bench multi`: TokuDB's db-insert-multiple.
 //!
 //! Row r: primary key r (8 bytes big-endian) in the default keyspace, value
 //! three random values in 0..100,000 (`random() % 100000`, 8 bytes

@@ -1,10 +1,10 @@
-//! `lamina bench numbers`: seed 000's load curve.
+//! `lamina bench numbers`: the numbers load's curve of rate against size.
 //!
 //! For N = 2^17, 2^18, ... 2^max records (keys 0 to N - 1, the numbers in
 //! English), each into a fresh database: (i) `gen`, the built-in generator
 //! straight into the engine (what `lamina gen numbers --into` does), and
-//! (ii) `shell`, the seed's `store N "words"` lines piped into `lamina shell
-//! --newdb` (this binary, the seed's `numbers.pl | gdbmtool --newdb`). Timed
+//! (ii) `shell`, `store N "words"` lines piped into `lamina shell --newdb`
+//! (this binary; the original ran `numbers.pl | gdbmtool --newdb`). Timed
 //! from open (process start for the shell) to close; printed: seconds,
 //! records/s and the size on disk per size, then the rate at the largest size
 //! as a percentage of the rate at 2^20.
@@ -59,7 +59,7 @@ pub fn run(args: NumbersArgs, ctx: &Ctx) -> Result<(), String> {
         ],
     )?;
     println!(
-        "seed 000 numbers on lamina {}: records 0..N-1 into a fresh database; gen = the built-in \
+        "numbers load on lamina {}: records 0..N-1 into a fresh database; gen = the built-in \
          generator into the engine, shell = `store N \"words\"` lines through `lamina shell --newdb`",
         super::VERSION
     );

@@ -1,4 +1,4 @@
-//! `lamina bench scan`: TokuDB's db-scan (seed 002).
+//! `lamina bench scan`: TokuDB's db-scan.
 //!
 //! Reads every row of the default keyspace in key order with one iterator
 //! inside one snapshot, twice; per pass prints bytes (key + value lengths),

@@ -1,4 +1,4 @@
-//! `lamina bench update`: TokuDB's db-update (seed 002).
+//! `lamina bench update`: TokuDB's db-update.
 //!
 //! Key = two 4-byte big-endian ints, each `random() % 1,000,000` (glibc's
 //! `random()` after `srandom(seed)`, as the C program draws them); each op is

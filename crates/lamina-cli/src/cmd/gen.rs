@@ -1,5 +1,6 @@
-//! `lamina gen numbers N`: the seed-000 data set, records 0 through N,
-//! byte-identical to `numbers.pl N` (the Perl program of `seeds/000`), or
+//! `lamina gen numbers N`: the numbers-in-English data set, records 0
+//! through N, byte-identical to `numbers.pl N` (the Perl program of "How
+//! well does a GNU dbm database scale?", kept in `tests/fixtures`), or
 //! loaded straight into a database with `--into`.
 
 use crate::cmd::Ctx;

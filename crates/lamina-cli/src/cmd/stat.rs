@@ -2,9 +2,9 @@
 //! sizes, key and value sizes, compression, filters, space and write
 //! amplification — and what, if anything, would be worth changing.
 //!
-//! It is the answer to Berkeley DB's `db_tuner` (seed 003): instead of
-//! trying page sizes by hand, read the numbers and the advice. The report is
-//! a pure function of [`Stats`], tested as text.
+//! It is the answer to Berkeley DB's `db_tuner` (the block-size question):
+//! instead of trying page sizes by hand, read the numbers and the advice.
+//! The report is a pure function of [`Stats`], tested as text.
 
 use crate::cmd::Ctx;
 use crate::engine::{self, LevelStats, Mode, Stats};

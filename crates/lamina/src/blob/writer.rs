@@ -14,35 +14,24 @@ use std::sync::OnceLock;
 /// Whole aligned writes let the page cache keep the file in large folios,
 /// which a mapped read of a value then faults in a few pages at a time
 /// (a blob file appended value by value, at unaligned offsets, sits in
-/// 4 KiB pages: reading it back through a fresh mapping cost 1.8x).
+/// 4 KiB pages, and a first read through a fresh mapping costs more:
+/// `.venv/bin/python bench/cold_blob_reads.py`).
 const WRITE_CHUNK: usize = 1 << 20;
 
 /// A file written at commit runs ahead of its records in zeros to a
 /// multiple of a step, for the same large folios: first reads through a
 /// fresh mapping ran 1.4x faster than with the file appended value by value
-/// (1 MiB steps: 1.5x; 64 KiB: no gain). The step is this, or
-/// [`LARGE_FILL_STEP`] for a large record ([`fill_step`]). On this project's
-/// virtual machine a write into page-cache memory not touched before costs
-/// about 5x, which every build meets once the page cache outgrows the memory
-/// already touched, and larger folios meet sooner (docs/benchmarks-python.md).
+/// (`.venv/bin/python bench/blob_first_pass.py`). The step is this, or
+/// [`LARGE_FILL_STEP`] for a large record ([`fill_step`]).
 const FILL_STEP: usize = 256 << 10;
 
 /// The step of a record longer than [`LARGE_RECORD`]. A fresh mapping maps
-/// a whole folio a fault, and seed 001's reads each open the database anew:
-/// values read at random from 1 MiB folios instead of 256 KiB ones ran
-/// 1.10x as fast at 72,000 B, 1.14x at 80 KB, 1.09x at 100 KB, 1.07x at
-/// 128 KiB, 1.11x at 200 KB and 1.45x at 500 KB (a record of 256 KiB or
-/// more extended the file itself, in smaller folios), but no faster at
-/// 64,000 and 65,536 B, though with a quarter of the faults. The zeros cost
-/// the fill a second write of each byte, which stays in the CPU's caches
-/// only with the smaller step: 1 MiB steps filled 8 KB values about 0.85x
-/// as fast, 32 KB 0.9x, 100 KB alike (its zeros read from [`zeros`]). On
-/// this project's virtual machine, whose freed memory goes back to the host
-/// in 2 MiB blocks, page-cache memory in larger folios comes back untouched
-/// sooner: 100 KB values overwritten by the gigabyte ran 0.8x as fast
-/// (64 KiB values 0.75x; notes items 74-76). Steps of 2 MiB read 100 KB
-/// values 1.24x as fast but filled them 0.80x as fast, some fills 5x
-/// slower (docs/benchmarks-python.md).
+/// a whole folio a fault, and the dbm benchmark's read rows each open the
+/// database anew: 100 KB values read at random from 1 MiB folios instead of
+/// 256 KiB ones ran 1.09x as fast (`.venv/bin/python bench/dbm_bench.py
+/// --large -d lamina --rounds 5`, read_random). The zeros cost the fill a
+/// second write of each byte, which stays in the CPU's caches only with the
+/// smaller step, so smaller records keep [`FILL_STEP`].
 const LARGE_FILL_STEP: usize = 1 << 20;
 
 /// Records (header, tree key and value) longer than this take
@@ -53,8 +42,8 @@ const LARGE_RECORD: usize = 68 << 10;
 /// The zeros' step for a record of `record_len` bytes, in a file whose
 /// records a commit has asked to be made durable (`synced`) or not. Every
 /// sync writes the dirty zeros too, so a file synced at commit keeps the
-/// small step: `Sync` puts of 100 KB values took 1.0-3.8 ms at the 99th
-/// percentile with 1 MiB steps against 0.5-1.0 ms (notes item 77).
+/// small step (with a megabyte of zeros to write back, `Sync` puts of
+/// 100 KB values waited several times as long at the 99th percentile).
 fn fill_step(record_len: usize, synced: bool) -> usize {
     if record_len > LARGE_RECORD && !synced {
         LARGE_FILL_STEP
@@ -67,9 +56,8 @@ fn fill_step(record_len: usize, synced: bool) -> usize {
 /// them. Mapped anonymous and never written, every page of them is the
 /// kernel's one zero page, so a write of zeros reads the same 4 KiB over and
 /// over: an array of zeros in the binary's read-only data is as many
-/// distinct pages, which each write of zeros pulls through the CPU's caches
-/// beside the pages it fills (fills of 100 KB values in 1 MiB steps ran
-/// about 0.93x as fast with such an array; notes item 75).
+/// distinct pages, which each write of zeros would pull through the CPU's
+/// caches beside the pages it fills.
 fn zeros() -> &'static [u8] {
     enum Zeros {
         Mapped(memmap2::Mmap),

@@ -63,9 +63,9 @@ const LEVEL1_TABLE_DIVISOR: u64 = 4;
 /// `target_table_size`, but a quarter of it in level 1. Every level-0
 /// compaction rewrites the level-1 tables its inputs overlap, whole; smaller
 /// ones make that rewrite closer to the bytes actually overlapped, so no
-/// level-0 compaction holds level 0 back for long (125 M seed-000 records:
-/// the longest went from 5.6 s to 4.2-4.5 s, writers were slowed 0.2-0.3 s
-/// in all instead of 1.2-6.5 s; docs/benchmarks.md).
+/// level-0 compaction holds level 0 back for long (the numbers load's 125 M
+/// records, `lamina gen numbers 124999999 | lamina shell --newdb --progress
+/// DB`: the longest took a quarter less time).
 pub fn output_table_size(level: usize, target_table_size: u64) -> u64 {
     if level == 1 {
         (target_table_size / LEVEL1_TABLE_DIVISOR).max(1)

@@ -4,10 +4,10 @@
 //!
 //! A writer that yields needs no wake-up: it sees the epoch move on its next
 //! turn. On a 2-vCPU host, forced either way, sixteen threads of `Sync`
-//! commits ran 24-32 % faster yielding (waking fifteen writers and switching
-//! each of them in, and the idle CPUs' own wake-ups, came off every sync's
-//! cycle), four threads 17 %, two and eight 3-12 %; and the process used two
-//! to three and a half times the CPU time (docs/benchmarks.md, seed 004).
+//! commits ran about a quarter faster yielding (waking fifteen writers and
+//! switching each of them in, and the idle CPUs' own wake-ups, came off
+//! every sync's cycle; `lamina bench commit --threads 16`), and the process
+//! used several times the CPU time.
 //! Whether it pays depends on the writers, the CPUs and the device, so it
 //! is measured, not assumed.
 //!
@@ -18,9 +18,10 @@
 //! drift touches both alike, and waiters yield for the rest of the round
 //! only if yielding committed at least [`YIELD_GAIN`] times as many records
 //! a second (each gap between syncs counted up to [`STALL`]), as a moving
-//! average over the rounds of that ratio: two windows of 256 syncs on this
-//! host differ by up to 15 % whatever they do, and a gain under 15 % is not
-//! worth the CPU time. The average starts again when the records a sync
+//! average over the rounds of that ratio: two windows of 256 syncs on a
+//! 2-vCPU virtual machine differ by up to 15 % whatever they do (`lamina
+//! bench commit --threads 2`), and a gain under 15 % is not worth the CPU
+//! time. The average starts again when the records a sync
 //! covers change [`NEW_LOAD`]-fold between rounds (one writer, then sixteen):
 //! rounds of another load say nothing of this one. When yielding does not pay, one window in [`ROUND`]
 //! still yields, to notice when it starts to. Syncs slower than
@@ -51,7 +52,7 @@ pub(super) const YIELD_WHILE_SYNCS_UNDER: Duration = Duration::from_micros(250);
 const NEW_LOAD: f64 = 2.0;
 
 /// The most one gap between syncs counts for in a window: a device that
-/// stalls for milliseconds now and then (this one does, for 5-15 ms) would
+/// stalls for milliseconds now and then (virtual disks do) would
 /// otherwise decide the comparison of two windows by itself.
 const STALL: Duration = Duration::from_millis(1);
 

@@ -19,8 +19,9 @@
 //! one to sync next, raises it once it has let go of the state lock (so
 //! that writers arriving meanwhile do not queue behind the wake-up) and
 //! wakes them all in one system call; each checks whether it is done and
-//! sleeps again if not. Sixteen writers woken one by one cost a syncer 76
-//! µs a cycle on a 2-vCPU machine, 5 µs each (docs/benchmarks.md, seed 004).
+//! sleeps again if not. Sixteen writers woken one by one cost a syncer a
+//! third of its cycle on a 2-vCPU machine (`lamina bench commit --threads
+//! 16`).
 //! While measurements say it commits more a second (`commit_wait`), a
 //! waiter first yields the CPU in a loop, watching the epoch, for about two
 //! syncs, and sleeps only after that.
@@ -350,8 +351,8 @@ impl Pipeline {
     /// writer never waits. While waiters yield the CPU (`commit_wait`), so
     /// does the syncer, watching the records come: asleep on the condition
     /// variable, the last record's wake-up reached it 16 µs after the
-    /// record, a tenth of a sixteen-writer cycle (docs/benchmarks.md, seed
-    /// 004).
+    /// record, a tenth of a sixteen-writer cycle (`lamina bench commit
+    /// --threads 16`).
     fn gather(&self, s: &mut parking_lot::MutexGuard<'_, State>) {
         let expected = s.writers_seen.max(s.writers_seen_before);
         s.writers_seen_before = s.writers_seen;

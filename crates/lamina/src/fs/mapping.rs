@@ -19,8 +19,9 @@ use std::io;
 /// of a shared file mapping start write-protected, so that the kernel sees
 /// each page's first write (a fault, then the file system's page-mkwrite);
 /// `MADV_POPULATE_WRITE` does that work for 16 pages in one system call
-/// instead of a fault per page (sequential puts from Python ran 14-17%
-/// faster; 16 KiB and 256 KiB at once measured the same as 64 KiB). It
+/// instead of a fault per page (sequential puts from Python ran 14% faster:
+/// `bench/point_loops.py fill sequential`; 16 KiB and 256 KiB at once did
+/// no better than 64 KiB). It
 /// dirties pages the copies will write next anyway, at most this far past
 /// the last record.
 const AHEAD: usize = 64 << 10;

@@ -27,7 +27,7 @@ pub(super) const MAX_LISTS: usize = 16;
 /// Smallest and largest size of one list. The largest keeps a list, its
 /// towers and the keys a search compares within a few MiB of cache beside
 /// the hash index and the WAL's pages (a Python random fill measured fastest
-/// with 8 MiB memtables: docs/benchmarks-python.md).
+/// with 8 MiB memtables: `.venv/bin/python bench/memtable_sizes.py`).
 const MIN_LIST_BYTES: u64 = 4 << 10;
 const MAX_LIST_BYTES: u64 = 8 << 20;
 

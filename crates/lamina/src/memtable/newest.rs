@@ -15,8 +15,9 @@
 //! lists' first and last entries do not answer (`Lists::outside`), or from
 //! the start, for a memtable rebuilt from the WAL, which is read next: until
 //! then writers do not record their entries, and a memtable that is only
-//! written (a load) costs no index at all (recording was 15-20% of a put
-//! from Python). The first lookup builds the index from the skip lists
+//! written (a load) costs no index at all (recording was up to a fifth of a
+//! put from Python: `bench/point_loops.py fill`). The first lookup builds
+//! the index from the skip lists
 //! while writers go on (see [`NewestIndex::build`]); lookups meanwhile
 //! search the skip lists.
 //!

@@ -534,8 +534,7 @@ impl SkipList {
     /// its key): the first one the next level's walk compares if the walk
     /// goes down there, whose cache miss then overlaps this level's.
     /// Random inserts into a memtable of 400,000 entries took 12% less time
-    /// with it (`examples/memtable_inserts.rs`, five alternating pairs:
-    /// bench/results/2026-11-24r/skiplist_prefetch.txt).
+    /// with it (`cargo run --release -p lamina --example memtable_inserts`).
     fn find_for_level(&self, key: &[u8], mut before: *mut Node, level: usize) -> (*mut Node, *mut Node) {
         let head = self.head.as_ptr();
         loop {

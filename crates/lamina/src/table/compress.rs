@@ -54,11 +54,11 @@ impl BlockCompressor {
     /// [`BlockCompressor::append`] for a data block, which is not even
     /// compressed once the table's last [`GIVE_UP_AFTER`] data blocks in a
     /// row did not compress, but for one block in [`PROBE_EVERY`]: values
-    /// of random bytes (seed 001's), or already compressed, cost an LZ4
-    /// pass over every block for nothing (a `close` after 10^6 such puts,
-    /// which waits for a flush, took 100-103 ms with LZ4 and 74-76 ms with
-    /// none: `bench/results/2026-11-29/fillclose.py`, notes.txt item 31). A
-    /// tried block that compresses ends the run.
+    /// of random bytes (the dbm benchmark's), or already compressed, cost an
+    /// LZ4 pass over every block for nothing (a `close` after 10^6 such
+    /// puts, which waits for a flush, took a third longer with LZ4: the
+    /// `+close` rows of `bench/dbm_bench.py -d lamina`). A tried block that
+    /// compresses ends the run.
     pub fn append_data(
         &mut self,
         raw: &[u8],

@@ -7,12 +7,11 @@
 //! table it writes; `lamina stat` prints the answer and its reason.
 //!
 //! Why these numbers: a data block is the unit the block cache holds, the
-//! index points at, and a point read decompresses. Seed 003 (`lamina bench
-//! blocksize`, records of about 70 bytes as entries) found 16 KiB, the fixed
-//! default before, 13–15 % below the best, and 64 KiB the best or within 3 %
-//! of it for loads and point reads in every run (2^19 and 2^20 records):
-//! a block of only ~250 such entries makes the index, filter lookups and
-//! per-block costs a larger share. Aiming at about [`ENTRIES_PER_BLOCK`]
+//! index points at, and a point read decompresses. `lamina bench blocksize`
+//! (the numbers load's records, about 70 bytes an entry) finds 64 KiB the
+//! best or within 5 % of it for loads and point reads, and smaller blocks
+//! slower: a block of only ~250 such entries makes the index, filter lookups
+//! and per-block costs a larger share. Aiming at about [`ENTRIES_PER_BLOCK`]
 //! entries a block, within [`MIN_BLOCK`]..=[`MAX_BLOCK`], keeps that share
 //! alike for small and large entries while a point read of large values never
 //! decompresses more than 64 KiB.
@@ -65,7 +64,8 @@ pub fn choose_block_size(forced: usize, shape: &DataShape) -> BlockSizeChoice {
             let _ = write!(
                 w,
                 "the index and per-block costs grow with the number of blocks, which slows loads \
-                 and cached reads (seed 003: 4 KiB loaded and read 10-40 % slower than 64 KiB)"
+                 and cached reads (`lamina bench blocksize`: 4 KiB blocks read about a quarter \
+                 slower than 64 KiB)"
             );
         } else {
             let _ = write!(
@@ -139,7 +139,7 @@ mod tests {
     #[test]
     fn chosen_sizes_as_data() {
         let cases: &[((u64, u64), usize)] = &[
-            // Seed 003's numbers: ~18-byte internal keys, ~50-byte values.
+            // The numbers load: ~18-byte internal keys, ~50-byte values.
             ((18, 50), 64 << 10),
             // Small entries: smaller blocks, down to the floor of 4 KiB.
             ((12, 4), 16 << 10),

@@ -3,21 +3,21 @@
 //! Level 1's target follows the memtables: it is what level 0 holds when it
 //! triggers a compaction (`l0_compaction_trigger` memtables' worth), so a
 //! level-0 compaction rewrites about as much of level 1 as it brings down.
-//! Seed 002's db-update (40 M upserts under a 512 MiB cap, 64 MiB
-//! memtables, trigger 4, one run each) ran fastest with level 1 at that
-//! size, 256 MiB: 317 K upserts/s, against 266 K at 64 MiB, 285 K at 128 MiB
-//! and 254 K at 512 MiB (docs/benchmarks.md, "No tuning: level sizes").
+//! TokuDB's db-update under a 512 MiB memory cap (`bench/memlimit 512M
+//! lamina --option level_base_size=N bench update --ops 40000000
+//! --memory-budget 256M`: 64 MiB memtables, trigger 4) ran fastest with
+//! level 1 at that size, 256 MiB, and about a fifth slower at 64 MiB or
+//! 512 MiB.
 //!
 //! Each level is [`MULTIPLIER`] times the one above. Leveled compaction
 //! rewrites a byte about once per level for every multiple of the level
 //! above it that the level holds, so a smaller factor trades more levels
 //! (one more filter probe per point read that reaches them) for less
-//! rewriting. In a deep tree (db-update with 4 MiB memtables and a 16 MiB
-//! level 1, so that 660 MB spans as many levels as the 10^9 run's 14 GB do),
-//! two interleaved runs of each: factor 4 ran at 471 K upserts/s, 6 at 440 K,
-//! 8 at 434 K, 10 (the usual default of leveled stores) at 410 K, 16 at
-//! 384 K; with the whole data in two levels the factor made no difference
-//! beyond the machine's spread (290-323 K for 4 to 16).
+//! rewriting. In a deep tree (the same command with `--option
+//! memtable_size=4M --option level_base_size=16M --option
+//! level_multiplier=N`), a factor of 10, the usual default of leveled
+//! stores, ran 13 % slower than 4; with the whole data in two levels the
+//! factor makes no difference.
 
 use super::kib_u64;
 
@@ -90,8 +90,8 @@ pub fn choose_levels(
         warnings.push(format!(
             "level_base_size is set to {}, far from the {} level 0 brings at each compaction: \
              larger, and every level-0 compaction rewrites more of level 1 than it brings; \
-             smaller, and the tree has more levels (seed 002: 512 MiB and 64 MiB both ran \
-             16-20 % slower than 256 MiB); leave it unset and lamina would use {}",
+             smaller, and the tree has more levels (in `lamina bench update`, 512 MiB and 64 MiB \
+             both ran about a fifth slower than 256 MiB); leave it unset and lamina would use {}",
             kib_u64(base),
             kib_u64(auto_base),
             kib_u64(auto_base)
@@ -101,8 +101,8 @@ pub fn choose_levels(
         warnings.push(format!(
             "level_multiplier is set to {multiplier}: compaction rewrites each byte about \
              {multiplier} times per level, where {MULTIPLIER} rewrites it about {MULTIPLIER} times \
-             (seed 002 in a deep tree: 10 ran 13 % slower than 4); leave it unset and lamina \
-             would use {MULTIPLIER}"
+             (in `lamina bench update` on a deep tree, 10 ran 13 % slower than 4); leave it \
+             unset and lamina would use {MULTIPLIER}"
         ));
     }
     LevelChoice {
