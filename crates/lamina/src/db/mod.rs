@@ -292,7 +292,11 @@ impl Inner {
     pub fn sync_wal(&self) -> Result<()> {
         let mut wal = self.wal_paid_for()?;
         if let Some(w) = wal.as_mut() {
-            if let Err(e) = self.sync_commit_blob().and_then(|()| w.sync()) {
+            let synced = self
+                .sync_commit_blob()
+                .and_then(|mark| commit_blobs::hand_mark(w, mark))
+                .and_then(|()| w.sync());
+            if let Err(e) = synced {
                 self.poison(&e);
                 return Err(e);
             }
