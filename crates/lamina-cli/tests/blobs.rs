@@ -53,3 +53,49 @@ fn stat_and_inspect_show_blob_files() {
     let got = ok(lamina_run(&["get", &db, "big"]));
     assert_eq!(got.len(), 20_001, "the value and a newline");
 }
+
+/// Found by a hostile test: a value written with `lamina put` (a `Sync`
+/// commit) lives in a blob file written at commit until the next open
+/// flushes it. With that file deleted, `check` exited 6, but the next
+/// command that opened the database read-write took the value for a write
+/// torn by a crash, retired the log, and went on; `check` then said OK and
+/// the acknowledged value was gone for good. Now every open refuses, as
+/// `check` does, and nothing is truncated.
+#[test]
+fn a_deleted_blob_file_of_a_synced_put_is_damage_at_every_command() {
+    let tmp = tempdir();
+    let db = path(tmp.path(), "db");
+    ok(lamina_with_input(&["put", &db, "big"], &vec![b'x'; 20_000]));
+    let blob = std::fs::read_dir(&db)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "blob"))
+        .expect("the blob file written at commit");
+    let name = blob.file_name().unwrap().to_str().unwrap().to_string();
+    std::fs::remove_file(&blob).unwrap();
+    let files = || {
+        let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(&db)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| !p.ends_with("LOCK"))
+            .map(|p| {
+                let bytes = std::fs::read(&p).unwrap();
+                (p.file_name().unwrap().to_str().unwrap().to_string(), bytes)
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let before = files();
+    for args in [
+        &["check", &db][..],
+        &["put", &db, "other", "v"],
+        &["get", &db, "big"],
+        &["check", &db],
+    ] {
+        let out = lamina_run(args);
+        assert_eq!(code(&out), 6, "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(&name), "{args:?}: {}", stderr(&out));
+        assert!(files() == before, "{args:?} changed a file");
+    }
+}

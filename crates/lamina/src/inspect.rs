@@ -51,7 +51,9 @@ fn torn_tail(reader: &LogReader, out: &mut dyn Write) -> std::io::Result<()> {
 }
 
 /// Prints one WAL segment: per record, its length, first seqno and number of
-/// operations (the [batch](docs/format.md#batch) header).
+/// operations (the [batch](docs/format.md#batch) header); then, per blob
+/// file its marks name, how far they say it was synced
+/// (docs/format.md#blob-sync-marks-version-6).
 pub fn dump_wal(fs: &dyn FileSystem, path: &Path, out: &mut dyn Write) -> Result<()> {
     let mut reader = LogReader::open(fs, path, WAL_MAGIC)?;
     let mut n = 0u64;
@@ -77,6 +79,13 @@ pub fn dump_wal(fs: &dyn FileSystem, path: &Path, out: &mut dyn Write) -> Result
         }
         .map_err(out_err(path))?;
         n += 1;
+    }
+    for (file, end) in reader.blob_synced() {
+        writeln!(
+            out,
+            "marks: blob file {file:06} synced through offset {end}"
+        )
+        .map_err(out_err(path))?;
     }
     torn_tail(&reader, out).map_err(out_err(path))
 }

@@ -11,7 +11,7 @@ use lamina::iter::InternalIterator;
 use lamina::key;
 use lamina::manifest::VersionEdit;
 use lamina::table::{Block, BlockHandle, Footer, KeyBuf, FOOTER_LEN};
-use lamina::wal::{LogReader, FILE_HEADER_LEN, MANIFEST_MAGIC};
+use lamina::wal::{LogReader, FILE_HEADER_LEN, MANIFEST_MAGIC, WAL_MAGIC};
 use lamina::{Db, Options};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -290,6 +290,9 @@ struct Features {
     /// Blob files a crash or a close left without a footer (written at
     /// commit, their pointers only in the WAL).
     open_blob_files: usize,
+    /// Blob files a WAL segment's marks say were synced (WAL header
+    /// version 6 on).
+    blob_marks: usize,
     /// The most hash buckets a data block has per entry (tables of format
     /// version 2 on; writers choose the number, readers take it from the
     /// block).
@@ -332,6 +335,9 @@ fn features(db: &Path) -> Features {
             Some(FileKind::Wal) => {
                 f.wal_bytes +=
                     std::fs::metadata(&path).expect("wal").len() - FILE_HEADER_LEN as u64;
+                let mut r = LogReader::open(&RealFs, &path, WAL_MAGIC).expect("wal");
+                while r.next_record().expect("record").is_some() {}
+                f.blob_marks += r.blob_synced().len();
             }
             Some(FileKind::Manifest) => {
                 let mut r = LogReader::open(&RealFs, &path, MANIFEST_MAGIC).expect("manifest");
@@ -556,6 +562,12 @@ fn each_version_covers_every_feature_of_its_format() {
             assert!(
                 fs.iter().any(|f| f.open_blob_files > 0),
                 "{v}: a blob file written at commit, left open"
+            );
+        }
+        if number >= 8 {
+            assert!(
+                fs.iter().any(|f| f.blob_marks > 0),
+                "{v}: a WAL segment marking a blob file's sync"
             );
         }
     }

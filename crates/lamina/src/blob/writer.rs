@@ -250,6 +250,11 @@ impl BlobWriter {
         self.end
     }
 
+    /// The file's number.
+    pub fn number(&self) -> u64 {
+        self.meta.number
+    }
+
     /// At commit: extends the file with zeros to the first multiple of
     /// `step` at or past `to`, if it ends before it. (A record shorter than
     /// its step is written over zeros laid down first; a longer one extends

@@ -1,5 +1,6 @@
 //! `check`: verifies every checksum and invariant of a database.
 
+use crate::db::commit_blobs::ReplayedValues;
 use crate::db::Inner;
 use crate::error::{Error, Result};
 use crate::filename::{self, FileKind};
@@ -176,11 +177,28 @@ fn unfoldable_keys(inner: &Inner, report: &mut CheckReport) {
     }
 }
 
+/// Where a segment stopped early, as recovery would stop there.
+struct Tear {
+    segment: u64,
+    path: std::path::PathBuf,
+    /// Where its records end (for a lost value, the end of the record
+    /// pointing to it).
+    at: u64,
+    /// Its torn tail, if it has one (a version-3 segment may end open
+    /// without one).
+    tail: Option<crate::wal::TornTail>,
+    /// The value a crash lost before it was durable, if that ends it.
+    lost: Option<crate::blob::BlobPointer>,
+}
+
 /// Every WAL segment still needed must be there, belong to this database
 /// and read back without damage. A torn tail followed by no record (in the
 /// last segment, or before segments a crash left empty) is what a crash
 /// leaves and recovery drops: a note. A torn tail followed by records is a
-/// problem (recovery refuses it).
+/// problem (recovery refuses it). Every value a record points to in a blob
+/// file written at commit is read back, and judged by the rule recovery
+/// uses ([`ReplayedValues`]): one a crash lost before it was durable ends
+/// the log like a torn tail; one gone that was durable is a problem.
 fn check_wals(inner: &Inner, report: &mut CheckReport) -> Result<()> {
     let names = filename::list(inner.fs.as_ref(), &inner.path)?;
     let (log_number, identity, required, recorded) = {
@@ -196,12 +214,12 @@ fn check_wals(inner: &Inner, report: &mut CheckReport) -> Result<()> {
             path.display()
         ));
     }
-    // A segment that ended early: its path, where its records end, and the
-    // torn tail if it has one (a version-3 segment may end open without).
-    let mut torn: Option<(u64, std::path::PathBuf, u64, Option<crate::wal::TornTail>)> = None;
+    let mut values = ReplayedValues::new(inner, &wals, &recorded);
+    // The first segment that ended early.
+    let mut torn: Option<Tear> = None;
     // The torn tail of the last segment read, if nothing was read after it.
     let mut last_tail: Option<(std::path::PathBuf, crate::wal::TornTail)> = None;
-    'segments: for num in wals {
+    'segments: for &num in &wals {
         let path = filename::path(&inner.path, FileKind::Wal, num);
         let opened = LogReader::open(inner.fs.as_ref(), &path, WAL_MAGIC)
             .and_then(|r| r.check_origin(identity, num).map(|()| r));
@@ -215,35 +233,44 @@ fn check_wals(inner: &Inner, report: &mut CheckReport) -> Result<()> {
         loop {
             match r.next_record() {
                 Ok(Some(rec)) => {
-                    if let Some((torn_num, p, at, _)) = &torn {
-                        if super::open::tear_ends_log(&r, *torn_num, &recorded) {
+                    if let Some(t) = &torn {
+                        if super::open::tear_ends_log(&r, t.segment, &recorded) {
                             report.notes.push(format!(
-                                "{}: a write torn by a power loss ends the log at offset {at}; \
+                                "{}: a write torn by a power loss ends the log at offset {}; \
                                  the writes after it (from {} on) were never synced and \
                                  will be dropped at the next open",
-                                p.display(),
+                                t.path.display(),
+                                t.at,
                                 path.display()
                             ));
                             last_tail = None;
+                            torn = None;
                             break 'segments;
                         }
                     }
                     report.wal_records += 1;
                     last_tail = None;
-                    if let Some((_, p, at, t)) = torn.take() {
-                        let unreadable = t
-                            .map(|t| format!(" ({} bytes unreadable)", t.dropped_bytes))
-                            .unwrap_or_default();
-                        report.problems.push(format!(
-                            "{}: ends early at offset {at}{unreadable} but a later \
-                             segment holds writes",
-                            p.display(),
-                        ));
+                    if let Some(t) = torn.take() {
+                        report.problems.push(tear_followed_by_writes(inner, &t));
                     }
+                    let at = r.valid_end();
                     match crate::batch::decode_record(&rec, r.allows_blob_pointers()) {
-                        Ok(d) => check_wal_blob_values(inner, &d.batch, report),
+                        Ok(d) => {
+                            if let Some(p) =
+                                check_wal_blob_values(&mut values, &d.batch, num, at, report)
+                            {
+                                torn = Some(Tear {
+                                    segment: num,
+                                    path: path.clone(),
+                                    at,
+                                    tail: None,
+                                    lost: Some(p),
+                                });
+                                // Recovery reads nothing of the segment after it.
+                                continue 'segments;
+                            }
+                        }
                         Err(why) => {
-                            let at = r.valid_end();
                             report
                                 .problems
                                 .push(format!("{} at {at}: {why}", path.display()));
@@ -252,7 +279,13 @@ fn check_wals(inner: &Inner, report: &mut CheckReport) -> Result<()> {
                 }
                 Ok(None) => {
                     if r.ends_open() && torn.is_none() {
-                        torn = Some((num, path.clone(), r.valid_end(), r.torn_tail()));
+                        torn = Some(Tear {
+                            segment: num,
+                            path: path.clone(),
+                            at: r.valid_end(),
+                            tail: r.torn_tail(),
+                            lost: None,
+                        });
                     }
                     if let Some(t) = r.torn_tail() {
                         last_tail = Some((path.clone(), t));
@@ -266,16 +299,58 @@ fn check_wals(inner: &Inner, report: &mut CheckReport) -> Result<()> {
             }
         }
     }
-    if let (Some(_), Some((p, t))) = (torn, last_tail) {
-        report.notes.push(format!(
+    match (torn, last_tail) {
+        (
+            Some(Tear {
+                path,
+                at,
+                lost: Some(p),
+                ..
+            }),
+            _,
+        ) => report.notes.push(format!(
+            "{}: the record ending at offset {at} points to a value that {} does not hold \
+             ({} bytes at offset {}), which a crash lost before it was synced; the log ends \
+             there and the writes from it on will be dropped at the next open",
+            path.display(),
+            inner.blobs.path(p.file).display(),
+            p.len,
+            p.offset
+        )),
+        (Some(_), Some((p, t))) => report.notes.push(format!(
             "{}: a write torn by a crash ends it at offset {} ({} bytes); \
              they will be dropped at the next open",
             p.display(),
             t.offset,
             t.dropped_bytes
-        ));
+        )),
+        _ => {}
     }
     Ok(())
+}
+
+/// The problem of a segment that ended early (`t`) although a later
+/// segment holds writes (recovery refuses it).
+fn tear_followed_by_writes(inner: &Inner, t: &Tear) -> String {
+    match t.lost {
+        Some(p) => format!(
+            "{}: the record ending at offset {} points to a value that {} does not hold \
+             ({} bytes at offset {}), but a later segment holds writes",
+            t.path.display(),
+            t.at,
+            inner.blobs.path(p.file).display(),
+            p.len,
+            p.offset
+        ),
+        None => format!(
+            "{}: ends early at offset {}{} but a later segment holds writes",
+            t.path.display(),
+            t.at,
+            t.tail
+                .map(|t| format!(" ({} bytes unreadable)", t.dropped_bytes))
+                .unwrap_or_default()
+        ),
+    }
 }
 
 /// The first and last internal keys of a table, if it can be read.
@@ -289,9 +364,18 @@ fn bounds(table: &Arc<crate::table::Table>) -> (Option<Vec<u8>>, Option<Vec<u8>>
     (lo, hi)
 }
 
-/// Reads back, checksum verified, every value a WAL record points to in a
-/// blob file written at commit (docs/format.md#blob-files-written-at-commit).
-fn check_wal_blob_values(inner: &Inner, batch: &crate::batch::Batch, report: &mut CheckReport) {
+/// Reads back, checksum verified, every value a WAL record (of segment
+/// `segment`, ending at offset `at`) points to in a blob file written at
+/// commit (docs/format.md#blob-files-written-at-commit). Returns the first
+/// one a crash lost before it was durable (recovery ends the log there);
+/// one gone that was durable, or damaged, is a problem.
+fn check_wal_blob_values(
+    values: &mut ReplayedValues<'_>,
+    batch: &crate::batch::Batch,
+    segment: u64,
+    at: u64,
+    report: &mut CheckReport,
+) -> Option<crate::blob::BlobPointer> {
     let pointers = batch
         .ops()
         .flatten()
@@ -299,8 +383,11 @@ fn check_wal_blob_values(inner: &Inner, batch: &crate::batch::Batch, report: &mu
         .filter_map(|op| crate::blob::BlobPointer::decode(op.value).ok());
     for p in pointers {
         report.blob_pointers += 1;
-        if let Err(e) = inner.blobs.read(&p) {
-            report.problems.push(e.to_string());
+        match values.present(&p, segment, at) {
+            Ok(true) => {}
+            Ok(false) => return Some(p),
+            Err(e) => report.problems.push(e.to_string()),
         }
     }
+    None
 }

@@ -343,19 +343,23 @@ impl Inner {
         let w = wal.as_mut().ok_or(Error::Closed)?;
         let result = w.flush().map(|()| (self.pipeline.written(), w.syncer()));
         // Every value a covered record points to was handed to its blob
-        // file before the record: synced first, it is durable before the record.
+        // file before the record: synced first, it is durable before the
+        // record. The mark of that sync goes to the WAL before the WAL's
+        // sync (docs/format.md#blob-sync-marks-version-6).
         let result = match result {
             Ok((covered, Some(syncer))) => {
                 drop(wal);
                 // A rotation meanwhile took the blob file the covered
                 // records point into: its sync is that rotation's debt.
                 self.sync_commit_blob()
+                    .and_then(|mark| self.hand_mark_to_wal(mark))
                     .and_then(|()| syncer.sync())
                     .and_then(|()| self.pay_rotations())
                     .map(|()| covered)
             }
             Ok((covered, None)) => self
                 .sync_commit_blob()
+                .and_then(|mark| super::commit_blobs::hand_mark(w, mark))
                 .and_then(|()| w.sync())
                 .map(|()| covered),
             Err(e) => Err(e),
@@ -365,6 +369,20 @@ impl Inner {
             self.poison(e);
         }
         result
+    }
+
+    /// Hands `mark` (a blob file's sync) to the WAL, for a syncer that let
+    /// the WAL lock go while it synced: it follows whatever writers handed
+    /// to the segment meanwhile, and may land in a segment a rotation
+    /// started meanwhile (still true there: it says what was synced).
+    fn hand_mark_to_wal(&self, mark: Option<crate::wal::BlobSynced>) -> Result<()> {
+        let Some(m) = mark else {
+            return Ok(());
+        };
+        match self.wal.lock().as_mut() {
+            Some(w) => super::commit_blobs::hand_mark(w, Some(m)),
+            None => Ok(()),
+        }
     }
 }
 

@@ -7,17 +7,23 @@
 //! it, synced before that record's segment for a `Sync` commit, sealed
 //! (footer) when the memtable is sealed and synced by the rotation's debts
 //! (`db/rotation.rs`), and named in the manifest by
-//! the memtable's flush. Recovery checks every replayed pointer against its
-//! file and seals the files a crash left open.
+//! the memtable's flush. Each sync of it is marked in the WAL
+//! (docs/format.md#blob-sync-marks-version-6). Recovery and `check` check
+//! every replayed pointer against its file with one rule
+//! ([`ReplayedValues`]): a value missing where no crash could have lost it
+//! is corruption, elsewhere the log's torn tail; recovery then seals the
+//! files a crash left open.
 
 use super::Inner;
 use crate::batch::{Batch, Op};
 use crate::blob::{BlobMeta, BlobPointer, BlobWriter, SealedBlob};
 use crate::error::{Error, Result};
+use crate::filename::{self, FileKind};
 use crate::key::{self, KeyspaceId, Kind};
 use crate::manifest::VersionEdit;
 use crate::memtable::Memtable;
-use std::collections::BTreeMap;
+use crate::wal::{BlobSynced, LogReader, WAL_MAGIC};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -96,12 +102,23 @@ impl Inner {
 
     /// Makes durable every value handed to the active memtable's blob file.
     /// Called before the WAL is synced, so that a durable WAL record never
-    /// points past the durable end of its blob file.
-    pub(super) fn sync_commit_blob(&self) -> Result<()> {
-        match self.commit_blob.lock().as_mut() {
-            Some(w) => w.sync(),
-            None => Ok(()),
-        }
+    /// points past the durable end of its blob file. Returns the mark the
+    /// WAL is to hold of it (docs/format.md#blob-sync-marks-version-6), if
+    /// there is a file and its name is durable too (no debt is unpaid, the
+    /// directory's sync among them); the caller hands it to the WAL before
+    /// the WAL's sync.
+    pub(super) fn sync_commit_blob(&self) -> Result<Option<BlobSynced>> {
+        let mut active = self.commit_blob.lock();
+        let Some(w) = active.as_mut() else {
+            return Ok(None);
+        };
+        // Appends take this lock: the sync covers exactly these bytes.
+        let end = w.bytes();
+        w.sync()?;
+        Ok((!self.debts.any()).then(|| BlobSynced {
+            file: w.number(),
+            end,
+        }))
     }
 
     /// Seals the blob file of the active memtable `mem`, if it has one
@@ -145,31 +162,41 @@ impl Inner {
         all_dead
     }
 
-    /// Whether the value `p` names (replayed from a WAL record) is in its
-    /// blob file. `false` where a crash kept the WAL record but not the
-    /// value (the log's torn tail): the file is missing or ends before it,
-    /// or its bytes fail their checksum with a page-piece of zeros (written
-    /// ahead of the records and not yet overwritten when the machine lost
-    /// power); `Corruption` naming the file and offset where the bytes
-    /// fail their checksum otherwise (damage).
-    pub(super) fn replayed_value_present(&self, p: &BlobPointer) -> Result<bool> {
+    /// How the value `p` names (replayed from a WAL record) stands in its
+    /// blob file: `Ok(None)` when it is there; `Ok(Some(what))` when it is
+    /// not, as a crash leaves a value not yet durable (the file missing or
+    /// ending before it, or its bytes failing their checksum with a
+    /// page-piece of zeros: written ahead of the records and not yet
+    /// overwritten when the machine lost power); `Corruption` naming the
+    /// file and offset where the bytes fail their checksum otherwise (no
+    /// crash leaves that).
+    fn replayed_value_lost(&self, p: &BlobPointer) -> Result<Option<String>> {
         let file = match self.blobs.file_for(p) {
             Ok(f) => f,
-            Err(Error::Corruption { .. }) => return Ok(false),
+            Err(Error::Corruption { .. }) => {
+                return Ok(Some("the blob file is missing".to_string()))
+            }
             Err(e) => return Err(e),
         };
-        if file.handle().len() < p.offset.saturating_add(u64::from(p.len)) {
-            return Ok(false);
+        let end = p.offset.saturating_add(u64::from(p.len));
+        let len = file.handle().len();
+        if len < end {
+            return Ok(Some(format!(
+                "the blob file ends at offset {len}, before the value's end at {end}"
+            )));
         }
         match self.blobs.read(p) {
-            Ok(_) => Ok(true),
+            Ok(_) => Ok(None),
             Err(e @ Error::Corruption { .. }) => {
                 let bytes = file
                     .handle()
                     .read_at(p.offset, p.len as usize)
                     .map_err(|io| Error::io(file.path(), io))?;
                 if crate::blob::has_zero_page(p.offset, &bytes) {
-                    Ok(false)
+                    Ok(Some(
+                        "the value's bytes fail their checksum, with zeros where it was written"
+                            .to_string(),
+                    ))
                 } else {
                     Err(e)
                 }
@@ -194,6 +221,17 @@ impl Inner {
             sealed.push(Arc::new(w.finish()?));
         }
         Ok(sealed)
+    }
+}
+
+/// Hands `mark`, of a blob file's sync, to the WAL segment `w` (through
+/// its mapping where it can: no system call), for the segment's sync to
+/// make durable with the records it covers
+/// (docs/format.md#blob-sync-marks-version-6).
+pub(super) fn hand_mark(w: &mut crate::wal::LogWriter, mark: Option<BlobSynced>) -> Result<()> {
+    match mark {
+        Some(m) if w.add_blob_synced(m) => w.flush_mapped(),
+        _ => Ok(()),
     }
 }
 
@@ -227,5 +265,117 @@ impl ReplayedBlobs {
         if tree_key > m.largest.as_slice() {
             m.largest = tree_key.to_vec();
         }
+    }
+}
+
+/// Decides, for recovery and `check` alike, how a value that a WAL record
+/// of a replayed segment points to stands: there; lost to a crash before it
+/// was durable (the log's torn tail); or missing or damaged although it was
+/// durable, which is corruption (docs/format.md#blob-files-written-at-commit).
+///
+/// A value was durable when the manifest lists its blob file, when the
+/// manifest records a WAL segment after the record's (a rotation is
+/// recorded only once the segment before it and its blob file were
+/// synced whole), or when a mark in a replayed segment says its blob file
+/// was synced past the value's end
+/// (docs/format.md#blob-sync-marks-version-6). The marks are read only
+/// when a value is missing: after a crash or damage, never on a clean open.
+pub(super) struct ReplayedValues<'a> {
+    inner: &'a Inner,
+    /// The segments replayed, ascending.
+    wals: &'a [u64],
+    /// The segments the manifest records (tag 11).
+    recorded: &'a BTreeSet<u64>,
+    /// The blob files the manifest lists.
+    named: HashSet<u64>,
+    /// Per blob file, the greatest end the replayed segments' marks say
+    /// was synced; read at the first missing value.
+    synced: Option<BTreeMap<u64, u64>>,
+}
+
+impl<'a> ReplayedValues<'a> {
+    pub fn new(inner: &'a Inner, wals: &'a [u64], recorded: &'a BTreeSet<u64>) -> Self {
+        let named = inner.state.lock().version.blobs().keys().copied().collect();
+        ReplayedValues {
+            inner,
+            wals,
+            recorded,
+            named,
+            synced: None,
+        }
+    }
+
+    /// Whether the value `p` is in its blob file: `Ok(true)` if it is,
+    /// `Ok(false)` if a crash lost it before it was durable (the log ends
+    /// at the record); `Corruption` naming the blob file and the value's
+    /// offset if it is missing or damaged where no crash could have lost
+    /// it. `p` is held by the record of segment `segment` that ends at
+    /// offset `at`.
+    pub fn present(&mut self, p: &BlobPointer, segment: u64, at: u64) -> Result<bool> {
+        let Some(lost) = self.inner.replayed_value_lost(p)? else {
+            return Ok(true);
+        };
+        let Some(why) = self.durable(p, segment) else {
+            return Ok(false);
+        };
+        let wal = filename::path(&self.inner.path, FileKind::Wal, segment);
+        Err(Error::corruption(
+            self.inner.blobs.path(p.file),
+            p.offset,
+            format!(
+                "{lost}, but the value of {} bytes here, which the WAL record ending at \
+                 offset {at} of {} points to, was durable ({why}): a write acknowledged as \
+                 durable is lost",
+                p.len,
+                wal.display()
+            ),
+        ))
+    }
+
+    /// Why the value `p` (pointed to from segment `segment`) was durable,
+    /// or `None` if it may not have been.
+    fn durable(&mut self, p: &BlobPointer, segment: u64) -> Option<String> {
+        if self.named.contains(&p.file) {
+            return Some("the manifest lists this blob file".to_string());
+        }
+        if let Some(later) = self.recorded.range(segment.saturating_add(1)..).next() {
+            return Some(format!(
+                "the manifest records WAL segment {later:06}, started once this segment \
+                 and its blob file were synced"
+            ));
+        }
+        let end = p.offset.saturating_add(u64::from(p.len));
+        match self.synced().get(&p.file) {
+            Some(&synced) if synced >= end => Some(format!(
+                "a mark in the WAL says this file was synced through offset {synced}"
+            )),
+            _ => None,
+        }
+    }
+
+    /// The marks of every replayed segment (read once). A segment that
+    /// cannot be read, or is another database's, adds none: replay reports it.
+    fn synced(&mut self) -> &BTreeMap<u64, u64> {
+        if self.synced.is_none() {
+            let inner = self.inner;
+            let identity = inner.versions.lock().identity();
+            let mut synced = BTreeMap::new();
+            for &n in self.wals {
+                let path = filename::path(&inner.path, FileKind::Wal, n);
+                let Ok(mut r) = LogReader::open(inner.fs.as_ref(), &path, WAL_MAGIC) else {
+                    continue;
+                };
+                if r.check_origin(identity, n).is_err() {
+                    continue;
+                }
+                while let Ok(Some(_)) = r.next_record() {}
+                for (&file, &end) in r.blob_synced() {
+                    let e = synced.entry(file).or_insert(0);
+                    *e = (*e).max(end);
+                }
+            }
+            self.synced = Some(synced);
+        }
+        self.synced.get_or_insert_with(BTreeMap::new)
     }
 }

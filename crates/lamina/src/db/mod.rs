@@ -334,7 +334,11 @@ impl Inner {
     pub fn sync_wal(&self) -> Result<()> {
         let mut wal = self.wal_paid_for()?;
         if let Some(w) = wal.as_mut() {
-            if let Err(e) = self.sync_commit_blob().and_then(|()| w.sync()) {
+            let synced = self
+                .sync_commit_blob()
+                .and_then(|mark| commit_blobs::hand_mark(w, mark))
+                .and_then(|()| w.sync());
+            if let Err(e) = synced {
                 self.poison(&e);
                 return Err(e);
             }
@@ -386,6 +390,7 @@ impl Inner {
         let last = match self.wal_paid_for().map(|mut wal| wal.take()) {
             Ok(Some(mut w)) if self.poisoned.lock().is_none() => self
                 .sync_commit_blob()
+                .and_then(|mark| commit_blobs::hand_mark(&mut w, mark))
                 .and_then(|()| self.close_wal_segment(&mut w)),
             Ok(_) => Ok(()),
             Err(e) => Err(e),

@@ -1,6 +1,6 @@
 //! Opening a database: the lock, the manifest, WAL replay, and the threads.
 
-use super::commit_blobs::ReplayedBlobs;
+use super::commit_blobs::{ReplayedBlobs, ReplayedValues};
 use super::stats::Counters;
 use super::{CommitQueue, Inner, State};
 use crate::batch::{decode_record, Batch};
@@ -275,6 +275,8 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     let mut replayed_blobs = ReplayedBlobs::default();
     let named: std::collections::HashSet<u64> =
         inner.state.lock().version.blobs().keys().copied().collect();
+    // Whether a value the log points to is there, torn or lost (one rule with `check`).
+    let mut values = ReplayedValues::new(inner, &wals, &recorded);
     'segments: for &num in &wals {
         let path = filename::path(&inner.path, FileKind::Wal, num);
         // What a live writer is writing (a segment being started, the tail
@@ -307,7 +309,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
             let at = reader.valid_end();
             let d = decode_record(&rec, reader.allows_blob_pointers())
                 .map_err(|r| Error::corruption(&path, at, r))?;
-            if let Some(p) = missing_value(inner, &d.batch)? {
+            if let Some(p) = missing_value(&mut values, &d.batch, num, at)? {
                 // The record survived a crash that its value did not (it
                 // was not yet durable): the log ends here
                 // (docs/format.md#blob-files-written-at-commit).
@@ -419,14 +421,21 @@ pub(super) fn tear_ends_log(later: &LogReader, torn: u64, recorded: &BTreeSet<u6
     later.started_ahead() && recorded.range(torn.saturating_add(1)..).next().is_none()
 }
 
-/// The first value a kind-3 operation of `batch` points to that its blob
-/// file does not hold (see [`Inner::replayed_value_present`]).
-fn missing_value(inner: &Inner, batch: &Batch) -> Result<Option<BlobPointer>> {
+/// The first value a kind-3 operation of `batch` (the record of segment
+/// `segment` ending at `at`) points to that a crash lost before it was
+/// durable; corruption if one is gone that was durable (see
+/// [`ReplayedValues::present`]).
+fn missing_value(
+    values: &mut ReplayedValues<'_>,
+    batch: &Batch,
+    segment: u64,
+    at: u64,
+) -> Result<Option<BlobPointer>> {
     for op in batch.ops().flatten().filter(|op| op.kind == Kind::Blob) {
         let Ok(p) = BlobPointer::decode(op.value) else {
             continue;
         };
-        if !inner.replayed_value_present(&p)? {
+        if !values.present(&p, segment, at)? {
             return Ok(Some(p));
         }
     }

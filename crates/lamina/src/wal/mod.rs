@@ -2,7 +2,9 @@
 //! (16 bytes; 40 for a WAL segment naming its database), then 32 KiB blocks
 //! of checksummed fragments. A version-3 WAL segment is recyclable: its
 //! fragments' checksums cover its file number, END closes it, and it is
-//! zero-filled ahead of its writes.
+//! zero-filled ahead of its writes. A version-6 segment may also hold
+//! marks: records that are not batches, saying how far a blob file written
+//! at commit was synced.
 //!
 //! Layout: docs/format.md#record-framing. [`LogWriter`] appends records;
 //! [`LogReader`] reads them back and tells a torn tail (the end of a write a
@@ -25,10 +27,15 @@ pub const MANIFEST_MAGIC: &[u8; 8] = b"LAMNAMAN";
 /// Version of the framing written in every manifest header (and in WAL
 /// headers before format version 2).
 pub const FORMAT_VERSION: u32 = 1;
-/// Version of the WAL segment header written today: version 4's segment,
-/// started before the syncs the segment before it owes
-/// (docs/format.md#segments-started-ahead-of-their-syncs-version-5).
-pub const WAL_VERSION: u32 = 5;
+/// Version of the WAL segment header written today: version 5's segment,
+/// which may also hold [`BlobSynced`] marks
+/// (docs/format.md#blob-sync-marks-version-6).
+pub const WAL_VERSION: u32 = 6;
+/// Version of the WAL segment header started before the syncs the segment
+/// before it owes
+/// (docs/format.md#segments-started-ahead-of-their-syncs-version-5); read,
+/// no longer written.
+pub const WAL_VERSION_5: u32 = 5;
 /// Version of the WAL segment header whose batches may also hold pointers
 /// to values written to a blob file at commit
 /// (docs/format.md#blob-files-written-at-commit); recorded in the manifest
@@ -59,6 +66,68 @@ const MIDDLE: u8 = 3;
 const LAST: u8 = 4;
 /// Closes a version-3 segment (never in other versions).
 const END: u8 = 5;
+
+/// A mark (a record of a version-6 WAL segment that is not a batch): blob
+/// file `file`, written at commit, was synced holding its first `end`
+/// bytes before the mark was written, so no crash can lose a value of it
+/// that ends there or before.
+///
+/// Layout: docs/format.md#blob-sync-marks-version-6.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlobSynced {
+    /// The blob file's number.
+    pub file: u64,
+    /// Bytes of the file (header and records) the sync covered.
+    pub end: u64,
+}
+
+/// The first bytes of every mark: where a batch has its first seqno,
+/// which is never 0.
+const MARK_PREFIX: [u8; 8] = [0; 8];
+/// Mark type of [`BlobSynced`]. Written to disk; never renumber.
+const MARK_BLOB_SYNCED: u8 = 1;
+/// Length of a [`BlobSynced`] mark.
+const MARK_LEN: usize = 25;
+
+impl BlobSynced {
+    /// The mark as a record.
+    // Layout: docs/format.md#blob-sync-marks-version-6
+    fn encode(&self) -> [u8; MARK_LEN] {
+        let mut m = [0u8; MARK_LEN];
+        let (prefix, rest) = m.split_at_mut(MARK_PREFIX.len());
+        prefix.copy_from_slice(&MARK_PREFIX);
+        let (ty, rest) = rest.split_at_mut(1);
+        ty.copy_from_slice(&[MARK_BLOB_SYNCED]);
+        let (file, end) = rest.split_at_mut(8);
+        file.copy_from_slice(&self.file.to_le_bytes());
+        end.copy_from_slice(&self.end.to_le_bytes());
+        m
+    }
+
+    /// `None` if `record` is not a mark (it is a batch); otherwise the mark
+    /// it holds, or what is wrong with it.
+    fn parse(record: &[u8]) -> Option<Result<BlobSynced, String>> {
+        if record.get(..MARK_PREFIX.len())? != MARK_PREFIX {
+            return None;
+        }
+        let ty = record.get(MARK_PREFIX.len()).copied();
+        Some(match ty {
+            Some(MARK_BLOB_SYNCED) if record.len() == MARK_LEN => {
+                let u64_at = |at| crate::coding::get_u64(record, at).unwrap_or_default();
+                Ok(BlobSynced {
+                    file: u64_at(9),
+                    end: u64_at(17),
+                })
+            }
+            Some(MARK_BLOB_SYNCED) => Err(format!(
+                "a blob sync mark of {} bytes (it has {MARK_LEN})",
+                record.len()
+            )),
+            Some(t) => Err(format!("a mark of unknown type {t}")),
+            None => Err("a mark without its type".to_string()),
+        })
+    }
+}
 
 /// Whose WAL segment a file is: the database identity and the segment's own
 /// file number, as its version-2 header says.
@@ -139,12 +208,14 @@ struct Header {
     recyclable: bool,
     /// A version-4 or later segment: its batches may hold blob pointers.
     blob_pointers: bool,
-    /// A version-5 segment: it may have been written before the segment
-    /// before it was durable.
+    /// A version-5 or later segment: it may have been written before the
+    /// segment before it was durable.
     started_ahead: bool,
+    /// A version-6 segment: it may hold marks ([`BlobSynced`]).
+    marks: bool,
 }
 
-/// The 40-byte version-5 WAL header naming `origin`.
+/// The 40-byte version-6 WAL header naming `origin`.
 // Layout: docs/format.md#record-framing
 fn wal_header(origin: Origin) -> Vec<u8> {
     let mut h = Vec::with_capacity(WAL_HEADER_LEN);
@@ -159,7 +230,7 @@ fn wal_header(origin: Origin) -> Vec<u8> {
 }
 
 /// The length of the file header that starts with `prefix` (at least its
-/// first 12 bytes) in a file with `magic`: 40 for a version-2 to 5 WAL
+/// first 12 bytes) in a file with `magic`: 40 for a version-2 to 6 WAL
 /// header, otherwise 16 (a version-1 header, or one that
 /// [`check_file_header`] will refuse).
 fn header_len(prefix: &[u8], magic: &[u8; 8]) -> usize {
@@ -206,6 +277,7 @@ fn check_file_header(header: &[u8], magic: &[u8; 8]) -> Result<Header, String> {
             recyclable: false,
             blob_pointers: false,
             started_ahead: false,
+            marks: false,
         }),
         Some(v @ WAL_VERSION_2..=WAL_VERSION)
             if magic == WAL_MAGIC && n == WAL_HEADER_LEN =>
@@ -214,7 +286,8 @@ fn check_file_header(header: &[u8], magic: &[u8; 8]) -> Result<Header, String> {
                 origin: Some(origin()),
                 recyclable: v >= WAL_VERSION_3,
                 blob_pointers: v >= WAL_VERSION_4,
-                started_ahead: v >= WAL_VERSION,
+                started_ahead: v >= WAL_VERSION_5,
+                marks: v >= WAL_VERSION,
             })
         }
         v => Err(format!(
@@ -538,11 +611,11 @@ mod tests {
         assert_eq!(r.next_record().unwrap().unwrap(), b"edit");
 
         let mut header = file_header(WAL_MAGIC);
-        header[8] = 6;
+        header[8] = 7;
         let crc = masked_crc(&header[..12]);
         header[12..].copy_from_slice(&crc.to_le_bytes());
-        put_file(&fs, "/db/v6", &header);
-        assert!(reason("/db/v6").contains("unsupported format version 6"));
+        put_file(&fs, "/db/v7", &header);
+        assert!(reason("/db/v7").contains("unsupported format version 7"));
 
         let mut header = file_header(WAL_MAGIC);
         header[13] ^= 1;
@@ -566,7 +639,7 @@ mod tests {
     }
 
     #[test]
-    fn a_version_5_header_names_its_database_and_number() {
+    fn a_version_6_header_names_its_database_and_number() {
         let fs = mem();
         let origin = Origin {
             identity: (7u128 << 64) | 9,
@@ -577,7 +650,7 @@ mod tests {
         w.sync().unwrap();
         let bytes = fs.read_all(Path::new(LOG)).unwrap();
         assert_eq!(&bytes[..8], WAL_MAGIC);
-        assert_eq!(&bytes[8..12], &5u32.to_le_bytes());
+        assert_eq!(&bytes[8..12], &6u32.to_le_bytes());
         assert_eq!(&bytes[12..20], &9u64.to_le_bytes());
         assert_eq!(&bytes[20..28], &7u64.to_le_bytes());
         assert_eq!(&bytes[28..36], &42u64.to_le_bytes());
@@ -586,10 +659,10 @@ mod tests {
         assert_eq!((got, err.is_none()), (vec![b"batch".to_vec()], true));
         assert_eq!(r.origin(), Some(origin));
         assert!(r.allows_blob_pointers() && r.started_ahead());
-        // Versions 4 and 3 read the same; a version-4 segment was never
+        // Versions 5, 4 and 3 read the same; a version-4 segment was never
         // started ahead of its predecessor's syncs, and a version-3
         // segment's batches hold no pointer.
-        for (version, pointers) in [(4u8, true), (3, false)] {
+        for (version, pointers, ahead) in [(5u8, true, true), (4, true, false), (3, false, false)] {
             let mut old = bytes.clone();
             old[8] = version;
             let crc = masked_crc(&old[..36]);
@@ -597,7 +670,7 @@ mod tests {
             put_file(&fs, "/db/older", &old);
             let (got, err, r) = read_log(&fs, "/db/older");
             assert_eq!((got, err.is_none()), (vec![b"batch".to_vec()], true));
-            assert_eq!((r.allows_blob_pointers(), r.started_ahead()), (pointers, false));
+            assert_eq!((r.allows_blob_pointers(), r.started_ahead()), (pointers, ahead));
         }
         r.check_origin(Some(origin.identity), 42).unwrap();
         let foreign = r.check_origin(Some(1), 42).unwrap_err().to_string();
@@ -612,7 +685,7 @@ mod tests {
         };
         assert_eq!(old.origin(), None);
         old.check_origin(Some(5), 1).unwrap();
-        // A version-5 header cut short by a crash is a torn tail at offset 0.
+        // A version-6 header cut short by a crash is a torn tail at offset 0.
         for len in 16..WAL_HEADER_LEN {
             put_file(&fs, "/db/short", &bytes[..len]);
             let (got, err, r) = read_log(&fs, "/db/short");
@@ -625,7 +698,7 @@ mod tests {
         put_file(&fs, "/db/bad", &bad);
         let e = LogReader::open(&fs, Path::new("/db/bad"), WAL_MAGIC).unwrap_err();
         assert!(e.to_string().contains("checksum"), "{e}");
-        // The manifest magic never takes a version-5 header.
+        // The manifest magic never takes a version-6 header.
         let mut man = bytes[..40].to_vec();
         man[..8].copy_from_slice(MANIFEST_MAGIC);
         put_file(&fs, "/db/man", &man);
@@ -711,6 +784,61 @@ mod tests {
         put_file(&fs, LOG, &file);
         let e = read_log(&fs, LOG).1.unwrap();
         assert!(e.to_string().contains("unknown fragment type 5"), "{e}");
+    }
+
+    #[test]
+    fn marks_are_kept_by_the_reader_and_never_returned_as_records() {
+        let fs = mem();
+        let mut w = LogWriter::create_wal(&fs, Path::new(SEG), origin(7)).unwrap();
+        let mark = |file, end| BlobSynced { file, end };
+        w.add_record(b"a batch");
+        assert!(w.add_blob_synced(mark(9, 4_000)));
+        assert!(!w.add_blob_synced(mark(9, 4_000)), "the same mark again is not framed");
+        w.add_record(b"another");
+        assert!(w.add_blob_synced(mark(9, 9_000)));
+        assert!(w.add_blob_synced(mark(12, 100)));
+        w.add_end();
+        w.sync().unwrap();
+        let (got, err, r) = read_log(&fs, SEG);
+        assert_eq!(got, [b"a batch".to_vec(), b"another".to_vec()]);
+        assert!(err.is_none() && !r.ends_open());
+        assert_eq!(
+            r.blob_synced().iter().map(|(&f, &e)| (f, e)).collect::<Vec<_>>(),
+            [(9, 9_000), (12, 100)]
+        );
+        let bytes = fs.read_all(Path::new(SEG)).unwrap();
+        // The first mark: 7 bytes of fragment header after the first record.
+        let at = WAL_HEADER_LEN + 7 + 7;
+        assert_eq!(&bytes[at + 7..at + 7 + 9], &[0, 0, 0, 0, 0, 0, 0, 0, 1]);
+        assert_eq!(&bytes[at + 16..at + 24], &9u64.to_le_bytes());
+        assert_eq!(&bytes[at + 24..at + 32], &4_000u64.to_le_bytes());
+
+        // A malformed mark is corruption at its offset.
+        for bad in [[&[0u8; 8][..], &[2], &[0; 16]].concat(), [&[0u8; 8][..], &[1], &[0; 15]].concat()] {
+            let mut w = LogWriter::create_wal(&fs, Path::new(SEG), origin(7)).unwrap();
+            w.add_record(b"a batch");
+            w.add_record(&bad);
+            w.sync().unwrap();
+            let (got, err, _) = read_log(&fs, SEG);
+            assert_eq!(got, [b"a batch".to_vec()]);
+            match err {
+                Some(Error::Corruption { offset, .. }) => assert_eq!(offset, at as u64),
+                other => panic!("{other:?}"),
+            }
+        }
+
+        // Before version 6 such a record is a record like any other (a
+        // batch that does not decode), and a manifest never frames a mark.
+        let mut old = bytes.clone();
+        old[8] = 5;
+        let crc = masked_crc(&old[..36]);
+        old[36..40].copy_from_slice(&crc.to_le_bytes());
+        put_file(&fs, "/db/000007.v5", &old);
+        let (got, err, r) = read_log(&fs, "/db/000007.v5");
+        assert!(err.is_none() && r.blob_synced().is_empty());
+        assert_eq!(got.len(), 5, "two batches and three marks read as records");
+        let mut m = LogWriter::create(&fs, Path::new(LOG), MANIFEST_MAGIC).unwrap();
+        assert!(!m.add_blob_synced(mark(9, 1)));
     }
 
     /// Recognisable old records, a reuse as a later number, fewer new
@@ -973,7 +1101,8 @@ mod tests {
         let big = writer::MAPPED_WRITE_MAX + 1;
         let records: Vec<Vec<u8>> = (0..60u8)
             .map(|i| match i % 4 {
-                0 => vec![i; big],
+                // Not 8 zero bytes first: that would be a mark, not a record.
+                0 => vec![i + 1; big],
                 1 => vec![i; 300_000],
                 _ => vec![i; 1 + usize::from(i)],
             })

@@ -1,12 +1,13 @@
 //! Reads records back from a log file and classifies damage.
 
 use super::{
-    check_file_header, header_len, FragmentCrc, type_name, Origin, BLOCK_SIZE, END,
+    check_file_header, header_len, type_name, BlobSynced, FragmentCrc, Origin, BLOCK_SIZE, END,
     FILE_HEADER_LEN, FIRST, FRAGMENT_HEADER_LEN, FULL, LAST, MIDDLE,
 };
 use crate::coding::get_u32;
 use crate::fs::{FileSystem, RandomAccessFile};
 use crate::{Error, Result};
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -47,6 +48,10 @@ pub struct TornTail {
 /// verify; that is a torn tail only if the file ends inside that fragment
 /// (otherwise the rest is zero fill or an earlier life's records). Damage
 /// followed by a fragment that verifies is corruption, as in every version.
+///
+/// A version-6 WAL segment's marks (docs/format.md#blob-sync-marks-version-6)
+/// are records too, but not batches: `next_record` never returns one; it
+/// keeps what they say ([`LogReader::blob_synced`]).
 pub struct LogReader {
     file: Arc<dyn RandomAccessFile>,
     path: PathBuf,
@@ -60,8 +65,13 @@ pub struct LogReader {
     crc: FragmentCrc,
     /// A version-4 or later segment: its batches may hold blob pointers.
     blob_pointers: bool,
-    /// A version-5 segment: started before the segment before it was durable.
+    /// A version-5 or later segment: started before the segment before it
+    /// was durable.
     started_ahead: bool,
+    /// A version-6 segment: it may hold marks.
+    marks: bool,
+    /// Per blob file, the greatest end a mark read so far says was synced.
+    blob_synced: BTreeMap<u64, u64>,
     /// END was read.
     closed: bool,
     /// Bytes of the current block present in the file (the last one may be short).
@@ -130,6 +140,8 @@ impl LogReader {
             crc: FragmentCrc::new(None),
             blob_pointers: false,
             started_ahead: false,
+            marks: false,
+            blob_synced: BTreeMap::new(),
             closed: false,
             block: Vec::new(),
             block_start: FILE_HEADER_LEN as u64,
@@ -154,6 +166,7 @@ impl LogReader {
         reader.crc = FragmentCrc::new(h.origin.filter(|_| h.recyclable).map(|o| o.number));
         reader.blob_pointers = h.blob_pointers;
         reader.started_ahead = h.started_ahead;
+        reader.marks = h.marks;
         reader.header_len = len as u64;
         reader.block_start = len as u64;
         reader.valid_end = len as u64;
@@ -162,21 +175,50 @@ impl LogReader {
     }
 
     /// The next record, `Ok(None)` at the end of the log (clean or torn), or
-    /// the corruption that stops the log from being read further.
+    /// the corruption that stops the log from being read further. Marks
+    /// are kept, not returned.
     pub fn next_record(&mut self) -> Result<Option<Vec<u8>>> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
-        if self.done {
-            return Ok(None);
-        }
-        match self.read_record() {
-            Ok(r) => Ok(r),
-            Err(e) => {
-                self.failed = Some(e.clone());
-                Err(e)
+        loop {
+            if self.done {
+                return Ok(None);
             }
+            let start = self.valid_end;
+            let read = match self.read_record() {
+                Ok(Some(rec)) if self.marks => match self.keep_mark(start, &rec) {
+                    Ok(true) => continue,
+                    Ok(false) => Ok(Some(rec)),
+                    Err(e) => Err(e),
+                },
+                r => r,
+            };
+            if let Err(e) = &read {
+                self.failed = Some(e.clone());
+            }
+            return read;
         }
+    }
+
+    /// If `record` (starting at `start`) is a mark, keeps what it says and
+    /// returns `true`; a malformed one is corruption.
+    fn keep_mark(&mut self, start: u64, record: &[u8]) -> Result<bool> {
+        match BlobSynced::parse(record) {
+            None => Ok(false),
+            Some(Ok(m)) => {
+                let end = self.blob_synced.entry(m.file).or_default();
+                *end = (*end).max(m.end);
+                Ok(true)
+            }
+            Some(Err(why)) => Err(self.corruption(start, why)),
+        }
+    }
+
+    /// Per blob file written at commit, the greatest end that the marks read
+    /// so far say it was synced to (docs/format.md#blob-sync-marks-version-6).
+    pub fn blob_synced(&self) -> &BTreeMap<u64, u64> {
+        &self.blob_synced
     }
 
     fn read_record(&mut self) -> Result<Option<Vec<u8>>> {

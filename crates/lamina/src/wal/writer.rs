@@ -1,8 +1,8 @@
 //! Appends records to a log file.
 
 use super::{
-    file_header, wal_header, FragmentCrc, Origin, BLOCK_SIZE, END, FIRST, FRAGMENT_HEADER_LEN,
-    FULL, LAST, MIDDLE, ZERO_FILL_STEP,
+    file_header, wal_header, BlobSynced, FragmentCrc, Origin, BLOCK_SIZE, END, FIRST,
+    FRAGMENT_HEADER_LEN, FULL, LAST, MIDDLE, ZERO_FILL_STEP,
 };
 use crate::fs::{FileSyncer, FileSystem, WritableFile, Writeback, WritebackMark};
 use crate::{Error, Result};
@@ -55,6 +55,8 @@ pub struct LogWriter {
     mappable: bool,
     /// How far [`LogWriter::writeback_due`] asked for write-back.
     written_back: WritebackMark,
+    /// The last mark added ([`LogWriter::add_blob_synced`]).
+    last_mark: Option<BlobSynced>,
 }
 
 // A log is never empty (it holds at least its file header), so no `is_empty`.
@@ -78,6 +80,7 @@ impl LogWriter {
             window_end: 0,
             mappable: false,
             written_back: WritebackMark::default(),
+            last_mark: None,
         })
     }
 
@@ -98,6 +101,7 @@ impl LogWriter {
             window_end: 0,
             mappable: true,
             written_back: WritebackMark::default(),
+            last_mark: None,
         })
     }
 
@@ -126,6 +130,7 @@ impl LogWriter {
             window_end: 0,
             mappable: true,
             written_back: WritebackMark::default(),
+            last_mark: None,
         };
         w.sync()?;
         fs.rename(old, new).map_err(|e| Error::io(new, e))?;
@@ -140,6 +145,20 @@ impl LogWriter {
             self.make_room_for_header();
             self.emit(END, &[]);
         }
+    }
+
+    /// Frames a mark saying that a blob file was synced
+    /// (docs/format.md#blob-sync-marks-version-6), unless it says what the
+    /// last one did; does nothing in a file other than a WAL segment.
+    /// Returns whether it framed it. Does no I/O.
+    /// REQUIRES: the blob file's sync (and its name's) returned before.
+    pub fn add_blob_synced(&mut self, mark: BlobSynced) -> bool {
+        if !self.crc.salted() || self.last_mark == Some(mark) {
+            return false;
+        }
+        self.add_record(&mark.encode());
+        self.last_mark = Some(mark);
+        true
     }
 
     /// Moves to the next block if the current one has no room for a
