@@ -59,7 +59,7 @@ PY_BENCH_ARGS ?= -n 1000000
 
 py-bench: py-build
 	@$(PY_PIP) show semidbm >/dev/null 2>&1 || $(PY_PIP) install semidbm
-	$(PY_PYTHON) python/bench_dbm.py $(PY_BENCH_ARGS) -d lamina -d dbm.gnu -d semidbm
+	$(PY_PYTHON) bench/dbm_bench.py $(PY_BENCH_ARGS) -d lamina -d dbm.gnu -d semidbm
 
 # A fresh environment each time, under target/ (ignored by git); cargo's
 # target directory is shared, so the build reuses what py-build compiled.
