@@ -4,7 +4,7 @@ forced to each of several sizes, interleaved over rounds.
   python bench/memtable_sizes.py [-n N] [--rounds R] [--sizes 4M,16M,64M]
 
 Each round, for each size: fills N random keys ('%016d', 100-byte values,
-the order of bench_dbm.py's fill_random) into a fresh database opened with
+the order of dbm_bench.py's fill_random) into a fresh database opened with
 `memtable_size=SIZE`, closes it, reopens it read-only and reads every key
 in a shuffled order. Prints ops/s of the fill (close() not timed), of
 close() and reopen together, and of the reads, one row per run.
