@@ -174,3 +174,30 @@ def test_errors_raised_by_hand_print_their_message():
     e.filename = "f"
     assert str(e) == "words about a file"
     assert str(lamina.error(2, "No such file or directory", "f")) == "[Errno 2] No such file or directory: 'f'"
+
+
+def test_a_dropped_keyspace_s_handle_says_it_was_dropped(tmp_path):
+    """A handle of a dropped keyspace used to raise `KeyError: 'a'` on a
+    read (which reads as a missing key) and `KeyError: 'id 1'` on a write."""
+    db = lamina.open(str(tmp_path / "db"), "c")
+    ks = db.keyspace("a")
+    ks[b"x"] = b"1"
+    db.drop_keyspace("a")
+    with pytest.raises(lamina.error, match='keyspace "a" was dropped'):
+        ks[b"x"]
+    with pytest.raises(lamina.error, match='keyspace "a" was dropped'):
+        ks[b"y"] = b"2"
+    db.close()
+
+
+def test_increment_of_a_value_that_is_not_a_counter_says_so(tmp_path):
+    """`increment` over a text value used to raise `ValueError: cannot fold
+    merge operands: ... add: stored value is 1 bytes` (the engine's words)."""
+    db = lamina.open(str(tmp_path / "db"), "c")
+    db["k"] = "x"
+    with pytest.raises(ValueError) as info:
+        db.increment("k")
+        db["k"]
+    text = str(info.value)
+    assert "1 byte long, not an 8-byte counter" in text and "fold" not in text
+    db.close()

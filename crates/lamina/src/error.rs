@@ -58,6 +58,11 @@ pub enum Error {
     /// A named keyspace does not exist.
     #[error("no keyspace named {0:?}")]
     NoSuchKeyspace(String),
+    /// A keyspace handle (or a batch naming its id) was used after the
+    /// keyspace was dropped. Holds the keyspace's name, or its id where
+    /// only that is known.
+    #[error("keyspace {0} was dropped; its handles no longer read or write")]
+    KeyspaceDropped(String),
     /// The handle was opened in another process: this one is a child forked
     /// after the open. The child must not use (or close) its parent's handle;
     /// it opens the database itself once the parent has closed it.
@@ -143,6 +148,7 @@ impl Clone for Error {
             Error::Closed => Error::Closed,
             Error::ReadOnly => Error::ReadOnly,
             Error::NoSuchKeyspace(s) => Error::NoSuchKeyspace(s.clone()),
+            Error::KeyspaceDropped(s) => Error::KeyspaceDropped(s.clone()),
             Error::Merge(s) => Error::Merge(s.clone()),
             Error::WrongProcess => Error::WrongProcess,
         }

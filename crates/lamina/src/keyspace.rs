@@ -119,7 +119,7 @@ impl Keyspace {
         if self.db.inner().keyspace_live(self.id) {
             Ok(())
         } else {
-            Err(Error::NoSuchKeyspace(self.name.to_string()))
+            Err(Error::KeyspaceDropped(format!("{:?}", &*self.name)))
         }
     }
 

@@ -141,7 +141,18 @@ fn keyspaces_are_separate_and_batches_span_them() {
     assert_eq!(idx.get(b"alice").expect("get"), Some(b"row1".to_vec()));
     assert_eq!(db.keyspaces(), ["index"]);
     db.drop_keyspace("index").expect("drop");
-    assert!(matches!(idx.get(b"alice"), Err(Error::NoSuchKeyspace(_))));
+    match idx.get(b"alice") {
+        Err(e @ Error::KeyspaceDropped(_)) => {
+            assert_eq!(
+                e.to_string(),
+                "keyspace \"index\" was dropped; its handles no longer read or write"
+            )
+        }
+        other => panic!("a dropped keyspace's handle read {other:?}"),
+    }
+    let mut b = Batch::new();
+    b.put_in(&idx, b"bob", b"row2");
+    assert!(matches!(db.write(b), Err(Error::KeyspaceDropped(_))));
     assert!(matches!(
         db.open_keyspace("index"),
         Err(Error::NoSuchKeyspace(_))

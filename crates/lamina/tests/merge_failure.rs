@@ -55,8 +55,8 @@ fn one_unfoldable_key_breaks_nothing_else() {
     let m = merge_message(db.get(b"k").expect_err("get"));
     assert_eq!(
         m,
-        "merge failed for key \"k\" in the default keyspace: add: stored value is 5 bytes, \
-         not an 8-byte counter"
+        "merge failed for key \"k\" in the default keyspace: the stored value is 5 bytes long, \
+         not an 8-byte counter (the add operator counts in 64-bit little-endian integers)"
     );
     assert_eq!(db.get(b"a").expect("get"), Some(b"1".to_vec()));
 

@@ -114,7 +114,7 @@ impl Inner {
         if self.keyspace_live(ks) {
             Ok(())
         } else {
-            Err(Error::NoSuchKeyspace(format!("id {ks}")))
+            Err(Error::KeyspaceDropped(format!("with id {ks}")))
         }
     }
 

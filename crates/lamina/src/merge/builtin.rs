@@ -9,9 +9,11 @@ pub struct Add;
 
 fn counter(bytes: &[u8], what: &str) -> Result<u64, String> {
     let arr: [u8; 8] = bytes.try_into().map_err(|_| {
+        let n = bytes.len();
         format!(
-            "add: {what} is {} bytes, not an 8-byte counter",
-            bytes.len()
+            "the {what} is {n} byte{} long, not an 8-byte counter \
+             (the add operator counts in 64-bit little-endian integers)",
+            if n == 1 { "" } else { "s" }
         )
     })?;
     Ok(u64::from_le_bytes(arr))
