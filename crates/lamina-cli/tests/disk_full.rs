@@ -65,3 +65,53 @@ fn full_disk_keeps_every_acknowledged_record() {
     }
     assert!(failures_seen > 0, "no fault was ever hit");
 }
+
+/// A put that fails on a full disk is not there afterwards, and one that
+/// succeeds is. Before the fix the WAL writer handed a record and the 1 MiB
+/// of zeros ahead of it to the file in one write: a disk with room for the
+/// record but not for the zeros made `lamina put` exit 5 ("No space left on
+/// device") over a record that was whole in the WAL, and the next open
+/// replayed it. The disk here (`LAMINA_INJECT_FAULT=space:N`) has room for
+/// N bytes, and a write that does not fit writes what does: for some of
+/// these N the record fits and its zeros do not. The value goes in the WAL
+/// record (the blob threshold is above it).
+#[test]
+fn a_put_refused_by_a_full_disk_is_not_there_afterwards() {
+    let value = vec![b'v'; 1_500_000];
+    let mut outcomes = (0, 0);
+    for room in [1_400_000u64, 1_600_000, 2_000_000, 2_400_000] {
+        let tmp = tempdir();
+        let db = path(tmp.path(), "db");
+        let mut cmd = lamina();
+        cmd.args(["--option", "blob_threshold=64M", "put", &db, "big"])
+            .env("LAMINA_INJECT_FAULT", format!("space:{room}"));
+        let out = run_with_input(cmd, &value);
+        let got = lamina_run(&["get", &db, "big"]);
+        match code(&out) {
+            0 => {
+                outcomes.0 += 1;
+                assert_eq!(
+                    code(&got),
+                    0,
+                    "space:{room}: the put that succeeded is lost"
+                );
+                assert_eq!(stdout(&got).len(), value.len() + 1, "space:{room}");
+            }
+            5 => {
+                outcomes.1 += 1;
+                let err = stderr(&out);
+                assert!(
+                    err.contains("No space left on device"),
+                    "space:{room}: {err}"
+                );
+                assert_eq!(
+                    code(&got),
+                    1,
+                    "space:{room}: the put that failed ({err}) is there afterwards"
+                );
+            }
+            other => panic!("space:{room}: exit {other}: {}", stderr(&out)),
+        }
+    }
+    assert!(outcomes.0 > 0 && outcomes.1 > 0, "{outcomes:?}");
+}

@@ -64,13 +64,20 @@ impl WritableFile for RealWritable {
     fn append(&mut self, data: &[u8]) -> io::Result<()> {
         // At the end the handle knows, so a file opened by `reopen` (whose
         // cursor is at 0) appends too.
-        self.file.write_all_at(data, self.len)?;
-        self.len += data.len() as u64;
-        Ok(())
+        let len = self.len;
+        self.write_at(len, data)
     }
 
     fn write_at(&mut self, offset: u64, data: &[u8]) -> io::Result<()> {
-        self.file.write_all_at(data, offset)?;
+        if let Err(e) = self.file.write_all_at(data, offset) {
+            // Part of it may be in the file (a disk that fills up takes the
+            // start of a write): `len` stays the file's length, which a
+            // writer cutting what it wrote needs.
+            if let Ok(meta) = self.file.metadata() {
+                self.len = meta.len();
+            }
+            return Err(e);
+        }
         self.len = self.len.max(offset.saturating_add(data.len() as u64));
         Ok(())
     }
