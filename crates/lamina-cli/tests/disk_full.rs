@@ -115,3 +115,63 @@ fn a_put_refused_by_a_full_disk_is_not_there_afterwards() {
     }
     assert!(outcomes.0 > 0 && outcomes.1 > 0, "{outcomes:?}");
 }
+
+/// `lamina compact` on a full disk printed "lamina compact: done: ..." on
+/// stderr, then its error: the progress line was finished whatever the
+/// compaction's outcome. "done" is printed only on success now, and the
+/// "compacted" summary only then too. Before the fix a failed compaction
+/// said done.
+#[test]
+fn a_compaction_refused_by_a_full_disk_never_says_done() {
+    let tmp = tempdir();
+    let tsv = path(tmp.path(), "n.tsv");
+    std::fs::write(
+        &tsv,
+        ok(lamina_run(&["gen", "numbers", "60000", "--format", "tsv"])),
+    )
+    .unwrap();
+    let base = path(tmp.path(), "base");
+    ok(lamina_run(&["-q", "load", &base, &tsv]));
+    let mut failures = 0;
+    for room in [1_500_000u64, 1_600_000, 1_800_000, 3_000_000] {
+        let db = path(tmp.path(), &format!("db{room}"));
+        std::fs::create_dir(&db).unwrap();
+        for entry in std::fs::read_dir(&base).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(
+                entry.path(),
+                std::path::Path::new(&db).join(entry.file_name()),
+            )
+            .unwrap();
+        }
+        let mut cmd = lamina();
+        cmd.args(["--progress-interval", "0", "compact", &db])
+            .env("LAMINA_INJECT_FAULT", format!("space:{room}"));
+        let out = run_with_input(cmd, b"");
+        let err = stderr(&out);
+        match code(&out) {
+            0 => {
+                assert!(
+                    err.contains("lamina compact: done: "),
+                    "space:{room}: {err}"
+                );
+                assert!(stdout(&out).starts_with("compacted "), "space:{room}");
+            }
+            5 => {
+                failures += 1;
+                assert!(
+                    err.contains("No space left on device"),
+                    "space:{room}: {err}"
+                );
+                assert!(
+                    !err.contains("done"),
+                    "space:{room}: a failed compaction said done: {err}"
+                );
+                assert!(stdout(&out).is_empty(), "space:{room}: {}", stdout(&out));
+            }
+            other => panic!("space:{room}: exit {other}: {err}"),
+        }
+        assert_eq!(ok(lamina_run(&["count", &db])), b"60001\n", "space:{room}");
+    }
+    assert!(failures > 0, "the disk never filled");
+}

@@ -202,6 +202,30 @@ fn read_uninit_at(file: &File, offset: u64, len: usize) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// The error for `path`, or a directory on it, being a symbolic link whose
+/// target is missing; `None` if none is.
+fn dangling_link(path: &Path) -> Option<io::Error> {
+    path.ancestors().find_map(|p| {
+        let is_link = fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+        if !is_link || fs::metadata(p).is_ok() {
+            return None;
+        }
+        let target = fs::read_link(p).ok()?;
+        let what = if p == path {
+            "the path".to_string()
+        } else {
+            p.display().to_string()
+        };
+        Some(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!(
+                "{what} is a symbolic link to {}, which does not exist; create it, or remove the link",
+                target.display()
+            ),
+        ))
+    })
+}
+
 struct RealLock {
     _file: File,
 }
@@ -209,8 +233,11 @@ struct RealLock {
 impl FileLock for RealLock {}
 
 impl FileSystem for RealFs {
+    /// A path (or a directory on it) that is a symbolic link to nothing
+    /// is said in words: the system's `EEXIST` ("File exists") names the
+    /// link, which does exist, and not the target, which does not.
     fn create_dir_all(&self, path: &Path) -> io::Result<()> {
-        fs::create_dir_all(path)
+        fs::create_dir_all(path).map_err(|e| dangling_link(path).unwrap_or(e))
     }
 
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {

@@ -176,6 +176,7 @@ pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
         loader,
         out: io::BufWriter::with_capacity(1 << 16, stdout.lock()),
         db_name: args.db.display().to_string(),
+        db_path: args.db.clone(),
         source,
         read_only: args.read_only,
         interactive,
