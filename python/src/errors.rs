@@ -111,6 +111,11 @@ fn convert(py: Python<'_>, err: Error) -> PyErr {
             path,
         ),
         Error::AlreadyExists(ref path) => with_errno(libc::EEXIST, "database already exists", path),
+        Error::FileExists(ref path) => with_errno(
+            libc::EEXIST,
+            "file already exists (a table is written only to a new file)",
+            path,
+        ),
         Error::NotADatabase { ref path, .. } => with_filename(py, err.to_string(), &path.clone()),
         Error::Corruption { ref file, .. } => with_filename(py, err.to_string(), &file.clone()),
         Error::InvalidArgument(msg) => PyValueError::new_err(msg),

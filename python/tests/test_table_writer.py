@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 
 import pytest
@@ -43,6 +44,25 @@ def test_context_manager_removes_the_file_when_the_block_raises(tmp_path):
     assert path.exists()
     with pytest.raises(lamina.error):
         lamina.TableWriter(str(path))
+
+
+def test_an_existing_output_file_is_named_a_file_not_a_database(tmp_path):
+    """A TableWriter over a file that exists raised "[Errno 17] database
+    already exists: 'a.sst'": the engine said so with the error of a
+    database opened with error_if_exists, and a person looked for a
+    database. It now says the file exists and that a table is written only
+    to a new one, and leaves the file as it was. Before the fix the message
+    said "database already exists"."""
+    path = tmp_path / "a.sst"
+    path.write_bytes(b"mine")
+    with pytest.raises(lamina.error) as raised:
+        lamina.TableWriter(str(path))
+    assert raised.value.errno == errno.EEXIST
+    assert raised.value.filename == str(path)
+    assert str(raised.value) == (
+        f"[Errno 17] file already exists (a table is written only to a new file): '{path}'"
+    )
+    assert path.read_bytes() == b"mine"
 
 
 def test_ingest_is_atomic_and_later_files_win(tmp_path):

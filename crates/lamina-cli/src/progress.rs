@@ -302,12 +302,13 @@ impl Progress {
 }
 
 /// Runs `work` (a blocking engine call) while a thread samples `sample`
-/// (records, bytes) into a progress display.
-pub fn while_running<R: Send>(
+/// (records, bytes) into a progress display, which prints its `done` line
+/// only if `work` succeeded.
+pub fn while_running<T: Send, E: Send>(
     mut progress: Progress,
     sample: impl Fn() -> (u64, u64) + Sync,
-    work: impl FnOnce() -> R + Send,
-) -> R {
+    work: impl FnOnce() -> Result<T, E> + Send,
+) -> Result<T, E> {
     let done = std::sync::atomic::AtomicBool::new(false);
     let (result, progress) = std::thread::scope(|s| {
         let watcher = s.spawn(|| {
@@ -325,7 +326,11 @@ pub fn while_running<R: Send>(
         (result, watcher.join())
     });
     if let Ok(p) = progress {
-        p.finish();
+        if result.is_ok() {
+            p.finish();
+        } else {
+            p.abandon();
+        }
     }
     result
 }

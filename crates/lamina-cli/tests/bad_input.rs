@@ -200,3 +200,103 @@ fn a_database_locked_by_another_process() {
     assert!(shell.wait().unwrap().success());
     assert_eq!(ok(lamina_run(&["get", &db, "k2"])), b"v2\n");
 }
+
+/// `lamina put` through a database path that is a symbolic link to a
+/// missing directory said "I/O error on DB: File exists (os error 17)":
+/// the system's `mkdir` finds the link, which exists, and lamina passed
+/// its errno on. Now it says the path is a link to something missing, and
+/// what to do. Before the fix the message was "File exists (os error 17)".
+#[test]
+fn a_database_path_that_is_a_link_to_nothing() {
+    let tmp = tempdir();
+    let missing = tmp.path().join("missing").join("db");
+    let link = path(tmp.path(), "link");
+    std::os::unix::fs::symlink(&missing, &link).unwrap();
+    let out = lamina_run(&["put", &link, "k", "v"]);
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "lamina: cannot open database {link}: I/O error on {link}: the path is a symbolic \
+             link to {}, which does not exist; create it, or remove the link\n",
+            missing.display()
+        )
+    );
+    // A link to nothing further up the path is named.
+    let under = format!("{link}/inner");
+    let out = lamina_run(&["put", &under, "k", "v"]);
+    assert!(
+        stderr(&out).contains(&format!("{link} is a symbolic link to ")),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!missing.exists(), "nothing is created through the link");
+}
+
+/// `lamina dump DB DB/000088.wal` wrote the dump into the database
+/// directory, where the next open took it for a log segment and reported
+/// corruption. An output path inside the database directory is refused
+/// (exit code 2) before anything is written, for `dump` and for the
+/// shell's `export`. Before the fix the dump was written there.
+#[test]
+fn a_dump_into_the_database_directory_is_refused() {
+    let tmp = tempdir();
+    let db = path(tmp.path(), "db");
+    ok(lamina_run(&["put", &db, "k", "v"]));
+    for target in [format!("{db}/000088.wal"), format!("{db}/../db/dump.txt")] {
+        let out = lamina_run(&["dump", &db, &target]);
+        assert_eq!(code(&out), 2, "{target}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "lamina: {target} is inside the database directory {db}: lamina would take a \
+                 file written there for one of the database's; write it elsewhere\n"
+            )
+        );
+    }
+    let out = lamina_with_input(
+        &["shell", &db],
+        format!("export {db}/000089.wal\n").as_bytes(),
+    );
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("export: ")
+            && stderr(&out).contains("is inside the database directory"),
+        "{}",
+        stderr(&out)
+    );
+    for name in ["000088.wal", "dump.txt", "000089.wal"] {
+        assert!(!tmp.path().join("db").join(name).exists(), "{name} written");
+    }
+    ok(lamina_run(&["check", &db]));
+    assert_eq!(ok(lamina_run(&["get", &db, "k"])), b"v\n");
+    // Beside the database is fine.
+    ok(lamina_run(&["dump", &db, &path(tmp.path(), "dump.txt")]));
+}
+
+/// `lamina gen numbers 3000 --from 5000` printed nothing and exited 0: a
+/// range that holds no record is bad input (exit code 3), said in words.
+/// Before the fix it succeeded silently.
+#[test]
+fn gen_refuses_an_empty_range() {
+    let out = lamina_run(&["gen", "numbers", "3000", "--from", "5000"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        stderr(&out),
+        "lamina: --from 5000 is past the last record, 3000: the range holds no record \
+         (gen numbers N makes records 5000 through N)\n"
+    );
+    let tmp = tempdir();
+    let db = path(tmp.path(), "db");
+    let out = lamina_run(&["gen", "numbers", "3", "--from", "4", "--into", &db]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(
+        !tmp.path().join("db").exists(),
+        "no database made for nothing"
+    );
+    assert_eq!(
+        ok(lamina_run(&["gen", "numbers", "7", "--from", "7"])),
+        b"store 7 \"seven\"\n"
+    );
+}

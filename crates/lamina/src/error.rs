@@ -46,6 +46,10 @@ pub enum Error {
     /// A database already exists where `error_if_exists` asked for none.
     #[error("database {} already exists", .0.display())]
     AlreadyExists(PathBuf),
+    /// A file already exists where a new one was to be written (a
+    /// [`crate::TableWriter`]'s output); it is left as it was.
+    #[error("file {} already exists; a table is written only to a new file", .0.display())]
+    FileExists(PathBuf),
     /// An earlier write or sync failed; the handle refuses writes until it is reopened.
     #[error("database is poisoned by an earlier failure ({0}); reopen it")]
     Poisoned(String),
@@ -144,6 +148,7 @@ impl Clone for Error {
                 reason: reason.clone(),
             },
             Error::AlreadyExists(p) => Error::AlreadyExists(p.clone()),
+            Error::FileExists(p) => Error::FileExists(p.clone()),
             Error::Poisoned(s) => Error::Poisoned(s.clone()),
             Error::Closed => Error::Closed,
             Error::ReadOnly => Error::ReadOnly,

@@ -118,7 +118,7 @@ pub(crate) fn show_key(key: &[u8]) -> String {
 }
 
 impl TableWriter {
-    /// Creates the table file at `path`. [`Error::AlreadyExists`] if something
+    /// Creates the table file at `path`. [`Error::FileExists`] if something
     /// is there; `InvalidArgument` for a keyspace name over 255 bytes.
     pub fn create(path: impl AsRef<Path>, opts: TableWriterOptions) -> Result<TableWriter> {
         let path = path.as_ref().to_path_buf();
@@ -134,7 +134,7 @@ impl TableWriter {
             .map_err(|e| Error::io(&path, e))?
             .is_some()
         {
-            return Err(Error::AlreadyExists(path));
+            return Err(Error::FileExists(path));
         }
         let file = opts.fs.create(&path).map_err(|e| Error::io(&path, e))?;
         // A table written alone has seen no flush to choose a size from.

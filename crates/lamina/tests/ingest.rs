@@ -112,7 +112,11 @@ fn unfinished_writer_removes_its_file() {
     // An existing file is not overwritten.
     write_table(&fs, "/src/c.sst", &entries("k", 0..3, "v"), None);
     let e = TableWriter::create("/src/c.sst", writer_opts(&fs, None)).expect_err("exists");
-    assert!(matches!(e, Error::AlreadyExists(_)), "{e}");
+    assert!(matches!(e, Error::FileExists(_)), "{e}");
+    assert!(
+        e.to_string().starts_with("file /src/c.sst already exists"),
+        "{e}"
+    );
 }
 
 #[test]

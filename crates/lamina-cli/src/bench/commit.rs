@@ -244,7 +244,7 @@ fn commits(
         &ctx.progress,
     );
     let start = Instant::now();
-    let (results, secs): (Vec<Result<(), String>>, f64) = crate::progress::while_running(
+    let secs: f64 = crate::progress::while_running(
         progress,
         || {
             let n = done.load(Ordering::Relaxed);
@@ -278,16 +278,12 @@ fn commits(
                         })
                     })
                     .collect();
-                let results = handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|_| Err("a thread panicked".into())))
-                    .collect();
-                (results, start.elapsed().as_secs_f64())
+                handles.into_iter().try_for_each(|h| {
+                    h.join().unwrap_or_else(|_| Err("a thread panicked".into()))
+                })?;
+                Ok::<_, String>(start.elapsed().as_secs_f64())
             })
         },
-    );
-    for r in results {
-        r?;
-    }
+    )?;
     Ok((done.load(Ordering::Relaxed), secs))
 }

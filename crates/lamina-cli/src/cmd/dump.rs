@@ -4,11 +4,11 @@
 //! keyspace (see `dumpfmt`). `lamina load` reads each back exactly;
 //! `gdbm_load` and `db_load` read the first two.
 
-use crate::cmd::{output, output_error, Ctx};
+use crate::cmd::{output, output_error, refuse_inside_database, Ctx};
 use crate::dumpfmt::{self, Format, RecordWriter};
 use crate::engine::{self, Keyspace, Mode};
 use crate::error::{CliResult, Exit};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `lamina dump`.
 #[derive(Debug, clap::Args)]
@@ -27,6 +27,9 @@ pub struct DumpArgs {
 
 /// Runs `lamina dump`.
 pub fn run(args: DumpArgs, _ctx: &Ctx) -> CliResult<Exit> {
+    if let Some(file) = args.file.as_deref().filter(|f| *f != Path::new("-")) {
+        refuse_inside_database(&args.db, file)?;
+    }
     let db = engine::open(&args.db, Mode::ReadOnly)?;
     let keyspaces = match &args.keyspace {
         Some(name) => vec![engine::keyspace(&db, Some(name), false)?],

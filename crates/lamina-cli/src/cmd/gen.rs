@@ -56,6 +56,13 @@ pub struct GenArgs {
 /// Runs `lamina gen`.
 pub fn run(args: GenArgs, ctx: &Ctx) -> CliResult<Exit> {
     let Dataset::Numbers = args.dataset;
+    if args.from > args.n {
+        return Err(CliError::bad_input(format!(
+            "--from {} is past the last record, {}: the range holds no record \
+             (gen numbers N makes records {} through N)",
+            args.from, args.n, args.from
+        )));
+    }
     let mut numbers = Numbers::range(args.from, args.n);
     match &args.into {
         Some(path) => into_db(&mut numbers, path, args.newdb, ctx),

@@ -81,6 +81,38 @@ pub fn output(path: Option<&Path>) -> CliResult<Box<dyn Write>> {
     }
 }
 
+/// Refuses `out`, a file a command is to write, if it is inside the
+/// database directory `db`: lamina would take it for one of the database's
+/// files (a dump named `000088.wal` is read as a log segment, and the
+/// database reports corruption) or it would overwrite one.
+pub fn refuse_inside_database(db: &Path, out: &Path) -> CliResult<()> {
+    let Ok(db_dir) = db.canonicalize() else {
+        return Ok(());
+    };
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    // Where the file goes: its directory, or where it leads if it is a link.
+    let dir = out
+        .canonicalize()
+        .ok()
+        .and_then(|t| t.parent().map(Path::to_path_buf))
+        .or_else(|| parent.canonicalize().ok());
+    match dir {
+        Some(dir) if dir.starts_with(&db_dir) => Err(CliError::new(
+            Exit::Usage,
+            format!(
+                "{} is inside the database directory {}: lamina would take a file written \
+                 there for one of the database's; write it elsewhere",
+                out.display(),
+                db.display()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Standard input or a file (`-` is standard input), and its size when known.
 pub fn input(path: Option<&Path>) -> CliResult<(Box<dyn BufRead>, Option<u64>)> {
     match path {

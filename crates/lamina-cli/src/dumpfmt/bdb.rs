@@ -18,7 +18,8 @@
 //! the `print` encoding, as `db_dump` writes it) is the keyspace NAME; a
 //! section without one is the default keyspace.
 
-use super::{name_of, DumpError, Item, Lines, ReadError, RecordReader, RecordWriter};
+use super::{name_of, DumpError, Item, LineLimit, Lines, ReadError, RecordReader, RecordWriter};
+use lamina::{MAX_KEY_LEN, MAX_VALUE_LEN};
 use std::io::{self, BufRead, Write};
 
 /// How bytes are written in the data lines.
@@ -28,6 +29,26 @@ pub enum Encoding {
     ByteValue,
     /// Printable bytes as is, others escaped.
     Print,
+}
+
+impl Encoding {
+    /// The most characters a byte is written in.
+    const fn per_byte(self) -> usize {
+        match self {
+            Encoding::ByteValue => 2,
+            Encoding::Print => 3,
+        }
+    }
+
+    /// The longest line of a key (`value` false) or a value: its leading
+    /// space and every byte written in the most characters.
+    const fn data_line(self, value: bool) -> LineLimit {
+        if value {
+            LineLimit::datum("a value's line", MAX_VALUE_LEN, self.per_byte(), 1)
+        } else {
+            LineLimit::datum("a key's line", MAX_KEY_LEN, self.per_byte(), 1)
+        }
+    }
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -203,7 +224,11 @@ impl<R: BufRead> Reader<R> {
         let mut first = true;
         self.database = None;
         loop {
-            if self.lines.next_into(&mut self.line)?.is_none() {
+            if self
+                .lines
+                .next_into(&mut self.line, LineLimit::HEADER)?
+                .is_none()
+            {
                 if first && self.seen_section {
                     return Ok(false);
                 }
@@ -238,9 +263,15 @@ impl<R: BufRead> Reader<R> {
         Ok(true)
     }
 
-    /// Reads one data line into `out`; false at `DATA=END`.
-    fn datum(&mut self, out: &mut Vec<u8>, what: &str) -> Result<bool, ReadError> {
-        if self.lines.next_into(&mut self.line)?.is_none() {
+    /// Reads one data line (a value's if `value`) into `out`; false at
+    /// `DATA=END`.
+    fn datum(&mut self, out: &mut Vec<u8>, value: bool, what: &str) -> Result<bool, ReadError> {
+        let encoding = self.encoding.unwrap_or(Encoding::Print);
+        if self
+            .lines
+            .next_into(&mut self.line, encoding.data_line(value))?
+            .is_none()
+        {
             return Err(self.err(format!(
                 "truncated dump: the input ends {what} (no DATA=END)"
             )));
@@ -252,7 +283,7 @@ impl<R: BufRead> Reader<R> {
             return Err(self.err("a data line must start with a space"));
         };
         out.clear();
-        match self.encoding.unwrap_or(Encoding::Print) {
+        match encoding {
             Encoding::ByteValue => {
                 if body.len() % 2 != 0 {
                     return Err(self.err("odd number of hex digits"));
@@ -281,11 +312,11 @@ impl<R: BufRead> RecordReader for Reader<R> {
             }
             return Ok(Item::Keyspace(self.database.clone()));
         }
-        if !self.datum(key, "between records")? {
+        if !self.datum(key, false, "between records")? {
             self.encoding = None; // DATA=END: another section may follow
             return self.next_item(key, value);
         }
-        if !self.datum(value, "after a key, without its value")? {
+        if !self.datum(value, true, "after a key, without its value")? {
             return Err(self.err("a key without a value before DATA=END"));
         }
         self.records += 1;

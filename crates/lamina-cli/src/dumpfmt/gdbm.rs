@@ -25,7 +25,8 @@
 //! every section into one database).
 
 use super::{
-    escape_name, unescape_name, DumpError, Item, Lines, ReadError, RecordReader, RecordWriter,
+    escape_name, unescape_name, DumpError, Item, LineLimit, Lines, ReadError, RecordReader,
+    RecordWriter,
 };
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
@@ -132,11 +133,18 @@ impl<R: BufRead> Reader<R> {
         ReadError::Format(DumpError::new(self.lines.line.max(1), message))
     }
 
-    fn next_line(&mut self, what: &str) -> Result<(), ReadError> {
-        match self.lines.next_into(&mut self.line)? {
+    /// Reads the next line (at most `limit`); an error if the input ends
+    /// `what` (where it was expected to go on).
+    fn next_line_of(&mut self, what: &str, limit: LineLimit) -> Result<(), ReadError> {
+        match self.lines.next_into(&mut self.line, limit)? {
             Some(_) => Ok(()),
             None => Err(self.err(format!("truncated dump: the input ends {what}"))),
         }
+    }
+
+    /// [`Reader::next_line_of`] a line that holds no datum.
+    fn next_line(&mut self, what: &str) -> Result<(), ReadError> {
+        self.next_line_of(what, LineLimit::HEADER)
     }
 
     fn skip_header(&mut self) -> Result<(), ReadError> {
@@ -177,7 +185,15 @@ impl<R: BufRead> Reader<R> {
         let want = len.div_ceil(3) * 4;
         self.b64.clear();
         while self.b64.len() < want {
-            self.next_line("inside a record")?;
+            // No line holds more than the rest of the datum's base64 and a
+            // line's worth of spaces.
+            let rest = LineLimit {
+                max: want - self.b64.len() + LINE_WIDTH + 4,
+                what: "the rest of the record's base64",
+                before: "",
+                datum: None,
+            };
+            self.next_line_of("inside a record", rest)?;
             if self.line.first() == Some(&b'#') {
                 return Err(self.err(format!(
                     "record at line {start_line} is shorter than its #:len={len}"

@@ -190,8 +190,79 @@ pub fn writer<'a, W: Write + 'a>(format: Format, output: W) -> Box<dyn RecordWri
     }
 }
 
-/// Reads one line (with its newline, if any) into `line`; counts lines and
-/// bytes. Returns false at the end of input.
+/// Most bytes a line that holds no key or value may take (headers, section
+/// lines, `#:len=` lines): far more than any such line needs.
+pub(crate) const HEADER_LINE_MAX: usize = 64 << 10;
+
+/// The most bytes a line (or a piece of one) may take, and what the
+/// longest such line holds, for the words of the error that refuses a
+/// longer one.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LineLimit {
+    /// Bytes of the line, its newline not counted.
+    pub max: usize,
+    /// What it holds, e.g. "a key's line".
+    pub what: &'static str,
+    /// Where the piece ends, e.g. " before a tab" (empty for a line).
+    pub before: &'static str,
+    /// The most bytes of the datum it holds, and the most characters each
+    /// is written in (none for a header line).
+    pub datum: Option<(usize, usize)>,
+}
+
+impl LineLimit {
+    /// A line that holds no key or value: [`HEADER_LINE_MAX`].
+    pub const HEADER: LineLimit = LineLimit {
+        max: HEADER_LINE_MAX,
+        what: "a header line",
+        before: "",
+        datum: None,
+    };
+
+    /// A line holding `what`: a datum of at most `len` bytes, each written
+    /// in at most `per_byte` characters, and `extra` bytes more.
+    pub const fn datum(what: &'static str, len: usize, per_byte: usize, extra: usize) -> LineLimit {
+        LineLimit {
+            max: len * per_byte + extra,
+            what,
+            before: "",
+            datum: Some((len, per_byte)),
+        }
+    }
+
+    /// The error for line `line`, which ran past `self.max` bytes.
+    pub fn refuse(&self, line: u64) -> ReadError {
+        let n = |v: usize| crate::progress::thousands(v as u64);
+        let mut message = format!(
+            "longer than {} bytes{}, more than {} can take",
+            n(self.max),
+            self.before,
+            self.what
+        );
+        if let Some((len, per_byte)) = self.datum {
+            message.push_str(&format!(
+                ": at most {} bytes, each written in at most {per_byte} characters",
+                n(len)
+            ));
+        }
+        ReadError::Format(DumpError::new(line, message))
+    }
+}
+
+/// What ended a piece read by [`Lines::read_to`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// One of the stop bytes (consumed, not kept).
+    At(u8),
+    /// The end of input.
+    End,
+    /// `max` bytes came without a stop byte (the next is not read).
+    TooLong,
+}
+
+/// Reads lines (or pieces of lines) of at most a given length, so that no
+/// input, however long its lines, makes the reader hold more than the
+/// longest line a valid record takes; counts lines and bytes.
 pub(crate) struct Lines<R> {
     input: R,
     pub line: u64,
@@ -207,21 +278,70 @@ impl<R: BufRead> Lines<R> {
         }
     }
 
-    /// Reads the next line without its `\n`; `Ok(None)` at the end.
-    /// The second value says whether the line had its newline.
-    pub fn next_into(&mut self, line: &mut Vec<u8>) -> io::Result<Option<bool>> {
+    /// Appends to `out` the input up to the first of the bytes `stops`, or
+    /// its end, and no more than `max` bytes; returns the bytes consumed
+    /// and what ended the piece. Does not count lines.
+    pub fn read_to(
+        &mut self,
+        stops: &[u8],
+        max: usize,
+        out: &mut Vec<u8>,
+    ) -> io::Result<(usize, Stop)> {
+        let mut kept = 0usize;
+        loop {
+            let avail = match self.input.fill_buf() {
+                Ok(a) => a,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if avail.is_empty() {
+                return Ok((kept, Stop::End));
+            }
+            let room = max - kept;
+            // A stop byte right after `room` bytes still ends the piece in time.
+            let look = avail
+                .get(..avail.len().min(room.saturating_add(1)))
+                .unwrap_or_default();
+            let (keep, used, stop) = match look.iter().position(|b| stops.contains(b)) {
+                Some(i) => (i, i + 1, look.get(i).map(|&b| Stop::At(b))),
+                None if look.len() > room => (room, room, Some(Stop::TooLong)),
+                None => (look.len(), look.len(), None),
+            };
+            out.extend_from_slice(avail.get(..keep).unwrap_or_default());
+            self.input.consume(used);
+            self.bytes += used as u64;
+            kept += keep;
+            if let Some(stop) = stop {
+                let consumed = if matches!(stop, Stop::At(_)) {
+                    kept + 1
+                } else {
+                    kept
+                };
+                return Ok((consumed, stop));
+            }
+        }
+    }
+
+    /// Reads the next line without its `\n` into `line` (cleared first);
+    /// `Ok(None)` at the end, else whether the line had its newline. A
+    /// line longer than `limit.max` bytes is refused at once, with its
+    /// number.
+    pub fn next_into(
+        &mut self,
+        line: &mut Vec<u8>,
+        limit: LineLimit,
+    ) -> Result<Option<bool>, ReadError> {
         line.clear();
-        let n = self.input.read_until(b'\n', line)?;
+        let (n, stop) = self.read_to(b"\n", limit.max, line)?;
         if n == 0 {
             return Ok(None);
         }
         self.line += 1;
-        self.bytes += n as u64;
-        let had_newline = line.last() == Some(&b'\n');
-        if had_newline {
-            line.pop();
+        match stop {
+            Stop::At(_) => Ok(Some(true)),
+            Stop::End => Ok(Some(false)),
+            Stop::TooLong => Err(limit.refuse(self.line)),
         }
-        Ok(Some(had_newline))
     }
 }
 
@@ -310,5 +430,62 @@ pub(crate) mod testutil {
             (b"#:len=3".to_vec(), b"DATA=END".to_vec()),
             (b"k\tt".to_vec(), vec![b'x'; 1000]),
         ]
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+
+    /// Lines of at most 5 bytes, read through a buffer of 3 so that lines
+    /// cross its refills.
+    fn lines(input: &[u8]) -> (Vec<Vec<u8>>, Option<u64>) {
+        let mut r = Lines::new(io::BufReader::with_capacity(3, input));
+        let limit = LineLimit::datum("a test line", 5, 1, 0);
+        let (mut got, mut line) = (Vec::new(), Vec::new());
+        loop {
+            match r.next_into(&mut line, limit) {
+                Ok(Some(_)) => got.push(line.clone()),
+                Ok(None) => return (got, None),
+                Err(ReadError::Format(e)) => return (got, Some(e.line)),
+                Err(ReadError::Io(e)) => panic!("{e}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_line_longer_than_its_limit_is_refused_with_its_number() {
+        let five = b"12345".to_vec();
+        assert_eq!(
+            lines(b"12345\n\n12345"),
+            (vec![five.clone(), vec![], five.clone()], None)
+        );
+        assert_eq!(lines(b"ab\n123456\nc\n"), (vec![b"ab".to_vec()], Some(2)));
+        assert_eq!(lines(b"123456"), (vec![], Some(1)), "without a newline too");
+        let e = LineLimit::HEADER.refuse(7);
+        let ReadError::Format(e) = e else { panic!() };
+        assert_eq!(
+            e.to_string(),
+            "line 7: longer than 65,536 bytes, more than a header line can take"
+        );
+    }
+
+    #[test]
+    fn a_piece_ends_at_any_of_its_stop_bytes() {
+        let mut r = Lines::new(io::BufReader::with_capacity(2, &b"key\tvalue\n123456"[..]));
+        let mut out = Vec::new();
+        assert_eq!(
+            r.read_to(b"\t\n", 5, &mut out).unwrap(),
+            (4, Stop::At(b'\t'))
+        );
+        assert_eq!(out, b"key");
+        out.clear();
+        assert_eq!(r.read_to(b"\n", 5, &mut out).unwrap(), (6, Stop::At(b'\n')));
+        assert_eq!(out, b"value", "as long as the limit");
+        out.clear();
+        assert_eq!(r.read_to(b"\n", 5, &mut out).unwrap(), (5, Stop::TooLong));
+        assert_eq!(out, b"12345", "no byte past the limit is read");
+        assert_eq!(r.bytes, 15);
     }
 }

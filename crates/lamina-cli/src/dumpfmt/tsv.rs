@@ -13,9 +13,21 @@
 //! header cannot be mistaken for a record.
 
 use super::{
-    escape_name, unescape_name, DumpError, Item, Lines, ReadError, RecordReader, RecordWriter,
+    escape_name, unescape_name, DumpError, Item, LineLimit, Lines, ReadError, RecordReader,
+    RecordWriter, Stop,
 };
+use lamina::{MAX_KEY_LEN, MAX_VALUE_LEN};
 use std::io::{self, BufRead, Write};
+
+/// Most bytes before the tab: a key, each byte written in at most 4
+/// (`\xHH`). A section header line fits too.
+const KEY_FIELD: LineLimit = LineLimit {
+    before: " before a tab",
+    ..LineLimit::datum("a key", MAX_KEY_LEN, 4, 0)
+};
+
+/// Most bytes after the tab: a value, each byte written in at most 4.
+const VALUE_FIELD: LineLimit = LineLimit::datum("a value", MAX_VALUE_LEN, 4, 0);
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
@@ -126,9 +138,15 @@ impl<W: Write> RecordWriter for Writer<W> {
 const KEYSPACE_HEADER: &[u8] = b"#:keyspace=";
 
 /// Reads tab-separated records.
+///
+/// A line is read in two pieces, each no longer than the longest a valid
+/// record writes: up to its tab ([`KEY_FIELD`]), then to its end
+/// ([`VALUE_FIELD`]); a longer piece is refused at once, with its line, so
+/// that no input (an endless line, `/dev/zero`) makes the reader hold more.
 pub struct Reader<R> {
     lines: Lines<R>,
-    line: Vec<u8>,
+    key_field: Vec<u8>,
+    value_field: Vec<u8>,
 }
 
 impl<R: BufRead> Reader<R> {
@@ -136,30 +154,48 @@ impl<R: BufRead> Reader<R> {
     pub fn new(input: R) -> Reader<R> {
         Reader {
             lines: Lines::new(input),
-            line: Vec::new(),
+            key_field: Vec::new(),
+            value_field: Vec::new(),
         }
     }
 }
 
 impl<R: BufRead> RecordReader for Reader<R> {
     fn next_item(&mut self, key: &mut Vec<u8>, value: &mut Vec<u8>) -> Result<Item, ReadError> {
-        if self.lines.next_into(&mut self.line)?.is_none() {
+        self.key_field.clear();
+        let (n, stop) = self
+            .lines
+            .read_to(b"\t\n", KEY_FIELD.max, &mut self.key_field)?;
+        if n == 0 {
             return Ok(Item::End);
         }
+        self.lines.line += 1;
         let line_no = self.lines.line;
         let err = |m: String| ReadError::Format(DumpError::new(line_no, m));
-        if let Some(name) = self.line.strip_prefix(KEYSPACE_HEADER) {
-            if !name.contains(&b'\t') {
-                let name = unescape_name(name).map_err(err)?;
-                return Ok(Item::Keyspace(Some(name)));
+        match stop {
+            Stop::TooLong => return Err(KEY_FIELD.refuse(line_no)),
+            Stop::At(b'\t') => {}
+            Stop::At(_) | Stop::End => {
+                // No tab: a section header, or not a record.
+                if let Some(name) = self.key_field.strip_prefix(KEYSPACE_HEADER) {
+                    let name = unescape_name(name).map_err(err)?;
+                    return Ok(Item::Keyspace(Some(name)));
+                }
+                return Err(err("expected one tab between key and value".into()));
             }
         }
-        let mut fields = self.line.split(|&b| b == b'\t');
-        let (Some(k), Some(v), None) = (fields.next(), fields.next(), fields.next()) else {
+        self.value_field.clear();
+        let (_, stop) = self
+            .lines
+            .read_to(b"\n", VALUE_FIELD.max, &mut self.value_field)?;
+        if stop == Stop::TooLong {
+            return Err(VALUE_FIELD.refuse(line_no));
+        }
+        if self.value_field.contains(&b'\t') {
             return Err(err("expected one tab between key and value".into()));
-        };
-        unescape(k, key).map_err(|m| err(format!("key: {m}")))?;
-        unescape(v, value).map_err(|m| err(format!("value: {m}")))?;
+        }
+        unescape(&self.key_field, key).map_err(|m| err(format!("key: {m}")))?;
+        unescape(&self.value_field, value).map_err(|m| err(format!("value: {m}")))?;
         Ok(Item::Record)
     }
 

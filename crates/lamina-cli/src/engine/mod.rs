@@ -28,7 +28,9 @@ pub enum Mode {
 /// Environment variable that makes the CLI run on a fault-injecting file
 /// system, for tests of how it fails: `KIND:N` lets the first `N` operations
 /// of `KIND` (`write`, `sync`, `read`, `metadata`) succeed and fails every
-/// later one (`write` with ENOSPC, a full disk; the others with EIO).
+/// later one (`write` with ENOSPC, a full disk; the others with EIO);
+/// `space:N` gives the disk room for `N` more bytes, and a write that does
+/// not fit writes what does, then fails with ENOSPC, as a real disk fills.
 pub const FAULT_ENV: &str = "LAMINA_INJECT_FAULT";
 
 /// The `--memory-budget` every command opens its database with, if given.
@@ -120,15 +122,19 @@ pub fn options() -> CliResult<Options> {
         let bad = || CliError::new(Exit::Usage, format!("{FAULT_ENV}={spec}: expected KIND:N"));
         let (kind, n) = spec.split_once(':').ok_or_else(bad)?;
         let kind = match kind {
-            "write" => FaultKind::Write,
-            "sync" => FaultKind::Sync,
-            "read" => FaultKind::Read,
-            "metadata" => FaultKind::Metadata,
+            "write" => Some(FaultKind::Write),
+            "sync" => Some(FaultKind::Sync),
+            "read" => Some(FaultKind::Read),
+            "metadata" => Some(FaultKind::Metadata),
+            "space" => None,
             _ => return Err(bad()),
         };
         let n: u64 = n.parse().map_err(|_| bad())?;
         let fs = FaultFs::new(opts.fs.clone());
-        fs.faults().fail_after(kind, n);
+        match kind {
+            Some(kind) => fs.faults().fail_after(kind, n),
+            None => fs.faults().limit_space(n),
+        }
         opts.fs = Arc::new(fs);
     }
     Ok(opts)

@@ -145,6 +145,13 @@ mod tests {
         fs.corrupt_byte(&path, end + 5000).unwrap();
         let err = scan_open(open(&fs).as_ref(), &path, 9).unwrap_err().to_string();
         assert!(err.contains(&format!("offset {}", end + 5000)), "{err}");
+        // Zeros a full disk cut short, fewer than a record header, end the
+        // records too (before, "record header runs into the end of the file").
+        fs.truncate(&path, end + 5).unwrap();
+        assert_eq!(scan_open(open(&fs).as_ref(), &path, 9).unwrap().records.len(), 2);
+        fs.corrupt_byte(&path, end + 3).unwrap();
+        let err = scan_open(open(&fs).as_ref(), &path, 9).unwrap_err().to_string();
+        assert!(err.contains("runs into the end of the file"), "{err}");
         // A torn append is corruption at the record it cuts.
         fs.truncate(&path, b.offset + 10).unwrap();
         let err = scan_open(open(&fs).as_ref(), &path, 9).unwrap_err().to_string();

@@ -226,7 +226,11 @@ impl BlobWriter {
         self.write(&head)?;
         self.write(value)?;
         if self.at_commit {
-            self.fill_to(self.end, step)?;
+            // The record is whole: zeros a full disk refuses after it fail
+            // no commit (the next record that passes the file's end lays
+            // them first, or fails before any byte of it is written).
+            // Layout: docs/format.md#blob-files-written-at-commit (records appended)
+            let _ = self.fill_to(self.end, step);
         }
         let m = &mut self.meta;
         m.records += 1;
@@ -468,6 +472,38 @@ mod tests {
             super::super::reader::read_value(file.as_ref(), &path, &r.pointer, &mut buf).unwrap();
             assert!(buf.iter().all(|&b| b == i as u8 + 1), "record {i} reads back");
         }
+    }
+
+    /// The blob side of a write that raised on a full disk although its
+    /// record was whole (tests/faults.rs tells the WAL side): a record as
+    /// long as its step or longer is written first, extending the file, and
+    /// the zeros after it second; a disk that took the record and refused
+    /// the zeros failed the commit, and poisoned the database, over bytes
+    /// that were not the record. Before the fix `add` returned the ENOSPC of
+    /// the zeros.
+    #[test]
+    fn zeros_refused_by_a_full_disk_fail_no_record() {
+        let mem = crate::fs::MemFs::new();
+        let dir = Path::new("/w");
+        mem.create_dir_all(dir).unwrap();
+        let fs = crate::fs::FaultFs::new(Arc::new(mem));
+        let mut w = BlobWriter::create_at_commit(&fs, dir, 8).unwrap();
+        let value = vec![5u8; LARGE_FILL_STEP + 10];
+        let record_len = (RECORD_HEADER_LEN + 5 + value.len()) as u64;
+        // Room for the record past the first step of zeros, and 100 bytes.
+        fs.faults().limit_space(HEADER_LEN as u64 + record_len - FILL_STEP as u64 + 100);
+        let p = w.add(b"\0\0\0\0a", &value).expect("a whole record is written");
+        assert_eq!(w.file.len(), w.end + 100, "the zeros that fit");
+        assert!(w.add(b"\0\0\0\0b", &[1; 10]).is_err(), "no room for another record");
+        fs.faults().clear();
+        let path = w.path.clone();
+        w.finish().unwrap();
+        let file = fs.open(&path).unwrap();
+        let listing = scan(file.as_ref(), &path, 8).unwrap();
+        assert_eq!(listing.records.len(), 1);
+        let mut buf = vec![0u8; p.len as usize];
+        super::super::reader::read_value(file.as_ref(), &path, &p, &mut buf).unwrap();
+        assert_eq!(buf, value);
     }
 
     #[test]

@@ -20,8 +20,8 @@ pub enum FaultKind {
     Sync,
     /// `RandomAccessFile::read_at` and `FileSystem::open`. Fails with `EIO`.
     Read,
-    /// `FileSystem::create`, `reopen`, `rename`, `remove_file` and `create_dir_all`.
-    /// Fails with `EIO`.
+    /// `FileSystem::create`, `reopen`, `rename`, `remove_file` and
+    /// `create_dir_all`, and `WritableFile::truncate`. Fails with `EIO`.
     Metadata,
 }
 
@@ -66,6 +66,9 @@ struct Slot {
 #[derive(Debug, Default)]
 pub struct Faults {
     slots: Mutex<[Slot; 4]>,
+    /// Bytes files may still grow by in all (`None`: no limit); see
+    /// [`Faults::limit_space`].
+    room: Mutex<Option<u64>>,
 }
 
 impl Faults {
@@ -92,10 +95,46 @@ impl Faults {
         }
     }
 
-    /// Removes every rule: all operations succeed again. Counts are kept.
+    /// From now on the disk has room for `bytes` more bytes: writes that
+    /// grow files take from it, and a write that would grow a file past it
+    /// writes the bytes that fit, then fails with `ENOSPC` — as a real disk
+    /// filling up does, which leaves the start of a failed write in the file
+    /// (the other rules fail a write before any byte is written). Cutting or
+    /// removing a file gives its bytes back. Until [`Faults::clear`].
+    pub fn limit_space(&self, bytes: u64) {
+        *self.room.lock() = Some(bytes);
+    }
+
+    /// Removes every rule and limit: all operations succeed again. Counts
+    /// are kept.
     pub fn clear(&self) {
         for slot in self.slots.lock().iter_mut() {
             slot.rule = None;
+        }
+        *self.room.lock() = None;
+    }
+
+    /// How many bytes of a write of `len` bytes at `offset`, in a file of
+    /// `file_len` bytes, fit in the room left (taking it): `len` if all do.
+    fn take_room(&self, file_len: u64, offset: u64, len: usize) -> usize {
+        let mut room = self.room.lock();
+        let Some(left) = room.as_mut() else {
+            return len;
+        };
+        let growth = offset.saturating_add(len as u64).saturating_sub(file_len);
+        if growth <= *left {
+            *left -= growth;
+            return len;
+        }
+        let fits = file_len.saturating_sub(offset).saturating_add(*left);
+        *left = 0;
+        usize::try_from(fits).map_or(len, |fits| fits.min(len))
+    }
+
+    /// Gives back the room of `bytes` cut from a file.
+    fn give_room(&self, bytes: u64) {
+        if let Some(left) = self.room.lock().as_mut() {
+            *left = left.saturating_add(bytes);
         }
     }
 
@@ -131,7 +170,9 @@ impl Faults {
 ///
 /// A failed call does nothing at all: it returns the error without reaching
 /// the inner file system (a failed append writes no byte; a failed sync
-/// makes nothing durable; a failed rename leaves both names as they were).
+/// makes nothing durable; a failed rename leaves both names as they were),
+/// except a write that fills the room of [`Faults::limit_space`], which
+/// writes the bytes that fit first.
 /// `list_dir`, `is_dir`, `file_size` and `lock` are passed through, never
 /// counted and never failed. Files opened or created through a `FaultFs`
 /// stay under its control for their whole life.
@@ -169,15 +210,37 @@ struct FaultWritable {
     faults: Arc<Faults>,
 }
 
+impl FaultWritable {
+    /// Writes `data` at `offset` (the end for `append`) as far as the room
+    /// of [`Faults::limit_space`] allows: the bytes that fit, then `ENOSPC`.
+    fn write_in_room(&mut self, offset: Option<u64>, data: &[u8]) -> io::Result<()> {
+        let len = self.inner.len();
+        let at = offset.unwrap_or(len);
+        let fits = self.faults.take_room(len, at, data.len());
+        let (now, rest) = data.split_at(fits.min(data.len()));
+        if !now.is_empty() {
+            match offset {
+                Some(at) => self.inner.write_at(at, now)?,
+                None => self.inner.append(now)?,
+            }
+        }
+        if rest.is_empty() {
+            Ok(())
+        } else {
+            Err(FaultKind::Write.error())
+        }
+    }
+}
+
 impl WritableFile for FaultWritable {
     fn append(&mut self, data: &[u8]) -> io::Result<()> {
         self.faults.check(FaultKind::Write)?;
-        self.inner.append(data)
+        self.write_in_room(None, data)
     }
 
     fn write_at(&mut self, offset: u64, data: &[u8]) -> io::Result<()> {
         self.faults.check(FaultKind::Write)?;
-        self.inner.write_at(offset, data)
+        self.write_in_room(Some(offset), data)
     }
 
     fn sync_data(&mut self) -> io::Result<()> {
@@ -185,10 +248,14 @@ impl WritableFile for FaultWritable {
         self.inner.sync_data()
     }
 
-    /// Counted and failed as a write.
+    /// Counted and failed as a metadata operation (a full disk never
+    /// refuses to free space; `EIO` may); gives the cut bytes' room back.
     fn truncate(&mut self, len: u64) -> io::Result<()> {
-        self.faults.check(FaultKind::Write)?;
-        self.inner.truncate(len)
+        self.faults.check(FaultKind::Metadata)?;
+        let before = self.inner.len();
+        self.inner.truncate(len)?;
+        self.faults.give_room(before.saturating_sub(len));
+        Ok(())
     }
 
     fn len(&self) -> u64 {
@@ -290,9 +357,13 @@ impl FileSystem for FaultFs {
         self.inner.list_dir(path)
     }
 
+    /// Gives the file's room back (as if no other name kept it).
     fn remove_file(&self, path: &Path) -> io::Result<()> {
         self.faults.check(FaultKind::Metadata)?;
-        self.inner.remove_file(path)
+        let size = self.inner.file_size(path).unwrap_or(0);
+        self.inner.remove_file(path)?;
+        self.faults.give_room(size);
+        Ok(())
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
@@ -434,6 +505,37 @@ mod tests {
         assert_eq!(r.read_at(0, 3).unwrap(), b"abc");
         assert_eq!(faults.count(FaultKind::Read), 5);
         assert_eq!(faults.count(FaultKind::Metadata), 5);
+    }
+
+    #[test]
+    fn a_full_disk_writes_what_fits_then_fails() {
+        let (mem, fs, faults) = setup();
+        let path = Path::new("/db/a");
+        let mut f = fs.create(path).unwrap();
+        f.append(b"0123456789").unwrap();
+        faults.limit_space(4);
+        f.write_at(2, b"ab").unwrap();
+        let err = f.write_at(8, b"cdefghij").unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(ENOSPC));
+        assert_eq!(
+            mem.read_all(path).unwrap(),
+            b"01ab4567cdefgh",
+            "the start that fit"
+        );
+        assert!(f.append(b"x").is_err(), "no room left");
+        f.write_at(0, b"AB").unwrap();
+        f.truncate(12).unwrap();
+        f.append(b"xy").unwrap();
+        assert!(f.append(b"z").is_err(), "the room given back is used up");
+        fs.remove_file(path).unwrap();
+        let mut g = fs.create(Path::new("/db/b")).unwrap();
+        g.append(&[7; 14]).unwrap();
+        assert!(
+            g.append(b"z").is_err(),
+            "a removed file gives its room back"
+        );
+        faults.clear();
+        g.append(&[7; 100]).unwrap();
     }
 
     #[test]

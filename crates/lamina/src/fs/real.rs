@@ -64,13 +64,20 @@ impl WritableFile for RealWritable {
     fn append(&mut self, data: &[u8]) -> io::Result<()> {
         // At the end the handle knows, so a file opened by `reopen` (whose
         // cursor is at 0) appends too.
-        self.file.write_all_at(data, self.len)?;
-        self.len += data.len() as u64;
-        Ok(())
+        let len = self.len;
+        self.write_at(len, data)
     }
 
     fn write_at(&mut self, offset: u64, data: &[u8]) -> io::Result<()> {
-        self.file.write_all_at(data, offset)?;
+        if let Err(e) = self.file.write_all_at(data, offset) {
+            // Part of it may be in the file (a disk that fills up takes the
+            // start of a write): `len` stays the file's length, which a
+            // writer cutting what it wrote needs.
+            if let Ok(meta) = self.file.metadata() {
+                self.len = meta.len();
+            }
+            return Err(e);
+        }
         self.len = self.len.max(offset.saturating_add(data.len() as u64));
         Ok(())
     }
@@ -220,6 +227,30 @@ pub(super) fn open_file_stat(file: &dyn RandomAccessFile) -> Option<(FileType, (
     Some((file_type(&m), id(&m)))
 }
 
+/// The error for `path`, or a directory on it, being a symbolic link whose
+/// target is missing; `None` if none is.
+fn dangling_link(path: &Path) -> Option<io::Error> {
+    path.ancestors().find_map(|p| {
+        let is_link = fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+        if !is_link || fs::metadata(p).is_ok() {
+            return None;
+        }
+        let target = fs::read_link(p).ok()?;
+        let what = if p == path {
+            "the path".to_string()
+        } else {
+            p.display().to_string()
+        };
+        Some(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!(
+                "{what} is a symbolic link to {}, which does not exist; create it, or remove the link",
+                target.display()
+            ),
+        ))
+    })
+}
+
 struct RealLock {
     _file: File,
 }
@@ -233,8 +264,11 @@ impl FileLock for RealLock {
 }
 
 impl FileSystem for RealFs {
+    /// A path (or a directory on it) that is a symbolic link to nothing
+    /// is said in words: the system's `EEXIST` ("File exists") names the
+    /// link, which does exist, and not the target, which does not.
     fn create_dir_all(&self, path: &Path) -> io::Result<()> {
-        fs::create_dir_all(path)
+        fs::create_dir_all(path).map_err(|e| dangling_link(path).unwrap_or(e))
     }
 
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {

@@ -756,6 +756,45 @@ mod tests {
         assert_eq!(r.valid_end(), w.len());
     }
 
+    /// A commit group's records (or `None` commits' buffered ones) go to
+    /// the segment in one write. On a disk that filled up during it, the
+    /// first records of the write were whole in the file, every writer of
+    /// the group was told its commit failed, and the next open replayed
+    /// them. Now a failed write is cut from the file, and the zeros ahead,
+    /// a write of their own, fail nothing when refused. Before the fix the
+    /// reader found the first record of the failed write.
+    #[test]
+    fn a_write_a_full_disk_cut_short_leaves_no_record() {
+        let mem = mem();
+        let fs = FaultFs::new(Arc::new(mem.clone()));
+        let mut w = LogWriter::create_wal(&fs, Path::new(SEG), origin(7)).unwrap();
+        w.add_record(b"kept");
+        w.sync().unwrap();
+        // No room: the first record falls inside the zeros ahead, the
+        // second passes the file's end.
+        fs.faults().limit_space(0);
+        let inside = vec![b'i'; ZERO_FILL_STEP as usize - 1000];
+        w.add_record(&inside);
+        w.add_record(&[b'p'; 2000]);
+        let err = w.flush().expect_err("the disk is full");
+        assert!(err.to_string().contains("No space left"), "{err}");
+        let (got, err, r) = read_log(&mem, SEG);
+        let lens: Vec<usize> = got.iter().map(Vec::len).collect();
+        assert_eq!(lens, [4], "no record of the failed write");
+        assert!(err.is_none() && r.torn_tail().is_none(), "{err:?}");
+        // Room for a record, not for its zeros: the write succeeds.
+        let fs = FaultFs::new(Arc::new(mem.clone()));
+        let mut w = LogWriter::create_wal(&fs, Path::new(NEXT), origin(8)).unwrap();
+        fs.faults().limit_space(WAL_HEADER_LEN as u64 + 1000);
+        w.add_record(&[b'r'; 900]);
+        w.flush().expect("the record is whole");
+        w.add_record(&[b's'; 900]);
+        assert!(w.flush().is_err(), "no room for the second");
+        let (got, err, _) = read_log(&mem, NEXT);
+        assert!(got == [vec![b'r'; 900]], "{} records", got.len());
+        assert!(err.is_none(), "{err:?}");
+    }
+
     #[test]
     fn end_closes_a_segment_and_what_follows_is_ignored() {
         let fs = mem();

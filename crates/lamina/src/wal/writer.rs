@@ -32,9 +32,10 @@ pub const MAPPED_WRITE_MAX: usize = 16 << 10;
 /// zero-filled [`ZERO_FILL_STEP`] bytes past its data, so its size changes
 /// once per step rather than on every flush.
 ///
-/// After any error the file's contents are unknown (part of a flush may
-/// have reached it): the caller must stop using the writer and start a new
-/// file, as lamina does by refusing writes until reopened.
+/// After a failed flush the file holds the records flushed before it and
+/// none of the failed one's (see [`LogWriter::flush`]); the caller must
+/// stop using the writer and start a new file, as lamina does by refusing
+/// writes until reopened.
 pub struct LogWriter {
     file: Box<dyn WritableFile>,
     path: PathBuf,
@@ -233,29 +234,67 @@ impl LogWriter {
     }
 
     /// Hands every buffered byte to the file with one write at the log's
-    /// position (for a WAL segment that passes the file's end, followed by
-    /// [`ZERO_FILL_STEP`] zeros). When it returns `Ok` the bytes survive the
-    /// process being killed, not a power loss. Does nothing if the buffer
-    /// is empty.
+    /// position; for a WAL segment, a write that passes the file's end is
+    /// followed by a second one of [`ZERO_FILL_STEP`] zeros past its end.
+    /// When it returns `Ok` the bytes survive the process being killed, not
+    /// a power loss. Does nothing if the buffer is empty.
+    ///
+    /// The outcome on disk is the one returned: `Ok` once the records are
+    /// whole in the file, even if the zeros after them failed (a full disk
+    /// takes the records and refuses the zeros: the next write past the end
+    /// tries them again); an error once the records' own write failed, after
+    /// cutting the file back to the bytes handed to it before, so that no
+    /// record of the failed write (some may be whole, the rest torn) is
+    /// replayed at the next open.
     pub fn flush(&mut self) -> Result<()> {
         if self.buf.is_empty() {
             return Ok(());
         }
-        let data_len = self.buf.len();
-        let end = self.flushed.saturating_add(data_len as u64);
-        let fill = if self.crc.salted() && end > self.file_len {
-            usize::try_from(ZERO_FILL_STEP).unwrap_or(0)
-        } else {
-            0
-        };
+        let end = self.flushed.saturating_add(self.buf.len() as u64);
         // Layout: docs/format.md#recyclable-segments-version-3 (filling)
-        self.buf.resize(data_len.saturating_add(fill), 0);
         let written = self.file.write_at(self.flushed, &self.buf);
         self.buf.clear();
-        written.map_err(|e| Error::io(&self.path, e))?;
+        if let Err(e) = written {
+            return Err(self.undo_failed_write(e));
+        }
         self.flushed = end;
-        self.file_len = self.file_len.max(end.saturating_add(fill as u64));
+        if self.crc.salted() && end > self.file_len {
+            let fill = usize::try_from(ZERO_FILL_STEP).unwrap_or(0);
+            self.buf.resize(fill, 0);
+            // Refused, its start may be in the file: the file's length says
+            // how far, and the next write past it tries the step again.
+            let _ = self.file.write_at(end, &self.buf);
+            self.buf.clear();
+            self.file_len = self.file.len().max(end);
+        }
         Ok(())
+    }
+
+    /// After the write of the records from [`LogWriter::len`]'s flushed
+    /// position failed with `e` (a part of it may be in the file): cuts the
+    /// file back to that position and syncs the cut, so that no byte of the
+    /// failed write is read as a record. Returns the error to report: `e`,
+    /// or, if the file could not be cut, `e` saying so.
+    fn undo_failed_write(&mut self, e: std::io::Error) -> Error {
+        self.window_end = 0;
+        self.mappable = false;
+        let cut = self.file.truncate(self.flushed).and_then(|()| {
+            self.file_len = self.flushed;
+            self.file.sync_data()
+        });
+        match cut {
+            Ok(()) => Error::io(&self.path, e),
+            Err(cut) => Error::io(
+                &self.path,
+                std::io::Error::new(
+                    e.kind(),
+                    format!(
+                        "{e}; the records of the failed write could not be removed ({cut}), \
+                         and may be replayed at the next open"
+                    ),
+                ),
+            ),
+        }
     }
 
     /// Hands every buffered byte to the file as [`LogWriter::flush`] does,
@@ -293,7 +332,7 @@ impl LogWriter {
                 Ok(false) => self.window_end = 0,
                 Err(e) => {
                     self.buf.clear();
-                    return Err(Error::io(&self.path, e));
+                    return Err(self.undo_failed_write(e));
                 }
             }
         }

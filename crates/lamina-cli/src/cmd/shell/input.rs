@@ -2,17 +2,20 @@
 //! large chunks (the fast path for piped loads), the command line, or a
 //! terminal with line editing and history.
 
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, BufRead, Write};
 
 /// The prompt of an interactive shell.
 const PROMPT: &str = "lamina> ";
 
+/// Bytes read at once from standard input or a file.
+const CHUNK: usize = 1 << 20;
+
 /// Where commands come from.
 pub enum Input {
     /// Piped or redirected standard input, read in large chunks.
-    Stdin(io::Stdin),
+    Stdin(io::BufReader<io::Stdin>),
     /// A file given with `--file`.
-    File(std::fs::File),
+    File(io::BufReader<std::fs::File>),
     /// A one-shot command from the command line.
     Bytes(io::Cursor<Vec<u8>>),
     /// A terminal, read a line at a time with line editing and history.
@@ -22,6 +25,16 @@ pub enum Input {
 }
 
 impl Input {
+    /// Piped or redirected standard input.
+    pub fn stdin() -> Input {
+        Input::Stdin(io::BufReader::with_capacity(CHUNK, io::stdin()))
+    }
+
+    /// The file `f`.
+    pub fn file(f: std::fs::File) -> Input {
+        Input::File(io::BufReader::with_capacity(CHUNK, f))
+    }
+
     /// Standard input on a terminal: the line editor if it can start.
     pub fn terminal() -> Input {
         match rustyline::DefaultEditor::new() {
@@ -37,11 +50,10 @@ impl Input {
 
     /// Appends what can be read now to `buf`; 0 at the end of input.
     pub fn read_more(&mut self, buf: &mut Vec<u8>) -> io::Result<usize> {
-        const CHUNK: usize = 1 << 20;
         match self {
-            Input::Stdin(s) => read_chunk(&mut s.lock(), buf, CHUNK),
-            Input::File(f) => read_chunk(f, buf, CHUNK),
-            Input::Bytes(b) => read_chunk(b, buf, CHUNK),
+            Input::Stdin(s) => read_chunk(s, buf),
+            Input::File(f) => read_chunk(f, buf),
+            Input::Bytes(b) => read_chunk(b, buf),
             Input::Editor(editor) => read_edited_line(editor, buf),
             Input::Lines(s) => {
                 eprint!("{PROMPT}");
@@ -75,17 +87,21 @@ fn read_edited_line(editor: &mut rustyline::DefaultEditor, buf: &mut Vec<u8>) ->
     }
 }
 
-fn read_chunk(r: &mut impl Read, buf: &mut Vec<u8>, chunk: usize) -> io::Result<usize> {
-    let len = buf.len();
-    buf.resize(len + chunk, 0);
-    let n = loop {
-        match r.read(buf.get_mut(len..).unwrap_or_default()) {
+/// Appends what one read of `r` gives (up to its buffer's [`CHUNK`]).
+/// Read through the buffer, which is zeroed once, instead of into `buf`
+/// grown by a chunk of zeros each time: a pipe hands over 64 KiB a read,
+/// and each read zeroed a whole chunk.
+fn read_chunk(r: &mut impl BufRead, buf: &mut Vec<u8>) -> io::Result<usize> {
+    let got = loop {
+        match r.fill_buf() {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            other => break other,
+            other => break other?,
         }
     };
-    buf.truncate(len + *n.as_ref().unwrap_or(&0));
-    n
+    buf.extend_from_slice(got);
+    let n = got.len();
+    r.consume(n);
+    Ok(n)
 }
 
 /// The size of standard input when it is a regular file (for the ETA).

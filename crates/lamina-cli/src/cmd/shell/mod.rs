@@ -149,12 +149,12 @@ pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
         Some(p) => {
             let f = std::fs::File::open(p).map_err(|e| CliError::io(p.display(), e))?;
             let size = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
-            (Input::File(f), p.display().to_string(), size)
+            (Input::file(f), p.display().to_string(), size)
         }
         None if io::stdin().is_terminal() => (Input::terminal(), "stdin".to_string(), None),
         None => {
             let size = stdin_file_size();
-            (Input::Stdin(io::stdin()), "stdin".to_string(), size)
+            (Input::stdin(), "stdin".to_string(), size)
         }
     };
     let interactive = input.is_interactive();
@@ -176,6 +176,7 @@ pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
         loader,
         out: io::BufWriter::with_capacity(1 << 16, stdout.lock()),
         db_name: args.db.display().to_string(),
+        db_path: args.db.clone(),
         source,
         read_only: args.read_only,
         interactive,
@@ -204,6 +205,7 @@ pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
     );
 
     let mut parser = Parser::new();
+    let mut lines = LineWatch::new(parser::MAX_COMMAND_LEN);
     let mut buf: Vec<u8> = Vec::with_capacity(1 << 21);
     let mut start = 0;
     let mut eof = false;
@@ -255,13 +257,31 @@ pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
                     }
                     let _ = shell.out.flush();
                 }
-                match input.read_more(&mut buf) {
-                    Ok(0) => eof = true,
-                    Ok(read) => progress.add(0, read as u64),
-                    Err(e) => {
-                        let _ = shell.out.flush();
-                        return Err(CliError::io(format!("reading {}", shell.source), e));
+                // A command longer than what was read of it: read as much
+                // again, so that parsing it again from its start costs no
+                // more, in all, than twice its length (a pipe hands over
+                // 64 KiB at a time, and each was a new parse of it all).
+                let goal = if interactive { 0 } else { buf.len() * 2 };
+                loop {
+                    let before = buf.len();
+                    match input.read_more(&mut buf) {
+                        Ok(0) => eof = true,
+                        Ok(read) => progress.add(0, read as u64),
+                        Err(e) => {
+                            let _ = shell.out.flush();
+                            return Err(CliError::io(format!("reading {}", shell.source), e));
+                        }
                     }
+                    if let Some(line) = lines.saw(buf.get(before..).unwrap_or_default()) {
+                        fatal = Some(too_long(&mut shell, line));
+                        break;
+                    }
+                    if eof || buf.len() >= goal {
+                        break;
+                    }
+                }
+                if fatal.is_some() {
+                    break;
                 }
             }
         }
@@ -339,6 +359,62 @@ pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
     Ok(if errors > 0 { Exit::Failed } else { Exit::Ok })
 }
 
+/// Follows the input's lines as it is read, to refuse one longer than any
+/// valid command ([`parser::MAX_COMMAND_LEN`]) as soon as it is, whatever
+/// the parser is doing with it (reading a command, skipping a bad one): an
+/// endless line (`/dev/zero`) ends the shell instead of growing its buffer
+/// or being skipped for ever.
+struct LineWatch {
+    /// The most bytes of a line.
+    max: usize,
+    /// Lines ended so far.
+    ended: u64,
+    /// Bytes of the line being read.
+    len: usize,
+}
+
+impl LineWatch {
+    /// Lines of at most `max` bytes, none read yet.
+    fn new(max: usize) -> LineWatch {
+        LineWatch {
+            max,
+            ended: 0,
+            len: 0,
+        }
+    }
+
+    /// Follows `bytes`, the next input read; the number of the line being
+    /// read if it is now too long.
+    fn saw(&mut self, bytes: &[u8]) -> Option<u64> {
+        match bytes.iter().rposition(|&b| b == b'\n') {
+            Some(i) => {
+                self.ended += bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+                self.len = bytes.len() - i - 1;
+            }
+            None => self.len = self.len.saturating_add(bytes.len()),
+        }
+        (self.len > self.max).then_some(self.ended + 1)
+    }
+}
+
+/// The failure that ends a shell at line `line`, longer than any valid
+/// command: malformed input (exit code 3), after the stores before it are
+/// handed to the engine (kept, as a load keeps the records before a bad one).
+fn too_long<W: Write>(shell: &mut Shell<'_, W>, line: u64) -> (String, Fatal) {
+    let at = format!("{}:{line}", shell.source);
+    if let Err(e) = shell.loader.write_pending() {
+        return (at, Fatal::Engine(e));
+    }
+    let message = format!(
+        "a line longer than {} bytes, more than any command can take (a store of \
+         the largest key and value, {} and {} bytes, each written in at most 2 characters)",
+        crate::progress::thousands(parser::MAX_COMMAND_LEN as u64),
+        crate::progress::thousands(lamina::MAX_KEY_LEN as u64),
+        crate::progress::thousands(lamina::MAX_VALUE_LEN as u64),
+    );
+    (at, Fatal::Stop(CliError::bad_input(message)))
+}
+
 /// Words for how many stores a shell that stopped kept.
 fn stores_kept(n: u64) -> String {
     match n {
@@ -348,5 +424,23 @@ fn stores_kept(n: u64) -> String {
             "the {} stores the engine acknowledged before it are kept",
             crate::progress::thousands(n)
         ),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::LineWatch;
+
+    #[test]
+    fn a_line_is_too_long_once_it_passes_the_limit_across_reads() {
+        let mut w = LineWatch::new(10);
+        assert_eq!(w.saw(b"store a 1\nstore"), None);
+        assert_eq!(w.saw(b" b 2\n0123"), None);
+        assert_eq!(w.saw(b"456789"), None, "10 bytes are a line");
+        assert_eq!(w.saw(b"\n0123456789"), None);
+        assert_eq!(w.saw(b"x"), Some(4), "the fourth line has 11");
+        let mut w = LineWatch::new(10);
+        assert_eq!(w.saw(&[0; 11]), Some(1));
     }
 }

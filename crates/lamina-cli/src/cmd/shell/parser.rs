@@ -115,9 +115,12 @@ pub enum Step<'a> {
     End,
 }
 
-/// Commands longer than this are refused (the largest value is 256 MiB;
-/// quoting can triple it).
-pub const MAX_COMMAND_LEN: usize = 800 << 20;
+/// Commands, and lines, longer than this are refused: the longest valid
+/// one stores the largest key and value quoted, each byte written in at
+/// most 2 characters (`\n`, `\\`, `\"`; a line continued inside quotes
+/// keeps its backslash as a byte of the datum), with room for the verb,
+/// the spaces and the quotes.
+pub const MAX_COMMAND_LEN: usize = 2 * (lamina::MAX_KEY_LEN + lamina::MAX_VALUE_LEN) + 64;
 
 /// Parses commands from successive buffers of one input.
 ///

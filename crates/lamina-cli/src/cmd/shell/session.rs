@@ -42,6 +42,8 @@ pub(super) struct Shell<'d, W: Write> {
     pub loader: Loader<'d>,
     pub out: W,
     pub db_name: String,
+    /// The database directory (where `export` refuses to write).
+    pub db_path: PathBuf,
     pub source: String,
     pub read_only: bool,
     pub interactive: bool,
@@ -251,6 +253,10 @@ impl<'d, W: Write> Shell<'d, W> {
             }
         }
         let path = os_path(cmd.args.get(0));
+        if let Err(e) = crate::cmd::refuse_inside_database(&self.db_path, &path) {
+            self.report(cmd.locus, &format!("export: {}", e.message));
+            return Ok(());
+        }
         let file = std::fs::OpenOptions::new()
             .write(true)
             .create(true)
