@@ -480,9 +480,8 @@ def _fs(url: str, storage_options: dict[str, Any]) -> tuple[Any, str]:
 class _Ingest:
     """Everything the ingest needs; runs on the database's host."""
 
-    def __init__(self, path: str, keyspace: str | None, prefix: str | None, storage_options: dict[str, Any]):
+    def __init__(self, path: str, prefix: str | None, storage_options: dict[str, Any]):
         self.path = path
-        self.keyspace = keyspace
         self.prefix = prefix
         self.storage_options = storage_options
         self.host = socket.gethostname()
@@ -503,7 +502,13 @@ class _Ingest:
             fs.invalidate_cache()
 
     def finish(self, results: Iterable[dict[str, Any] | None]) -> int:
-        """Brings every table to this machine, then ingests them all."""
+        """Brings every table to this machine, then ingests them all; or,
+        if an upload failed, removes what the others staged and raises."""
+        results = list(results)
+        for r in results:
+            if r is not None and "error" in r:
+                self.clean_staging()
+                raise r["error"]
         tables = self.local()
         try:
             for r in results:
@@ -524,16 +529,10 @@ class _LocalTables:
             raise lamina.error(f"cannot create the database {plan.path}: the directory {parent} does not exist")
         self.dir = tempfile.mkdtemp(prefix=f".{os.path.basename(plan.path)}.staging-", dir=parent)
         self.files: dict[int, tuple[str, int]] = {}
-        self.error: BaseException | None = None
 
     def add(self, result: dict[str, Any] | None) -> None:
+        """Writes (or downloads) one table here."""
         if result is None:
-            return
-        if "error" in result:
-            # Keep going: the other results only need to be seen, and the
-            # first error is raised once they have all arrived.
-            if self.error is None:
-                self.error = result["error"]
             return
         file = os.path.join(self.dir, f"part-{result['index']:06d}.sst")
         if "data" in result:
@@ -545,8 +544,7 @@ class _LocalTables:
         self.files[result["index"]] = (file, result["entries"])
 
     def ingest(self) -> int:
-        if self.error is not None:
-            raise self.error
+        """Ingests every table at once; returns the records added."""
         plan = self.plan
         existed = os.path.exists(plan.path)
         db = lamina.open(plan.path, "c")
@@ -735,7 +733,10 @@ def to_lamina(
     # Errors the frame's dtypes already show: before anything runs.
     _check_key_dtype((meta.index if key is None else meta[key]).dtype, key_encoding, key)
 
-    plan = _Ingest(path, keyspace, None, storage_options or {})
+    parent = os.path.dirname(path)
+    if not os.path.isdir(parent):
+        raise lamina.error(f"cannot create the database {path}: the directory {parent} does not exist")
+    plan = _Ingest(path, None, storage_options or {})
     if staging is not None:
         plan.prefix = f"{os.fspath(staging).rstrip('/')}/lamina-{uuid.uuid4().hex}"
 

@@ -278,6 +278,13 @@ def test_compute_false_writes_when_computed(driver, client):
             assert db[b"0000007"] == b"v7"
     assert sorted(p.name for p in driver.iterdir()) == ["a", "b", "later"]
 
+    # An ingest task that runs away from the database's host refuses.
+    job = to_lamina(ddf, str(driver / "far"), key="k", value="v", key_encoding="str", compute=False)
+    job._plan.host = "elsewhere"
+    with pytest.raises(lamina.error, match=r"database .*far is on elsewhere: call \.compute\(\)"):
+        dask.compute(job)
+    assert sorted(p.name for p in driver.iterdir()) == ["a", "b", "later"]
+
 
 def broken(c: int) -> pd.DataFrame:
     if c == 2:
