@@ -249,6 +249,9 @@ def test_clear_errors_before_and_while_writing(driver, client):
     with pytest.raises(ValueError, match=r"-1, which is not an unsigned 64-bit integer"):
         to_lamina(dd.from_pandas(pd.DataFrame({"s": ["x"]}, index=[-1]), npartitions=1), path, key_encoding="uint")
     assert not os.path.exists(path)
+    with pytest.raises(lamina.error, match=r"the directory .*nowhere does not exist"):
+        # Before any work is planned, let alone done.
+        to_lamina(ddf, str(driver / "nowhere" / "db"), key="k", value="s", key_encoding="str", compute=False)
     with pytest.raises(TypeError, match=r"unexpected option\(s\) blocksize"):
         to_lamina(ddf, path, key="k", value="s", key_encoding="str", blocksize=4096)
 
