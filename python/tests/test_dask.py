@@ -44,6 +44,12 @@ def client(worker_dirs):
         local_directory=str(worker_dirs / "local"),
         env={"TMPDIR": str(worker_dirs / "tmp")},
     ) as cluster, distributed.Client(cluster) as c:
+        # Each worker has a directory of its own, apart from the caller's.
+        homes = c.run(lambda dask_worker: dask_worker.local_directory)
+        assert len(set(homes.values())) == 2
+        assert all(h.startswith(str(worker_dirs / "local")) for h in homes.values())
+        tmps = c.run(lambda: __import__("tempfile").gettempdir())
+        assert set(tmps.values()) == {str(worker_dirs / "tmp")}
         yield c
 
 
