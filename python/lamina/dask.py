@@ -78,12 +78,16 @@ def _encode_keys(keys: pd.Series | pd.Index, encoding: KeyEncoding, name: str | 
     """The keys ``keys`` (the index, or the column ``name``) as bytes."""
     nulls = int(pd.isna(keys).sum()) if len(keys) else 0
     if nulls and not callable(encoding):
-        raise ValueError(f"{_where(name)} holds {nulls} null key(s) (None/NaN/NA): a key cannot be null; drop or fill those rows first")
+        raise ValueError(
+            f"{_where(name)} holds {nulls} null key(s) (None/NaN/NA): a key cannot be null; drop or fill those rows first"
+        )
     if callable(encoding):
         out = [encoding(k) for k in keys.tolist()]
         for k in out:
             if not isinstance(k, bytes):
-                raise TypeError(f"key_encoding function returned {type(k).__name__} for {_where(name)}: it must return bytes")
+                raise TypeError(
+                    f"key_encoding function returned {type(k).__name__} for {_where(name)}: it must return bytes"
+                )
         return out
     if encoding in ("int", "uint"):
         return _encode_ints(keys, encoding, name)
@@ -148,7 +152,9 @@ def _encode_ints(keys: pd.Series | pd.Index, encoding: str, name: str | None) ->
         bad = small if small < lo else big
         kind = "a signed" if encoding == "int" else "an unsigned"
         other = "'uint'" if encoding == "int" else "'int'"
-        raise ValueError(f"{_where(name)} holds {bad}, which is not {kind} 64-bit integer (key_encoding={encoding!r}; try {other})")
+        raise ValueError(
+            f"{_where(name)} holds {bad}, which is not {kind} 64-bit integer (key_encoding={encoding!r}; try {other})"
+        )
     if encoding == "int":
         u = np.asarray(vals, dtype=np.int64).view(np.uint64) ^ _SIGN
     else:
@@ -216,7 +222,9 @@ def _row_kind(dtype: Any, name: Any) -> str:
     """How a column of ``dtype`` goes into a msgpack row: ``datetime``,
     ``plain`` (tolist gives msgpack's types) or ``object`` (checked per cell)."""
     if not isinstance(name, str):
-        raise TypeError(f"column {name!r} is not named by a str: value_format='msgpack' stores rows as maps of column name to cell")
+        raise TypeError(
+            f"column {name!r} is not named by a str: value_format='msgpack' stores rows as maps of column name to cell"
+        )
     if isinstance(dtype, pd.CategoricalDtype):
         return "object"
     if pd.api.types.is_datetime64_any_dtype(dtype):
@@ -298,7 +306,11 @@ def _encode_values(part: pd.DataFrame, value: str | list[str], value_format: Val
     elif not callable(value_format):
         columns = [_row_cells(part[c], c) for c in value]
         packer = msgpack.Packer(use_bin_type=True)
-        out = [packer.pack(dict(zip(value, cells))) for cells in zip(*columns)] if columns else [packer.pack({})] * len(part)
+        out = (
+            [packer.pack(dict(zip(value, cells))) for cells in zip(*columns)]
+            if columns
+            else [packer.pack({})] * len(part)
+        )
     for v in out:
         if not isinstance(v, bytes):
             raise TypeError(f"value_format function returned {type(v).__name__}: it must return bytes")
@@ -327,7 +339,9 @@ def _row_dtype(values: list[Any]) -> Any:
 def _unpack(raw: bytes) -> dict[str, Any]:
     row = msgpack.unpackb(raw, raw=False, strict_map_key=False)
     if not isinstance(row, dict):
-        raise lamina.error(f"value {raw[:40]!r} is not a msgpack map, so it was not written with value_format='msgpack'")
+        raise lamina.error(
+            f"value {raw[:40]!r} is not a msgpack map, so it was not written with value_format='msgpack'"
+        )
     for k, v in row.items():
         if isinstance(v, msgpack.Timestamp):
             row[k] = pd.Timestamp(v.to_unix_nano())
@@ -400,7 +414,9 @@ def _scratch_dir() -> str:
         return tempfile.gettempdir()
 
 
-def _write_table(records: pd.DataFrame, index: int, keyspace: str | None, options: dict[str, Any]) -> dict[str, Any] | None:
+def _write_table(
+    records: pd.DataFrame, index: int, keyspace: str | None, options: dict[str, Any]
+) -> dict[str, Any] | None:
     """Sorts one partition's records by key (of equal keys the last in the
     frame wins) and writes them as a table; returns its bytes and summary,
     or None if the partition is empty."""
@@ -432,7 +448,9 @@ def _all_written(*written: int) -> int:
     return sum(written)
 
 
-def _upload(table: dict[str, Any] | None, _written: int, prefix: str, storage_options: dict[str, Any]) -> dict[str, Any] | None:
+def _upload(
+    table: dict[str, Any] | None, _written: int, prefix: str, storage_options: dict[str, Any]
+) -> dict[str, Any] | None:
     """Uploads one table to the staging area. Runs only once every table is
     written (``_written``), so a partition that fails leaves nothing staged.
     An upload that fails is reported, not raised, so the caller cleans up
@@ -696,16 +714,22 @@ def to_lamina(
     if isinstance(df, dd.Series):
         df = df.to_frame()
     if not isinstance(df, dd.DataFrame):
-        raise TypeError(f"to_lamina takes a Dask DataFrame, not {type(df).__name__} (use dd.from_pandas for a pandas one)")
+        raise TypeError(
+            f"to_lamina takes a Dask DataFrame, not {type(df).__name__} (use dd.from_pandas for a pandas one)"
+        )
     path = os.fspath(path)
     if "://" in path:
         raise ValueError(f"the database must be a local path on this machine, not {path!r} (staging= takes URLs)")
     path = os.path.abspath(path)
     unknown = sorted(set(table_options) - set(_TABLE_OPTIONS))
     if unknown:
-        raise TypeError(f"to_lamina got unexpected option(s) {', '.join(unknown)}; table options are {', '.join(_TABLE_OPTIONS)}")
+        raise TypeError(
+            f"to_lamina got unexpected option(s) {', '.join(unknown)}; table options are {', '.join(_TABLE_OPTIONS)}"
+        )
     if not (callable(key_encoding) or key_encoding in _KEY_ENCODINGS):
-        raise ValueError(f"key_encoding must be one of {', '.join(map(repr, _KEY_ENCODINGS))} or a function, not {key_encoding!r}")
+        raise ValueError(
+            f"key_encoding must be one of {', '.join(map(repr, _KEY_ENCODINGS))} or a function, not {key_encoding!r}"
+        )
     if staging is None and storage_options:
         raise ValueError("storage_options apply to staging=, which is not given")
     if npartitions is not None and npartitions < 1:
@@ -724,7 +748,9 @@ def to_lamina(
     if value_format is None:
         value_format = "bytes" if isinstance(value, str) else "msgpack"
     if value_format == "bytes" and not isinstance(value, str):
-        raise ValueError(f"value_format='bytes' stores one column, but value is {value!r}: name one column, or use 'msgpack'")
+        raise ValueError(
+            f"value_format='bytes' stores one column, but value is {value!r}: name one column, or use 'msgpack'"
+        )
     if not (callable(value_format) or value_format in ("bytes", "msgpack")):
         raise ValueError(f"value_format must be 'bytes', 'msgpack' or a function, not {value_format!r}")
     meta = df._meta
@@ -761,7 +787,9 @@ def to_lamina(
         else:
             tables = npartitions or df.npartitions
             points = dask.delayed(_boundaries)(tables, *[dask.delayed(_sample)(p) for p in records.to_delayed()])
-            by_table = records.map_partitions(_assign, points, meta=records_meta.assign(t=pd.Series([], dtype=np.int64)))
+            by_table = records.map_partitions(
+                _assign, points, meta=records_meta.assign(t=pd.Series([], dtype=np.int64))
+            )
             parts = by_table.set_index("t", divisions=list(range(tables + 1))).to_delayed()
     written = [dask.delayed(_write_table)(p, i, keyspace, table_options) for i, p in enumerate(parts)]
     if plan.prefix is None:
@@ -801,7 +829,15 @@ class _ReadRange:
         self.meta = meta
 
     def __dask_tokenize__(self) -> Any:
-        return (type(self).__name__, self.path, self.keyspace, self.last, self.key_encoding, self.value_format, dask.base.tokenize(self.meta))
+        return (
+            type(self).__name__,
+            self.path,
+            self.keyspace,
+            self.last,
+            self.key_encoding,
+            self.value_format,
+            dask.base.tokenize(self.meta),
+        )
 
     def __call__(self, bounds: tuple[bytes | None, bytes | None], columns: list[str] | None = None) -> pd.DataFrame:
         start, stop = bounds
@@ -811,7 +847,9 @@ class _ReadRange:
             # Keys written after read_lamina planned lie beyond the last
             # division: leave them out, as the divisions promise.
             items = items[: bisect.bisect_right([k for k, _ in items], self.last)]
-        return _frame([k for k, _ in items], [v for _, v in items], self.key_encoding, self.value_format, self.meta, columns)
+        return _frame(
+            [k for k, _ in items], [v for _, v in items], self.key_encoding, self.value_format, self.meta, columns
+        )
 
 
 def _frame(
@@ -848,7 +886,9 @@ def _frame(
             col = pd.Series([v.decode("utf-8") for v in values], dtype=_STR, index=index)
         except UnicodeDecodeError:
             at = next(k for k, v in zip(keys, values) if not _is_utf8(v))
-            raise lamina.error(f"the value of key {at!r} is not UTF-8 text: read it with value_format='bytes'") from None
+            raise lamina.error(
+                f"the value of key {at!r} is not UTF-8 text: read it with value_format='bytes'"
+            ) from None
     else:
         col = pd.Series([value_format(v) for v in values], dtype=meta["value"].dtype, index=index)
     return pd.DataFrame({"value": col}, index=index)[wanted]
@@ -860,7 +900,9 @@ def _keyspace(db: lamina.Db, name: str | None, path: str) -> lamina.Keyspace:
     try:
         return db.keyspace(name, create=False)
     except KeyError:
-        raise lamina.error(f"{path} has no keyspace {name!r} (it has: {', '.join(map(repr, db.keyspaces())) or 'none'})") from None
+        raise lamina.error(
+            f"{path} has no keyspace {name!r} (it has: {', '.join(map(repr, db.keyspaces())) or 'none'})"
+        ) from None
 
 
 def _split_points(ranges: list[tuple[bytes, int]], npartitions: int | None) -> list[bytes]:
@@ -892,11 +934,17 @@ def _meta(
         index = _decode_keys([], key_encoding)
     if value_format in ("bytes", "str"):
         if meta is not None:
-            raise ValueError(f"meta= is for value_format='msgpack' or a function; value_format={value_format!r} gives one column 'value'")
+            raise ValueError(
+                f"meta= is for value_format='msgpack' or a function; value_format={value_format!r} gives one column 'value'"
+            )
         dtype = object if value_format == "bytes" else _STR
         return pd.DataFrame({"value": pd.Series([], dtype=dtype)}, index=index)
     if meta is not None:
-        given = meta if isinstance(meta, pd.DataFrame) else pd.DataFrame({c: pd.Series([], dtype=t) for c, t in dict(meta).items()})
+        given = (
+            meta
+            if isinstance(meta, pd.DataFrame)
+            else pd.DataFrame({c: pd.Series([], dtype=t) for c, t in dict(meta).items()})
+        )
         if callable(value_format) and list(given.columns) != ["value"]:
             raise ValueError("with value_format=<function>, meta= describes the one column 'value'")
         return given.iloc[:0].set_axis(index, axis=0)
@@ -944,7 +992,9 @@ def read_lamina(
     """
     path = os.path.abspath(os.fspath(path))
     if not (callable(key_encoding) or key_encoding in _KEY_ENCODINGS):
-        raise ValueError(f"key_encoding must be one of {', '.join(map(repr, _KEY_ENCODINGS))} or a function, not {key_encoding!r}")
+        raise ValueError(
+            f"key_encoding must be one of {', '.join(map(repr, _KEY_ENCODINGS))} or a function, not {key_encoding!r}"
+        )
     if not (callable(value_format) or value_format in ("bytes", "str", "msgpack")):
         raise ValueError(f"value_format must be 'bytes', 'str', 'msgpack' or a function, not {value_format!r}")
     if npartitions is not None and npartitions < 1:
@@ -980,7 +1030,9 @@ def read_lamina(
         columns = [columns] if isinstance(columns, str) else list(columns)
         missing = [c for c in columns if c not in empty.columns]
         if missing:
-            raise KeyError(f"column(s) {', '.join(map(repr, missing))} not in the records (columns: {', '.join(map(repr, empty.columns))})")
+            raise KeyError(
+                f"column(s) {', '.join(map(repr, missing))} not in the records (columns: {', '.join(map(repr, empty.columns))})"
+            )
     reader = _ReadRange(path, keyspace, last, key_encoding, value_format, empty)
     bounds: list[tuple[bytes | None, bytes | None]] = list(zip(starts, [*starts[1:], None])) or [(None, None)]
     divisions: tuple[Any, ...] | None = None

@@ -36,14 +36,17 @@ def worker_dirs(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client(worker_dirs):
-    with distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        local_directory=str(worker_dirs / "local"),
-        env={"TMPDIR": str(worker_dirs / "tmp")},
-    ) as cluster, distributed.Client(cluster) as c:
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            local_directory=str(worker_dirs / "local"),
+            env={"TMPDIR": str(worker_dirs / "tmp")},
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
         # Each worker has a directory of its own, apart from the caller's.
         homes = c.run(lambda dask_worker: dask_worker.local_directory)
         assert len(set(homes.values())) == 2
@@ -174,7 +177,10 @@ def test_integer_keys_read_back_in_numeric_order(driver, client):
     path = str(driver / "ints")
     ids = [10, 2, -3, 1, -(2**63), 2**63 - 1, 0, 100, 7, -1]
     frame = pd.DataFrame({"id": ids, "name": [f"n{i}" for i in ids]})
-    assert to_lamina(dd.from_pandas(frame, npartitions=3), path, key="id", value="name", key_encoding="int", npartitions=2) == 10
+    assert (
+        to_lamina(dd.from_pandas(frame, npartitions=3), path, key="id", value="name", key_encoding="int", npartitions=2)
+        == 10
+    )
     with lamina.open(path, "r") as db:
         # Byte order is numeric order: 8 bytes, sign bit flipped.
         assert db.keys()[:3] == [b"\x00" * 8, (2**63 - 3).to_bytes(8, "big"), (2**63 - 1).to_bytes(8, "big")]
@@ -262,7 +268,9 @@ def test_clear_errors_before_and_while_writing(driver, client):
         to_lamina(ddf, path, key="k", value="s", key_encoding="str", blocksize=4096)
 
     # A function for what the formats refuse.
-    n = to_lamina(ddf[ddf["k"].notnull()], path, key="k", value="n", key_encoding="str", value_format=lambda x: b"%d" % x)
+    n = to_lamina(
+        ddf[ddf["k"].notnull()], path, key="k", value="n", key_encoding="str", value_format=lambda x: b"%d" % x
+    )
     assert n == 2
     with lamina.open(path, "r") as db:
         assert db.items() == [(b"a", b"1"), (b"b", b"2")]
@@ -320,7 +328,9 @@ def test_into_a_keyspace_of_an_existing_database(driver, client):
     with lamina.open(path, "c") as db:
         db["outside"] = "kept"
     frame = pd.DataFrame({"id": [3, 1, 2, 1], "name": ["c", "a", "b", "A"]})
-    n = to_lamina(dd.from_pandas(frame, npartitions=2), path, key="id", value="name", key_encoding="int", keyspace="people")
+    n = to_lamina(
+        dd.from_pandas(frame, npartitions=2), path, key="id", value="name", key_encoding="int", keyspace="people"
+    )
     # Of the two rows with id 1, the later one in the frame wins.
     assert n == 3
     with lamina.open(path, "r") as db:
@@ -386,13 +396,23 @@ def test_staging_in_s3(driver, client, s3):
     # nothing ingested.
     sorted_ddf = dd.from_map(broken, range(CHUNKS), divisions=tuple(f"{i:07d}" for i in range(0, N + 1, N // CHUNKS)))
     with pytest.raises(RuntimeError, match="chunk 2 is unreadable"):
-        to_lamina(sorted_ddf, str(driver / "new"), key="k", value="v", key_encoding="str", staging="s3://stage/runs", storage_options=options)
+        to_lamina(
+            sorted_ddf,
+            str(driver / "new"),
+            key="k",
+            value="v",
+            key_encoding="str",
+            staging="s3://stage/runs",
+            storage_options=options,
+        )
     assert not os.path.exists(driver / "new")
     assert bucket(s3c) == ["other/keep.txt"]
 
     # Uploads that fail (no such bucket): the error, and nothing ingested.
     with pytest.raises(FileNotFoundError):
-        to_lamina(ddf, path, key="k", value="v", key_encoding="str", staging="s3://missing/runs", storage_options=options)
+        to_lamina(
+            ddf, path, key="k", value="v", key_encoding="str", staging="s3://missing/runs", storage_options=options
+        )
     with lamina.open(path, "r") as db:
         assert len(db) == N
     assert sorted(p.name for p in driver.iterdir()) == ["calls.lamina"]
