@@ -56,7 +56,7 @@ with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
     t1 = time.perf_counter()
     ddf = dd.read_csv(tsv, sep="\t", header=None, names=["k", "v"], dtype=str,
                       quoting=csv.QUOTE_NONE, keep_default_na=False)
-    n = lamina.dask.to_lamina(ddf, db, "k", "v")
+    n = lamina.dask.to_lamina(ddf, db, key="k", value="v", key_encoding="str")
     secs = time.perf_counter() - t1
 print(json.dumps({"seconds": secs, "startup": started, "reported": n}))
 """

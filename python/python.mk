@@ -4,7 +4,8 @@
 #   make venv      .venv with maturin, pytest, hypothesis (installed only where missing)
 #   make py-build  release build of the extension into .venv
 #   make py-test   py-build, then the pytest suites in python/tests (Dask and
-#                  pyarrow, pandas installed if missing, for lamina.dask's tests)
+#                  pyarrow, pandas installed if missing, for lamina.dask's tests,
+#                  and moto, s3fs, boto3 for its S3 staging test)
 #   make py-bench  semidbm's dbm benchmark from Python: lamina beside dbm.gnu and semidbm
 #                  (PY_BENCH_ARGS, default -n 1000000; semidbm installed if missing)
 #   make py-install  `pip install ./python` into a fresh virtual environment,
@@ -18,8 +19,10 @@ PY_TOOLS     := maturin pytest hypothesis
 PY_SOURCES   := $(wildcard python/src/*.rs) python/Cargo.toml python/pyproject.toml \
                 $(wildcard crates/lamina/src/*.rs crates/lamina/src/*/*.rs) crates/lamina/Cargo.toml
 PY_STAMP     := $(PY_VENV)/.lamina-built
-# The optional Dask extra (lamina[dask]) and what its tests need.
+# The optional Dask extra (lamina[dask]) and what its tests need: an S3
+# server (moto) and client (s3fs, boto3) for the staging test.
 PY_DASK      := dask[dataframe,distributed]
+PY_DASK_S3   := moto[server] s3fs boto3
 
 .PHONY: venv py-build py-test py-bench py-install
 
@@ -47,9 +50,11 @@ $(PY_STAMP): $(PY_VENV)/.tools $(PY_SOURCES) $(wildcard python/lamina/*)
 
 py-build: $(PY_STAMP)
 
-# Installs Dask and pandas only when the venv lacks them.
-$(PY_VENV)/.dask: $(PY_PYTHON)
+# Installs Dask and pandas, and the S3 test's moto and s3fs, only when the
+# venv lacks them.
+$(PY_VENV)/.dask: $(PY_PYTHON) python/python.mk
 	@$(PY_PYTHON) -c "import dask.dataframe, dask.distributed" 2>/dev/null || { echo "pip install $(PY_DASK)"; $(PY_PIP) install $(PY_DASK) || exit 1; }
+	@$(PY_PYTHON) -c "import moto.server, s3fs, boto3" 2>/dev/null || { echo "pip install $(PY_DASK_S3)"; $(PY_PIP) install $(PY_DASK_S3) || exit 1; }
 	@touch $@
 
 py-test: py-build $(PY_VENV)/.dask
