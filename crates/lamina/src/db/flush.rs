@@ -137,7 +137,7 @@ impl Inner {
             fs: self.fs.as_ref(),
             dir: self.path.clone(),
             table,
-            identity: self.tables.identity().unwrap_or(0),
+            identity: self.tables.identity(),
             target_size,
             snapshots: self.snapshot_list(),
             bottommost,

@@ -26,7 +26,7 @@ impl Inner {
     pub(crate) fn start_wal_segment(&self, number: u64) -> Result<LogWriter> {
         let path = filename::path(&self.path, FileKind::Wal, number);
         let origin = Origin {
-            identity: self.tables.identity().unwrap_or_default(),
+            identity: self.tables.identity(),
             number,
         };
         let reusable = self.reusable_wals.lock().pop();
