@@ -5,7 +5,7 @@
 //! footer, the WAL/manifest file header. Non-canonical ones (decode, encode,
 //! decode gives an equal value): version edits (tags in any order, a repeated
 //! field, overlong varints), block handles (overlong varints), properties
-//! (counters past the known ones ignored, missing ones read as 0), blocks
+//! (counters past the known ones ignored), blocks
 //! (the writer's restart interval and shared-prefix lengths are choices).
 //!
 //! The WAL batch record and the block trailer decoders are private; their
@@ -297,8 +297,7 @@ proptest! {
         prop_assert_eq!(Properties::decode(&enc, Path::new("t.sst"), 0).ok(), Some(p));
     }
 
-    /// Not canonical (unknown counters are skipped, missing ones are 0): the
-    /// value round-trips.
+    /// Not canonical (unknown counters are skipped): the value round-trips.
     #[test]
     fn properties_decode_never_panics(b in properties_like_bytes()) {
         if let Ok(p) = Properties::decode(&b, Path::new("t.sst"), 0) {

@@ -33,7 +33,7 @@ impl Inner {
     pub fn table_options(&self, bottom: bool) -> TableOptions {
         TableOptions {
             block_size: self.block_size_choice().block_size,
-            // Layout: docs/format.md#block (the interval of version 2).
+            // Layout: docs/format.md#block (the interval of data blocks).
             restart_interval: 4,
             compression: if bottom {
                 self.opts.bottom_compression

@@ -3,7 +3,7 @@
 //! manifest's log number has passed them — kept for reuse, a few at a time,
 //! or removed.
 //!
-//! Layout: docs/format.md#recyclable-segments-version-3. A reused file was
+//! Layout: docs/format.md#recyclable-segments. A reused file was
 //! written before, to its whole length, so writing over it changes neither
 //! its size nor its allocation and `fdatasync` has no metadata to write.
 
