@@ -80,12 +80,12 @@ fn bloom(c: &mut Criterion) {
             for k in &keys {
                 bb.add(k);
             }
-            black_box(bb.build_blocked(10))
+            black_box(bb.build(10))
         })
     });
     let mut bb = BloomBuilder::new();
     keys.iter().for_each(|k| bb.add(k));
-    let filter = BlockedBloom::new(&bb.build_blocked(10)).unwrap();
+    let filter = BlockedBloom::new(&bb.build(10)).unwrap();
     g.throughput(Throughput::Elements(1));
     let mut i = 0u32;
     g.bench_function("may_contain", |b| {

@@ -601,7 +601,7 @@ proptest! {
         for k in &keys {
             b.add(k);
         }
-        let bytes = b.build_blocked(bits_per_key);
+        let bytes = b.build(bits_per_key);
         let f = BlockedBloom::new(&bytes).expect("the builder's filter opens");
         prop_assert_eq!(f.len(), bytes.len());
         for k in &keys {

@@ -41,7 +41,6 @@ impl Inner {
                 self.opts.compression
             },
             bloom_bits_per_key: self.opts.bloom_bits_per_key,
-            ..TableOptions::default()
         }
     }
 

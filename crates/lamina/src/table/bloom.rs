@@ -50,7 +50,7 @@ impl BloomBuilder {
     /// The blocked filter for the keys added, with `bits_per_key` bits per
     /// key; `bits_per_key == 0` gives an empty filter, which matches
     /// everything.
-    pub fn build_blocked(&self, bits_per_key: u32) -> Vec<u8> {
+    pub fn build(&self, bits_per_key: u32) -> Vec<u8> {
         if bits_per_key == 0 {
             return Vec::new();
         }
@@ -216,7 +216,7 @@ mod tests {
             b.add(&key(i)); // a second version of the same tree key
         }
         assert_eq!(b.len(), n as usize);
-        let bytes = b.build_blocked(10);
+        let bytes = b.build(10);
         assert_eq!(bytes[bytes.len() - 2], 7, "k = round(10 × 0.69)");
         let f = BlockedBloom::new(&bytes).unwrap();
         assert_eq!(f.len(), 391 * 64 + 2);
@@ -245,14 +245,14 @@ mod tests {
 
     #[test]
     fn empty_and_tiny_filters() {
-        assert!(BloomBuilder::new().build_blocked(0).is_empty());
-        let bytes = BloomBuilder::new().build_blocked(10);
+        assert!(BloomBuilder::new().build(0).is_empty());
+        let bytes = BloomBuilder::new().build(10);
         assert_eq!(bytes.len(), 64 + 2, "one line at least");
         let f = BlockedBloom::new(&bytes).unwrap();
         assert!(!f.may_contain_hash(xxh3_64(b"anything")));
         let mut b = BloomBuilder::new();
         b.add(b"only");
-        let bytes = b.build_blocked(1);
+        let bytes = b.build(1);
         assert_eq!((bytes.len(), bytes[64]), (66, 1));
         let f = BlockedBloom::new(&bytes).unwrap();
         assert!(f.may_contain_hash(xxh3_64(b"only")));

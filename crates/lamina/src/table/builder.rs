@@ -239,7 +239,7 @@ impl TableBuilder {
         if !self.data.is_empty() {
             self.flush_data_block()?;
         }
-        let filter = self.bloom.build_blocked(self.opts.bloom_bits_per_key);
+        let filter = self.bloom.build(self.opts.bloom_bits_per_key);
         let filter = self.out.write_block(&filter, Compression::None)?;
         let properties = self
             .out
