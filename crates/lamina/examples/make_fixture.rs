@@ -1,8 +1,9 @@
-//! Writes the frozen-format fixture databases of `tests/fixtures/` with
-//! today's code, and beside each one what it must hold, from the generator's
-//! own model (never by reading the database back).
+//! Writes the format fixture databases of `tests/fixtures/` with today's
+//! code, and beside each one what it must hold, from the generator's own
+//! model (never by reading the database back). Today's code writes format
+//! 1: the scenarios of `tests/fixtures/format1/`.
 //!
-//! cargo run -p lamina --example make_fixture -- crates/lamina/tests/fixtures/vN
+//! cargo run -p lamina --example make_fixture -- crates/lamina/tests/fixtures/formatN
 //!
 //! Refuses a directory that already exists: a committed fixture is never
 //! regenerated. See `tests/fixtures/README.md`.
@@ -129,11 +130,11 @@ fn base_options() -> Options {
     }
 }
 
-/// Every feature of format 1: LZ4 tables at level 0, zstd tables in the last
-/// level, a block left uncompressed (random bytes), counter operands folded in
-/// the last level and unfolded above it, tombstones over older table entries,
-/// a dropped keyspace whose entries remain in a table, the empty key, binary
-/// keys, a large value, and writes only in the WAL.
+/// LZ4 tables at level 0, zstd tables in the last level, counter operands
+/// folded in the last level and unfolded above it, tombstones over older
+/// table entries, a dropped keyspace whose entries remain in a table, the
+/// empty key, binary keys, a large value (in a blob file), and writes only
+/// in the WAL.
 fn mixed(w: &mut Writer<'_>, rng: &mut Rng) -> Result<(), BoxError> {
     // Phase 1: compacted into the last level (zstd).
     for i in 0..200u32 {
@@ -230,8 +231,8 @@ fn mixed(w: &mut Writer<'_>, rng: &mut Rng) -> Result<(), BoxError> {
     Ok(())
 }
 
-/// Large values written to blob files at commit (format 5): a blob file
-/// sealed and named by a flush, with one of its values overwritten (dead
+/// Large values written to blob files at commit: a blob file sealed and
+/// named by a flush, with one of its values overwritten (dead
 /// bytes), and one left open at close, its pointers only in the WAL
 /// (one overwritten, one deleted, one in a named keyspace).
 fn wal_blobs(w: &mut Writer<'_>, rng: &mut Rng) -> Result<(), BoxError> {
@@ -250,20 +251,6 @@ fn wal_blobs(w: &mut Writer<'_>, rng: &mut Rng) -> Result<(), BoxError> {
     w.create("media")?;
     w.put("media", b"photo", &rng.bytes(30_000))?;
     w.put("", b"wal/small", b"not separated")?;
-    Ok(())
-}
-
-/// Values whose records are over 68 KiB written at commit (format 7, since
-/// `bb8d822`): a blob file sealed by a flush, its zeros cut, and one open at
-/// close whose zeros run to a whole 1 MiB instead of 256 KiB.
-fn wal_blobs_large(w: &mut Writer<'_>, rng: &mut Rng) -> Result<(), BoxError> {
-    w.put("", b"big/0", &rng.bytes(70_000))?;
-    w.put("", b"small/0", b"beside")?;
-    w.db.flush()?;
-    w.put("", b"wal/big", &rng.bytes(71_000))?;
-    w.put("", b"wal/mid", &rng.bytes(9_000))?;
-    w.create("media")?;
-    w.put("media", b"photo", &rng.bytes(72_000))?;
     Ok(())
 }
 
@@ -331,12 +318,12 @@ fn main() -> Result<(), BoxError> {
     let out = Path::new(&out);
     if out.exists() {
         return Err(format!(
-            "{} exists: a committed fixture is never regenerated; name a new version directory",
+            "{} exists: a committed fixture is never regenerated; name a new format directory",
             out.display()
         )
         .into());
     }
-    let scenarios: [(&str, Options, Scenario); 4] = [
+    let scenarios: [(&str, Options, Scenario); 3] = [
         (
             "mixed",
             Options {
@@ -357,7 +344,6 @@ fn main() -> Result<(), BoxError> {
             plain,
         ),
         ("wal_blobs", base_options(), wal_blobs),
-        ("wal_blobs_large", base_options(), wal_blobs_large),
     ];
     for (seed, (name, opts, scenario)) in scenarios.into_iter().enumerate() {
         let dir = out.join(name);

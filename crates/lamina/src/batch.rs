@@ -332,10 +332,9 @@ pub(crate) struct DecodedBatch {
 }
 
 /// Decodes a WAL record into its first seqno and operations; `Err` names
-/// what is wrong. Kind-3 operations (blob pointers) are well-formed only
-/// where `blob_pointers` says the segment may hold them (version 4,
-/// docs/format.md#batch).
-pub(crate) fn decode_record(record: &[u8], blob_pointers: bool) -> Result<DecodedBatch, String> {
+/// what is wrong. A kind-3 operation (docs/format.md#batch) must hold a
+/// well-formed blob pointer.
+pub(crate) fn decode_record(record: &[u8]) -> Result<DecodedBatch, String> {
     let mut d = Decoder::new(record);
     let first_seqno = d.u64().ok_or("record shorter than a batch header")?;
     let count = d.u32().ok_or("record shorter than a batch header")?;
@@ -350,11 +349,6 @@ pub(crate) fn decode_record(record: &[u8], blob_pointers: bool) -> Result<Decode
         let op = op?;
         bytes += user_bytes(op.kind, op.key, op.value);
         if op.kind == Kind::Blob {
-            if !blob_pointers {
-                return Err(
-                    "a blob pointer in a batch of a WAL segment older than version 4".to_string(),
-                );
-            }
             crate::blob::BlobPointer::decode(op.value)?;
         }
     }
@@ -374,7 +368,7 @@ mod tests {
         b.delete(b"b");
         b.merge(b"c", &7u64.to_le_bytes());
         let rec = b.encode_with_seqno(100).to_vec();
-        let d = decode_record(&rec, false).unwrap();
+        let d = decode_record(&rec).unwrap();
         assert_eq!(d.first_seqno, 100);
         let ops: Vec<_> = d.batch.ops().map(|o| o.unwrap()).collect();
         assert_eq!(ops.len(), 3);
@@ -405,31 +399,25 @@ mod tests {
         b.put(b"key", b"value");
         let rec = b.encode_with_seqno(1).to_vec();
         for cut in 0..rec.len() {
-            assert!(decode_record(&rec[..cut], true).is_err(), "cut at {cut}");
+            assert!(decode_record(&rec[..cut]).is_err(), "cut at {cut}");
         }
         let mut extra = rec.clone();
         extra.push(0);
-        assert!(decode_record(&extra, true).is_err());
+        assert!(decode_record(&extra).is_err());
         let mut bad_kind = rec;
         bad_kind[12] = 9;
-        assert!(decode_record(&bad_kind, true).is_err());
+        assert!(decode_record(&bad_kind).is_err());
     }
 
     #[test]
-    fn a_blob_pointer_is_refused_in_old_segments_and_must_be_well_formed() {
+    fn a_blob_pointer_must_be_well_formed() {
         // Kind 3 decoded from a WAL record goes into the memtable, where a
         // read follows whatever its value points at.
         let mut b = Batch::new();
         b.put(b"key", b"value");
         let mut rec = b.encode_with_seqno(1).to_vec();
         rec[12] = Kind::Blob as u8;
-        let e = decode_record(&rec, false).err().expect("refused");
-        assert!(e.contains("older than version 4"), "{e}");
-        // Allowed in a version-4 segment, but only as a well-formed pointer.
-        assert!(
-            decode_record(&rec, true).is_err(),
-            "\"value\" is no pointer"
-        );
+        assert!(decode_record(&rec).is_err(), "\"value\" is no pointer");
         let pointer = crate::blob::BlobPointer {
             file: 9,
             offset: 37,
@@ -439,8 +427,7 @@ mod tests {
         let mut b = Batch::new();
         b.put_blob(0, b"key", &pointer.encode());
         let rec = b.encode_with_seqno(1).to_vec();
-        assert!(decode_record(&rec, false).is_err());
-        let d = decode_record(&rec, true).unwrap();
+        let d = decode_record(&rec).unwrap();
         let op = d.batch.ops().next().unwrap().unwrap();
         assert_eq!(op.kind, Kind::Blob);
         assert_eq!(crate::blob::BlobPointer::decode(op.value).unwrap(), pointer);
@@ -474,7 +461,7 @@ mod tests {
     fn a_count_of_u32_max_is_not_a_valid_empty_batch() {
         let mut rec = 7u64.to_le_bytes().to_vec();
         rec.extend_from_slice(&u32::MAX.to_le_bytes());
-        let e = decode_record(&rec, true).err().expect("refused");
+        let e = decode_record(&rec).err().expect("refused");
         assert!(e.contains("malformed operation"), "{e}");
     }
 }
@@ -554,7 +541,7 @@ mod decode_properties {
         #[test]
         fn records_round_trip(ops in prop::collection::vec(op(), 0..8), seqno in any::<u64>()) {
             let rec = batch_of(&ops).encode_with_seqno(seqno).to_vec();
-            let d = decode_record(&rec, false).unwrap();
+            let d = decode_record(&rec).unwrap();
             prop_assert_eq!(d.first_seqno, seqno);
             prop_assert_eq!(d.batch.len(), ops.len());
             prop_assert_eq!(re_encode(&d), rec);
@@ -581,7 +568,7 @@ mod decode_properties {
 
         #[test]
         fn decode_never_panics_and_is_canonical(rec in record_like_bytes()) {
-            if let Ok(d) = decode_record(&rec, true) {
+            if let Ok(d) = decode_record(&rec) {
                 prop_assert_eq!(re_encode(&d), rec);
             }
         }

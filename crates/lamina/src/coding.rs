@@ -51,7 +51,7 @@ impl<'a> Decoder<'a> {
 
     /// Reads a varint of at most 64 bits, written in the fewest bytes (a
     /// varint of more than one byte whose last byte is 0 is refused: every
-    /// value has one encoding, docs/format.md#primitives).
+    /// value has one encoding, docs/format.md#integers).
     pub fn varint(&mut self) -> Option<u64> {
         let mut result: u64 = 0;
         for shift in (0..64).step_by(7) {

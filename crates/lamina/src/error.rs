@@ -107,10 +107,23 @@ impl Error {
         }
     }
 
+    /// The refusal of `file`, whose layout (`what`, such as "WAL header
+    /// version 3") only a pre-release build of lamina wrote: corruption at
+    /// offset 0, in the words every file kind uses
+    /// (docs/format.md#format-1--the-first-release).
+    pub(crate) fn pre_release(file: impl Into<PathBuf>, what: &str) -> Error {
+        Error::corruption(file, 0, pre_release_reason(what))
+    }
+
     /// True for [`Error::Corruption`].
     pub fn is_corruption(&self) -> bool {
         matches!(self, Error::Corruption { .. })
     }
+}
+
+/// Why a file of a pre-release layout (`what`) is refused.
+pub(crate) fn pre_release_reason(what: &str) -> String {
+    format!("written by a pre-release build of lamina ({what}); this build reads format 1 only")
 }
 
 impl From<std::io::Error> for Error {

@@ -53,7 +53,7 @@ fn torn_tail(reader: &LogReader, out: &mut dyn Write) -> std::io::Result<()> {
 /// Prints one WAL segment: per record, its length, first seqno and number of
 /// operations (the [batch](docs/format.md#batch) header); then, per blob
 /// file its marks name, how far they say it was synced
-/// (docs/format.md#blob-sync-marks-version-6).
+/// (docs/format.md#blob-sync-marks).
 pub fn dump_wal(fs: &dyn FileSystem, path: &Path, out: &mut dyn Write) -> Result<()> {
     let mut reader = LogReader::open(fs, path, WAL_MAGIC)?;
     let mut n = 0u64;

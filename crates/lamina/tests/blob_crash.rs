@@ -235,7 +235,7 @@ fn crash_during_collection_keeps_values_moved_and_unmoved() {
 /// right after any write (unsynced bytes dropped, or a random prefix of
 /// them kept), the database reopens at a state the acknowledged writes
 /// allow. A rotation's syncs are paid later than it starts the next
-/// segment (docs/format.md#segments-started-ahead-of-their-syncs-version-5),
+/// segment (docs/format.md#segments-started-ahead-of-their-syncs),
 /// so the crash often finds a sealed blob file, an old segment's END or a
 /// new blob file's name not yet durable, with records of the next segment
 /// written back.

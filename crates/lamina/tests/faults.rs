@@ -116,7 +116,7 @@ fn read_errors_surface_as_errors() {
 }
 
 /// A sync a memtable rotation owes (paid later, by the flush or the next
-/// sync: docs/format.md#segments-started-ahead-of-their-syncs-version-5)
+/// sync: docs/format.md#segments-started-ahead-of-their-syncs)
 /// that fails poisons the handle like any failed sync: `sync()` reports it,
 /// later writes are refused, and nothing after the last durable point is
 /// claimed durable.

@@ -1,18 +1,20 @@
-//! Databases written by earlier versions of lamina (`tests/fixtures/vN/`) open
-//! in this one with every key, value and keyspace they were written with.
-//! A fixture is never regenerated: see `tests/fixtures/README.md`.
+//! Databases of the last released format, format 1
+//! (`tests/fixtures/format1/`), open in this build with every key, value and
+//! keyspace they were written with; a file of a layout only a pre-release
+//! build wrote is refused in words. A fixture is never regenerated: see
+//! `tests/fixtures/README.md` and docs/format.md#format-1--the-first-release.
 
 #![allow(clippy::indexing_slicing)]
 
-use lamina::coding::Decoder;
+use lamina::coding::{masked_crc, Decoder};
 use lamina::filename::{parse_file_name, FileKind};
 use lamina::fs::RealFs;
 use lamina::iter::InternalIterator;
 use lamina::key;
 use lamina::manifest::VersionEdit;
 use lamina::table::{Block, BlockHandle, Footer, KeyBuf, FOOTER_LEN};
-use lamina::wal::{LogReader, FILE_HEADER_LEN, MANIFEST_MAGIC, WAL_MAGIC};
-use lamina::{Db, Options};
+use lamina::wal::{LogReader, MANIFEST_MAGIC, WAL_HEADER_LEN, WAL_MAGIC};
+use lamina::{Db, Error, Options};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -20,23 +22,19 @@ use std::sync::Arc;
 /// Keyspace name (empty: default) to its keys and values.
 type Contents = BTreeMap<String, BTreeMap<Vec<u8>, Vec<u8>>>;
 
-fn fixtures_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+/// The fixtures of the last released format: every database in it must
+/// open in this build.
+fn released() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/format1")
 }
 
-/// Every fixture directory: `tests/fixtures/vN/NAME/`.
+/// Every fixture directory: `tests/fixtures/format1/NAME/`.
 fn fixtures() -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for version in std::fs::read_dir(fixtures_root()).expect("read fixtures") {
-        let version = version.expect("entry").path();
-        if !version.is_dir() {
-            continue;
-        }
-        for f in std::fs::read_dir(&version).expect("read version") {
-            let f = f.expect("entry").path();
-            if f.join("db").is_dir() {
-                out.push(f);
-            }
+    for f in std::fs::read_dir(released()).expect("read fixtures") {
+        let f = f.expect("entry").path();
+        if f.join("db").is_dir() {
+            out.push(f);
         }
     }
     out.sort();
@@ -179,7 +177,12 @@ fn file_kinds(db: &Path) -> Vec<String> {
 #[test]
 fn there_are_fixtures_and_they_hold_every_file_kind() {
     let all = fixtures();
-    assert!(all.len() >= 2, "fixtures found: {all:?}");
+    let names: Vec<_> = all.iter().filter_map(|f| f.file_name()).collect();
+    assert_eq!(
+        names,
+        ["mixed", "plain", "wal_blobs"],
+        "fixtures found: {all:?}"
+    );
     for f in &all {
         let kinds = file_kinds(&f.join("db"));
         for kind in ["CURRENT", "LOCK", "MANIFEST", "sst", "wal"] {
@@ -290,13 +293,8 @@ struct Features {
     /// Blob files a crash or a close left without a footer (written at
     /// commit, their pointers only in the WAL).
     open_blob_files: usize,
-    /// Blob files a WAL segment's marks say were synced (WAL header
-    /// version 6 on).
+    /// Blob files a WAL segment's marks say were synced.
     blob_marks: usize,
-    /// The most hash buckets a data block has per entry (tables of format
-    /// version 2 on; writers choose the number, readers take it from the
-    /// block).
-    buckets_per_entry: f64,
 }
 
 /// Each file of the database directory `db`, with its kind when its name
@@ -320,23 +318,18 @@ fn features(db: &Path) -> Features {
     let mut f = Features::default();
     for (path, kind) in files(db) {
         match kind {
-            Some(FileKind::Table) => data_blocks(&path, |footer, raw, kind| {
+            Some(FileKind::Table) => data_blocks(&path, |footer, _, kind| {
                 f.filters.insert(footer.filter.size > 0);
                 f.compressions.insert(kind);
-                if footer.version >= 2 {
-                    let ratio = buckets_per_entry(raw, &path);
-                    f.buckets_per_entry = f.buckets_per_entry.max(ratio);
-                }
             }),
             Some(FileKind::Blob) => {
                 let b = std::fs::read(&path).expect("read blob file");
                 f.open_blob_files += usize::from(!b.ends_with(b"LAMNABLB") || b.len() < 44);
             }
             Some(FileKind::Wal) => {
-                f.wal_bytes +=
-                    std::fs::metadata(&path).expect("wal").len() - FILE_HEADER_LEN as u64;
                 let mut r = LogReader::open(&RealFs, &path, WAL_MAGIC).expect("wal");
                 while r.next_record().expect("record").is_some() {}
+                f.wal_bytes += r.valid_end() - WAL_HEADER_LEN as u64;
                 f.blob_marks += r.blob_synced().len();
             }
             Some(FileKind::Manifest) => {
@@ -372,8 +365,7 @@ fn data_blocks(path: &Path, mut f: impl FnMut(&Footer, Vec<u8>, u8)) {
     it.status().expect("index entries");
 }
 
-/// The entries of a data block of table format 2 read straight from its
-/// bytes (docs/format.md#block), not through `Block`: each key, value and
+/// The entries of a data block read straight from its bytes (docs/format.md#block), not through `Block`: each key, value and
 /// whether it is a restart point.
 fn entries_of_hashed_block(raw: &[u8]) -> Vec<(Vec<u8>, Vec<u8>, bool)> {
     let n = raw.len();
@@ -401,14 +393,13 @@ fn entries_of_hashed_block(raw: &[u8]) -> Vec<(Vec<u8>, Vec<u8>, bool)> {
     out
 }
 
-/// Blocks written before the hash index's lookup rule last changed
-/// (docs/format.md#data-block-hash-index: a bucket naming the restart point
-/// of the key's own first entry is scanned from there, no longer from the
-/// interval before) answer every point lookup as a scan of their entries
-/// does: each tree key of each data block of the fixtures' format-2 tables,
-/// at each of its seqnos, one below each, and the newest. Among them, keys
-/// whose first entry is a restart point, answered through their bucket:
-/// the case the rule changed for.
+/// The fixtures' data blocks answer every point lookup through their hash
+/// index (docs/format.md#data-block-hash-index) as a scan of their entries
+/// does: each tree key of each data block of the fixtures' tables, at each
+/// of its seqnos, one below each, and the newest. Among them, keys whose
+/// first entry is a restart point, answered through their bucket (a
+/// bucket names the interval of the key's first entry, scanned from its
+/// restart point).
 #[test]
 fn fixture_blocks_answer_hash_lookups_as_a_scan_does() {
     let (mut lookups, mut from_own_restart) = (0, 0);
@@ -417,10 +408,7 @@ fn fixture_blocks_answer_hash_lookups_as_a_scan_does() {
             if kind != Some(FileKind::Table) {
                 continue;
             }
-            data_blocks(&path, |footer, raw, _| {
-                if footer.version < 2 {
-                    return;
-                }
+            data_blocks(&path, |_, raw, _| {
                 let entries = entries_of_hashed_block(&raw);
                 let block =
                     Block::with_hash_index(raw, Arc::from(path.as_path()), 0).expect("block");
@@ -475,100 +463,130 @@ fn fixture_blocks_answer_hash_lookups_as_a_scan_does() {
     );
 }
 
-/// A data block's hash buckets (docs/format.md#data-block-hash-index: the
-/// block ends with the buckets, their count `b` as a u16 and the restart
-/// count as a u32) per entry it holds.
-fn buckets_per_entry(raw: Vec<u8>, path: &Path) -> f64 {
-    let n = raw.len();
-    let b = u16::from_le_bytes([raw[n - 6], raw[n - 5]]);
-    let block = Arc::new(Block::with_hash_index(raw, Arc::from(path), 0).expect("data block"));
-    let mut it = block.iter();
-    it.seek_to_first();
-    let mut entries = 0u32;
-    while it.valid() {
-        entries += 1;
-        it.next();
-    }
-    it.status().expect("data block entries");
-    f64::from(b) / f64::from(entries.max(1))
+/// Format 1's fixtures, taken together, hold every kind of block, tables
+/// with and without a filter, a WAL with records, a manifest of several
+/// edits with the lifetime counters and a dropped keyspace, a blob file
+/// written at commit and left open, and a WAL segment marking a blob file's
+/// sync: a later build that stops reading any of them fails here or in the
+/// tests above.
+#[test]
+fn the_fixtures_cover_every_feature_of_format_1() {
+    let fs: Vec<Features> = fixtures().iter().map(|f| features(&f.join("db"))).collect();
+    let compressions: BTreeSet<u8> = fs.iter().flat_map(|f| f.compressions.clone()).collect();
+    assert_eq!(
+        compressions,
+        BTreeSet::from([0, 1, 2]),
+        "block compressions"
+    );
+    let filters: BTreeSet<bool> = fs.iter().flat_map(|f| f.filters.clone()).collect();
+    assert_eq!(filters, BTreeSet::from([false, true]), "filters");
+    assert!(fs.iter().all(|f| f.wal_bytes > 0), "a WAL with records");
+    assert!(fs.iter().any(|f| f.edits >= 5), "manifest edits");
+    assert!(fs.iter().all(|f| f.lifetime_edits > 0), "lifetime counters");
+    assert!(
+        fs.iter().any(|f| f.keyspaces_dropped > 0),
+        "a dropped keyspace"
+    );
+    assert!(
+        fs.iter().any(|f| f.open_blob_files > 0),
+        "a blob file written at commit, left open"
+    );
+    assert!(
+        fs.iter().any(|f| f.blob_marks > 0),
+        "a WAL segment marking a blob file's sync"
+    );
 }
 
-/// Writers have chosen two bucket counts for a data block's hash index:
-/// `ceil(4/3 × keys)`, and 5 a key for a while (main at `447b16a`); both are
-/// read the same way. `v6/mixed_5_buckets` was written then (and is opened
-/// and checked like every fixture above); this shows it holds such blocks
-/// and the other fixtures do not.
-#[test]
-fn data_blocks_of_both_bucket_counts_are_kept() {
-    let mut wide = Vec::new();
-    for fixture in fixtures() {
-        let ratio = features(&fixture.join("db")).buckets_per_entry;
-        assert!(
-            ratio <= 5.0,
-            "{}: {ratio} buckets an entry",
-            fixture.display()
-        );
-        if ratio > 2.0 {
-            wide.push(fixture);
-        }
-    }
-    let names: Vec<_> = wide.iter().filter_map(|f| f.file_name()).collect();
-    assert_eq!(names, ["mixed_5_buckets"], "fixtures with 5 buckets a key");
+/// Overwrites the `u32` at `at` of the file at `path` with `version`, and
+/// the `u32` at `crc_at` with the masked CRC-32C of the bytes from
+/// `covered_from` to `crc_at`: a file of another version, whole.
+fn set_version(path: &Path, at: usize, version: u32, covered_from: usize, crc_at: usize) {
+    let mut b = std::fs::read(path).expect("read");
+    b[at..at + 4].copy_from_slice(&version.to_le_bytes());
+    let crc = masked_crc(&b[covered_from..crc_at]);
+    b[crc_at..crc_at + 4].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(path, b).expect("write");
 }
 
-/// Each version's fixtures, taken together, hold every kind of block, tables
-/// with and without a filter, a WAL with records, and a manifest of several
-/// edits with the lifetime counters and a dropped keyspace: a later version
-/// that stops reading any of them fails here or in the tests above.
+/// `e` is corruption of `file` at offset 0 for the reason `words`.
+fn assert_refused(e: &Error, file: &Path, words: &str) {
+    match e {
+        Error::Corruption {
+            file: f,
+            offset: 0,
+            reason,
+        } => {
+            assert_eq!(f, file, "{e}");
+            assert_eq!(reason, words, "{e}");
+        }
+        other => panic!(
+            "expected corruption of {} at offset 0, got {other}",
+            file.display()
+        ),
+    }
+}
+
+/// A format-1 database with one file set back to a pre-release layout — a
+/// WAL segment's header to version 5, a table's footer to version 1, a
+/// blob file's header to version 1, each with a correct checksum — is
+/// refused in words: corruption naming the file, at offset 0.
 #[test]
-fn each_version_covers_every_feature_of_its_format() {
-    let mut by_version: BTreeMap<PathBuf, Vec<Features>> = BTreeMap::new();
-    for fixture in fixtures() {
-        let version = fixture.parent().expect("version dir").to_path_buf();
-        by_version
-            .entry(version)
-            .or_default()
-            .push(features(&fixture.join("db")));
+fn a_file_of_a_pre_release_layout_is_refused_in_words() {
+    let fixture = released().join("wal_blobs");
+    let ro = Options {
+        read_only: true,
+        ..Options::default()
+    };
+    let fresh = || {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        copy_dir(&fixture.join("db"), &tmp.path().join("db"));
+        tmp
+    };
+
+    // The WAL segment: its header (40 bytes, checksum over the first 36).
+    let tmp = fresh();
+    let wal = tmp.path().join("db/000004.wal");
+    set_version(&wal, 8, 5, 0, 36);
+    let words = "written by a pre-release build of lamina (WAL header version 5); \
+                 this build reads format 1 only";
+    for opts in [ro.clone(), Options::default()] {
+        let e = Db::open(tmp.path().join("db"), opts).expect_err("open");
+        assert_refused(&e, &wal, words);
     }
-    assert!(!by_version.is_empty());
-    for (version, fs) in by_version {
-        let v = version.display();
-        let compressions: BTreeSet<u8> = fs.iter().flat_map(|f| f.compressions.clone()).collect();
-        assert_eq!(
-            compressions,
-            BTreeSet::from([0, 1, 2]),
-            "{v}: block compressions"
-        );
-        let filters: BTreeSet<bool> = fs.iter().flat_map(|f| f.filters.clone()).collect();
-        assert_eq!(filters, BTreeSet::from([false, true]), "{v}: filters");
-        assert!(
-            fs.iter().all(|f| f.wal_bytes > 0),
-            "{v}: a WAL with records"
-        );
-        assert!(fs.iter().any(|f| f.edits >= 5), "{v}: manifest edits");
-        assert!(
-            fs.iter().all(|f| f.lifetime_edits > 0),
-            "{v}: lifetime counters"
-        );
-        assert!(
-            fs.iter().any(|f| f.keyspaces_dropped > 0),
-            "{v}: a dropped keyspace"
-        );
-        let number: u32 = version
-            .file_name()
-            .and_then(|n| n.to_str()?.strip_prefix('v')?.parse().ok())
-            .expect("fixture directories are named vN");
-        if number >= 5 {
-            assert!(
-                fs.iter().any(|f| f.open_blob_files > 0),
-                "{v}: a blob file written at commit, left open"
-            );
-        }
-        if number >= 8 {
-            assert!(
-                fs.iter().any(|f| f.blob_marks > 0),
-                "{v}: a WAL segment marking a blob file's sync"
-            );
-        }
+
+    // A table: its footer (the last 64 bytes, checksum over the first 52).
+    let tmp = fresh();
+    let table = tmp.path().join("db/000005.sst");
+    let len = std::fs::metadata(&table).expect("table").len() as usize;
+    let footer = len - FOOTER_LEN;
+    set_version(&table, footer + 48, 1, footer, footer + 52);
+    let words = "written by a pre-release build of lamina (table format version 1); \
+                 this build reads format 1 only";
+    for opts in [ro.clone(), Options::default()] {
+        let e = match Db::open(tmp.path().join("db"), opts) {
+            Err(e) => e,
+            Ok(db) => db
+                .iter()
+                .collect::<Result<Vec<_>, _>>()
+                .expect_err("a read of the table"),
+        };
+        assert_refused(&e, &table, words);
     }
+
+    // A blob file: its header (16 bytes, checksum over the first 12), read
+    // in whole by `check`.
+    let tmp = fresh();
+    let blob = tmp.path().join("db/000003.blob");
+    set_version(&blob, 8, 1, 0, 12);
+    let db = Db::open(tmp.path().join("db"), ro).expect("open read-only");
+    let report = db.check().expect("check");
+    let words = "written by a pre-release build of lamina (blob file header version 1)";
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains(words) && p.contains("000003.blob")),
+        "{:?}",
+        report.problems
+    );
 }

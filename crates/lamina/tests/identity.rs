@@ -2,14 +2,14 @@
 //! another database, renamed to another number, or missing, is
 //! `Error::Corruption` naming the file at open or at the first read — never
 //! a silent replay, a silent loss or a wrong answer. A database written
-//! before the identity existed still opens and reads.
+//! before the identity existed (by a pre-release build) is refused.
 
 #![allow(clippy::indexing_slicing)]
 
 use lamina::cache::BlockCache;
 use lamina::fs::{FileSystem, MemFs};
 use lamina::manifest::VersionEdit;
-use lamina::table::{Table, TableBuilder, TableOptions};
+use lamina::table::{Properties, Table, TableBuilder, TableOptions};
 use lamina::wal::{LogReader, LogWriter, MANIFEST_MAGIC, WAL_MAGIC};
 use lamina::{Db, Error, Options};
 use std::path::{Path, PathBuf};
@@ -227,9 +227,9 @@ fn a_renumbered_table_is_refused_at_the_first_read() {
     assert_corruption_naming(&e, &target, "written as number");
 }
 
-/// A table whose listing in the manifest does not match it (here: a table
-/// written before format version 2, which names no database or number, put
-/// in place of another) is refused by what the manifest knows of it.
+/// A table whose listing in the manifest does not match it (here: another
+/// table's entries, written with this table's identity and number, put in
+/// its place) is refused by what the manifest knows of it.
 #[test]
 fn a_table_unlike_its_listing_is_refused() {
     let fs = MemFs::new();
@@ -248,16 +248,24 @@ fn a_table_unlike_its_listing_is_refused() {
         PathBuf::from("/db").join(&tables[0]),
         PathBuf::from("/db").join(&tables[1]),
     );
-    rewrite_table_without_origin(&fs, &older, &newer);
+    let origin = properties(&fs, &newer);
+    rewrite_table(&fs, &older, &newer, (origin.identity, origin.file_number));
     let db = Db::open(Path::new("/db"), opts(&fs)).expect("open");
     let e = db.get(&key(1)).expect_err("a read of the swapped table");
     assert_corruption_naming(&e, &newer, "the manifest lists");
 }
 
-/// Writes the entries of table `from` to `to` as a table written before
-/// format version 2 would hold them: no identity, no file number.
-/// Returns the new table's size.
-fn rewrite_table_without_origin(fs: &MemFs, from: &Path, to: &Path) -> u64 {
+/// The properties of the table at `path`.
+fn properties(fs: &MemFs, path: &Path) -> Properties {
+    let file = fs.open(path).expect("open table");
+    let table =
+        Table::open(file, path.to_path_buf(), 0, Arc::new(BlockCache::new(0))).expect("table");
+    *table.properties()
+}
+
+/// Writes the entries of table `from` to `to`, naming `origin` (identity,
+/// file number) in its properties.
+fn rewrite_table(fs: &MemFs, from: &Path, to: &Path, origin: (u128, u64)) {
     let file = fs.open(from).expect("open table");
     let table = Arc::new(
         Table::open(file, from.to_path_buf(), 0, Arc::new(BlockCache::new(0))).expect("table"),
@@ -273,48 +281,40 @@ fn rewrite_table_without_origin(fs: &MemFs, from: &Path, to: &Path) -> u64 {
     drop(it);
     drop(table);
     let out = fs.create(to).expect("create");
-    // Format version 1, as the code before the identity wrote tables.
-    let old = TableOptions {
-        format_version: 1,
-        restart_interval: 16,
-        ..TableOptions::default()
-    };
-    let mut b = TableBuilder::new(out, to.to_path_buf(), old);
+    let mut b = TableBuilder::new(out, to.to_path_buf(), TableOptions::default());
+    b.set_origin(origin.0, origin.1);
     for (k, v) in &entries {
         b.add(k, v).expect("add");
     }
     b.finish().expect("finish");
-    fs.read_all(to).expect("read table").len() as u64
 }
 
-/// Rewrites `dir` as the code before format version 2 wrote it: WAL
-/// segments with a version-1 header, tables without identity or number,
-/// a manifest without tags 10 and 11.
-fn make_old(fs: &MemFs, dir: &str) {
-    for name in names(fs, dir, ".wal") {
-        let path = PathBuf::from(dir).join(&name);
-        let mut r = LogReader::open(fs, &path, WAL_MAGIC).expect("read WAL");
-        let mut records = Vec::new();
-        while let Some(rec) = r.next_record().expect("record") {
-            records.push(rec);
-        }
-        let mut w = LogWriter::create(fs, &path, WAL_MAGIC).expect("rewrite WAL");
-        for rec in &records {
-            w.add_record(rec);
-        }
-        w.sync().expect("sync");
-        let bytes = fs.read_all(&path).expect("read");
-        assert_eq!(&bytes[8..12], &1u32.to_le_bytes(), "a version-1 header");
+/// A table that names no database (identity 0) and was not written by a
+/// table writer is refused at the first read, as one copied in from
+/// elsewhere.
+#[test]
+fn a_table_naming_no_database_is_refused_at_the_first_read() {
+    let fs = MemFs::new();
+    let db = Db::open(Path::new("/db"), opts(&fs)).expect("open");
+    for i in 0..500 {
+        db.put(&key(i), b"in a table").expect("put");
     }
-    let mut sizes = std::collections::HashMap::new();
-    for name in names(fs, dir, ".sst") {
-        let path = PathBuf::from(dir).join(&name);
-        let tmp = PathBuf::from(dir).join("old.table");
-        let size = rewrite_table_without_origin(fs, &path, &tmp);
-        fs.rename(&tmp, &path).expect("rename");
-        let number: u64 = name.trim_end_matches(".sst").parse().expect("table number");
-        sizes.insert(number, size);
-    }
+    db.flush().expect("flush");
+    db.close().expect("close");
+    let tables = names(&fs, "/db", ".sst");
+    let path = PathBuf::from("/db").join(&tables[0]);
+    let tmp = PathBuf::from("/db").join("table.tmp");
+    rewrite_table(&fs, &path, &tmp, (0, 0));
+    fs.rename(&tmp, &path).expect("rename");
+    let db = Db::open(Path::new("/db"), opts(&fs)).expect("open");
+    let e = db.get(&key(1)).expect_err("a read of the table");
+    assert_corruption_naming(&e, &path, "names no database (identity 0)");
+}
+
+/// Rewrites the manifest of `dir` as a pre-release build wrote it before
+/// the identity existed: without tags 10 (identity) and 11 (WAL segment
+/// started).
+fn drop_identity_from_manifest(fs: &MemFs, dir: &str) -> PathBuf {
     let current = fs
         .read_all(&PathBuf::from(dir).join("CURRENT"))
         .expect("CURRENT");
@@ -325,13 +325,6 @@ fn make_old(fs: &MemFs, dir: &str) {
         let mut e = VersionEdit::decode(&rec).expect("edit");
         e.identity = None;
         e.wals_started.clear();
-        for (_, f) in e.new_files.iter_mut() {
-            if let Some(&size) = sizes.get(&f.number) {
-                let mut meta = (**f).clone();
-                meta.size = size;
-                *f = Arc::new(meta);
-            }
-        }
         edits.push(e.encode());
     }
     let mut w = LogWriter::create(fs, &manifest, MANIFEST_MAGIC).expect("rewrite manifest");
@@ -340,14 +333,15 @@ fn make_old(fs: &MemFs, dir: &str) {
     }
     w.sync().expect("sync");
     fs.sync_dir(Path::new(dir)).expect("sync dir");
+    manifest
 }
 
-/// A database written before format version 2 (version-1 WAL header, tables
-/// without identity and number, a manifest without identity) opens
-/// read-only and read-write, reads every key, gets an identity, and keeps
-/// working.
+/// A database written before the identity existed — by a pre-release
+/// build, whose manifest names no database and whose WAL segments have the
+/// 16-byte version-1 header — is refused read-only and read-write, in
+/// words naming the file and the layout.
 #[test]
-fn a_database_from_before_the_identity_opens_and_reads() {
+fn a_database_from_before_the_identity_is_refused() {
     let fs = MemFs::new();
     let db = Db::open(Path::new("/db"), opts(&fs)).expect("open");
     for i in 0..1000 {
@@ -360,29 +354,41 @@ fn a_database_from_before_the_identity_opens_and_reads() {
     db.sync().expect("sync");
     let fs = fs.crash_clone();
     drop(db);
-    make_old(&fs, "/db");
+    // The live WAL segment (the newest: an older one is kept for reuse)
+    // alone: a version-1 header.
+    let wal = PathBuf::from("/db").join(names(&fs, "/db", ".wal").last().expect("a WAL"));
+    let mut r = LogReader::open(&fs, &wal, WAL_MAGIC).expect("read WAL");
+    let mut records = Vec::new();
+    while let Some(rec) = r.next_record().expect("record") {
+        records.push(rec);
+    }
+    let mut w = LogWriter::create(&fs, &wal, WAL_MAGIC).expect("rewrite WAL");
+    for rec in &records {
+        w.add_record(rec);
+    }
+    w.sync().expect("sync");
+    assert_eq!(
+        &fs.read_all(&wal).expect("read")[8..12],
+        &1u32.to_le_bytes()
+    );
     let ro = Options {
         read_only: true,
         ..opts(&fs)
     };
-    for o in [ro, opts(&fs), opts(&fs)] {
-        let db = Db::open(Path::new("/db"), o).expect("open an old database");
-        let all: Vec<(Vec<u8>, Vec<u8>)> = db.iter().collect::<Result<_, _>>().expect("scan");
-        assert_eq!(all.len(), 1100);
-        assert_eq!(db.get(&key(5)).expect("get"), Some(b"in a table".to_vec()));
-        assert_eq!(
-            db.get(&key(1050)).expect("get"),
-            Some(b"in the WAL".to_vec())
-        );
-        let report = db.check().expect("check");
-        assert!(report.is_ok(), "{:?}", report.problems);
-        db.close().expect("close");
+    let words = "written by a pre-release build of lamina (WAL header version 1); \
+                 this build reads format 1 only";
+    for o in [ro.clone(), opts(&fs)] {
+        let e = Db::open(Path::new("/db"), o).expect_err("open");
+        assert_corruption_naming(&e, &wal, words);
+        assert!(matches!(e, Error::Corruption { offset: 0, .. }), "{e}");
     }
-    let db = Db::open(Path::new("/db"), opts(&fs)).expect("open");
-    db.put(b"new", b"after").expect("put");
-    db.flush().expect("flush");
-    db.close().expect("close");
-    let db = Db::open(Path::new("/db"), opts(&fs)).expect("open");
-    assert_eq!(db.get(b"new").expect("get"), Some(b"after".to_vec()));
-    assert_eq!(db.get(&key(5)).expect("get"), Some(b"in a table".to_vec()));
+    // And its manifest: no identity.
+    let manifest = drop_identity_from_manifest(&fs, "/db");
+    let words = "written by a pre-release build of lamina (a manifest without a database \
+                 identity); this build reads format 1 only";
+    for o in [ro, opts(&fs)] {
+        let e = Db::open(Path::new("/db"), o).expect_err("open");
+        assert_corruption_naming(&e, &manifest, words);
+        assert!(matches!(e, Error::Corruption { offset: 0, .. }), "{e}");
+    }
 }

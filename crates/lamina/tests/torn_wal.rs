@@ -76,11 +76,11 @@ fn a_torn_tail_of_the_last_segment_is_a_note_not_a_problem() {
 }
 
 /// The crashed database of [`crashed_with_torn_tail`], whose later segment
-/// then gets records (the first one's, framed under its own number) and is
-/// rewritten with header `version`, and recorded in the manifest as started
-/// (tag 11) if `recorded`; the first segment is torn inside its last record.
-/// Returns the file system and the first segment's path.
-fn torn_before_writes(version: u8, recorded: bool) -> (MemFs, PathBuf) {
+/// then gets records (the first one's, framed under its own number), and is
+/// recorded in the manifest as started (tag 11) if `recorded`; the first
+/// segment is torn inside its last record. Returns the file system and the
+/// first segment's path.
+fn torn_before_writes(recorded: bool) -> (MemFs, PathBuf) {
     let (fs, later) = crashed_with_torn_tail();
     let first = fs
         .file_names(Path::new("/db"))
@@ -93,19 +93,12 @@ fn torn_before_writes(version: u8, recorded: bool) -> (MemFs, PathBuf) {
     let origin = LogReader::open(&fs, &later, WAL_MAGIC)
         .expect("read")
         .origin()
-        .expect("a version-3 header");
+        .expect("a WAL header");
     let mut w = LogWriter::create_wal(&fs, &later, origin).expect("create");
     while let Some(rec) = r.next_record().expect("record") {
         w.add_record(&rec);
     }
     w.sync().expect("sync");
-    let mut bytes = fs.read_all(&later).expect("read");
-    bytes[8] = version;
-    let crc = masked_crc(&bytes[..36]);
-    bytes[36..40].copy_from_slice(&crc.to_le_bytes());
-    let mut f = fs.create(&later).expect("rewrite");
-    f.append(&bytes).expect("append");
-    f.sync_data().expect("sync");
     if recorded {
         record_started(&fs, origin.number);
     }
@@ -145,27 +138,24 @@ fn record_started(fs: &MemFs, number: u64) {
 
 /// A torn tail followed by a segment holding writes is damage when a sync
 /// covered those writes (writes after the tear survived, writes at it did
-/// not): the later segment is recorded in the manifest, or is of version 4,
-/// whose segments were recorded before anything in them was acknowledged.
-/// Recovery refuses it, naming the torn segment; `check` calls it a problem.
+/// not): the later segment is recorded in the manifest. Recovery refuses
+/// it, naming the torn segment; `check` calls it a problem.
 #[test]
 fn a_torn_tail_before_a_segment_holding_writes_is_corruption() {
-    for (version, recorded) in [(5, true), (4, false), (4, true)] {
-        let (fs, first) = torn_before_writes(version, recorded);
-        let e = Db::open(Path::new("/db"), opts(&fs, true)).expect_err("open");
-        assert!(e.is_corruption(), "{e}");
-        assert!(e.to_string().contains(&first.display().to_string()), "{e}");
-        assert!(e.to_string().contains("later segment holds writes"), "{e}");
-    }
+    let (fs, first) = torn_before_writes(true);
+    let e = Db::open(Path::new("/db"), opts(&fs, true)).expect_err("open");
+    assert!(e.is_corruption(), "{e}");
+    assert!(e.to_string().contains(&first.display().to_string()), "{e}");
+    assert!(e.to_string().contains("later segment holds writes"), "{e}");
 }
 
-/// A torn tail followed by writes in a version-5 segment the manifest does
-/// not record is what a power loss leaves when a rotation had not yet paid
-/// its syncs: no sync covered anything from the tear on, so the log ends
-/// there (docs/format.md#segments-started-ahead-of-their-syncs-version-5).
+/// A torn tail followed by writes in a segment the manifest does not
+/// record is what a power loss leaves when a rotation had not yet paid its
+/// syncs: no sync covered anything from the tear on, so the log ends there
+/// (docs/format.md#segments-started-ahead-of-their-syncs).
 #[test]
 fn a_tear_before_writes_no_sync_covered_ends_the_log() {
-    let (fs, first) = torn_before_writes(5, false);
+    let (fs, first) = torn_before_writes(false);
     let db = Db::open(Path::new("/db"), opts(&fs, true)).expect("read-only open");
     assert_eq!(
         db.iter().count(),

@@ -1,4 +1,4 @@
-//! WAL segments are reused (docs/format.md#recyclable-segments-version-3):
+//! WAL segments are reused (docs/format.md#recyclable-segments):
 //! a power loss at every sync point of their life — zero fill, header sync,
 //! rename, manifest record, END — loses no acknowledged write and never
 //! replays a record of a segment's earlier life.

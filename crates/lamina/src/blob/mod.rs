@@ -42,10 +42,10 @@ pub(crate) use writer::{BlobWriter, SealedBlob};
 
 /// Magic number at both ends of a blob file.
 pub const MAGIC: &[u8; 8] = b"LAMNABLB";
-/// Format version in the header of the files lamina writes.
+/// Format version in the header of a blob file, the one format 1 writes and
+/// reads (docs/format.md#blob-file; version 1 was written only by
+/// pre-release builds, and is refused).
 pub const VERSION: u32 = 2;
-/// The versions it reads (docs/format.md#blob-file).
-pub const READ_VERSIONS: [u32; 2] = [1, 2];
 /// Bytes of the file header.
 pub const HEADER_LEN: usize = 16;
 /// Bytes of the footer.

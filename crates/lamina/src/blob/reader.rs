@@ -3,7 +3,7 @@
 //! Layout: docs/format.md#blob-file.
 
 use super::pointer::BlobPointer;
-use super::{FOOTER_LEN, HEADER_LEN, MAGIC, READ_VERSIONS, RECORD_HEADER_LEN};
+use super::{FOOTER_LEN, HEADER_LEN, MAGIC, RECORD_HEADER_LEN, VERSION};
 use crate::coding::{
     get_u32, get_u64, masked_crc, masked_crc_copy, masked_crc_copy_into,
 };
@@ -248,6 +248,8 @@ pub fn scan_open(file: &dyn RandomAccessFile, path: &Path, number: u64) -> Resul
     })
 }
 
+/// Checks the blob file's header: its magic, version 2 (the pre-release
+/// version 1 is refused in those words) and checksum.
 fn check_header(file: &dyn RandomAccessFile, path: &Path) -> Result<()> {
     let bad = |why: String| Error::corruption(path, 0, why);
     let header = file.read_at(0, HEADER_LEN).map_err(|e| Error::io(path, e))?;
@@ -255,11 +257,18 @@ fn check_header(file: &dyn RandomAccessFile, path: &Path) -> Result<()> {
     if magic != MAGIC {
         return Err(bad("not a blob file (bad magic)".into()));
     }
-    if !get_u32(rest, 0).is_some_and(|v| READ_VERSIONS.contains(&v)) {
-        return Err(bad(format!("unknown blob file version {:?}", get_u32(rest, 0))));
+    let version = get_u32(rest, 0).unwrap_or_default();
+    if version != VERSION && version != 1 {
+        return Err(bad(format!(
+            "blob file header version {version}, which this build does not read (format 1 \
+             reads version {VERSION}): written by a later version of lamina, or damaged"
+        )));
     }
     if get_u32(rest, 4) != Some(masked_crc(header.get(..12).unwrap_or(&[]))) {
         return Err(bad("blob file header checksum mismatch".into()));
+    }
+    if version == 1 {
+        return Err(Error::pre_release(path, "blob file header version 1"));
     }
     Ok(())
 }

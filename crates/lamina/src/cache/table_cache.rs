@@ -27,8 +27,9 @@ pub struct TableCache {
     dir: PathBuf,
     tables: Cache<u64, Arc<Table>>,
     block_cache: Arc<BlockCache>,
-    /// The database identity tables must carry, if they carry one.
-    identity: Option<u128>,
+    /// The database identity tables must carry (0 outside a database:
+    /// tables are then not checked against one).
+    identity: u128,
     rows: RowCache,
     /// Set by [`TableCache::close`].
     closed: AtomicBool,
@@ -58,14 +59,14 @@ impl TableCache {
             tables: Cache::new(capacity.max(1)),
             rows: RowCache::new(block_cache.capacity_bytes() / ROW_CACHE_SHARE),
             block_cache,
-            identity: None,
+            identity: 0,
             closed: AtomicBool::new(false),
         }
     }
 
     /// The same cache, checking that listed tables carry `identity` (the
-    /// database's; `None` if it has none yet).
-    pub fn with_identity(mut self, identity: Option<u128>) -> TableCache {
+    /// database's).
+    pub fn with_identity(mut self, identity: u128) -> TableCache {
         self.identity = identity;
         self
     }
@@ -76,7 +77,7 @@ impl TableCache {
     }
 
     /// The database identity tables are checked against.
-    pub fn identity(&self) -> Option<u128> {
+    pub fn identity(&self) -> u128 {
         self.identity
     }
 

@@ -20,7 +20,7 @@ pub struct OutputSpec<'a> {
     pub dir: PathBuf,
     /// Options of the tables to write.
     pub table: TableOptions,
-    /// The database identity written in every table's properties (0 = none yet).
+    /// The database identity written in every table's properties.
     pub identity: u128,
     /// Cut a new table once one reaches this many bytes (only between keys).
     pub target_size: u64,

@@ -184,8 +184,7 @@ struct Tear {
     /// Where its records end (for a lost value, the end of the record
     /// pointing to it).
     at: u64,
-    /// Its torn tail, if it has one (a version-3 segment may end open
-    /// without one).
+    /// Its torn tail, if it has one (a segment may end open without one).
     tail: Option<crate::wal::TornTail>,
     /// The value a crash lost before it was durable, if that ends it.
     lost: Option<crate::blob::BlobPointer>,
@@ -234,7 +233,7 @@ fn check_wals(inner: &Inner, report: &mut CheckReport) -> Result<()> {
             match r.next_record() {
                 Ok(Some(rec)) => {
                     if let Some(t) = &torn {
-                        if super::open::tear_ends_log(&r, t.segment, &recorded) {
+                        if super::open::tear_ends_log(t.segment, &recorded) {
                             report.notes.push(format!(
                                 "{}: a write torn by a power loss ends the log at offset {}; \
                                  the writes after it (from {} on) were never synced and \
@@ -254,7 +253,7 @@ fn check_wals(inner: &Inner, report: &mut CheckReport) -> Result<()> {
                         report.problems.push(tear_followed_by_writes(inner, &t));
                     }
                     let at = r.valid_end();
-                    match crate::batch::decode_record(&rec, r.allows_blob_pointers()) {
+                    match crate::batch::decode_record(&rec) {
                         Ok(d) => {
                             if let Some(p) =
                                 check_wal_blob_values(&mut values, &d.batch, num, at, report)

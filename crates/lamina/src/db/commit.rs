@@ -338,14 +338,14 @@ impl Inner {
     /// WAL meanwhile. Returns the last ticket the sync covers.
     fn sync_for_commit(&self) -> Result<u64> {
         self.check_writable()?;
-        // Earlier segments first: docs/format.md#segments-started-ahead-of-their-syncs-version-5.
+        // Earlier segments first: docs/format.md#segments-started-ahead-of-their-syncs.
         let mut wal = self.wal_paid_for()?;
         let w = wal.as_mut().ok_or(Error::Closed)?;
         let result = w.flush().map(|()| (self.pipeline.written(), w.syncer()));
         // Every value a covered record points to was handed to its blob
         // file before the record: synced first, it is durable before the
         // record. The mark of that sync goes to the WAL before the WAL's
-        // sync (docs/format.md#blob-sync-marks-version-6).
+        // sync (docs/format.md#blob-sync-marks).
         let result = match result {
             Ok((covered, Some(syncer))) => {
                 drop(wal);

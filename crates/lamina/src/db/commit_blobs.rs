@@ -8,7 +8,7 @@
 //! (footer) when the memtable is sealed and synced by the rotation's debts
 //! (`db/rotation.rs`), and named in the manifest by
 //! the memtable's flush. Each sync of it is marked in the WAL
-//! (docs/format.md#blob-sync-marks-version-6). Recovery and `check` check
+//! (docs/format.md#blob-sync-marks). Recovery and `check` check
 //! every replayed pointer against its file with one rule
 //! ([`ReplayedValues`]): a value missing where no crash could have lost it
 //! is corruption, elsewhere the log's torn tail; recovery then seals the
@@ -103,7 +103,7 @@ impl Inner {
     /// Makes durable every value handed to the active memtable's blob file.
     /// Called before the WAL is synced, so that a durable WAL record never
     /// points past the durable end of its blob file. Returns the mark the
-    /// WAL is to hold of it (docs/format.md#blob-sync-marks-version-6), if
+    /// WAL is to hold of it (docs/format.md#blob-sync-marks), if
     /// there is a file and its name is durable too (no debt is unpaid, the
     /// directory's sync among them); the caller hands it to the WAL before
     /// the WAL's sync.
@@ -227,7 +227,7 @@ impl Inner {
 /// Hands `mark`, of a blob file's sync, to the WAL segment `w` (through
 /// its mapping where it can: no system call), for the segment's sync to
 /// make durable with the records it covers
-/// (docs/format.md#blob-sync-marks-version-6).
+/// (docs/format.md#blob-sync-marks).
 pub(super) fn hand_mark(w: &mut crate::wal::LogWriter, mark: Option<BlobSynced>) -> Result<()> {
     match mark {
         Some(m) if w.add_blob_synced(m) => w.flush_mapped(),
@@ -278,7 +278,7 @@ impl ReplayedBlobs {
 /// recorded only once the segment before it and its blob file were
 /// synced whole), or when a mark in a replayed segment says its blob file
 /// was synced past the value's end
-/// (docs/format.md#blob-sync-marks-version-6). The marks are read only
+/// (docs/format.md#blob-sync-marks). The marks are read only
 /// when a value is missing: after a crash or damage, never on a clean open.
 pub(super) struct ReplayedValues<'a> {
     inner: &'a Inner,

@@ -33,7 +33,7 @@ impl Inner {
     pub fn table_options(&self, bottom: bool) -> TableOptions {
         TableOptions {
             block_size: self.block_size_choice().block_size,
-            // Layout: docs/format.md#block (the interval of version 2).
+            // Layout: docs/format.md#block (the interval of data blocks).
             restart_interval: 4,
             compression: if bottom {
                 self.opts.bottom_compression
@@ -41,7 +41,6 @@ impl Inner {
                 self.opts.compression
             },
             bloom_bits_per_key: self.opts.bloom_bits_per_key,
-            ..TableOptions::default()
         }
     }
 
@@ -137,7 +136,7 @@ impl Inner {
             fs: self.fs.as_ref(),
             dir: self.path.clone(),
             table,
-            identity: self.tables.identity().unwrap_or(0),
+            identity: self.tables.identity(),
             target_size,
             snapshots: self.snapshot_list(),
             bottommost,

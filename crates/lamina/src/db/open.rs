@@ -90,7 +90,7 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         Some(lock_database(fs.as_ref(), path)?)
     };
     let mut reader_file = None;
-    let mut vs = match found {
+    let vs = match found {
         Found::Database if opts.error_if_exists => {
             return Err(Error::AlreadyExists(path.to_path_buf()))
         }
@@ -103,12 +103,14 @@ pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         Found::Empty if !opts.create_if_missing || opts.read_only => {
             return Err(not_a_db(path, "the directory holds no database"))
         }
-        Found::Empty => VersionSet::new(Arc::clone(&fs), path),
+        Found::Empty => {
+            // The identity is recorded before any file naming it is written
+            // (docs/format.md#database-identity).
+            let mut vs = VersionSet::create(Arc::clone(&fs), path)?;
+            vs.start_manifest()?;
+            vs
+        }
     };
-    if !opts.read_only {
-        // Before any file naming it is written (docs/format.md#database-identity).
-        vs.ensure_identity()?;
-    }
     let keyspaces: BTreeMap<String, u32> = vs
         .keyspaces()
         .iter()
@@ -268,8 +270,9 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     // A torn tail ends the log only if no later segment holds a record (a
     // crash may leave empty segments after it: one created by a rotation
     // before the torn one was synced, or by a recovery the crash interrupted),
-    // or if every later one that does was started ahead of the syncs of the
-    // torn one (docs/format.md#segments-started-ahead-of-their-syncs-version-5).
+    // or if no segment after the tear is recorded: every later one was
+    // started ahead of the syncs of the torn one
+    // (docs/format.md#segments-started-ahead-of-their-syncs).
     let mut torn: Option<(u64, Error)> = None;
     // Blob files written at commit that the replayed records point into.
     let mut replayed_blobs = ReplayedBlobs::default();
@@ -300,15 +303,14 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
                 }
             };
             if let Some((torn_num, e)) = torn.take() {
-                if tear_ends_log(&reader, torn_num, &recorded) {
+                if tear_ends_log(torn_num, &recorded) {
                     break 'segments;
                 }
                 inner.forgive_live_writer(e)?;
                 break 'segments;
             }
             let at = reader.valid_end();
-            let d = decode_record(&rec, reader.allows_blob_pointers())
-                .map_err(|r| Error::corruption(&path, at, r))?;
+            let d = decode_record(&rec).map_err(|r| Error::corruption(&path, at, r))?;
             if let Some(p) = missing_value(&mut values, &d.batch, num, at)? {
                 // The record survived a crash that its value did not (it
                 // was not yet durable): the log ends here
@@ -412,13 +414,13 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     Ok(())
 }
 
-/// Whether a tear in segment `torn` ends the log although `later` (a later
-/// segment) holds a record: `later` was started ahead of the torn
-/// segment's syncs (version 5) and no segment after the tear is recorded in
-/// the manifest, so no sync covered anything from the tear on
-/// (docs/format.md#segments-started-ahead-of-their-syncs-version-5).
-pub(super) fn tear_ends_log(later: &LogReader, torn: u64, recorded: &BTreeSet<u64>) -> bool {
-    later.started_ahead() && recorded.range(torn.saturating_add(1)..).next().is_none()
+/// Whether a tear in segment `torn` ends the log although a later segment
+/// holds a record: no segment after the tear is recorded in the manifest,
+/// so every later one was started ahead of the torn segment's syncs and no
+/// sync covered anything from the tear on
+/// (docs/format.md#segments-started-ahead-of-their-syncs).
+pub(super) fn tear_ends_log(torn: u64, recorded: &BTreeSet<u64>) -> bool {
+    recorded.range(torn.saturating_add(1)..).next().is_none()
 }
 
 /// The first value a kind-3 operation of `batch` (the record of segment

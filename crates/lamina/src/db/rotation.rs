@@ -12,7 +12,7 @@
 //! before it is paid for, so a power loss before the payment leaves at
 //! worst a tear in the old segment followed by records no sync covered,
 //! which recovery drops
-//! (docs/format.md#segments-started-ahead-of-their-syncs-version-5).
+//! (docs/format.md#segments-started-ahead-of-their-syncs).
 
 use super::Inner;
 use crate::blob::SealedBlob;
@@ -178,7 +178,7 @@ impl Inner {
             self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
         }
         self.sync_dir()?;
-        // Layout: docs/format.md#segments-started-ahead-of-their-syncs-version-5.
+        // Layout: docs/format.md#segments-started-ahead-of-their-syncs.
         self.versions.lock().record_wal_started(owed.started)
     }
 

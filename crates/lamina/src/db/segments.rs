@@ -3,7 +3,7 @@
 //! manifest's log number has passed them — kept for reuse, a few at a time,
 //! or removed.
 //!
-//! Layout: docs/format.md#recyclable-segments-version-3. A reused file was
+//! Layout: docs/format.md#recyclable-segments. A reused file was
 //! written before, to its whole length, so writing over it changes neither
 //! its size nor its allocation and `fdatasync` has no metadata to write.
 
@@ -26,7 +26,7 @@ impl Inner {
     pub(crate) fn start_wal_segment(&self, number: u64) -> Result<LogWriter> {
         let path = filename::path(&self.path, FileKind::Wal, number);
         let origin = Origin {
-            identity: self.tables.identity().unwrap_or_default(),
+            identity: self.tables.identity(),
             number,
         };
         let reusable = self.reusable_wals.lock().pop();

@@ -7,7 +7,7 @@
 //! window kills the process (`SIGBUS`). lamina maps only WAL segments it
 //! is writing, while it holds the database's `LOCK` (no other writer), and
 //! never truncates or shortens a file it has mapped: a segment only grows
-//! (docs/format.md#recyclable-segments-version-3), and it is created,
+//! (docs/format.md#recyclable-segments), and it is created,
 //! reused or removed only after its writer, and so its window, is gone.
 #![allow(unsafe_code)]
 

@@ -49,9 +49,9 @@ pub struct VersionSet {
     keyspaces: BTreeMap<KeyspaceId, String>,
     next_keyspace_id: KeyspaceId,
     lifetime: super::edit::Lifetime,
-    /// The database identity; `None` for a database created before format
-    /// version 2 until a read-write open assigns one.
-    identity: Option<u128>,
+    /// The database identity (docs/format.md#database-identity); never 0
+    /// once created or recovered.
+    identity: u128,
     /// WAL segments recorded as started, at or above `log_number`.
     wals: BTreeSet<u64>,
     current: Arc<Version>,
@@ -60,8 +60,17 @@ pub struct VersionSet {
 }
 
 impl VersionSet {
-    /// An empty version set for a new database (nothing written yet).
-    pub fn new(fs: Arc<dyn FileSystem>, dir: &Path) -> VersionSet {
+    /// An empty version set for a new database with a new random identity
+    /// (nothing written yet: [`VersionSet::start_manifest`] records it
+    /// before any file naming it is written).
+    pub fn create(fs: Arc<dyn FileSystem>, dir: &Path) -> Result<VersionSet> {
+        let identity = new_identity(dir)?;
+        Ok(VersionSet::empty(fs, dir, identity))
+    }
+
+    /// An empty version set of the database `identity` (0 while a manifest
+    /// is replayed, until its tag 10).
+    fn empty(fs: Arc<dyn FileSystem>, dir: &Path, identity: u128) -> VersionSet {
         VersionSet {
             fs,
             dir: dir.to_path_buf(),
@@ -73,17 +82,19 @@ impl VersionSet {
             keyspaces: BTreeMap::new(),
             next_keyspace_id: 1,
             lifetime: super::edit::Lifetime::default(),
-            identity: None,
+            identity,
             wals: BTreeSet::new(),
             current: Arc::new(Version::default()),
             closed: false,
         }
     }
 
-    /// Reads `CURRENT` and replays the manifest it names.
+    /// Reads `CURRENT` and replays the manifest it names. A manifest that
+    /// names no database identity (tag 10) was written by a pre-release
+    /// build: corruption at offset 0, in those words.
     pub fn recover(fs: Arc<dyn FileSystem>, dir: &Path) -> Result<VersionSet> {
         let (path, manifest_number) = filename::read_current(fs.as_ref(), dir)?;
-        let mut vs = VersionSet::new(fs, dir);
+        let mut vs = VersionSet::empty(fs, dir, 0);
         vs.manifest_number = manifest_number;
         let mut reader = LogReader::open(vs.fs.as_ref(), &path, MANIFEST_MAGIC)?;
         let mut version = Version::default();
@@ -99,6 +110,12 @@ impl VersionSet {
         }
         if records == 0 {
             return Err(Error::corruption(&path, 0, "manifest holds no version"));
+        }
+        if vs.identity == 0 {
+            return Err(Error::pre_release(
+                &path,
+                "a manifest without a database identity",
+            ));
         }
         vs.current = Arc::new(version);
         vs.next_file_number = vs.next_file_number.max(manifest_number + 1);
@@ -136,7 +153,7 @@ impl VersionSet {
             self.lifetime = l;
         }
         if let Some(id) = edit.identity {
-            self.identity = Some(id);
+            self.identity = id;
         }
         self.wals.extend(edit.wals_started.iter().copied());
         let floor = self.log_number;
@@ -157,7 +174,7 @@ impl VersionSet {
             .collect();
         snap.next_keyspace_id = Some(self.next_keyspace_id);
         snap.lifetime = Some(self.lifetime);
-        snap.identity = self.identity;
+        snap.identity = Some(self.identity);
         snap.wals_started = self.wals.iter().copied().collect();
         snap
     }
@@ -228,26 +245,8 @@ impl VersionSet {
         self.closed = true;
     }
 
-    /// The database identity, drawing one and recording it in the manifest
-    /// (synced) if the database has none: a new database, or one created
-    /// before format version 2. REQUIRES: a read-write handle. Called before
-    /// any file naming the identity is written, so that every such file's
-    /// identity is durable in the manifest first.
-    pub fn ensure_identity(&mut self) -> Result<u128> {
-        if let Some(id) = self.identity {
-            return Ok(id);
-        }
-        let id = new_identity(&self.dir)?;
-        self.log_and_apply(VersionEdit {
-            identity: Some(id),
-            ..VersionEdit::default()
-        })?;
-        Ok(id)
-    }
-
-    /// The database identity; `None` until [`VersionSet::ensure_identity`]
-    /// gives an old database one.
-    pub fn identity(&self) -> Option<u128> {
+    /// The database identity (never 0).
+    pub fn identity(&self) -> u128 {
         self.identity
     }
 

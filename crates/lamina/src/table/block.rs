@@ -174,7 +174,7 @@ impl Block {
         Block::parse(data, file, offset, false)
     }
 
-    /// Like [`Block::new`], for a data block of table format 2, which ends
+    /// Like [`Block::new`], for a data block (not an index block), which ends
     /// with a hash index (docs/format.md#data-block-hash-index); corruption
     /// also if the hash index is malformed.
     pub fn with_hash_index(data: Vec<u8>, file: Arc<Path>, offset: u64) -> Result<Block> {

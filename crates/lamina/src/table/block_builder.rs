@@ -60,7 +60,7 @@ impl BlockBuilder {
         }
     }
 
-    /// Like [`BlockBuilder::new`], for a data block of table format 2: the
+    /// Like [`BlockBuilder::new`], for a data block (not an index block): the
     /// finished block ends with a hash index over the tree keys of its
     /// entries (docs/format.md#data-block-hash-index).
     pub fn with_hash_index(restart_interval: usize) -> BlockBuilder {

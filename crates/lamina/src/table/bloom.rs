@@ -1,13 +1,12 @@
-//! The bloom filter of a table, over the tree keys of its entries: the
-//! format-1 filter, and the format-2 blocked filter whose probes of one key
-//! all fall in one 64-byte line.
+//! The bloom filter of a table, over the tree keys of its entries: a
+//! blocked filter, whose probes of one key all fall in one 64-byte line.
 //!
 //! Layout: docs/format.md#filter.
 
 use xxhash_rust::xxh3::xxh3_64;
 
-/// Largest probe count a filter may declare; a filter declaring more
-/// matches everything.
+/// Largest probe count a filter may declare; a filter declaring more is
+/// corruption.
 const MAX_PROBES: u8 = 30;
 
 /// Collects the hashes of tree keys and builds a filter over them.
@@ -48,10 +47,10 @@ impl BloomBuilder {
         self.hashes.is_empty()
     }
 
-    /// The blocked filter (table format 2) for the keys added, with
-    /// `bits_per_key` bits per key; `bits_per_key == 0` gives an empty
-    /// filter, which matches everything.
-    pub fn build_blocked(&self, bits_per_key: u32) -> Vec<u8> {
+    /// The blocked filter for the keys added, with `bits_per_key` bits per
+    /// key; `bits_per_key == 0` gives an empty filter, which matches
+    /// everything.
+    pub fn build(&self, bits_per_key: u32) -> Vec<u8> {
         if bits_per_key == 0 {
             return Vec::new();
         }
@@ -65,32 +64,6 @@ impl BloomBuilder {
             let line = line_of(h, m) * LINE_BYTES;
             for bit in line_probes(h, k) {
                 if let Some(byte) = filter.get_mut(line + (bit / 8) as usize) {
-                    *byte |= 1 << (bit % 8);
-                }
-            }
-        }
-        filter.push(k);
-        filter.push(0);
-        filter
-    }
-
-    /// The filter bytes (table format 1) for the keys added, with
-    /// `bits_per_key` bits per key; `bits_per_key == 0` gives an empty
-    /// filter, which matches everything.
-    pub fn build(&self, bits_per_key: u32) -> Vec<u8> {
-        if bits_per_key == 0 {
-            return Vec::new();
-        }
-        let bits = (self.hashes.len() as u64).saturating_mul(u64::from(bits_per_key));
-        let n = usize::try_from(bits.div_ceil(8))
-            .unwrap_or(usize::MAX)
-            .max(8);
-        let k = probe_count(bits_per_key);
-        let mut filter = vec![0u8; n];
-        let nbits = (n as u64) * 8;
-        for &h in &self.hashes {
-            for bit in probes(h, k, nbits) {
-                if let Some(byte) = filter.get_mut((bit / 8) as usize) {
                     *byte |= 1 << (bit % 8);
                 }
             }
@@ -134,10 +107,10 @@ fn line_probes(h: u64, k: u8) -> impl Iterator<Item = u32> {
 #[repr(C, align(64))]
 struct Line([u8; LINE_BYTES]);
 
-/// A table format 2 filter, checked when the table is opened. Its lines are
+/// A table's filter, checked when the table is opened. Its lines are
 /// copied into cache-line-aligned memory, so a probe reads one cache line.
 ///
-/// Layout: docs/format.md#blocked-filter-version-2.
+/// Layout: docs/format.md#blocked-filter.
 #[derive(Debug, Default)]
 pub struct BlockedBloom {
     /// Empty when the table has no filter.
@@ -225,31 +198,6 @@ impl BlockedBloom {
     }
 }
 
-/// The bit positions probed for hash `h`.
-fn probes(h: u64, k: u8, nbits: u64) -> impl Iterator<Item = u64> {
-    let h1 = h as u32;
-    let h2 = (h >> 32) as u32;
-    (0..u32::from(k)).map(move |i| u64::from(h1.wrapping_add(i.wrapping_mul(h2))) % nbits)
-}
-
-/// False only if `tree_key` was certainly not added to the filter `filter`.
-/// A filter too short to hold a bit array or declaring more than 30 probes
-/// matches everything.
-pub fn bloom_may_contain(filter: &[u8], tree_key: &[u8]) -> bool {
-    let Some(n) = filter.len().checked_sub(2).filter(|&n| n > 0) else {
-        return true;
-    };
-    let k = filter.get(n).copied().unwrap_or(0);
-    if k > MAX_PROBES {
-        return true;
-    }
-    let bits = filter.get(..n).unwrap_or(&[]);
-    probes(xxh3_64(tree_key), k, (n as u64) * 8).all(|bit| {
-        bits.get((bit / 8) as usize)
-            .is_some_and(|b| b & (1 << (bit % 8)) != 0)
-    })
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
@@ -260,7 +208,7 @@ mod tests {
     }
 
     #[test]
-    fn no_false_negatives_and_about_one_percent_false_positives() {
+    fn blocked_filter_has_no_false_negatives_and_few_false_positives() {
         let mut b = BloomBuilder::new();
         let n = 20_000;
         for i in 0..n {
@@ -268,26 +216,9 @@ mod tests {
             b.add(&key(i)); // a second version of the same tree key
         }
         assert_eq!(b.len(), n as usize);
-        let f = b.build(10);
-        assert_eq!(f.len(), 25_000 + 2);
-        assert_eq!(f[f.len() - 2], 7);
-        assert!((0..n).all(|i| bloom_may_contain(&f, &key(i))));
-        let probes = 100_000;
-        let fp = (n..n + probes)
-            .filter(|&i| bloom_may_contain(&f, &key(i)))
-            .count();
-        let rate = fp as f64 / probes as f64;
-        assert!((0.004..0.02).contains(&rate), "false-positive rate {rate}");
-    }
-
-    #[test]
-    fn blocked_filter_has_no_false_negatives_and_few_false_positives() {
-        let mut b = BloomBuilder::new();
-        let n = 20_000;
-        for i in 0..n {
-            b.add(&key(i));
-        }
-        let f = BlockedBloom::new(&b.build_blocked(10)).unwrap();
+        let bytes = b.build(10);
+        assert_eq!(bytes[bytes.len() - 2], 7, "k = round(10 × 0.69)");
+        let f = BlockedBloom::new(&bytes).unwrap();
         assert_eq!(f.len(), 391 * 64 + 2);
         let h = |i| xxh3_64(&key(i));
         assert!((0..n).all(|i| f.may_contain_hash(h(i))));
@@ -313,25 +244,17 @@ mod tests {
     }
 
     #[test]
-    fn degenerate_filters_match_everything() {
-        assert!(bloom_may_contain(&[], b"x"));
-        assert!(bloom_may_contain(&[0, 0], b"x"));
-        assert!(bloom_may_contain(
-            &[0; 10].iter().copied().chain([31, 0]).collect::<Vec<_>>(),
-            b"x"
-        ));
-        assert!(BloomBuilder::new().build(0).is_empty());
-    }
-
-    #[test]
     fn empty_and_tiny_filters() {
-        let f = BloomBuilder::new().build(10);
-        assert_eq!(f.len(), 10);
-        assert!(!bloom_may_contain(&f, b"anything"));
+        assert!(BloomBuilder::new().build(0).is_empty());
+        let bytes = BloomBuilder::new().build(10);
+        assert_eq!(bytes.len(), 64 + 2, "one line at least");
+        let f = BlockedBloom::new(&bytes).unwrap();
+        assert!(!f.may_contain_hash(xxh3_64(b"anything")));
         let mut b = BloomBuilder::new();
         b.add(b"only");
-        let f = b.build(1);
-        assert_eq!((f.len(), f[8]), (10, 1));
-        assert!(bloom_may_contain(&f, b"only"));
+        let bytes = b.build(1);
+        assert_eq!((bytes.len(), bytes[64]), (66, 1));
+        let f = BlockedBloom::new(&bytes).unwrap();
+        assert!(f.may_contain_hash(xxh3_64(b"only")));
     }
 }

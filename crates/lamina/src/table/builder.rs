@@ -5,7 +5,7 @@
 use super::block_builder::BlockBuilder;
 use super::bloom::BloomBuilder;
 use super::compress::{BlockCompressor, BLOCK_TRAILER_LEN};
-use super::footer::{BlockHandle, Footer, OLDEST_TABLE_VERSION, TABLE_VERSION};
+use super::footer::{BlockHandle, Footer, TABLE_VERSION};
 use super::properties::Properties;
 use super::{TableOptions, MAX_BLOCK_SIZE};
 use crate::error::{Error, Result};
@@ -114,23 +114,12 @@ impl TableBuilder {
     /// A builder writing to `file` (an empty file just created at `path`,
     /// which is only used to name the file in errors).
     pub fn new(file: Box<dyn WritableFile>, path: PathBuf, opts: TableOptions) -> TableBuilder {
-        let format_version =
-            if (OLDEST_TABLE_VERSION..=TABLE_VERSION).contains(&opts.format_version) {
-                opts.format_version
-            } else {
-                TABLE_VERSION
-            };
         let opts = TableOptions {
             block_size: opts.block_size.clamp(1, MAX_BLOCK_SIZE),
             restart_interval: opts.restart_interval.max(1),
-            format_version,
             ..opts
         };
-        let data = if format_version >= 2 {
-            BlockBuilder::with_hash_index(opts.restart_interval)
-        } else {
-            BlockBuilder::new(opts.restart_interval)
-        };
+        let data = BlockBuilder::with_hash_index(opts.restart_interval);
         TableBuilder {
             out: Output {
                 file,
@@ -250,11 +239,7 @@ impl TableBuilder {
         if !self.data.is_empty() {
             self.flush_data_block()?;
         }
-        let filter = if self.opts.format_version >= 2 {
-            self.bloom.build_blocked(self.opts.bloom_bits_per_key)
-        } else {
-            self.bloom.build(self.opts.bloom_bits_per_key)
-        };
+        let filter = self.bloom.build(self.opts.bloom_bits_per_key);
         let filter = self.out.write_block(&filter, Compression::None)?;
         let properties = self
             .out
@@ -266,7 +251,7 @@ impl TableBuilder {
             filter,
             properties,
             index,
-            version: self.opts.format_version,
+            version: TABLE_VERSION,
         };
         self.out.buf.extend_from_slice(&footer.encode());
         self.out.flush()?;

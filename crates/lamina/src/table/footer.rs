@@ -12,12 +12,9 @@ pub const FOOTER_LEN: usize = 64;
 /// The magic number ending every table.
 pub const TABLE_MAGIC: &[u8; 8] = b"LAMNATBL";
 
-/// The table format version this code writes; it reads this one and
-/// [`OLDEST_TABLE_VERSION`] onwards.
+/// The table format version that format 1 writes and reads (version 1
+/// was written only by pre-release builds, and is refused).
 pub const TABLE_VERSION: u32 = 2;
-
-/// The oldest table format version this code reads.
-pub const OLDEST_TABLE_VERSION: u32 = 1;
 
 /// Bytes of the footer covered by its checksum.
 const CHECKED_LEN: usize = 52;
@@ -68,7 +65,7 @@ pub struct Footer {
     pub properties: BlockHandle,
     /// The index block.
     pub index: BlockHandle,
-    /// The table format version (docs/format.md#version-history).
+    /// The table format version ([`TABLE_VERSION`], docs/format.md#footer).
     pub version: u32,
 }
 
@@ -91,7 +88,9 @@ impl Footer {
 
     /// Decodes the footer `bytes` read at `offset` of `file`. Corruption
     /// naming the offending field if the length, magic, version or
-    /// checksum is wrong. Handles are not checked against the file here.
+    /// checksum is wrong; a table of the pre-release version 1 is refused
+    /// in those words, at offset 0. Handles are not checked against the
+    /// file here.
     pub fn decode(bytes: &[u8], file: &Path, offset: u64) -> Result<Footer> {
         let at = |field: usize, reason: String| {
             Error::corruption(file, offset.saturating_add(field as u64), reason)
@@ -110,10 +109,14 @@ impl Footer {
             ));
         }
         let version = get_u32(bytes, 48).unwrap_or(0);
-        if !(OLDEST_TABLE_VERSION..=TABLE_VERSION).contains(&version) {
+        let pre_release = version == 1;
+        if version != TABLE_VERSION && !pre_release {
             return Err(at(
                 48,
-                format!("unsupported table format version {version}"),
+                format!(
+                    "table format version {version}, which this build does not read (format 1 \
+                     reads version {TABLE_VERSION}): written by a later version of lamina, or damaged"
+                ),
             ));
         }
         let stored = get_u32(bytes, CHECKED_LEN).unwrap_or(0);
@@ -123,6 +126,9 @@ impl Footer {
                 CHECKED_LEN,
                 format!("table footer checksum mismatch: stored {stored:#010x}, computed {actual:#010x}"),
             ));
+        }
+        if pre_release {
+            return Err(Error::pre_release(file, "table format version 1"));
         }
         let handle = |i: usize| BlockHandle {
             offset: get_u64(bytes, 16 * i).unwrap_or(0),
@@ -185,6 +191,22 @@ mod tests {
             };
             assert!(err.contains(field), "byte {i}: {err}");
         }
+    }
+
+    #[test]
+    fn a_pre_release_version_is_refused_in_words_at_offset_0() {
+        let mut f = sample();
+        f.version = 1;
+        match Footer::decode(&f.encode(), Path::new("f"), 100) {
+            Err(Error::Corruption { offset: 0, reason, .. }) => assert!(
+                reason.contains("pre-release build of lamina (table format version 1)"),
+                "{reason}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        f.version = 3;
+        let e = Footer::decode(&f.encode(), Path::new("f"), 100).unwrap_err();
+        assert!(e.to_string().contains("table format version 3"), "{e}");
     }
 
     #[test]

@@ -32,14 +32,13 @@ mod writer_props;
 
 pub use block::Block;
 pub use builder::TableBuilder;
-pub use footer::TABLE_VERSION;
 #[cfg(any(test, feature = "internals"))]
 pub use {
     block::{BlockIter, KeyBuf},
     block_builder::BlockBuilder,
-    bloom::{bloom_may_contain, BlockedBloom, BloomBuilder},
+    bloom::{BlockedBloom, BloomBuilder},
     builder::TableSummary,
-    footer::{BlockHandle, Footer, FOOTER_LEN, OLDEST_TABLE_VERSION, TABLE_MAGIC},
+    footer::{BlockHandle, Footer, FOOTER_LEN, TABLE_MAGIC, TABLE_VERSION},
     properties::Properties,
 };
 pub use reader::{key_hash, Probe, Table};
@@ -64,11 +63,6 @@ pub struct TableOptions {
     /// Bloom filter bits per distinct tree key; 0 writes an empty filter
     /// that matches everything. Default: 10.
     pub bloom_bits_per_key: u32,
-    /// The table format version written (docs/format.md#version-history):
-    /// [`TABLE_VERSION`] by default; 1 writes the first format (without
-    /// blocked filter and hash index), for compatibility tests. Values
-    /// outside the versions this code reads act as `TABLE_VERSION`.
-    pub format_version: u32,
 }
 
 impl Default for TableOptions {
@@ -78,7 +72,6 @@ impl Default for TableOptions {
             restart_interval: 16,
             compression: Compression::Lz4,
             bloom_bits_per_key: 10,
-            format_version: TABLE_VERSION,
         }
     }
 }

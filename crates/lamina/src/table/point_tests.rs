@@ -1,6 +1,6 @@
-//! Point lookups through the format-2 blocked filter and data-block hash
-//! index, against a sorted model; tables of format 1 still read; a damaged
-//! hash index or filter is corruption, never a wrong answer.
+//! Point lookups through the blocked filter and data-block hash index,
+//! against a sorted model; a damaged hash index or filter is corruption,
+//! never a wrong answer.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
 use super::test_util::sample_entries;
@@ -17,11 +17,10 @@ use std::sync::Arc;
 
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
-fn options(version: u32, block_size: usize, interval: usize) -> TableOptions {
+fn options(block_size: usize, interval: usize) -> TableOptions {
     TableOptions {
         block_size,
         restart_interval: interval,
-        format_version: version,
         ..TableOptions::default()
     }
 }
@@ -116,7 +115,6 @@ proptest! {
     fn point_lookups_match_the_model(
         n in 1usize..300,
         seed in any::<u64>(),
-        version in 1u32..=2,
         block_size in prop_oneof![Just(64usize), Just(300), Just(4096)],
         interval in 1usize..20,
     ) {
@@ -127,8 +125,7 @@ proptest! {
             .difference(&present)
             .cloned()
             .collect();
-        let t = build(&dir.path().join("t.sst"), &model, options(version, block_size, interval));
-        prop_assert_eq!(t.format_version(), version);
+        let t = build(&dir.path().join("t.sst"), &model, options(block_size, interval));
         check_lookups(&t, &model, &absent);
         prop_assert_eq!(t.verify().unwrap(), model.len() as u64);
     }
@@ -143,7 +140,7 @@ fn slots_hold_only_cached_blocks() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.sst");
     let model = sample_entries(3000, 7);
-    build(&path, &model, options(2, 512, 4));
+    build(&path, &model, options(512, 4));
     let keys = tree_keys(&model);
     for (capacity, fits) in [(4 << 10, false), (16 << 20, true)] {
         let cache = Arc::new(BlockCache::new(capacity));
@@ -184,7 +181,7 @@ fn blocks_of_small_entries_are_cut_where_the_hash_index_ends() {
     let t = build(
         &dir.path().join("t.sst"),
         &model,
-        options(2, 64 << 10, interval),
+        options(64 << 10, interval),
     );
     let p = t.properties();
     let per_block = (block_builder::MAX_HASHED_RESTARTS * interval) as u64;
@@ -206,7 +203,7 @@ fn blocks_of_small_entries_are_cut_where_the_hash_index_ends() {
 fn a_lookup_that_may_not_read_says_so_until_the_block_is_cached() {
     let dir = tempfile::tempdir().unwrap();
     let model = sample_entries(300, 21);
-    let t = build(&dir.path().join("c.sst"), &model, options(2, 4096, 16));
+    let t = build(&dir.path().join("c.sst"), &model, options(4096, 16));
     let tk = key::tree_key_of(&model[0].0).to_vec();
     let target = key::seek_key(&tk);
     let value = |cached_only| {
@@ -218,28 +215,7 @@ fn a_lookup_that_may_not_read_says_so_until_the_block_is_cached() {
     assert_eq!(value(true), Probe::Found(model[0].1.clone()));
 }
 
-#[test]
-fn format_1_tables_still_read() {
-    let dir = tempfile::tempdir().unwrap();
-    let model = sample_entries(2000, 11);
-    let v1 = build(&dir.path().join("1.sst"), &model, options(1, 512, 16));
-    let v2 = build(&dir.path().join("2.sst"), &model, options(2, 512, 16));
-    assert_eq!((v1.format_version(), v2.format_version()), (1, 2));
-    for t in [&v1, &v2] {
-        assert_eq!(t.verify().unwrap(), model.len() as u64);
-        check_lookups(t, &model, &BTreeSet::new());
-        let mut it = t.iter();
-        it.seek_to_first();
-        let mut seen = Vec::new();
-        while it.valid() {
-            seen.push((it.key().to_vec(), it.value().to_vec()));
-            it.next();
-        }
-        assert_eq!(seen, model);
-    }
-}
-
-/// A finished data block of format 2 over `model`, and where its buckets
+/// A finished data block over `model`, and where its buckets
 /// are (start, count).
 fn hashed_block(model: &Entries, interval: usize) -> (Vec<u8>, usize, usize) {
     let mut b = BlockBuilder::with_hash_index(interval);
@@ -501,7 +477,7 @@ fn a_damaged_filter_is_corruption_not_a_wrong_answer() {
     let dir = tempfile::tempdir().unwrap();
     let model = sample_entries(500, 3);
     let path = dir.path().join("f.sst");
-    build(&path, &model, options(2, 4096, 16));
+    build(&path, &model, options(4096, 16));
     // A flipped bit inside the lines: the block checksum catches it.
     let mut bytes = std::fs::read(&path).unwrap();
     let footer = Footer::decode(&bytes[bytes.len() - FOOTER_LEN..], &path, 0).unwrap();
@@ -513,7 +489,7 @@ fn a_damaged_filter_is_corruption_not_a_wrong_answer() {
         "{err}"
     );
     // A filter declaring 0 probes, checksum valid: refused on open.
-    build(&path, &model, options(2, 4096, 16));
+    build(&path, &model, options(4096, 16));
     rewrite_filter(&path, |f| {
         let n = f.len();
         f[n - 2] = 0;
@@ -532,7 +508,7 @@ fn a_damaged_hash_index_on_disk_is_corruption() {
     let path = dir.path().join("h.sst");
     let opts = TableOptions {
         compression: crate::Compression::None,
-        ..options(2, 1 << 20, 16)
+        ..options(1 << 20, 16)
     };
     let t = build(&path, &model, opts);
     assert_eq!(t.properties().data_blocks, 1);
@@ -591,7 +567,7 @@ fn a_large_filter_that_every_key_passes_is_skipped_until_absent_keys_are_asked()
     let model: Entries = (0..n)
         .map(|i| (key::internal_key(&tk(i * 2), 7, key::Kind::Put as u8), b"v".to_vec()))
         .collect();
-    let t = build(&path, &model, options(2, 4096, 4));
+    let t = build(&path, &model, options(4096, 4));
     // A hash outside the sample, which asks only while every lookup does.
     let unsampled = (0..)
         .map(|i: u64| key_hash(&i.to_le_bytes()))

@@ -6,6 +6,9 @@ use crate::coding::Decoder;
 use crate::error::{Error, Result};
 use std::path::Path;
 
+/// Counters every table's properties hold (0 to 12).
+const MIN_COUNTERS: u64 = 13;
+
 /// What a table holds, counted when it was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Properties {
@@ -30,9 +33,9 @@ pub struct Properties {
     /// Largest seqno of any entry.
     pub largest_seqno: u64,
     /// The identity of the database that wrote the table (counters 10–11;
-    /// 0 = unknown, as in tables written before format version 2).
+    /// 0 in a table writer's table).
     pub identity: u128,
-    /// The table's own file number (counter 12; 0 = unknown).
+    /// The table's own file number (counter 12; 0 in a table writer's table).
     pub file_number: u64,
     /// Settings of the TableWriter that wrote the table (counters 20+), if one did.
     pub writer: Option<super::writer_props::WriterProps>,
@@ -90,8 +93,9 @@ impl Properties {
     }
 
     /// Decodes a properties block read at `offset` of `file`. Counters past
-    /// the thirteen known are ignored; missing ones read as 0. Corruption if the
-    /// block is not exactly `4 + 8 × count` bytes.
+    /// the thirteen every table holds are ignored, but for a table writer's
+    /// settings (20 and on). Corruption if the block is not exactly
+    /// `4 + 8 × count` bytes or holds fewer than thirteen counters.
     pub fn decode(bytes: &[u8], file: &Path, offset: u64) -> Result<Properties> {
         let mut d = Decoder::new(bytes);
         let count = d.u32().map(u64::from);
@@ -104,6 +108,16 @@ impl Properties {
                     "properties block of {} bytes does not hold the {} counters it declares",
                     bytes.len(),
                     count.unwrap_or(0)
+                ),
+            ));
+        }
+        if let Some(count @ 0..MIN_COUNTERS) = count {
+            return Err(Error::corruption(
+                file,
+                offset,
+                format!(
+                    "properties block holds {count} counters, fewer than the \
+                     {MIN_COUNTERS} every table holds"
                 ),
             ));
         }
@@ -157,12 +171,11 @@ mod tests {
         longer[0] = 14;
         longer.extend_from_slice(&7u64.to_le_bytes());
         assert_eq!(Properties::decode(&longer, f, 0).unwrap(), p);
-        // An earlier version with only two counters.
-        let mut shorter = vec![2, 0, 0, 0];
-        shorter.extend_from_slice(&5u64.to_le_bytes());
-        shorter.extend_from_slice(&1u64.to_le_bytes());
-        let old = Properties::decode(&shorter, f, 0).unwrap();
-        assert_eq!((old.entries, old.deletes, old.merges), (5, 1, 0));
+        // Fewer than thirteen counters: no table of format 1 is so.
+        let mut shorter = vec![12, 0, 0, 0];
+        shorter.extend_from_slice(&[0u8; 8 * 12]);
+        let e = Properties::decode(&shorter, f, 0).unwrap_err();
+        assert!(e.to_string().contains("holds 12 counters"), "{e}");
     }
 
     #[test]
@@ -179,12 +192,6 @@ mod tests {
         assert_eq!(&b[4 + 88..4 + 96], &3u64.to_le_bytes());
         assert_eq!(&b[4 + 96..], &41u64.to_le_bytes());
         assert_eq!(Properties::decode(&b, Path::new("t"), 0).unwrap(), p);
-        // A table written before format version 2 has ten counters: its
-        // identity and number read as 0, unknown.
-        let mut old = vec![10, 0, 0, 0];
-        old.extend_from_slice(&[0u8; 80]);
-        let old = Properties::decode(&old, Path::new("t"), 0).unwrap();
-        assert_eq!((old.identity, old.file_number), (0, 0));
     }
 
     #[test]

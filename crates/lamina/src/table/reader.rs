@@ -4,7 +4,7 @@
 
 use super::block::{Block, KeyBuf, RestartSeek};
 use super::slots::BlockSlots;
-use super::bloom::{bloom_may_contain, BlockedBloom};
+use super::bloom::BlockedBloom;
 use super::compress::{decode_block, BLOCK_TRAILER_LEN};
 use super::filter_use::FilterUse;
 use super::footer::{BlockHandle, Footer, FOOTER_LEN};
@@ -36,7 +36,8 @@ pub struct Table {
     cache: Arc<BlockCache>,
     footer: Footer,
     index: Arc<Block>,
-    filter: Filter,
+    /// Layout: docs/format.md#filter.
+    filter: BlockedBloom,
     props: Properties,
     /// One per index entry, when every index entry is a restart point
     /// (docs/design.md, "Block slots"); none otherwise.
@@ -58,13 +59,6 @@ pub enum Probe<R> {
     NeedsIo,
 }
 
-/// The table's filter, as its format version lays it out.
-/// Layout: docs/format.md#filter.
-enum Filter {
-    V1(Vec<u8>),
-    Blocked(BlockedBloom),
-}
-
 impl std::fmt::Debug for Table {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Table")
@@ -81,8 +75,8 @@ fn corruption(path: &Path, offset: u64, reason: impl Into<String>) -> Error {
     Error::corruption(path, offset, reason)
 }
 
-/// The hash of a tree key that a format-2 table's filter and its blocks'
-/// hash indexes are built on (xxh3, 64 bits); the row cache's doorkeeper
+/// The hash of a tree key that a table's filter and its blocks' hash
+/// indexes are built on (xxh3, 64 bits); the row cache's doorkeeper
 /// uses it too, so one lookup hashes its key once.
 #[inline]
 pub fn key_hash(tree_key: &[u8]) -> u64 {
@@ -138,11 +132,7 @@ impl Table {
         let props = meta.split_off(((p.offset - f.offset) as usize).min(meta.len()));
         let mut filter = decode_block(meta, &path, f.offset)?;
         filter.shrink_to_fit(); // it kept the capacity of the whole region
-        let filter = if footer.version >= 2 {
-            Filter::Blocked(BlockedBloom::new(&filter).map_err(|r| corruption(&path, f.offset, r))?)
-        } else {
-            Filter::V1(filter)
-        };
+        let filter = BlockedBloom::new(&filter).map_err(|r| corruption(&path, f.offset, r))?;
         let props = Properties::decode(&decode_block(props, &path, p.offset)?, &path, p.offset)?;
         let index = decode_block(index, &path, i.offset)?;
         let index = Arc::new(Block::new(index, path.clone(), i.offset)?.with_restart_prefixes()?);
@@ -165,7 +155,7 @@ impl Table {
     /// False only if the table certainly holds no entry of `tree_key`
     /// (an internal key without its 8-byte trailer).
     pub fn may_contain(&self, tree_key: &[u8]) -> bool {
-        self.filter_allows(tree_key, key_hash(tree_key))
+        self.filter_allows(key_hash(tree_key))
     }
 
     /// Point lookup of tree key `tk` at internal key `target` (of `tk`):
@@ -215,17 +205,16 @@ impl Table {
                 // before any block is read from the disk. A large filter
                 // that nearly every key passes is asked only when the
                 // block is not in its slot (see `filter_use`).
-                let (overlap, ask_first) = match &self.filter {
-                    Filter::Blocked(filter) if filter.outgrows_caches() => {
-                        let ask = self.filter_use.asks(h);
-                        if ask {
-                            filter.prefetch(h);
-                        }
-                        (true, ask)
+                let (overlap, ask_first) = if self.filter.outgrows_caches() {
+                    let ask = self.filter_use.asks(h);
+                    if ask {
+                        self.filter.prefetch(h);
                     }
-                    _ => (false, true),
+                    (true, ask)
+                } else {
+                    (false, true)
                 };
-                if !overlap && !self.filter_allows(tk, h) {
+                if !overlap && !self.filter_allows(h) {
                     return Ok(Probe::Absent);
                 }
                 let mut before = KeyBuf::new();
@@ -251,7 +240,7 @@ impl Table {
                     }
                 };
                 if overlap && ask_first {
-                    let passed = self.filter_allows(tk, h);
+                    let passed = self.filter_allows(h);
                     self.filter_use.record(h, passed);
                     if !passed {
                         return Ok(Probe::Absent);
@@ -266,9 +255,7 @@ impl Table {
                     if let Some(block) = held.as_ref() {
                         // The block's bucket is read next: fetched while
                         // the thread's place is kept.
-                        if matches!(self.filter, Filter::Blocked(_)) {
-                            block.prefetch_bucket(h);
-                        }
+                        block.prefetch_bucket(h);
                         self.cache.count_slot_hit();
                         if bounded {
                             self.cache.remember_bounds(
@@ -283,7 +270,7 @@ impl Table {
                         return self.answer(block, tk, h, target, cached_only, records, &mut key, f);
                     }
                 }
-                if !ask_first && !self.filter_allows(tk, h) {
+                if !ask_first && !self.filter_allows(h) {
                     return Ok(Probe::Absent);
                 }
                 let handle = self.handle_of(self.index.slice(at))?;
@@ -321,11 +308,8 @@ impl Table {
     /// False only if the filter says the table holds no entry of `tk`, of
     /// [`key_hash`] `h`.
     #[inline]
-    fn filter_allows(&self, tk: &[u8], h: u64) -> bool {
-        match &self.filter {
-            Filter::V1(filter) => bloom_may_contain(filter, tk),
-            Filter::Blocked(filter) => filter.may_contain_hash(h),
-        }
+    fn filter_allows(&self, h: u64) -> bool {
+        self.filter.may_contain_hash(h)
     }
 
     /// The end of a point lookup: the first entry of `block` whose internal
@@ -363,19 +347,16 @@ impl Table {
         if let Some(v) = after_last {
             return Ok(Probe::Found(f(key, block.slice(v))));
         }
-        // Tables with a blocked filter have data blocks with a hash index
-        // (format version 2), looked up with the same hash.
-        if matches!(self.filter, Filter::Blocked(_)) {
-            match block.hash_seek(tk, h, target, key)? {
-                Some(Some(v)) => {
-                    if records {
-                        self.cache.put_place(self.file_number, block, v.1, key);
-                    }
-                    return Ok(Probe::Found(f(key, block.slice(v))));
+        // Data blocks have a hash index, looked up with the filter's hash.
+        match block.hash_seek(tk, h, target, key)? {
+            Some(Some(v)) => {
+                if records {
+                    self.cache.put_place(self.file_number, block, v.1, key);
                 }
-                Some(None) => return Ok(Probe::Absent),
-                None => {}
+                return Ok(Probe::Found(f(key, block.slice(v))));
             }
+            Some(None) => return Ok(Probe::Absent),
+            None => {}
         }
         match block.seek_in_place(target, key)? {
             Some(v) => {
@@ -437,12 +418,6 @@ impl Table {
         &self.props
     }
 
-    #[cfg(any(test, feature = "internals"))]
-    /// The table's format version (docs/format.md#version-history).
-    pub fn format_version(&self) -> u32 {
-        self.footer.version
-    }
-
     /// Bytes of the filter block in the file, trailer included.
     pub fn filter_bytes(&self) -> u64 {
         self.footer.filter.size + BLOCK_TRAILER_LEN as u64
@@ -492,27 +467,32 @@ impl Table {
     }
 
     /// Checks the table against what the manifest lists for it, before it
-    /// serves a read (docs/format.md#properties, "Checked on open"): a known
-    /// identity must be `identity` (the database's; `None` if it has none
-    /// yet, so no table of its own names one), a known file number must be
-    /// its own, and its size, entry count, seqno range and first and last
-    /// keys must be the manifest's. Any difference is corruption naming the
-    /// table: it was copied or renamed in from elsewhere, or damaged.
-    pub fn check_listed(&self, listed: &FileMeta, identity: Option<u128>) -> Result<()> {
+    /// serves a read (docs/format.md#properties, "Checked on open"): its
+    /// identity must be `identity` (the database's) and its file number its
+    /// own — unless it is a table writer's table linked in as it is, which
+    /// names neither (docs/format.md#ingested-tables) — and its size, entry
+    /// count, seqno range and first and last keys must be the manifest's.
+    /// Any difference is corruption naming the table: it was copied or
+    /// renamed in from elsewhere, or damaged.
+    pub fn check_listed(&self, listed: &FileMeta, identity: u128) -> Result<()> {
         let props_at = self.footer.properties.offset;
         let p = &self.props;
-        if p.identity != 0 && Some(p.identity) != identity {
-            let ours = identity.map_or_else(|| "none yet".to_string(), |i| format!("{i:032x}"));
-            return Err(corruption(
-                &self.path,
-                props_at,
+        let linked = p.writer.is_some() && p.identity == 0 && p.file_number == 0;
+        if !linked && p.identity != identity {
+            let reason = if p.identity == 0 {
+                "table names no database (identity 0) and no table writer wrote it: it was \
+                 copied in from elsewhere"
+                    .to_string()
+            } else {
                 format!(
-                    "table belongs to another database (identity {:032x}, this database's is {ours})",
+                    "table belongs to another database (identity {:032x}, this database's is \
+                     {identity:032x})",
                     p.identity
-                ),
-            ));
+                )
+            };
+            return Err(corruption(&self.path, props_at, reason));
         }
-        if p.file_number != 0 && p.file_number != self.file_number {
+        if !linked && p.file_number != self.file_number {
             return Err(corruption(
                 &self.path,
                 props_at,
@@ -608,11 +588,7 @@ impl Table {
             ));
         }
         let raw = read_block(&*self.file, &self.path, handle)?;
-        if self.footer.version >= 2 {
-            Block::with_hash_index(raw, self.path.clone(), handle.offset)
-        } else {
-            Block::new(raw, self.path.clone(), handle.offset)
-        }
+        Block::with_hash_index(raw, self.path.clone(), handle.offset)
     }
 
     /// Reads every data block from the file (bypassing the cache) and checks

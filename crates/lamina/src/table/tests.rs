@@ -332,7 +332,7 @@ fn bad_magic_and_version_are_named() {
         "{e}"
     );
     let mut bad = good.clone();
-    bad[footer + 48] = 3; // versions 1 and 2 exist
+    bad[footer + 48] = 3; // format 1 reads version 2
     std::fs::write(&path, &bad).unwrap();
     let e = open_table(&path, 1, &cache).unwrap_err().to_string();
     assert!(e.contains("version 3"), "{e}");

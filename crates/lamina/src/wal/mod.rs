@@ -1,10 +1,10 @@
 //! The record framing shared by WAL segments and manifests: a file header
-//! (16 bytes; 40 for a WAL segment naming its database), then 32 KiB blocks
-//! of checksummed fragments. A version-3 WAL segment is recyclable: its
-//! fragments' checksums cover its file number, END closes it, and it is
-//! zero-filled ahead of its writes. A version-6 segment may also hold
-//! marks: records that are not batches, saying how far a blob file written
-//! at commit was synced.
+//! (16 bytes for a manifest; 40 for a WAL segment, naming its database and
+//! number), then 32 KiB blocks of checksummed fragments. A WAL segment is
+//! recyclable: its fragments' checksums cover its file number, END closes
+//! it, and it is zero-filled ahead of its writes. It may also hold marks:
+//! records that are not batches, saying how far a blob file written at
+//! commit was synced.
 //!
 //! Layout: docs/format.md#record-framing. [`LogWriter`] appends records;
 //! [`LogReader`] reads them back and tells a torn tail (the end of a write a
@@ -24,39 +24,23 @@ pub const WAL_MAGIC: &[u8; 8] = b"LAMNAWAL";
 /// Magic number of a manifest (`MANIFEST-NNNNNN`).
 pub const MANIFEST_MAGIC: &[u8; 8] = b"LAMNAMAN";
 
-/// Version of the framing written in every manifest header (and in WAL
-/// headers before format version 2).
-pub const FORMAT_VERSION: u32 = 1;
-/// Version of the WAL segment header written today: version 5's segment,
-/// which may also hold [`BlobSynced`] marks
-/// (docs/format.md#blob-sync-marks-version-6).
+/// Version of the manifest header, the one format 1 writes and reads.
+pub const MANIFEST_VERSION: u32 = 1;
+/// Version of the WAL segment header, the one format 1 writes and reads:
+/// a recyclable segment naming its database and number, whose batches may
+/// hold blob pointers, started ahead of the syncs of the segment before it,
+/// and which may hold [`BlobSynced`] marks. Versions 1 to 5 were written
+/// only by pre-release builds, and are refused.
 pub const WAL_VERSION: u32 = 6;
-/// Version of the WAL segment header started before the syncs the segment
-/// before it owes
-/// (docs/format.md#segments-started-ahead-of-their-syncs-version-5); read,
-/// no longer written.
-pub const WAL_VERSION_5: u32 = 5;
-/// Version of the WAL segment header whose batches may also hold pointers
-/// to values written to a blob file at commit
-/// (docs/format.md#blob-files-written-at-commit); recorded in the manifest
-/// before anything in it was acknowledged (read, no longer written).
-pub const WAL_VERSION_4: u32 = 4;
-/// Version of the WAL segment header that names its database and number,
-/// with fragments' checksums covering the number (recyclable), whose batches
-/// hold no blob pointer (read, no longer written).
-pub const WAL_VERSION_3: u32 = 3;
-/// Version of the WAL segment header that names its database and number,
-/// with fragments checked as in version 1 (read, no longer written).
-pub const WAL_VERSION_2: u32 = 2;
-/// Size of a version-1 file header: magic, version, checksum.
+/// Size of a manifest's file header: magic, version, checksum.
 pub const FILE_HEADER_LEN: usize = 16;
-/// Size of a version-2 WAL header: magic, version, identity, file number, checksum.
+/// Size of a WAL segment's header: magic, version, identity, file number, checksum.
 pub const WAL_HEADER_LEN: usize = 40;
 /// Size of a block; blocks start at `header length + k * BLOCK_SIZE`.
 pub const BLOCK_SIZE: usize = 32 * 1024;
 /// Size of a fragment header: checksum u32, length u16, type u8.
 pub const FRAGMENT_HEADER_LEN: usize = 7;
-/// How far ahead of its data a version-3 segment is zero-filled.
+/// How far ahead of its data a WAL segment is zero-filled.
 pub const ZERO_FILL_STEP: u64 = 1 << 20;
 
 // Fragment types. Written to disk; never renumber.
@@ -64,15 +48,15 @@ const FULL: u8 = 1;
 const FIRST: u8 = 2;
 const MIDDLE: u8 = 3;
 const LAST: u8 = 4;
-/// Closes a version-3 segment (never in other versions).
+/// Closes a WAL segment (never in a manifest).
 const END: u8 = 5;
 
-/// A mark (a record of a version-6 WAL segment that is not a batch): blob
+/// A mark (a record of a WAL segment that is not a batch): blob
 /// file `file`, written at commit, was synced holding its first `end`
 /// bytes before the mark was written, so no crash can lose a value of it
 /// that ends there or before.
 ///
-/// Layout: docs/format.md#blob-sync-marks-version-6.
+/// Layout: docs/format.md#blob-sync-marks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlobSynced {
     /// The blob file's number.
@@ -91,7 +75,7 @@ const MARK_LEN: usize = 25;
 
 impl BlobSynced {
     /// The mark as a record.
-    // Layout: docs/format.md#blob-sync-marks-version-6
+    // Layout: docs/format.md#blob-sync-marks
     fn encode(&self) -> [u8; MARK_LEN] {
         let mut m = [0u8; MARK_LEN];
         let (prefix, rest) = m.split_at_mut(MARK_PREFIX.len());
@@ -130,9 +114,9 @@ impl BlobSynced {
 }
 
 /// Whose WAL segment a file is: the database identity and the segment's own
-/// file number, as its version-2 header says.
+/// file number, as its header says.
 ///
-/// Layout: docs/format.md#record-framing (file header, version 2).
+/// Layout: docs/format.md#record-framing (WAL segment header).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Origin {
     /// The database identity (never 0).
@@ -141,21 +125,22 @@ pub struct Origin {
     pub number: u64,
 }
 
-/// The 16-byte version-1 file header for `magic`.
+/// The 16-byte file header of a log without an origin: a manifest's
+/// ([`MANIFEST_MAGIC`]); a WAL segment's header is [`wal_header`].
 // Layout: docs/format.md#record-framing
 fn file_header(magic: &[u8; 8]) -> [u8; FILE_HEADER_LEN] {
     let mut h = [0u8; FILE_HEADER_LEN];
     let (head, crc) = h.split_at_mut(12);
     let (m, version) = head.split_at_mut(8);
     m.copy_from_slice(magic);
-    version.copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    version.copy_from_slice(&MANIFEST_VERSION.to_le_bytes());
     crc.copy_from_slice(&masked_crc(head).to_le_bytes());
     h
 }
 
 /// The checksum of a fragment: over its type and payload, and first the
-/// segment's file number in a version-3 segment (`salt`).
-// Layout: docs/format.md#recyclable-segments-version-3
+/// segment's file number in a WAL segment (`salt`).
+// Layout: docs/format.md#recyclable-segments
 fn fragment_crc(salt: Option<u64>, ty: u8, payload: &[u8]) -> u32 {
     match salt {
         None => masked_crc2(&[ty], payload),
@@ -185,8 +170,8 @@ impl FragmentCrc {
         FragmentCrc { salt, starts }
     }
 
-    /// Whether the checksums cover a segment's number (a version-3 or
-    /// later WAL segment, which may be recycled and ends with END).
+    /// Whether the checksums cover a segment's number (a WAL segment,
+    /// which may be recycled and ends with END; not a manifest).
     fn salted(&self) -> bool {
         self.salt.is_some()
     }
@@ -200,22 +185,7 @@ impl FragmentCrc {
     }
 }
 
-/// What a file header says.
-struct Header {
-    /// Whose WAL segment it is (version 2 and later).
-    origin: Option<Origin>,
-    /// A version-3 or later segment: fragments checked with the number, END allowed.
-    recyclable: bool,
-    /// A version-4 or later segment: its batches may hold blob pointers.
-    blob_pointers: bool,
-    /// A version-5 or later segment: it may have been written before the
-    /// segment before it was durable.
-    started_ahead: bool,
-    /// A version-6 segment: it may hold marks ([`BlobSynced`]).
-    marks: bool,
-}
-
-/// The 40-byte version-6 WAL header naming `origin`.
+/// The 40-byte WAL header (version 6) naming `origin`.
 // Layout: docs/format.md#record-framing
 fn wal_header(origin: Origin) -> Vec<u8> {
     let mut h = Vec::with_capacity(WAL_HEADER_LEN);
@@ -230,12 +200,11 @@ fn wal_header(origin: Origin) -> Vec<u8> {
 }
 
 /// The length of the file header that starts with `prefix` (at least its
-/// first 12 bytes) in a file with `magic`: 40 for a version-2 to 6 WAL
-/// header, otherwise 16 (a version-1 header, or one that
-/// [`check_file_header`] will refuse).
+/// first 12 bytes) in a file with `magic`: a WAL segment's 40 bytes (16
+/// for the first pre-release WAL header, so that it is refused in words),
+/// a manifest's 16.
 fn header_len(prefix: &[u8], magic: &[u8; 8]) -> usize {
-    let v = get_u32(prefix, 8);
-    if magic == WAL_MAGIC && matches!(v, Some(WAL_VERSION_2..=WAL_VERSION)) {
+    if magic == WAL_MAGIC && get_u32(prefix, 8) != Some(1) {
         WAL_HEADER_LEN
     } else {
         FILE_HEADER_LEN
@@ -243,59 +212,58 @@ fn header_len(prefix: &[u8], magic: &[u8; 8]) -> usize {
 }
 
 /// Checks a whole file header (16 or 40 bytes, as [`header_len`] said)
-/// against `magic`; returns what it says, or what is wrong.
-fn check_file_header(header: &[u8], magic: &[u8; 8]) -> Result<Header, String> {
+/// against `magic`; returns whose WAL segment it is (`None` for a
+/// manifest), or what is wrong. Format 1 reads one header version per
+/// magic: 6 for a WAL segment, 1 for a manifest. A WAL header of versions
+/// 1 to 5 was written by a pre-release build and is refused as such; any
+/// other version is refused naming it (docs/format.md#format-1--the-first-release).
+fn check_file_header(header: &[u8], magic: &[u8; 8]) -> Result<Option<Origin>, String> {
     let n = header.len();
-    let (Some(covered), Some(stored)) = (
+    let (Some(covered), Some(stored), true) = (
         header.get(..n.saturating_sub(4)),
         get_u32(header, n.saturating_sub(4)),
+        n >= FILE_HEADER_LEN,
     ) else {
         return Err("file header is shorter than 16 bytes".to_string());
     };
-    if n < FILE_HEADER_LEN {
-        return Err("file header is shorter than 16 bytes".to_string());
-    }
-    if masked_crc(covered) != stored {
-        return Err("file header checksum mismatch".to_string());
-    }
     let found = covered.get(..8).unwrap_or_default();
     if found != magic {
+        if masked_crc(covered) != stored {
+            return Err("file header checksum mismatch".to_string());
+        }
         return Err(format!(
             "wrong magic: expected \"{}\", found \"{}\"",
             magic.escape_ascii(),
             found.escape_ascii()
         ));
     }
+    let wal = magic == WAL_MAGIC;
+    let (kind, current) = if wal {
+        ("WAL header", WAL_VERSION)
+    } else {
+        ("manifest header", MANIFEST_VERSION)
+    };
+    let version = get_u32(covered, 8).unwrap_or_default();
+    let pre_release = wal && (1..WAL_VERSION).contains(&version);
+    if version != current && !pre_release {
+        return Err(format!(
+            "{kind} version {version}, which this build does not read (format 1 reads \
+             version {current}): written by a later version of lamina, or damaged"
+        ));
+    }
+    if masked_crc(covered) != stored {
+        return Err("file header checksum mismatch".to_string());
+    }
+    if pre_release {
+        return Err(crate::error::pre_release_reason(&format!(
+            "{kind} version {version}"
+        )));
+    }
     let u64_at = |at: usize| crate::coding::get_u64(covered, at).unwrap_or_default();
-    let origin = || Origin {
+    Ok(wal.then(|| Origin {
         identity: u128::from(u64_at(12)) | (u128::from(u64_at(20)) << 64),
         number: u64_at(28),
-    };
-    match get_u32(covered, 8) {
-        Some(FORMAT_VERSION) => Ok(Header {
-            origin: None,
-            recyclable: false,
-            blob_pointers: false,
-            started_ahead: false,
-            marks: false,
-        }),
-        Some(v @ WAL_VERSION_2..=WAL_VERSION)
-            if magic == WAL_MAGIC && n == WAL_HEADER_LEN =>
-        {
-            Ok(Header {
-                origin: Some(origin()),
-                recyclable: v >= WAL_VERSION_3,
-                blob_pointers: v >= WAL_VERSION_4,
-                started_ahead: v >= WAL_VERSION_5,
-                marks: v >= WAL_VERSION,
-            })
-        }
-        v => Err(format!(
-            "unsupported format version {} (this build reads version {FORMAT_VERSION}, \
-             and {FORMAT_VERSION} to {WAL_VERSION} for WAL segments)",
-            v.unwrap_or_default()
-        )),
-    }
+    }))
 }
 
 /// Name of a fragment type, for error messages.
@@ -321,7 +289,17 @@ mod tests {
     use std::path::Path;
     use std::sync::Arc;
 
-    const LOG: &str = "/db/000001.wal";
+    /// A log of a manifest's framing: no segment number in its checksums.
+    const LOG: &str = "/db/MANIFEST-000001";
+
+    /// The magic of the log at `path`: a WAL segment's if it is named as one.
+    fn magic_of(path: &str) -> &'static [u8; 8] {
+        if path.ends_with(".wal") {
+            WAL_MAGIC
+        } else {
+            MANIFEST_MAGIC
+        }
+    }
 
     fn mem() -> MemFs {
         let fs = MemFs::new();
@@ -335,7 +313,7 @@ mod tests {
 
     /// Writes `records` and syncs; returns the offset where each record ends.
     fn write_log(fs: &dyn FileSystem, path: &str, records: &[Vec<u8>]) -> Vec<u64> {
-        let mut w = LogWriter::create(fs, Path::new(path), WAL_MAGIC).unwrap();
+        let mut w = LogWriter::create(fs, Path::new(path), MANIFEST_MAGIC).unwrap();
         let ends = records
             .iter()
             .map(|r| {
@@ -349,7 +327,7 @@ mod tests {
 
     /// Reads every record: the records, then the error that stopped reading.
     fn read_log(fs: &dyn FileSystem, path: &str) -> (Vec<Vec<u8>>, Option<Error>, LogReader) {
-        let mut r = LogReader::open(fs, Path::new(path), WAL_MAGIC).unwrap();
+        let mut r = LogReader::open(fs, Path::new(path), magic_of(path)).unwrap();
         let mut records = Vec::new();
         loop {
             match r.next_record() {
@@ -552,7 +530,7 @@ mod tests {
         let (mut corrupt, mut torn_tails) = (0, 0);
         for pos in 0..len {
             fs.corrupt_byte(Path::new(LOG), pos).unwrap();
-            let opened = LogReader::open(&fs, Path::new(LOG), WAL_MAGIC);
+            let opened = LogReader::open(&fs, Path::new(LOG), MANIFEST_MAGIC);
             if pos < FILE_HEADER_LEN as u64 {
                 let err = opened.unwrap_err();
                 assert!(
@@ -600,29 +578,33 @@ mod tests {
         let mut w = LogWriter::create(&fs, Path::new(LOG), MANIFEST_MAGIC).unwrap();
         w.add_record(b"edit");
         w.sync().unwrap();
-        let reason = |path: &str| match LogReader::open(&fs, Path::new(path), WAL_MAGIC) {
+        let reason = |path: &str, magic| match LogReader::open(&fs, Path::new(path), magic) {
             Err(Error::Corruption {
                 offset: 0, reason, ..
             }) => reason,
             other => panic!("{other:?}"),
         };
-        assert!(reason(LOG).contains("wrong magic"), "{}", reason(LOG));
+        let r = reason(LOG, WAL_MAGIC);
+        assert!(r.contains("wrong magic"), "{r}");
         let mut r = LogReader::open(&fs, Path::new(LOG), MANIFEST_MAGIC).unwrap();
         assert_eq!(r.next_record().unwrap().unwrap(), b"edit");
 
-        let mut header = file_header(WAL_MAGIC);
+        // A version format 1 does not know is refused naming it, checksum
+        // or not (its header may be longer).
+        let mut header = file_header(MANIFEST_MAGIC);
         header[8] = 7;
         let crc = masked_crc(&header[..12]);
         header[12..].copy_from_slice(&crc.to_le_bytes());
         put_file(&fs, "/db/v7", &header);
-        assert!(reason("/db/v7").contains("unsupported format version 7"));
+        let r = reason("/db/v7", MANIFEST_MAGIC);
+        assert!(r.contains("manifest header version 7, which this build does not read"), "{r}");
 
-        let mut header = file_header(WAL_MAGIC);
+        let mut header = file_header(MANIFEST_MAGIC);
         header[13] ^= 1;
         put_file(&fs, "/db/crc", &header);
-        assert!(reason("/db/crc").contains("checksum"));
+        assert!(reason("/db/crc", MANIFEST_MAGIC).contains("checksum"));
 
-        let full = file_header(WAL_MAGIC);
+        let full = file_header(MANIFEST_MAGIC);
         for len in 0..FILE_HEADER_LEN {
             put_file(&fs, "/db/short", &full[..len]);
             let (got, err, r) = read_log(&fs, "/db/short");
@@ -639,58 +621,39 @@ mod tests {
     }
 
     #[test]
-    fn a_version_6_header_names_its_database_and_number() {
+    fn a_wal_header_names_its_database_and_number() {
         let fs = mem();
         let origin = Origin {
             identity: (7u128 << 64) | 9,
             number: 42,
         };
-        let mut w = LogWriter::create_wal(&fs, Path::new(LOG), origin).unwrap();
+        let mut w = LogWriter::create_wal(&fs, Path::new(SEG), origin).unwrap();
         w.add_record(b"batch");
         w.sync().unwrap();
-        let bytes = fs.read_all(Path::new(LOG)).unwrap();
+        let bytes = fs.read_all(Path::new(SEG)).unwrap();
         assert_eq!(&bytes[..8], WAL_MAGIC);
         assert_eq!(&bytes[8..12], &6u32.to_le_bytes());
         assert_eq!(&bytes[12..20], &9u64.to_le_bytes());
         assert_eq!(&bytes[20..28], &7u64.to_le_bytes());
         assert_eq!(&bytes[28..36], &42u64.to_le_bytes());
         assert_eq!(&bytes[36..40], &masked_crc(&bytes[..36]).to_le_bytes());
-        let (got, err, r) = read_log(&fs, LOG);
+        let (got, err, r) = read_log(&fs, SEG);
         assert_eq!((got, err.is_none()), (vec![b"batch".to_vec()], true));
         assert_eq!(r.origin(), Some(origin));
-        assert!(r.allows_blob_pointers() && r.started_ahead());
-        // Versions 5, 4 and 3 read the same; a version-4 segment was never
-        // started ahead of its predecessor's syncs, and a version-3
-        // segment's batches hold no pointer.
-        for (version, pointers, ahead) in [(5u8, true, true), (4, true, false), (3, false, false)] {
-            let mut old = bytes.clone();
-            old[8] = version;
-            let crc = masked_crc(&old[..36]);
-            old[36..40].copy_from_slice(&crc.to_le_bytes());
-            put_file(&fs, "/db/older", &old);
-            let (got, err, r) = read_log(&fs, "/db/older");
-            assert_eq!((got, err.is_none()), (vec![b"batch".to_vec()], true));
-            assert_eq!((r.allows_blob_pointers(), r.started_ahead()), (pointers, ahead));
-        }
-        r.check_origin(Some(origin.identity), 42).unwrap();
-        let foreign = r.check_origin(Some(1), 42).unwrap_err().to_string();
+        r.check_origin(origin.identity, 42).unwrap();
+        let foreign = r.check_origin(1, 42).unwrap_err().to_string();
         assert!(foreign.contains("another database"), "{foreign}");
-        let renamed = r.check_origin(Some(origin.identity), 43).unwrap_err();
+        let renamed = r.check_origin(origin.identity, 43).unwrap_err();
         assert!(renamed.to_string().contains("written as number 42"));
-        assert!(r.check_origin(None, 42).is_err());
-        // A version-1 segment names nothing and passes.
-        let (_, _, old) = {
-            write_log(&fs, "/db/old", &[b"x".to_vec()]);
-            read_log(&fs, "/db/old")
-        };
-        assert_eq!(old.origin(), None);
-        old.check_origin(Some(5), 1).unwrap();
-        // A version-6 header cut short by a crash is a torn tail at offset 0.
-        for len in 16..WAL_HEADER_LEN {
-            put_file(&fs, "/db/short", &bytes[..len]);
-            let (got, err, r) = read_log(&fs, "/db/short");
+        // A header cut short by a crash is a torn tail at offset 0: it
+        // names nothing, and passes.
+        for len in 0..WAL_HEADER_LEN {
+            put_file(&fs, "/db/000043.wal", &bytes[..len]);
+            let (got, err, r) = read_log(&fs, "/db/000043.wal");
             assert!(got.is_empty() && err.is_none());
             assert_eq!(r.torn_tail().map(|t| t.offset), Some(0));
+            assert_eq!(r.origin(), None);
+            r.check_origin(5, 43).unwrap();
         }
         // A flipped byte in it is corruption at offset 0.
         let mut bad = bytes.clone();
@@ -698,11 +661,52 @@ mod tests {
         put_file(&fs, "/db/bad", &bad);
         let e = LogReader::open(&fs, Path::new("/db/bad"), WAL_MAGIC).unwrap_err();
         assert!(e.to_string().contains("checksum"), "{e}");
-        // The manifest magic never takes a version-6 header.
+        // The manifest magic never takes a WAL header.
         let mut man = bytes[..40].to_vec();
         man[..8].copy_from_slice(MANIFEST_MAGIC);
         put_file(&fs, "/db/man", &man);
         assert!(LogReader::open(&fs, Path::new("/db/man"), MANIFEST_MAGIC).is_err());
+    }
+
+    /// A WAL header of a pre-release version (1 to 5), whole and with a
+    /// good checksum, is refused in words at offset 0; so is a later one,
+    /// naming its version.
+    #[test]
+    fn wal_headers_of_other_versions_are_refused_in_words() {
+        let fs = mem();
+        write_segment(&fs, SEG, 7, &[b"batch".to_vec()]);
+        let bytes = fs.read_all(Path::new(SEG)).unwrap();
+        let open = |header: &[u8]| {
+            put_file(&fs, "/db/other.wal", header);
+            match LogReader::open(&fs, Path::new("/db/other.wal"), WAL_MAGIC) {
+                Err(Error::Corruption {
+                    offset: 0, reason, ..
+                }) => reason,
+                other => panic!("{other:?}"),
+            }
+        };
+        for version in 2u8..=5 {
+            let mut old = bytes.clone();
+            old[8] = version;
+            let crc = masked_crc(&old[..36]);
+            old[36..40].copy_from_slice(&crc.to_le_bytes());
+            assert_eq!(
+                open(&old),
+                format!(
+                    "written by a pre-release build of lamina (WAL header version {version}); \
+                     this build reads format 1 only"
+                )
+            );
+        }
+        // Version 1 had the 16-byte header of a manifest.
+        let mut v1 = file_header(WAL_MAGIC).to_vec();
+        v1.extend_from_slice(&fragment(FULL, b"batch"));
+        let r = open(&v1);
+        assert!(r.contains("pre-release build of lamina (WAL header version 1)"), "{r}");
+        let mut later = bytes.clone();
+        later[8] = 7;
+        let r = open(&later);
+        assert!(r.contains("WAL header version 7, which this build does not read"), "{r}");
     }
 
     const SEG: &str = "/db/000007.wal";
@@ -715,7 +719,7 @@ mod tests {
         }
     }
 
-    /// A version-3 segment `number` at `path` holding `records`, synced.
+    /// A WAL segment `number` at `path` holding `records`, synced.
     fn write_segment(fs: &dyn FileSystem, path: &str, number: u64, records: &[Vec<u8>]) {
         let mut w = LogWriter::create_wal(fs, Path::new(path), origin(number)).unwrap();
         for r in records {
@@ -725,7 +729,7 @@ mod tests {
     }
 
     #[test]
-    fn a_version_3_segment_is_zero_filled_ahead_and_keeps_its_size() {
+    fn a_wal_segment_is_zero_filled_ahead_and_keeps_its_size() {
         let fs = mem();
         let mut w = LogWriter::create_wal(&fs, Path::new(SEG), origin(7)).unwrap();
         w.add_record(b"first");
@@ -806,16 +810,16 @@ mod tests {
         let (got, err, r) = read_log(&fs, SEG);
         assert_eq!(got, [b"a".to_vec()]);
         assert!(err.is_none() && !r.ends_open() && r.torn_tail().is_none());
-        // END in a version-1 file is an unknown type, and a writer of one
-        // never frames it.
-        let mut v1 = LogWriter::create(&fs, Path::new(LOG), WAL_MAGIC).unwrap();
-        v1.add_record(b"x");
-        v1.add_end();
-        v1.sync().unwrap();
+        // END in a manifest is an unknown type, and a writer of one never
+        // frames it.
+        let mut m = LogWriter::create(&fs, Path::new(LOG), MANIFEST_MAGIC).unwrap();
+        m.add_record(b"x");
+        m.add_end();
+        m.sync().unwrap();
         let (got, err, r) = read_log(&fs, LOG);
         assert!(got == [b"x".to_vec()] && err.is_none() && r.torn_tail().is_none());
         let file = [
-            file_header(WAL_MAGIC).to_vec(),
+            file_header(MANIFEST_MAGIC).to_vec(),
             fragment(END, b""),
             fragment(FULL, b"ok"),
         ]
@@ -866,16 +870,7 @@ mod tests {
             }
         }
 
-        // Before version 6 such a record is a record like any other (a
-        // batch that does not decode), and a manifest never frames a mark.
-        let mut old = bytes.clone();
-        old[8] = 5;
-        let crc = masked_crc(&old[..36]);
-        old[36..40].copy_from_slice(&crc.to_le_bytes());
-        put_file(&fs, "/db/000007.v5", &old);
-        let (got, err, r) = read_log(&fs, "/db/000007.v5");
-        assert!(err.is_none() && r.blob_synced().is_empty());
-        assert_eq!(got.len(), 5, "two batches and three marks read as records");
+        // A manifest never frames a mark.
         let mut m = LogWriter::create(&fs, Path::new(LOG), MANIFEST_MAGIC).unwrap();
         assert!(!m.add_blob_synced(mark(9, 1)));
     }
@@ -928,7 +923,7 @@ mod tests {
     }
 
     #[test]
-    fn damage_in_a_version_3_segment_is_corruption_when_records_follow() {
+    fn damage_in_a_wal_segment_is_corruption_when_records_follow() {
         let fs = mem();
         write_segment(&fs, SEG, 7, &[b"one".to_vec(), b"two".to_vec()]);
         fs.corrupt_byte(Path::new(SEG), 40 + 8).unwrap();
@@ -946,7 +941,7 @@ mod tests {
         assert!(got == [b"one".to_vec()] && err.is_none());
         assert_eq!(r.torn_tail().map(|t| t.offset), Some(50));
         assert!(r.ends_open());
-        // A record checked as version 2 checks it (no number) does not verify.
+        // A fragment checked as a manifest's are (no number) does not verify.
         let mut file = wal_header(origin(7));
         file.extend_from_slice(&fragment(FULL, b"v2-style"));
         put_file(&fs, SEG, &file);
@@ -979,7 +974,7 @@ mod tests {
     #[test]
     fn fragments_out_of_order_are_corruption() {
         let fs = mem();
-        let header = file_header(WAL_MAGIC).to_vec();
+        let header = file_header(MANIFEST_MAGIC).to_vec();
         let first = fragment(FIRST, &vec![9u8; BLOCK_SIZE - FRAGMENT_HEADER_LEN]);
         let file = [header.clone(), first, fragment(FULL, b"x")].concat();
         put_file(&fs, LOG, &file);
@@ -1037,7 +1032,7 @@ mod tests {
         let fs = mem();
         write_log(&fs, LOG, &[b"one".to_vec(), b"two".to_vec()]);
         fs.corrupt_byte(Path::new(LOG), 23).unwrap();
-        let mut r = LogReader::open(&fs, Path::new(LOG), WAL_MAGIC).unwrap();
+        let mut r = LogReader::open(&fs, Path::new(LOG), MANIFEST_MAGIC).unwrap();
         let first = r.next_record().unwrap_err();
         assert!(first.is_corruption());
         assert_eq!(r.next_record().unwrap_err().to_string(), first.to_string());
@@ -1046,7 +1041,7 @@ mod tests {
     #[test]
     fn writer_buffers_until_flush_and_survives_crash_only_after_sync() {
         let fs = mem();
-        let mut w = LogWriter::create(&fs, Path::new(LOG), WAL_MAGIC).unwrap();
+        let mut w = LogWriter::create(&fs, Path::new(LOG), MANIFEST_MAGIC).unwrap();
         fs.sync_dir(Path::new("/db")).unwrap();
         assert_eq!((w.buffered_len(), w.len()), (16, 16));
         w.add_record(b"hello");
@@ -1068,7 +1063,7 @@ mod tests {
     fn a_crash_with_partial_writeback_leaves_a_prefix_of_records() {
         let mut rng = StdRng::seed_from_u64(3);
         let fs = mem();
-        let mut w = LogWriter::create(&fs, Path::new(LOG), WAL_MAGIC).unwrap();
+        let mut w = LogWriter::create(&fs, Path::new(LOG), MANIFEST_MAGIC).unwrap();
         fs.sync_dir(Path::new("/db")).unwrap();
         let records: Vec<Vec<u8>> = (0..40)
             .map(|_| {
@@ -1094,7 +1089,7 @@ mod tests {
     #[test]
     fn write_failures_name_the_file() {
         let fs = FaultFs::new(Arc::new(mem()));
-        let mut w = LogWriter::create(&fs, Path::new(LOG), WAL_MAGIC).unwrap();
+        let mut w = LogWriter::create(&fs, Path::new(LOG), MANIFEST_MAGIC).unwrap();
         fs.faults().fail_after(FaultKind::Write, 0);
         w.add_record(b"x");
         match w.sync() {
@@ -1107,25 +1102,32 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert!(LogWriter::create(&fs, Path::new("/nowhere/x"), WAL_MAGIC).is_err());
+        assert!(LogWriter::create(&fs, Path::new("/nowhere/x"), MANIFEST_MAGIC).is_err());
+        assert!(LogWriter::create_wal(&fs, Path::new("/nowhere/1.wal"), origin(1)).is_err());
     }
 
     #[test]
     fn round_trip_on_the_real_file_system() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("000001.wal");
         let records = vec![b"a".to_vec(), vec![5; 100_000], Vec::new()];
-        let mut w = LogWriter::create(&RealFs, &path, WAL_MAGIC).unwrap();
-        for r in &records {
-            w.add_record(r);
+        for (name, magic) in [("MANIFEST-000001", MANIFEST_MAGIC), ("000001.wal", WAL_MAGIC)] {
+            let path = dir.path().join(name);
+            let mut w = if magic == WAL_MAGIC {
+                LogWriter::create_wal(&RealFs, &path, origin(1)).unwrap()
+            } else {
+                LogWriter::create(&RealFs, &path, magic).unwrap()
+            };
+            for r in &records {
+                w.add_record(r);
+            }
+            w.sync().unwrap();
+            let mut r = LogReader::open(&RealFs, &path, magic).unwrap();
+            for expected in &records {
+                assert_eq!(&r.next_record().unwrap().unwrap(), expected);
+            }
+            assert_eq!(r.next_record().unwrap(), None);
+            assert_eq!(r.torn_tail(), None);
         }
-        w.sync().unwrap();
-        let mut r = LogReader::open(&RealFs, &path, WAL_MAGIC).unwrap();
-        for expected in &records {
-            assert_eq!(&r.next_record().unwrap().unwrap(), expected);
-        }
-        assert_eq!(r.next_record().unwrap(), None);
-        assert_eq!(r.torn_tail(), None);
     }
 
     /// Small records go through the mapped window, large ones through
@@ -1165,10 +1167,10 @@ mod tests {
             body in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..4000),
         ) {
             let fs = mem();
-            let mut file = if valid_header { file_header(WAL_MAGIC).to_vec() } else { Vec::new() };
+            let mut file = if valid_header { file_header(MANIFEST_MAGIC).to_vec() } else { Vec::new() };
             file.extend_from_slice(&body);
             put_file(&fs, LOG, &file);
-            if let Ok(mut r) = LogReader::open(&fs, Path::new(LOG), WAL_MAGIC) {
+            if let Ok(mut r) = LogReader::open(&fs, Path::new(LOG), MANIFEST_MAGIC) {
                 for _ in 0..file.len() + 2 {
                     match r.next_record() {
                         Ok(Some(_)) => {}
@@ -1195,7 +1197,7 @@ mod tests {
             }
             file.truncate(cut.max(FILE_HEADER_LEN));
             put_file(&fs, LOG, &file);
-            if let Ok(mut r) = LogReader::open(&fs, Path::new(LOG), WAL_MAGIC) {
+            if let Ok(mut r) = LogReader::open(&fs, Path::new(LOG), MANIFEST_MAGIC) {
                 let mut n = 0;
                 while let Ok(Some(rec)) = r.next_record() {
                     proptest::prop_assert!(n < records.len());

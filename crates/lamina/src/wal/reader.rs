@@ -42,34 +42,28 @@ pub struct TornTail {
 /// trailer, zero fill) make one. Once `next_record` has returned an error it
 /// returns the same error again.
 ///
-/// A version-3 WAL segment (docs/format.md#recyclable-segments-version-3)
-/// checks each fragment with its file number and stops at END (it is then
-/// *closed*). Without END it *ends open* at the first fragment that does not
-/// verify; that is a torn tail only if the file ends inside that fragment
-/// (otherwise the rest is zero fill or an earlier life's records). Damage
-/// followed by a fragment that verifies is corruption, as in every version.
+/// A WAL segment (docs/format.md#recyclable-segments) checks each fragment
+/// with its file number and stops at END (it is then *closed*). Without END
+/// it *ends open* at the first fragment that does not verify; that is a
+/// torn tail only if the file ends inside that fragment (otherwise the rest
+/// is zero fill or an earlier life's records). Damage followed by a
+/// fragment that verifies is corruption, as in a manifest.
 ///
-/// A version-6 WAL segment's marks (docs/format.md#blob-sync-marks-version-6)
-/// are records too, but not batches: `next_record` never returns one; it
-/// keeps what they say ([`LogReader::blob_synced`]).
+/// A WAL segment's marks (docs/format.md#blob-sync-marks) are records too,
+/// but not batches: `next_record` never returns one; it keeps what they say
+/// ([`LogReader::blob_synced`]).
 pub struct LogReader {
     file: Arc<dyn RandomAccessFile>,
     path: PathBuf,
     file_len: u64,
-    /// Length of the file header (16, or 40 for a version-2 WAL header).
+    /// Length of the file header (16 for a manifest, 40 for a WAL segment).
     header_len: u64,
-    /// Whose segment this is, if its header says.
+    /// Whose segment this is, as a WAL segment's header says (`None` for a
+    /// manifest, or a header cut short).
     origin: Option<Origin>,
-    /// Fragment checksums, covering the segment's number in version-3 and
-    /// 4 segments (see [`FragmentCrc`]).
+    /// Fragment checksums, covering the segment's number in a WAL segment
+    /// (see [`FragmentCrc`]).
     crc: FragmentCrc,
-    /// A version-4 or later segment: its batches may hold blob pointers.
-    blob_pointers: bool,
-    /// A version-5 or later segment: started before the segment before it
-    /// was durable.
-    started_ahead: bool,
-    /// A version-6 segment: it may hold marks.
-    marks: bool,
     /// Per blob file, the greatest end a mark read so far says was synced.
     blob_synced: BTreeMap<u64, u64>,
     /// END was read.
@@ -108,26 +102,12 @@ enum Step {
 }
 
 impl LogReader {
-    /// Whether the segment's batches may hold blob pointers (a version-4
-    /// WAL segment, docs/format.md#batch).
-    pub fn allows_blob_pointers(&self) -> bool {
-        self.blob_pointers
-    }
-
-    /// Whether the segment may have been started before the segment before
-    /// it was durable (version 5): a tear before it ends the log unless the
-    /// manifest records it
-    /// (docs/format.md#segments-started-ahead-of-their-syncs-version-5).
-    pub fn started_ahead(&self) -> bool {
-        self.started_ahead
-    }
-
     /// Opens the log at `path` and checks its file header against `magic`.
     ///
     /// A file shorter than the header (empty included) is a torn tail at
     /// offset 0: it yields no record. A full header with a bad checksum, a
-    /// wrong magic or an unsupported version is [`Error::Corruption`] at
-    /// offset 0.
+    /// wrong magic or a version other than format 1's (a pre-release one
+    /// is refused in those words) is [`Error::Corruption`] at offset 0.
     pub fn open(fs: &dyn FileSystem, path: &Path, magic: &[u8; 8]) -> Result<LogReader> {
         let file = fs.open(path).map_err(|e| Error::io(path, e))?;
         let file_len = file.len();
@@ -138,9 +118,6 @@ impl LogReader {
             header_len: FILE_HEADER_LEN as u64,
             origin: None,
             crc: FragmentCrc::new(None),
-            blob_pointers: false,
-            started_ahead: false,
-            marks: false,
             blob_synced: BTreeMap::new(),
             closed: false,
             block: Vec::new(),
@@ -161,12 +138,9 @@ impl LogReader {
             return Ok(reader);
         }
         let header = reader.read(0, len)?;
-        let h = check_file_header(&header, magic).map_err(|r| Error::corruption(path, 0, r))?;
-        reader.origin = h.origin;
-        reader.crc = FragmentCrc::new(h.origin.filter(|_| h.recyclable).map(|o| o.number));
-        reader.blob_pointers = h.blob_pointers;
-        reader.started_ahead = h.started_ahead;
-        reader.marks = h.marks;
+        let origin = check_file_header(&header, magic).map_err(|r| Error::corruption(path, 0, r))?;
+        reader.origin = origin;
+        reader.crc = FragmentCrc::new(origin.map(|o| o.number));
         reader.header_len = len as u64;
         reader.block_start = len as u64;
         reader.valid_end = len as u64;
@@ -187,7 +161,7 @@ impl LogReader {
             }
             let start = self.valid_end;
             let read = match self.read_record() {
-                Ok(Some(rec)) if self.marks => match self.keep_mark(start, &rec) {
+                Ok(Some(rec)) if self.origin.is_some() => match self.keep_mark(start, &rec) {
                     Ok(true) => continue,
                     Ok(false) => Ok(Some(rec)),
                     Err(e) => Err(e),
@@ -216,7 +190,7 @@ impl LogReader {
     }
 
     /// Per blob file written at commit, the greatest end that the marks read
-    /// so far say it was synced to (docs/format.md#blob-sync-marks-version-6).
+    /// so far say it was synced to (docs/format.md#blob-sync-marks).
     pub fn blob_synced(&self) -> &BTreeMap<u64, u64> {
         &self.blob_synced
     }
@@ -299,28 +273,27 @@ impl LogReader {
     }
 
     #[cfg(any(test, feature = "internals"))]
-    /// Whose WAL segment this is, as a version-2 header says; `None` for a
-    /// version-1 header (which names no database) or an incomplete one.
+    /// Whose WAL segment this is, as its header says; `None` for a manifest
+    /// or a header cut short.
     pub fn origin(&self) -> Option<Origin> {
         self.origin
     }
 
     /// Refuses a WAL segment from elsewhere: corruption at offset 0 if its
-    /// version-2 header names a database other than `identity` (`None`: the
-    /// database has no identity yet, so no segment of its own names one) or
-    /// a file number other than `number`. A version-1 header names neither
-    /// and passes. Layout: docs/format.md#wal.
-    pub fn check_origin(&self, identity: Option<u128>, number: u64) -> Result<()> {
+    /// header names a database other than `identity` or a file number other
+    /// than `number`. A header cut short (a crash right after the segment
+    /// was created) names neither and passes: the segment holds no record.
+    /// Layout: docs/format.md#wal.
+    pub fn check_origin(&self, identity: u128, number: u64) -> Result<()> {
         let Some(o) = self.origin else {
             return Ok(());
         };
-        if Some(o.identity) != identity {
+        if o.identity != identity {
             return Err(self.corruption(
                 0,
                 format!(
-                    "WAL segment belongs to another database (identity {:032x}, this database's is {})",
+                    "WAL segment belongs to another database (identity {:032x}, this database's is {identity:032x})",
                     o.identity,
-                    identity.map_or_else(|| "not yet assigned".to_string(), |i| format!("{i:032x}"))
                 ),
             ));
         }
@@ -338,8 +311,8 @@ impl LogReader {
     }
 
     /// Whether the log ended without a clean end, once `next_record` has
-    /// returned `Ok(None)`: a torn tail, or a version-3 segment not closed
-    /// by END (the one being written, or one a crash stopped).
+    /// returned `Ok(None)`: a torn tail, or a WAL segment not closed by
+    /// END (the one being written, or one a crash stopped).
     pub fn ends_open(&self) -> bool {
         self.torn.is_some() || (self.crc.salted() && !self.closed)
     }
@@ -541,7 +514,7 @@ impl LogReader {
         Ok(self.crc.of(header.ty, &payload) == header.crc)
     }
 
-    /// Whether `ty` is a fragment type of this file's version.
+    /// Whether `ty` is a fragment type of this file (END only in a WAL segment).
     fn known_type(&self, ty: u8) -> bool {
         (FULL..=LAST).contains(&ty) || (ty == END && self.crc.salted())
     }

@@ -27,7 +27,7 @@ pub const MAPPED_WRITE_MAX: usize = 16 << 10;
 /// (it then survives a power loss). A commit group adds several records and
 /// syncs once.
 ///
-/// A WAL segment (version 3, docs/format.md#recyclable-segments-version-3)
+/// A WAL segment (docs/format.md#recyclable-segments)
 /// is written at its own position, over whatever the file held, and kept
 /// zero-filled [`ZERO_FILL_STEP`] bytes past its data, so its size changes
 /// once per step rather than on every flush.
@@ -45,8 +45,8 @@ pub struct LogWriter {
     flushed: u64,
     /// Position inside the current block of the next fragment.
     block_offset: usize,
-    /// Fragment checksums, covering the segment's number in a version-3 or
-    /// later WAL segment (see [`FragmentCrc`]).
+    /// Fragment checksums, covering the segment's number in a WAL segment
+    /// (see [`FragmentCrc`]).
     crc: FragmentCrc,
     /// Length of the file (its data, then zeros or an earlier life's bytes).
     file_len: u64,
@@ -63,8 +63,9 @@ pub struct LogWriter {
 // A log is never empty (it holds at least its file header), so no `is_empty`.
 #[allow(clippy::len_without_is_empty)]
 impl LogWriter {
-    /// Creates (or truncates) the file at `path` and starts it with the file
-    /// header for `magic` ([`super::WAL_MAGIC`] or [`super::MANIFEST_MAGIC`]).
+    /// Creates (or truncates) the file at `path` and starts it with the
+    /// 16-byte file header for `magic`: a manifest's, [`super::MANIFEST_MAGIC`]
+    /// (a WAL segment is started by [`LogWriter::create_wal`]).
     /// The header is buffered: nothing but the empty file exists until the
     /// first flush, and neither the file nor its name is durable until the
     /// caller syncs it and its directory.
@@ -86,7 +87,7 @@ impl LogWriter {
     }
 
     /// Creates (or truncates) the WAL segment at `path` and starts it with
-    /// the version-3 header naming `origin` (docs/format.md#record-framing).
+    /// the WAL header naming `origin` (docs/format.md#record-framing).
     /// Buffered and durable as [`LogWriter::create`] says; the first flush
     /// also zero-fills the file ahead.
     pub fn create_wal(fs: &dyn FileSystem, path: &Path, origin: Origin) -> Result<LogWriter> {
@@ -107,7 +108,7 @@ impl LogWriter {
     }
 
     /// Reuses the WAL segment at `old` as segment `origin` at `new`
-    /// (docs/format.md#recyclable-segments-version-3): writes the new
+    /// (docs/format.md#recyclable-segments): writes the new
     /// header over the old one and syncs it, then renames `old` to `new`.
     /// The rest of the file is kept (its records no longer verify). The
     /// rename is durable only after the caller syncs the directory.
@@ -139,8 +140,8 @@ impl LogWriter {
         Ok(w)
     }
 
-    /// Frames END, which closes a version-3 segment (no record follows);
-    /// does nothing in other files. Does no I/O.
+    /// Frames END, which closes a WAL segment (no record follows); does
+    /// nothing in a manifest. Does no I/O.
     pub fn add_end(&mut self) {
         if self.crc.salted() {
             self.make_room_for_header();
@@ -149,7 +150,7 @@ impl LogWriter {
     }
 
     /// Frames a mark saying that a blob file was synced
-    /// (docs/format.md#blob-sync-marks-version-6), unless it says what the
+    /// (docs/format.md#blob-sync-marks), unless it says what the
     /// last one did; does nothing in a file other than a WAL segment.
     /// Returns whether it framed it. Does no I/O.
     /// REQUIRES: the blob file's sync (and its name's) returned before.
@@ -251,7 +252,7 @@ impl LogWriter {
             return Ok(());
         }
         let end = self.flushed.saturating_add(self.buf.len() as u64);
-        // Layout: docs/format.md#recyclable-segments-version-3 (filling)
+        // Layout: docs/format.md#recyclable-segments (filling)
         let written = self.file.write_at(self.flushed, &self.buf);
         self.buf.clear();
         if let Err(e) = written {
@@ -302,7 +303,7 @@ impl LogWriter {
     /// call when the bytes fall inside the zero-filled space ahead: a WAL
     /// segment's bytes from its position to the end of the file are mapped
     /// shared, and the bytes are copied there — the same bytes, at the same
-    /// offsets, as `flush` would write (docs/format.md#recyclable-segments-version-3).
+    /// offsets, as `flush` would write (docs/format.md#recyclable-segments).
     /// Bytes that would pass the end of the file go through `flush` (which
     /// fills the next step with zeros), and the window is mapped again.
     /// Other logs, and file systems without mappings, always use `flush`;
@@ -321,7 +322,7 @@ impl LogWriter {
             return self.flush();
         }
         if end <= self.window_end {
-            // Layout: docs/format.md#recyclable-segments-version-3 (writing through a mapping)
+            // Layout: docs/format.md#recyclable-segments (writing through a mapping)
             let written = self.file.write_mapped(self.flushed, &self.buf);
             match written {
                 Ok(true) => {

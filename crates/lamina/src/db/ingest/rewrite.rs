@@ -191,7 +191,7 @@ impl Inner {
         let path = filename::path(&self.path, FileKind::Table, number);
         let file = self.fs.create(&path).map_err(|e| Error::io(&path, e))?;
         let mut b = TableBuilder::new(file, path.clone(), self.table_options(false));
-        b.set_origin(self.tables.identity().unwrap_or(0), number);
+        b.set_origin(self.tables.identity(), number);
         let mut it = s.table.iter_uncached();
         it.seek_to_first();
         let mut ikey = Vec::new();
