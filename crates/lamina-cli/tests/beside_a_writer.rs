@@ -41,10 +41,10 @@ fn check_count_and_scan_beside_a_writer_report_no_damage() {
                     v.resize(len, 7);
                     db.put(format!("k{k:04}").as_bytes(), &v).unwrap();
                 }
-                if round % 4 == 0 {
+                if round.is_multiple_of(4) {
                     db.flush().unwrap();
                 }
-                if round % 15 == 0 {
+                if round.is_multiple_of(15) {
                     db.compact().unwrap();
                 }
             }
