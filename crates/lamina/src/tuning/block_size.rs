@@ -7,7 +7,7 @@
 //! table it writes; `lamina stat` prints the answer and its reason.
 //!
 //! Why these numbers: a data block is the unit the block cache holds, the
-//! index points at, and a point read decompresses. Seed 003 (`lamina bench
+//! index points at, and a point read decompresses. Seed 003 (`lamina-bench
 //! blocksize`, records of about 70 bytes as entries) found 16 KiB, the fixed
 //! default before, 13–15 % below the best, and 64 KiB the best or within 3 %
 //! of it for loads and point reads in every run (2^19 and 2^20 records):
