@@ -83,11 +83,11 @@ pub struct EnginesArgs {
         default_value = "target/bench-results/engines"
     )]
     pub out: PathBuf,
-    /// Where the databases go, one directory per engine, each removed after
-    /// its engine ran unless --keep. Default: under the temporary directory.
+    /// Where the databases go: a directory per engine, removed after it ran
+    /// unless --keep. Default: under the temporary directory.
     #[arg(long, visible_alias = "dir", value_name = "DIR")]
     pub db: Option<PathBuf>,
-    /// Keep the databases.
+    /// Keep each engine's last database.
     #[arg(long)]
     pub keep: bool,
     /// Run one engine in this process and print its rows (how the driver
@@ -305,7 +305,12 @@ fn child(engine: &str, args: &EnginesArgs, setup: &Setup, ctx: &Ctx) -> Result<(
 /// Writes go in commits of `batch`; reads are single gets.
 struct Runner<'a> {
     engine: &'a str,
-    dir: &'a Path,
+    /// The engine's directory; each fresh database is a new directory in it.
+    base: &'a Path,
+    /// The current database's directory.
+    dir: PathBuf,
+    /// Databases opened so far.
+    opened: u32,
     setup: &'a Setup,
     ctx: &'a Ctx,
     values: Values,
@@ -313,39 +318,45 @@ struct Runner<'a> {
 
 fn run_engine(
     engine: &str,
-    dir: &Path,
+    base: &Path,
     args: &EnginesArgs,
     setup: &Setup,
     ctx: &Ctx,
 ) -> Result<(), String> {
-    let _ = std::fs::remove_dir_all(dir);
-    let r = Runner {
+    let _ = std::fs::remove_dir_all(base);
+    let mut r = Runner {
         engine,
-        dir,
+        base,
+        dir: base.to_path_buf(),
+        opened: 0,
         setup,
         ctx,
         values: Values::new(setup.value_size as usize),
     };
-    let mut store = peers::open(engine, dir, &setup.config)?;
+    let mut store: Option<Box<dyn Store>> = None;
     let mut loaded = false;
     for w in WORKLOADS
         .iter()
         .filter(|w| args.workloads.iter().any(|a| a == *w))
     {
         let w = *w;
-        let needs_data = !matches!(w, "fillseq" | "fillrandom");
-        if needs_data && !loaded {
-            store = r.fresh(store)?;
-            r.fill(&mut *store, "load", Some(1))?;
+        let fill = matches!(w, "fillseq" | "fillrandom");
+        let mut s = match store.take() {
+            Some(s) if loaded && !fill => s,
+            old => r.fresh(old)?,
+        };
+        if !fill && !loaded {
+            r.fill(&mut *s, "load", Some(seed("load")))?;
         }
-        if !needs_data {
-            store = r.fresh(store)?;
-        }
-        let row = r.timed(w, &mut *store)?;
-        println!("{}", row.to_line());
+        let row = r.timed(w, &mut *s);
+        store = Some(s);
+        println!("{}", row?.to_line());
         loaded = w != "deleterandom";
     }
-    store.close()
+    match store {
+        Some(s) => s.close(),
+        None => Ok(()),
+    }
 }
 
 /// Seeds of the permutations: one per workload, so no two share an order.
@@ -361,11 +372,17 @@ fn seed(workload: &str) -> u64 {
 }
 
 impl Runner<'_> {
-    /// Closes `store`, removes its directory and opens a new, empty one.
-    fn fresh(&self, store: Box<dyn Store>) -> Result<Box<dyn Store>, String> {
-        store.close()?;
-        std::fs::remove_dir_all(self.dir).map_err(|e| format!("{}: {e}", self.dir.display()))?;
-        peers::open(self.engine, self.dir, &self.setup.config)
+    /// Closes `old`, removes its directory and opens a new, empty database
+    /// in a directory of its own (so that nothing an engine still does in
+    /// the old one after closing it can touch the new one).
+    fn fresh(&mut self, old: Option<Box<dyn Store>>) -> Result<Box<dyn Store>, String> {
+        if let Some(old) = old {
+            old.close()?;
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+        self.opened += 1;
+        self.dir = self.base.join(self.opened.to_string());
+        peers::open(self.engine, &self.dir, &self.setup.config)
     }
 
     fn progress(&self, what: &str, n: u64) -> Progress {
@@ -401,7 +418,7 @@ impl Runner<'_> {
             workload: w.to_string(),
             ops,
             secs,
-            disk_bytes: write.then(|| measure::disk_usage(self.dir)),
+            disk_bytes: write.then(|| measure::disk_usage(&self.dir)),
             written_bytes: if write { written } else { None },
             user_bytes,
             // Without a reset the peak is the process's so far: not this
