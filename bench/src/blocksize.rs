@@ -214,7 +214,7 @@ fn read(
 ) -> Result<(f64, usize), String> {
     let db = Db::open(path, opts).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut progress = Progress::new(
-        "bench blocksize reads",
+        "blocksize reads",
         Total::Records(reads),
         ctx.progress.mode(true),
         &ctx.progress,

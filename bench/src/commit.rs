@@ -238,7 +238,7 @@ fn commits(
         None => Total::Unknown,
     };
     let progress = Progress::new(
-        format!("bench commit {threads} threads"),
+        format!("commit {threads} threads"),
         total,
         ctx.progress.mode(true),
         &ctx.progress,

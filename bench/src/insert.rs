@@ -119,7 +119,7 @@ pub fn insert(args: &InsertArgs, path: &Path, ctx: &Ctx) -> Result<(), String> {
     );
     let total = 2 * per * args.batches;
     let mut progress = Progress::new(
-        "bench insert",
+        "insert",
         Total::Records(total),
         ctx.progress.mode(true),
         &ctx.progress,

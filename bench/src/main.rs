@@ -103,6 +103,7 @@ pub struct Ctx {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    progress::set_program("lamina-bench");
     let interval =
         Duration::try_from_secs_f64(cli.progress_interval).unwrap_or(Duration::from_secs(5));
     let ctx = Ctx {

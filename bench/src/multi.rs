@@ -74,7 +74,7 @@ pub fn run(args: MultiArgs, ctx: &Ctx) -> Result<(), String> {
         crate::VERSION
     );
     let mut progress = Progress::new(
-        "bench multi",
+        "multi",
         Total::Records(args.rows),
         ctx.progress.mode(true),
         &ctx.progress,

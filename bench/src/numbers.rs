@@ -152,7 +152,7 @@ pub fn run(args: NumbersArgs, ctx: &Ctx) -> Result<(), String> {
 pub fn load_gen(path: &Path, opts: Options, n: u64, ctx: &Ctx) -> Result<f64, String> {
     clear_db(path, &opts)?;
     let mut progress = Progress::new(
-        format!("bench numbers gen {n}"),
+        format!("numbers gen {n}"),
         Total::Records(n),
         ctx.progress.mode(true),
         &ctx.progress,
@@ -201,7 +201,7 @@ pub fn lamina_binary() -> Option<PathBuf> {
 fn load_shell(exe: &Path, path: &Path, opts: &Options, n: u64, ctx: &Ctx) -> Result<f64, String> {
     clear_db(path, opts)?;
     let mut progress = Progress::new(
-        format!("bench numbers shell {n}"),
+        format!("numbers shell {n}"),
         Total::Records(n),
         ctx.progress.mode(true),
         &ctx.progress,

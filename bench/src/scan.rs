@@ -63,7 +63,7 @@ pub fn run(args: ScanArgs, ctx: &Ctx) -> Result<(), String> {
     let snapshot = db.snapshot();
     for pass in 1..=2 {
         let mut progress = Progress::new(
-            format!("bench scan {pass}"),
+            format!("scan {pass}"),
             Total::Unknown,
             ctx.progress.mode(true),
             &ctx.progress,

@@ -69,7 +69,7 @@ pub fn run(args: UpdateArgs, ctx: &Ctx) -> Result<(), String> {
         crate::cache_note(args.cache_size)
     );
     let mut progress = Progress::new(
-        "bench update",
+        "update",
         Total::Records(args.ops),
         ctx.progress.mode(true),
         &ctx.progress,

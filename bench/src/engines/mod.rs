@@ -407,6 +407,9 @@ impl Runner<'_> {
             "readseq" => self.scan(store)?,
             other => return Err(format!("unknown workload {other}")),
         };
+        if is_write(w) {
+            store.settle()?;
+        }
         let secs = t0.elapsed().as_secs_f64();
         let written = match (written0, measure::write_bytes()) {
             (Some(a), Some(b)) => Some(b.saturating_sub(a)),

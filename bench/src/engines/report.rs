@@ -9,7 +9,8 @@ use std::path::Path;
 
 /// The durability every engine's commits have, in words.
 pub const DURABILITY: &str = "every commit handed to the OS before it returns, not synced \
-     (survives a killed process, not a power loss), except redb's (see below)";
+     (survives a killed process, not a power loss), except redb's, which has no such level \
+     (see below)";
 
 fn mb(b: u64) -> String {
     format!("{:.1}", b as f64 / 1e6)
@@ -51,7 +52,9 @@ pub fn render(setup: &Setup, args: &EnginesArgs, rows: &[Row], notes: &[String])
     let _ = writeln!(
         s,
         "All built here by cargo in release mode (RocksDB's and LMDB's C with -O3 -DNDEBUG, \
-         target CPU native), one driver; each engine in a process of its own.\n"
+         target CPU native), one driver; each engine in a process of its own. Rust code \
+         allocates with mimalloc (as the `lamina` tool does), RocksDB's C++ and LMDB's C with \
+         glibc's malloc.\n"
     );
     for e in &args.engines {
         let given = if peers::built(e) {
@@ -81,7 +84,7 @@ pub fn render(setup: &Setup, args: &EnginesArgs, rows: &[Row], notes: &[String])
         for r in rows.iter().filter(|r| r.workload == w) {
             let _ = writeln!(
                 s,
-                "| {w} | {} | {} | {:.3} | {} | {} | {} |",
+                "| {w} | {} | {} | {:.4} | {} | {} | {} |",
                 r.engine,
                 thousands(r.rate() as u64),
                 r.secs,
@@ -107,7 +110,13 @@ pub fn render(setup: &Setup, args: &EnginesArgs, rows: &[Row], notes: &[String])
                     .find(|r| r.workload == w && r.metric == metric)
                     .map_or_else(
                         || "-".to_string(),
-                        |r| format!("{:.2}x ({})", r.ratio, r.best_peer),
+                        |r| {
+                            if r.ratio.is_finite() {
+                                format!("{:.2}x ({})", r.ratio, r.best_peer)
+                            } else {
+                                format!("n/a ({} 0)", r.best_peer)
+                            }
+                        },
                     )
             };
             if ratios.iter().any(|r| r.workload == w) {
@@ -184,16 +193,15 @@ pub fn ratios(rows: &[Row]) -> Vec<Ratio> {
                     }
                 });
             if let Some((peer, b)) = best {
-                if b > 0.0 {
-                    out.push(Ratio {
-                        workload: w,
-                        metric,
-                        lamina: l,
-                        best_peer: peer,
-                        best: b,
-                        ratio: l / b,
-                    });
-                }
+                out.push(Ratio {
+                    workload: w,
+                    metric,
+                    lamina: l,
+                    best_peer: peer,
+                    best: b,
+                    // A best of 0 (nothing written yet): no ratio.
+                    ratio: if b > 0.0 { l / b } else { f64::NAN },
+                });
             }
         }
     }
@@ -242,8 +250,17 @@ pub fn save(dir: &Path, setup: &Setup, rows: &[Row], tables: &str) -> Result<(),
     for r in ratios(rows) {
         let _ = writeln!(
             rcsv,
-            "{},{},{},{},{},{:.4}",
-            r.workload, r.metric, r.lamina, r.best_peer, r.best, r.ratio
+            "{},{},{},{},{},{}",
+            r.workload,
+            r.metric,
+            r.lamina,
+            r.best_peer,
+            r.best,
+            if r.ratio.is_finite() {
+                format!("{:.4}", r.ratio)
+            } else {
+                String::new()
+            }
         );
     }
     let path = dir.join(format!("{stem}-ratios.csv"));

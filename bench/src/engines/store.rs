@@ -48,6 +48,12 @@ pub trait Store {
     /// Reads every entry in key order; returns the entries and the bytes of
     /// their keys and values.
     fn scan(&mut self) -> Result<(u64, u64), String>;
+    /// Called at the end of each write workload, inside its time: an engine
+    /// whose commits do not reach the OS (redb's `Durability::None`) hands
+    /// them over here. Nothing for the others.
+    fn settle(&mut self) -> Result<(), String> {
+        Ok(())
+    }
     /// Closes the database.
     fn close(self: Box<Self>) -> Result<(), String>;
 }

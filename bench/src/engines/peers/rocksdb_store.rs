@@ -53,7 +53,7 @@ impl Store for RocksStore {
                         None => batch.delete(op.key),
                     }
                 }
-                self.db.write_opt(&batch, &self.wo).map_err(err)
+                self.db.write_opt(batch, &self.wo).map_err(err)
             }
         }
     }
