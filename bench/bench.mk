@@ -1,41 +1,75 @@
 # Benchmarks against other engines (bench/). Included by the root Makefile:
 #     -include bench/bench.mk
 # Targets:
-#   bench-setup   install the peers (Debian packages; PyPI packages into .venv)
+#   bench-setup   install the peers (Debian packages; PyPI packages into .venv) and what the
+#                 bench package needs to build RocksDB (clang, libclang-dev, build-essential)
+#   bench-cli     the release builds the suite runs: the `lamina` binary, and `lamina-bench`
+#                 from the bench package (bench/Cargo.toml, a cargo workspace of its own; the
+#                 first build compiles RocksDB's C++, about 17 minutes on 2 cores)
 #   bench         the whole suite, under 30 minutes on a 2-core machine -> $(BENCH_OUT)/<date>/
 #   bench-quick   the same steps at small sizes, under 3 minutes -> $(BENCH_OUT)/<date>-quick/
 #                 and each step's wall time against the previous quick run's (steps.json):
 #                 "no slower" is no step marked SLOWER (above 1.10x)
-#   bench-test    the harness's own tests (seconds); `make test` runs them through EXTRA_TESTS
-# BENCH_ARGS passes options to bench/run.py, e.g. make bench BENCH_ARGS='--only dbm,numbers'.
+#   bench-engines `lamina-bench engines`: lamina beside release-built RocksDB, LMDB, redb and
+#                 fjall on db_bench's workloads; tables and CSV in $(BENCH_OUT)/engines/
+#                 e.g. make bench-engines BENCH_ARGS='--num 1000000'
+#   bench-test    the harness's own tests (pytest, seconds) and the bench package's (cargo, in
+#                 release mode: RocksDB is built once for both); `make test` runs only the
+#                 harness's (bench-test-harness, through EXTRA_TESTS) and never builds the package
+# BENCH_ARGS passes options to bench/run.py (make bench BENCH_ARGS='--only dbm,numbers') or to
+# `lamina-bench engines` (make bench-engines).
 # BENCH_OUT is where results go (default target/bench-results, which git ignores); the
 # scripts in bench/ read it from the environment too.
 
 BENCH_PY   = $(if $(wildcard .venv/bin/python),.venv/bin/python,python3)
 BENCH_ARGS ?=
+CARGO      ?= cargo
 BENCH_OUT  ?= target/bench-results
 export BENCH_OUT
 
-# What lamina brings to the benchmarks: the release `lamina` binary, and the Python module
-# built into .venv (python/python.mk's py-build), where those exist.
+# Where the root workspace builds, and where the bench package does: target/bench beside it
+# (bench/.cargo/config.toml), or $(CARGO_TARGET_DIR)/bench.
+BENCH_ROOT_TARGET := $(if $(CARGO_TARGET_DIR),$(CARGO_TARGET_DIR),$(CURDIR)/target)
+BENCH_TARGET      := $(BENCH_ROOT_TARGET)/bench
+LAMINA_BIN        := $(BENCH_ROOT_TARGET)/release/lamina
+LAMINA_BENCH      := $(BENCH_TARGET)/release/lamina-bench
+BENCH_CARGO        = cd bench && CARGO_TARGET_DIR=$(BENCH_TARGET) $(CARGO)
+
+# What lamina brings to the benchmarks: the release `lamina` and `lamina-bench` binaries, and the
+# Python module built into .venv (python/python.mk's py-build), where those exist.
 BENCH_BUILD := $(if $(wildcard crates/lamina-cli/Cargo.toml),bench-cli)
 BENCH_BUILD += $(if $(wildcard python/python.mk),py-build)
 
-.PHONY: bench-setup bench bench-quick bench-test bench-cli
+.PHONY: bench-setup bench bench-quick bench-engines bench-test bench-test-harness \
+	bench-test-package bench-cli
 
-EXTRA_TESTS += bench-test
+EXTRA_TESTS += bench-test-harness
 
 bench-setup:
 	bash bench/setup
 
 bench-cli:
-	cargo build --release -p lamina-cli
+	$(CARGO) build --release -p lamina-cli
+	$(BENCH_CARGO) build --release
 
 bench: $(BENCH_BUILD)
-	$(BENCH_PY) bench/run.py $(BENCH_ARGS)
+	$(BENCH_PY) bench/run.py --lamina $(LAMINA_BIN) --lamina-bench $(LAMINA_BENCH) $(BENCH_ARGS)
 
 bench-quick: $(BENCH_BUILD)
-	$(BENCH_PY) bench/run.py --quick $(BENCH_ARGS)
+	$(BENCH_PY) bench/run.py --quick --lamina $(LAMINA_BIN) --lamina-bench $(LAMINA_BENCH) \
+		$(BENCH_ARGS)
 
-bench-test:
+bench-engines:
+	$(BENCH_CARGO) build --release
+	$(LAMINA_BENCH) engines $(BENCH_ARGS)
+
+bench-test: bench-test-harness bench-test-package
+
+bench-test-harness:
 	$(BENCH_PY) -m pytest -q bench/tests
+
+# The numbers workload's tests drive the `lamina` binary (a debug build does for them).
+bench-test-package:
+	$(CARGO) build -p lamina-cli
+	cd bench && LAMINA_BIN=$(BENCH_ROOT_TARGET)/debug/lamina CARGO_TARGET_DIR=$(BENCH_TARGET) \
+		$(CARGO) test --release

@@ -14,7 +14,7 @@ Printed per thread count: commits/s, WAL fsyncs (stats()['wal_syncs']), durable
 commits per fsync, testfile before and after, commits/s as a multiple of their
 mean and of one thread's commits/s, and the share of commits whose wait for
 the sync began by yielding the CPU (stats()['commit_waits_yielded']). The
-same as `lamina bench commit`, from Python; --csv appends the rows.
+same as `lamina-bench commit`, from Python; --csv appends the rows.
 
     .venv/bin/python bench/commit_threads.py --dir /path/on/the/disk --seconds 3
 """

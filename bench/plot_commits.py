@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Durable commits chart: durable commits per second against writer threads, one
-line per run of each engine in the CSV (`lamina bench commit --csv` writes
+line per run of each engine in the CSV (`lamina-bench commit --csv` writes
 `lamina` rows, `bench/commit_threads.py --csv` `lamina-python` rows, in the
 same columns; a run ends where the threads stop growing), with 8x each
 engine's one-thread rate, the mean over its runs (the target at sixteen

@@ -6,8 +6,10 @@
   bench/run.py --only dbm,numbers      some steps only (see --list)
 
 Peers that are not installed are skipped with a message (bench/setup installs them). lamina
-takes part where it can be found: the Python module `lamina` (dbm workloads), and a `lamina`
-binary (--lamina PATH, else target/release/lamina, else `lamina` on PATH) for the numbers load.
+takes part where it can be found: the Python module `lamina` (dbm workloads), a `lamina`
+binary (--lamina PATH, else target/release/lamina, else `lamina` on PATH) for the numbers load,
+and the bench package's `lamina-bench` (--lamina-bench PATH, else
+target/bench/release/lamina-bench, else on PATH) for lamina's engine-level workloads.
 Each step runs with a time limit; a step that fails or runs out of time is reported in the
 summary and the run goes on.
 
@@ -33,7 +35,8 @@ MEMLIMIT = os.environ.get("LAMINA_MEMLIMIT") or os.path.join(HERE, "memlimit")
 BENCH_OUT = os.environ.get("BENCH_OUT") or os.path.join(ROOT, "target", "bench-results")
 
 # name -> (description, full args, quick args, time limit full/quick in seconds).
-# {py} is the Python to use, {out} the results directory, {lamina_opt} '--lamina PATH' or ''.
+# {py} is the Python to use, {out} the results directory, {lamina_opt} '--lamina PATH' or '',
+# {lamina_bench} the bench package's binary.
 STEPS = [
     ("testfile", "testfile (durable commits' hardware limit): write 256 B + lseek + fsync, 1000 ops",
      "{py} {bench}/testfile.py --dir {tmp} --csv {out}/testfile.csv",
@@ -105,47 +108,48 @@ STEPS = [
      "{py} {bench}/testfile.py --dir {tmp} --csv {out}/testfile.csv",
      "{py} {bench}/testfile.py --dir {tmp} --csv {out}/testfile.csv",
      60, 30),
-    # lamina's engine-level workloads, run by `lamina bench` (crates/lamina-cli) with the same
-    # parameters and printed columns as the peers' drivers above. Skipped until that exists.
+    # lamina's engine-level workloads, run by `lamina-bench` (the bench package, bench/Cargo.toml)
+    # with the same parameters and printed columns as the peers' drivers above. Skipped when
+    # it is not built (make bench-cli).
     ("lamina-db-insert", "TokuDB's db-insert on lamina, 4 batches, no cap",
-     "{lamina} bench db-insert -n 4 --dir {tmp}/lamina-insert --csv {out}/db_insert.csv",
-     "{lamina} bench db-insert -n 1 --dir {tmp}/lamina-insert --csv {out}/db_insert.csv",
+     "{lamina_bench} db-insert -n 4 --dir {tmp}/lamina-insert --csv {out}/db_insert.csv",
+     "{lamina_bench} db-insert -n 1 --dir {tmp}/lamina-insert --csv {out}/db_insert.csv",
      240, 20),
     ("lamina-db-insert-512M", "TokuDB's db-insert on lamina, 12 batches, cache 256 MiB, memory "
      "capped at 512 MiB",
-     "{memlimit} 512M {lamina} bench db-insert -n 12 --cache-size 268435456 "
+     "{memlimit} 512M {lamina_bench} db-insert -n 12 --cache-size 268435456 "
      "--dir {tmp}/lamina-insert --csv {out}/db_insert.csv",
      None, 300, 0),
     ("lamina-db-update-512M", "TokuDB's db-update on lamina (blind merge), 100 ops per durable "
      "commit, cache 256 MiB, memory capped at 512 MiB",
-     "{memlimit} 512M {lamina} bench db-update --ops 2000000 --cache-size 268435456 "
+     "{memlimit} 512M {lamina_bench} db-update --ops 2000000 --cache-size 268435456 "
      "--dir {tmp}/lamina-update --csv {out}/db_update.csv",
-     "{memlimit} 512M {lamina} bench db-update --ops 200000 --cache-size 268435456 "
+     "{memlimit} 512M {lamina_bench} db-update --ops 200000 --cache-size 268435456 "
      "--dir {tmp}/lamina-update --csv {out}/db_update.csv",
      240, 20),
     ("lamina-commits", "durable commits on lamina: 256 B values, one Sync write per commit, "
      "1..32 threads, against testfile",
-     "{lamina} bench commits --threads 1,2,4,8,16,32 --dir {tmp}/lamina-commits "
+     "{lamina_bench} commits --threads 1,2,4,8,16,32 --dir {tmp}/lamina-commits "
      "--csv {out}/commits.csv",
-     "{lamina} bench commits --threads 1,16 --dir {tmp}/lamina-commits --csv {out}/commits.csv",
+     "{lamina_bench} commits --threads 1,16 --dir {tmp}/lamina-commits --csv {out}/commits.csv",
      180, 20),
     ("lamina-numbers-512M", "the numbers load on lamina, doubling sizes to 2^23, memory capped at "
      "512 MiB",
-     "{memlimit} 512M {lamina} bench numbers --max 23 --memlimit-note 512M "
+     "{memlimit} 512M {lamina_bench} numbers --max 23 {lamina_opt} --memlimit-note 512M "
      "--csv {out}/numbers_lamina.csv",
      None, 300, 0),
     ("lamina-db-scan", "TokuDB's db-scan on lamina: every row in key order, twice, in one snapshot",
-     "{lamina} bench db-scan -n 4 --csv {out}/db_scan.csv",
-     "{lamina} bench db-scan -n 1 --csv {out}/db_scan.csv",
+     "{lamina_bench} db-scan -n 4 --csv {out}/db_scan.csv",
+     "{lamina_bench} db-scan -n 1 --csv {out}/db_scan.csv",
      240, 30),
     ("lamina-db-insert-multiple", "TokuDB's db-insert-multiple on lamina: primary + three "
      "secondary keyspaces in one atomic durable batch per 1000 rows",
-     "{lamina} bench db-insert-multiple --rows 1000000 --csv {out}/db_insert_multiple.csv",
-     "{lamina} bench db-insert-multiple --rows 100000 --csv {out}/db_insert_multiple.csv",
+     "{lamina_bench} db-insert-multiple --rows 1000000 --csv {out}/db_insert_multiple.csv",
+     "{lamina_bench} db-insert-multiple --rows 100000 --csv {out}/db_insert_multiple.csv",
      180, 30),
     ("lamina-blocksize", "the block-size question, 4K..64K: the numbers load and point reads",
-     "{lamina} bench blocksize --records 1048576 --csv {out}/blocksize.csv",
-     "{lamina} bench blocksize --records 65536 --csv {out}/blocksize.csv",
+     "{lamina_bench} blocksize --records 1048576 --csv {out}/blocksize.csv",
+     "{lamina_bench} blocksize --records 65536 --csv {out}/blocksize.csv",
      240, 30),
 ]
 
@@ -186,11 +190,20 @@ def run_step(line, limit):
         return f"stopped at its time limit ({limit} s)", text or "", err or ""
 
 
-def has_lamina_bench(lamina):
-    if not lamina:
+def find_lamina_bench(arg):
+    if arg:
+        return arg
+    cand = os.path.join(ROOT, "target", "bench", "release", "lamina-bench")
+    if os.access(cand, os.X_OK):
+        return cand
+    return shutil.which("lamina-bench")
+
+
+def has_lamina_bench(lamina_bench):
+    if not lamina_bench:
         return False
     try:
-        return subprocess.run([lamina, "bench", "--help"], capture_output=True,
+        return subprocess.run([lamina_bench, "--help"], capture_output=True,
                               timeout=20).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
@@ -235,6 +248,8 @@ def main(argv=None):
     p.add_argument("--out", help="results directory (default $BENCH_OUT/<date>[-quick]; "
                    "$BENCH_OUT defaults to target/bench-results)")
     p.add_argument("--lamina", help="lamina binary (default target/release/lamina or PATH)")
+    p.add_argument("--lamina-bench", help="the bench package's binary (default "
+                   "target/bench/release/lamina-bench or PATH)")
     p.add_argument("--tmp", default=os.environ.get("TMPDIR", "/tmp"),
                    help="scratch directory for databases (default $TMPDIR or /tmp)")
     a = p.parse_args(argv)
@@ -254,6 +269,7 @@ def main(argv=None):
 
     py = find_python()
     lamina = find_lamina(a.lamina)
+    lamina_bench = find_lamina_bench(a.lamina_bench)
     date = datetime.date.today().isoformat()
     out = a.out or os.path.join(BENCH_OUT, date + ("-quick" if a.quick else ""))
     os.makedirs(out, exist_ok=True)
@@ -262,6 +278,7 @@ def main(argv=None):
     fmt = dict(py=shlex.quote(py), bench=shlex.quote(HERE), out=shlex.quote(out),
                tmp=shlex.quote(tmp), memlimit=shlex.quote(MEMLIMIT),
                lamina=shlex.quote(lamina or "lamina"),
+               lamina_bench=shlex.quote(lamina_bench or "lamina-bench"),
                lamina_opt=f"--lamina {shlex.quote(lamina)}" if lamina else "")
     info = machine_info(py)
     print(f"results -> {out}")
@@ -277,9 +294,9 @@ def main(argv=None):
         limit = t_quick if a.quick else t_full
         if cmd is None:
             continue
-        if "{lamina}" in cmd and not has_lamina_bench(lamina):
-            done.append((name, desc, "skipped: no `lamina bench` yet", "", 0.0))
-            print(f"== {name}: skipped (no lamina binary with a `bench` subcommand)")
+        if "{lamina_bench}" in cmd and not has_lamina_bench(lamina_bench):
+            done.append((name, desc, "skipped: no lamina-bench (make bench-cli)", "", 0.0))
+            print(f"== {name}: skipped (no lamina-bench binary; make bench-cli builds it)")
             continue
         if "{memlimit}" in cmd and (os.geteuid() != 0 or not os.path.exists(MEMLIMIT)):
             done.append((name, desc, "skipped: the memory cap (bench/memlimit) needs root",

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The curve of a TokuDB db-update run, from `lamina bench update --csv`.
+"""The curve of a TokuDB db-update run, from `lamina-bench update --csv`.
 
-    lamina bench update -q --ops 1000000000 --csv update.csv ...
+    lamina-bench update -q --ops 1000000000 --csv update.csv ...
     python3 bench/update_curve.py update.csv --png update.png
 
 Prints the operations done, the overall rate, the rates of the first and

@@ -6,13 +6,12 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-mod bench;
 mod cmd;
 mod dumpfmt;
-mod engine;
-mod error;
-mod numbers;
-mod progress;
+
+// The modules the benchmark package shares (lib.rs), under their old paths
+// (`crate::engine`, `crate::progress`, ...) for the subcommands.
+use lamina_cli::{engine, error, numbers, progress, size};
 
 use clap::{CommandFactory, Parser, Subcommand};
 use cmd::Ctx;
@@ -33,7 +32,7 @@ struct Cli {
     /// Memory the database may hold: block cache, memtables, index and filter
     /// blocks together (e.g. 512M). Default: an eighth of the machine's
     /// memory, from 64 MiB to 1 GiB.
-    #[arg(long, global = true, value_name = "BYTES", value_parser = bench::parse_size)]
+    #[arg(long, global = true, value_name = "BYTES", value_parser = size::parse_size)]
     memory_budget: Option<u64>,
     /// Force an engine option (for experts; repeatable): NAME=VALUE, one of
     /// block_size, blob_threshold, cache_size, l0_compaction_trigger,
@@ -78,8 +77,6 @@ enum Command {
     Stat(cmd::stat::StatArgs),
     /// Print one WAL segment, table or manifest (debugging).
     Inspect(cmd::inspect::InspectArgs),
-    /// Run a benchmark workload (bench/README.md): numbers, insert, scan, update, multi, commit, blocksize.
-    Bench(bench::BenchArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(cmd::completions::CompletionsArgs),
     /// Print the manual page (roff; `lamina man | man -l -`).
@@ -105,9 +102,6 @@ fn dispatch(command: Command, ctx: &Ctx) -> Result<Exit, CliError> {
         Command::Inspect(a) => cmd::inspect::run(a, ctx),
         Command::Completions(a) => cmd::completions::run(a, Cli::command()),
         Command::Man(a) => cmd::man::run(a, Cli::command()),
-        Command::Bench(a) => bench::run(a, ctx)
-            .map(|()| Exit::Ok)
-            .map_err(|m| CliError::new(Exit::Failed, m)),
     }
 }
 

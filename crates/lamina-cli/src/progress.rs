@@ -10,6 +10,19 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
+/// The program named at the start of every line: `lamina`, unless
+/// [`set_program`] said otherwise (`lamina-bench` does).
+static PROGRAM: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+
+/// Names the program at the start of progress lines; the first call wins.
+pub fn set_program(name: &'static str) {
+    let _ = PROGRAM.set(name);
+}
+
+fn program() -> &'static str {
+    PROGRAM.get().copied().unwrap_or("lamina")
+}
+
 /// What the total of a task is, when known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Total {
@@ -237,7 +250,8 @@ impl Progress {
             return;
         }
         let mut line = format!(
-            "lamina {}: {}, elapsed {}",
+            "{} {}: {}, elapsed {}",
+            program(),
             self.what,
             self.rates(elapsed),
             clock(elapsed)
@@ -257,9 +271,9 @@ impl Progress {
     pub fn note(&self, line: &str) {
         if self.mode != Mode::Off {
             if let Some(bar) = &self.bar {
-                bar.suspend(|| eprintln!("lamina {}: {line}", self.what));
+                bar.suspend(|| eprintln!("{} {}: {line}", program(), self.what));
             } else {
-                eprintln!("lamina {}: {line}", self.what);
+                eprintln!("{} {}: {line}", program(), self.what);
             }
         }
     }
@@ -292,7 +306,8 @@ impl Progress {
         if self.mode != Mode::Off && (self.records > 0 || self.bytes > 0) {
             let _ = writeln!(
                 std::io::stderr(),
-                "lamina {}: done: {} in {}",
+                "{} {}: done: {} in {}",
+                program(),
                 self.what,
                 self.rates(elapsed),
                 clock(elapsed)

@@ -87,7 +87,7 @@ pub struct Options {
     pub level_base_size: u64,
     /// Growth factor between levels. Default: 0, chosen: 4, which rewrites
     /// less per byte written than the 10 of most leveled stores (TokuDB's
-    /// db-update, `lamina bench update`, ran 13 % faster in a deep tree;
+    /// db-update, `lamina-bench update`, ran 13 % faster in a deep tree;
     /// docs/design.md, "Settings chosen from the data").
     pub level_multiplier: u64,
     /// Target size of one table written by compaction. Default: 64 MiB.

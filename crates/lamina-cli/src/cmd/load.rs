@@ -48,7 +48,7 @@ pub struct LoadArgs {
     pub bulk: bool,
     /// With --bulk: bytes of records sorted in memory before a sorted run
     /// is written to a temporary file (e.g. 256M; default 64M).
-    #[arg(long, value_name = "BYTES", requires = "bulk", value_parser = crate::bench::parse_size)]
+    #[arg(long, value_name = "BYTES", requires = "bulk", value_parser = crate::size::parse_size)]
     pub memory: Option<u64>,
 }
 

@@ -67,7 +67,7 @@ pub fn parse_forced(spec: &str) -> Result<(String, u64), String> {
         .split_once('=')
         .ok_or_else(|| format!("{spec}: expected NAME=VALUE, e.g. level_multiplier=8"))?;
     let name = name.trim().replace('-', "_");
-    let value = crate::bench::parse_size(value.trim()).map_err(|e| format!("{name}: {e}"))?;
+    let value = crate::size::parse_size(value.trim()).map_err(|e| format!("{name}: {e}"))?;
     // Applied once to the defaults, so that `force` alone knows the names.
     force(&mut Options::default(), &name, value).map_err(|e| e.message)?;
     Ok((name, value))

@@ -6,7 +6,7 @@
 //! turn. On a 2-vCPU host, forced either way, sixteen threads of `Sync`
 //! commits ran about a quarter faster yielding (waking fifteen writers and
 //! switching each of them in, and the idle CPUs' own wake-ups, came off
-//! every sync's cycle; `lamina bench commit --threads 16`), and the process
+//! every sync's cycle; `lamina-bench commit --threads 16`), and the process
 //! used several times the CPU time.
 //! Whether it pays depends on the writers, the CPUs and the device, so it
 //! is measured, not assumed.

@@ -20,7 +20,7 @@
 //! that writers arriving meanwhile do not queue behind the wake-up) and
 //! wakes them all in one system call; each checks whether it is done and
 //! sleeps again if not. Sixteen writers woken one by one cost a syncer a
-//! third of its cycle on a 2-vCPU machine (`lamina bench commit --threads
+//! third of its cycle on a 2-vCPU machine (`lamina-bench commit --threads
 //! 16`).
 //! While measurements say it commits more a second (`commit_wait`), a
 //! waiter first yields the CPU in a loop, watching the epoch, for about two
@@ -351,7 +351,7 @@ impl Pipeline {
     /// writer never waits. While waiters yield the CPU (`commit_wait`), so
     /// does the syncer, watching the records come: asleep on the condition
     /// variable, the last record's wake-up reached it 16 µs after the
-    /// record, a tenth of a sixteen-writer cycle (`lamina bench commit
+    /// record, a tenth of a sixteen-writer cycle (`lamina-bench commit
     /// --threads 16`).
     fn gather(&self, s: &mut parking_lot::MutexGuard<'_, State>) {
         let expected = s.writers_seen.max(s.writers_seen_before);

@@ -7,7 +7,7 @@
 //! table it writes; `lamina stat` prints the answer and its reason.
 //!
 //! Why these numbers: a data block is the unit the block cache holds, the
-//! index points at, and a point read decompresses. `lamina bench blocksize`
+//! index points at, and a point read decompresses. `lamina-bench blocksize`
 //! (the numbers load's records, about 70 bytes an entry) finds 64 KiB the
 //! best or within 5 % of it for loads and point reads, and smaller blocks
 //! slower: a block of only ~250 such entries makes the index, filter lookups
@@ -64,7 +64,7 @@ pub fn choose_block_size(forced: usize, shape: &DataShape) -> BlockSizeChoice {
             let _ = write!(
                 w,
                 "the index and per-block costs grow with the number of blocks, which slows loads \
-                 and cached reads (`lamina bench blocksize`: 4 KiB blocks read about a quarter \
+                 and cached reads (`lamina-bench blocksize`: 4 KiB blocks read about a quarter \
                  slower than 64 KiB)"
             );
         } else {

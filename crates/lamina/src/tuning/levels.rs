@@ -90,7 +90,7 @@ pub fn choose_levels(
         warnings.push(format!(
             "level_base_size is set to {}, far from the {} level 0 brings at each compaction: \
              larger, and every level-0 compaction rewrites more of level 1 than it brings; \
-             smaller, and the tree has more levels (in `lamina bench update`, 512 MiB and 64 MiB \
+             smaller, and the tree has more levels (in `lamina-bench update`, 512 MiB and 64 MiB \
              both ran about a fifth slower than 256 MiB); leave it unset and lamina would use {}",
             kib_u64(base),
             kib_u64(auto_base),
@@ -101,7 +101,7 @@ pub fn choose_levels(
         warnings.push(format!(
             "level_multiplier is set to {multiplier}: compaction rewrites each byte about \
              {multiplier} times per level, where {MULTIPLIER} rewrites it about {MULTIPLIER} times \
-             (in `lamina bench update` on a deep tree, 10 ran 13 % slower than 4); leave it \
+             (in `lamina-bench update` on a deep tree, 10 ran 13 % slower than 4); leave it \
              unset and lamina would use {MULTIPLIER}"
         ));
     }

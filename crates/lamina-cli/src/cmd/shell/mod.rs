@@ -76,7 +76,7 @@ pub struct ShellArgs {
     pub bulk: bool,
     /// With --bulk: bytes of stores sorted in memory before a sorted run is
     /// written to a temporary file (e.g. 256M; default 64M).
-    #[arg(long, value_name = "BYTES", requires = "bulk", value_parser = crate::bench::parse_size)]
+    #[arg(long, value_name = "BYTES", requires = "bulk", value_parser = crate::size::parse_size)]
     pub memory: Option<u64>,
     /// Number of records expected, for the ETA (like `pv -s`).
     #[arg(long, value_name = "RECORDS")]

@@ -1,13 +1,27 @@
-//! `lamina bench WORKLOAD [OPTIONS]`: the engine-level benchmark workloads
-//! that bench/README.md defines, one file each, and what they share (where
-//! the database goes, CSV output, the original programs' random number
-//! generators, sizes on disk).
+//! `lamina-bench WORKLOAD [OPTIONS]`: lamina's benchmark workloads, a
+//! package of their own (outside the workspace `make test` builds), as
+//! bench/README.md defines them: `numbers`, `insert`, `scan`, `update`,
+//! `multi`, `commit`, `blocksize` (lamina alone, beside the published
+//! figures of the programs they come from), `engines` (lamina beside
+//! RocksDB, LMDB, redb and fjall, all built here in release mode), and what
+//! they share (where the database goes, CSV output, the original programs'
+//! random number generators, sizes on disk).
 //!
 //! Every workload prints its table on standard output (the original
 //! program's columns where there is one) and progress on standard error.
+//! The global options are the `lamina` tool's (`-q`, `--memory-budget`,
+//! `--option`, `--progress-interval`), read by the same code
+//! (`lamina_cli`).
+
+/// mimalloc, as in the `lamina` tool: the engine allocates one small block
+/// per memtable entry, and glibc's allocator costs a tenth of a bulk load's
+/// time in free-list upkeep.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod blocksize;
 mod commit;
+mod engines;
 mod insert;
 mod meter;
 mod multi;
@@ -15,23 +29,47 @@ mod numbers;
 mod scan;
 mod update;
 
-use crate::cmd::Ctx;
-use crate::engine::{Db, Options};
+// The `lamina` tool's modules this package shares, under the paths the
+// workloads use (`crate::engine`, `crate::progress`).
+use lamina_cli::{engine, progress, size};
+
+use clap::Parser;
+use engine::{Db, Options};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
 
-/// Arguments of `lamina bench`.
-#[derive(Debug, clap::Args)]
-pub struct BenchArgs {
+/// lamina-bench: lamina's benchmark workloads (bench/README.md) and the
+/// engine-level comparison with release-built peers.
+#[derive(Debug, Parser)]
+#[command(name = "lamina-bench", version)]
+struct Cli {
+    /// Show no progress.
+    #[arg(short, long, global = true)]
+    quiet: bool,
+    /// Seconds between progress lines when stderr is not a terminal.
+    #[arg(long, global = true, value_name = "SECONDS", default_value_t = 5.0)]
+    progress_interval: f64,
+    /// Memory the database may hold: block cache, memtables, index and filter
+    /// blocks together (e.g. 512M). Default: an eighth of the machine's
+    /// memory, from 64 MiB to 1 GiB.
+    #[arg(long, global = true, value_name = "BYTES", value_parser = size::parse_size)]
+    memory_budget: Option<u64>,
+    /// Force an engine option (for experts; repeatable): NAME=VALUE, one of
+    /// block_size, blob_threshold, cache_size, l0_compaction_trigger,
+    /// level_base_size, level_multiplier, memtable_size, target_table_size.
+    #[arg(long = "option", global = true, value_name = "NAME=VALUE", value_parser = engine::parse_forced)]
+    options: Vec<(String, u64)>,
     /// The workload.
     #[command(subcommand)]
-    pub workload: Workload,
+    workload: Workload,
 }
 
 /// The workloads.
 #[derive(Debug, clap::Subcommand)]
-pub enum Workload {
+enum Workload {
     /// The numbers load (numbers in English) at 2^17, 2^18, ... records, generator and shell paths.
     Numbers(numbers::NumbersArgs),
     /// TokuDB's db-insert: per batch 2^20 serial then 2^20 random 8-byte keys.
@@ -51,6 +89,55 @@ pub enum Workload {
     Commit(commit::CommitArgs),
     /// The block-size question: the numbers load and random point reads at block sizes 4K to 64K.
     Blocksize(blocksize::BlocksizeArgs),
+    /// lamina, RocksDB, LMDB, redb and fjall on db_bench's workloads (fillseq,
+    /// fillrandom, overwrite, readrandom, readseq, deleterandom), one driver.
+    Engines(engines::EnginesArgs),
+}
+
+/// What every workload gets from the global options.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Ctx {
+    /// How to show progress.
+    pub progress: progress::Settings,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    progress::set_program("lamina-bench");
+    let interval =
+        Duration::try_from_secs_f64(cli.progress_interval).unwrap_or(Duration::from_secs(5));
+    let ctx = Ctx {
+        progress: progress::Settings {
+            quiet: cli.quiet,
+            interval,
+        },
+    };
+    engine::set_forced(cli.options);
+    let result = match cli.memory_budget.map(engine::set_memory_budget) {
+        Some(Err(e)) => Err(e.message),
+        _ => run(cli.workload, &ctx),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(m) => {
+            eprintln!("lamina-bench: {m}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs a workload.
+fn run(workload: Workload, ctx: &Ctx) -> Result<(), String> {
+    match workload {
+        Workload::Numbers(a) => numbers::run(a, ctx),
+        Workload::Insert(a) => insert::run(a, ctx),
+        Workload::Scan(a) => scan::run(a, ctx),
+        Workload::Update(a) => update::run(a, ctx),
+        Workload::Multi(a) => multi::run(a, ctx),
+        Workload::Commit(a) => commit::run(a, ctx),
+        Workload::Blocksize(a) => blocksize::run(a, ctx),
+        Workload::Engines(a) => engines::run(a, ctx),
+    }
 }
 
 /// Options every workload takes.
@@ -78,21 +165,8 @@ pub struct Common {
     pub memlimit_note: String,
 }
 
-/// Runs a workload.
-pub fn run(args: BenchArgs, ctx: &Ctx) -> Result<(), String> {
-    match args.workload {
-        Workload::Numbers(a) => numbers::run(a, ctx),
-        Workload::Insert(a) => insert::run(a, ctx),
-        Workload::Scan(a) => scan::run(a, ctx),
-        Workload::Update(a) => update::run(a, ctx),
-        Workload::Multi(a) => multi::run(a, ctx),
-        Workload::Commit(a) => commit::run(a, ctx),
-        Workload::Blocksize(a) => blocksize::run(a, ctx),
-    }
-}
-
 /// lamina's version, for the header lines.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub const VERSION: &str = lamina_cli::VERSION;
 
 /// The directory a workload works in; a temporary one is removed on drop
 /// unless kept.
@@ -153,7 +227,7 @@ pub fn cache_note(cache_size: Option<u64>) -> String {
 /// The CLI's options (which honour `LAMINA_INJECT_FAULT`) with a cache and
 /// memtable size where given.
 pub fn options(cache_size: Option<u64>, memtable_size: Option<u64>) -> Result<Options, String> {
-    let mut opts = crate::engine::options().map_err(|e| e.message)?;
+    let mut opts = engine::options().map_err(|e| e.message)?;
     if let Some(c) = cache_size {
         opts.cache_size = usize::try_from(c).map_err(|_| format!("cache size {c} too large"))?;
     }
@@ -220,23 +294,8 @@ pub fn rate(n: u64, secs: f64) -> f64 {
     }
 }
 
-/// A byte count: `268435456`, `256M`, `256MiB`, `1G`, `64K` (binary units).
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(digits);
-    let n: u64 = num.parse().map_err(|_| format!("not a size: {s}"))?;
-    let shift = match unit.to_ascii_uppercase().as_str() {
-        "" | "B" => 0,
-        "K" | "KB" | "KIB" => 10,
-        "M" | "MB" | "MIB" => 20,
-        "G" | "GB" | "GIB" => 30,
-        "T" | "TB" | "TIB" => 40,
-        _ => return Err(format!("not a size: {s} (units: K, M, G, T)")),
-    };
-    n.checked_mul(1u64 << shift)
-        .ok_or_else(|| format!("size too large: {s}"))
-}
+/// A byte count: `268435456`, `256M`, `1G`, `64K` (the `lamina` tool's parser).
+pub use size::parse_size;
 
 /// Rows appended to a CSV file; a header is written first when the file is
 /// new or empty. Each row is flushed, so a run stopped early keeps its rows.
@@ -383,15 +442,5 @@ mod tests {
                 1_957_747_793
             ]
         );
-    }
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("268435456"), Ok(268_435_456));
-        assert_eq!(parse_size("256M"), Ok(256 << 20));
-        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
-        assert_eq!(parse_size("64k"), Ok(64 << 10));
-        assert!(parse_size("12Q").is_err());
-        assert!(parse_size("").is_err());
     }
 }

@@ -1,4 +1,4 @@
-//! `lamina bench commit`: durable commits against the disk's limit.
+//! `lamina-bench commit`: durable commits against the disk's limit.
 //!
 //! testfile is the hardware's limit: per op `write(fd, 256 zero bytes)`,
 //! `lseek(fd, 0)`, `fsync(fd)`, in a file beside the database directory
@@ -16,10 +16,10 @@
 //! after, commits/s as a multiple of their mean, and the share of commits
 //! whose wait began by yielding the CPU (`Stats::commit_waits_yielded`).
 
-use super::{fresh_db, options, rate, Common, Csv, Workdir};
-use crate::cmd::Ctx;
 use crate::engine::{Batch, Db, Durability};
 use crate::progress::{thousands, Progress, Total};
+use crate::Ctx;
+use crate::{fresh_db, options, rate, Common, Csv, Workdir};
 use std::fs::OpenOptions;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 /// Bytes per commit (testfile's `-b256`).
 const VALUE_BYTES: usize = 256;
 
-/// Arguments of `lamina bench commit`.
+/// Arguments of `lamina-bench commit`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct CommitArgs {
     /// Thread counts, comma-separated.
@@ -49,7 +49,7 @@ pub struct CommitArgs {
     pub common: Common,
 }
 
-/// Runs `lamina bench commit`.
+/// Runs `lamina-bench commit`.
 pub fn run(args: CommitArgs, ctx: &Ctx) -> Result<(), String> {
     let dir = Workdir::new(&args.common, "commit");
     let mut csv = Csv::open(
@@ -90,7 +90,7 @@ pub fn run(args: CommitArgs, ctx: &Ctx) -> Result<(), String> {
     let db = fresh_db(dir.path(), options(None, None)?)?;
     println!(
         "lamina {} Sync commits of one {VALUE_BYTES}-byte value each, {}",
-        super::VERSION,
+        crate::VERSION,
         match args.ops {
             Some(n) => format!("{n} commits per thread count"),
             None => format!("{} s per thread count", args.seconds),
@@ -238,7 +238,7 @@ fn commits(
         None => Total::Unknown,
     };
     let progress = Progress::new(
-        format!("bench commit {threads} threads"),
+        format!("commit {threads} threads"),
         total,
         ctx.progress.mode(true),
         &ctx.progress,

@@ -1,4 +1,4 @@
-//! `lamina bench insert`: TokuDB's db-insert.
+//! `lamina-bench insert`: TokuDB's db-insert.
 //!
 //! 8-byte big-endian keys, the value the key's 8 bytes (as `bench/tokudb_bdb.c`
 //! writes them). Each batch is 2^20 serial inserts (key = i × 64, i continuing
@@ -10,12 +10,12 @@
 //! `close`; per batch the original program's columns, then `Shutdown` and
 //! `Total time`.
 
-use super::{
-    files_line, fresh_db, options, parse_size, rate, Common, Csv, Workdir, XorShift64Star,
-};
-use crate::cmd::Ctx;
 use crate::engine::{Batch, Db, Durability};
 use crate::progress::{Progress, Total};
+use crate::Ctx;
+use crate::{
+    files_line, fresh_db, options, parse_size, rate, Common, Csv, Workdir, XorShift64Star,
+};
 use std::path::Path;
 use std::time::Instant;
 
@@ -39,7 +39,7 @@ pub const CSV_HEADER: [&str; 9] = [
     "memlimit",
 ];
 
-/// Arguments of `lamina bench insert`.
+/// Arguments of `lamina-bench insert`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct InsertArgs {
     /// Batches, each 2^20 serial then 2^20 random inserts.
@@ -65,7 +65,7 @@ pub struct InsertArgs {
     pub common: Common,
 }
 
-/// Runs `lamina bench insert`.
+/// Runs `lamina-bench insert`.
 pub fn run(args: InsertArgs, ctx: &Ctx) -> Result<(), String> {
     let dir = Workdir::new(&args.common, "insert");
     insert(&args, dir.path(), ctx)?;
@@ -115,12 +115,12 @@ pub fn insert(args: &InsertArgs, path: &Path, ctx: &Ctx) -> Result<(), String> {
         } else {
             ""
         },
-        super::VERSION,
-        super::cache_note(args.cache_size)
+        crate::VERSION,
+        crate::cache_note(args.cache_size)
     );
     let total = 2 * per * args.batches;
     let mut progress = Progress::new(
-        "bench insert",
+        "insert",
         Total::Records(total),
         ctx.progress.mode(true),
         &ctx.progress,

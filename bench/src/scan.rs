@@ -1,18 +1,18 @@
-//! `lamina bench scan`: TokuDB's db-scan.
+//! `lamina-bench scan`: TokuDB's db-scan.
 //!
 //! Reads every row of the default keyspace in key order with one iterator
 //! inside one snapshot, twice; per pass prints bytes (key + value lengths),
 //! rows, seconds and decimal MB/s. Runs on the database at `--db` when there
 //! is one, else first loads one with `insert` (its lines printed too).
 
-use super::insert::{self, InsertArgs};
-use super::{options, parse_size, rate, Common, Csv, Workdir};
-use crate::cmd::Ctx;
 use crate::engine::Db;
+use crate::insert::{self, InsertArgs};
 use crate::progress::{Progress, Total};
+use crate::Ctx;
+use crate::{options, parse_size, rate, Common, Csv, Workdir};
 use std::time::Instant;
 
-/// Arguments of `lamina bench scan`.
+/// Arguments of `lamina-bench scan`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ScanArgs {
     /// Batches of the insert run that makes the database when --db holds none.
@@ -29,7 +29,7 @@ pub struct ScanArgs {
     pub common: Common,
 }
 
-/// Runs `lamina bench scan`.
+/// Runs `lamina-bench scan`.
 pub fn run(args: ScanArgs, ctx: &Ctx) -> Result<(), String> {
     let dir = Workdir::new(&args.common, "scan");
     let mut opts = options(args.cache_size, None)?;
@@ -63,7 +63,7 @@ pub fn run(args: ScanArgs, ctx: &Ctx) -> Result<(), String> {
     let snapshot = db.snapshot();
     for pass in 1..=2 {
         let mut progress = Progress::new(
-            format!("bench scan {pass}"),
+            format!("scan {pass}"),
             Total::Unknown,
             ctx.progress.mode(true),
             &ctx.progress,

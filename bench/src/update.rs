@@ -1,4 +1,4 @@
-//! `lamina bench update`: TokuDB's db-update.
+//! `lamina-bench update`: TokuDB's db-update.
 //!
 //! Key = two 4-byte big-endian ints, each `random() % 1,000,000` (glibc's
 //! `random()` after `srandom(seed)`, as the C program draws them); each op is
@@ -8,11 +8,11 @@
 //! CSV row each); a line is printed every 2,000,000 ops (`--every`): ops done,
 //! seconds and rate since the previous line, overall rate.
 
-use super::meter::Meter;
-use super::{files_line, fresh_db, options, parse_size, Common, Csv, GlibcRandom, Workdir};
-use crate::cmd::Ctx;
 use crate::engine::{Batch, Durability};
+use crate::meter::Meter;
 use crate::progress::{Progress, Total};
+use crate::Ctx;
+use crate::{files_line, fresh_db, options, parse_size, Common, Csv, GlibcRandom, Workdir};
 
 /// The columns of the CSV (those of `bench/tokudb_bdb.py update`).
 pub const CSV_HEADER: [&str; 6] = [
@@ -24,7 +24,7 @@ pub const CSV_HEADER: [&str; 6] = [
     "memlimit",
 ];
 
-/// Arguments of `lamina bench update`.
+/// Arguments of `lamina-bench update`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct UpdateArgs {
     /// Operations.
@@ -56,7 +56,7 @@ pub struct UpdateArgs {
     pub common: Common,
 }
 
-/// Runs `lamina bench update`.
+/// Runs `lamina-bench update`.
 pub fn run(args: UpdateArgs, ctx: &Ctx) -> Result<(), String> {
     let dir = Workdir::new(&args.common, "update");
     let mut csv = Csv::open(args.common.csv.as_deref(), &CSV_HEADER)?;
@@ -65,11 +65,11 @@ pub fn run(args: UpdateArgs, ctx: &Ctx) -> Result<(), String> {
     println!(
         "db-update: lamina {} in Rust, blind merge (add), {per_commit} ops per durable commit, \
          {}",
-        super::VERSION,
-        super::cache_note(args.cache_size)
+        crate::VERSION,
+        crate::cache_note(args.cache_size)
     );
     let mut progress = Progress::new(
-        "bench update",
+        "update",
         Total::Records(args.ops),
         ctx.progress.mode(true),
         &ctx.progress,

@@ -1,20 +1,11 @@
-//! `lamina bench`: every workload runs at a tiny size and prints well-formed
-//! lines (the columns parse, the numbers are positive); CSV files get a
-//! header and one row per printed row.
+//! `lamina-bench`: every seed workload runs at a tiny size and prints
+//! well-formed lines (the columns parse, the numbers are positive); CSV
+//! files get a header and one row per printed row.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
 mod common;
 
-use common::{code, lamina_run, stderr, stdout, tempdir};
-
-/// Runs `lamina -q bench ARGS`; asserts success and returns stdout.
-fn bench(args: &[&str]) -> String {
-    let mut all = vec!["-q", "bench"];
-    all.extend_from_slice(args);
-    let out = lamina_run(&all);
-    assert_eq!(code(&out), 0, "lamina {all:?} failed: {}", stderr(&out));
-    stdout(&out)
-}
+use common::{bench, code, lamina_bench, lamina_binary, stdout, tempdir};
 
 /// A positive number, with thousands separators and a `s`, `/s` or `%` suffix allowed.
 fn positive(field: &str) -> f64 {
@@ -207,13 +198,25 @@ fn multi_writes_four_keyspaces() {
     ]);
     check_periodic(&out, 2500, 1000);
     // Every row is in the main keyspace and the three secondary ones.
-    let count = lamina_run(&["count", db.to_str().unwrap()]);
-    assert_eq!(stdout(&count).trim(), "10000");
-    let main = lamina_run(&["count", "--keyspace", "", db.to_str().unwrap()]);
-    assert_eq!(stdout(&main).trim(), "2500");
+    let opts = lamina::Options {
+        read_only: true,
+        create_if_missing: false,
+        ..lamina::Options::default()
+    };
+    let db = lamina::Db::open(&db, opts).unwrap();
+    assert_eq!(db.iter().count(), 2500);
+    let names = db.keyspaces();
+    assert_eq!(names.len(), 3, "{names:?}");
+    for name in names {
+        assert_eq!(
+            db.open_keyspace(&name).unwrap().iter().count(),
+            2500,
+            "{name}"
+        );
+    }
 }
 
-/// The rows of `lamina bench commit`'s table, split into their 10 fields.
+/// The rows of `lamina-bench commit`'s table, split into their 10 fields.
 fn commit_rows(out: &str) -> Vec<Vec<&str>> {
     out.lines()
         .map(|l| l.split_whitespace().collect::<Vec<_>>())
@@ -276,7 +279,8 @@ fn commit_runs_testfile_as_long_as_a_row() {
 
 #[test]
 fn numbers_loads_both_paths_at_each_size() {
-    let out = bench(&["numbers", "--min", "8", "--max", "9"]);
+    let lamina = lamina_binary();
+    let out = bench(&["numbers", "--min", "8", "--max", "9", "--lamina", &lamina]);
     let rows: Vec<Vec<&str>> = out
         .lines()
         .map(|l| l.split_whitespace().collect::<Vec<_>>())
@@ -339,6 +343,24 @@ fn blocksize_sweeps_five_sizes_and_the_automatic_choice() {
 
 #[test]
 fn unknown_workload_is_a_usage_error() {
-    let out = lamina_run(&["bench", "nothing"]);
+    let out = lamina_bench(&["nothing"]);
     assert_eq!(code(&out), 2);
+}
+
+/// The global options are the `lamina` tool's, read by the same code.
+#[test]
+fn global_options_are_the_tools() {
+    let out = bench(&[
+        "--memory-budget",
+        "64M",
+        "update",
+        "--ops",
+        "300",
+        "--report",
+        "100",
+    ]);
+    assert!(out.contains("total 300 "), "{out}");
+    let bad = lamina_bench(&["--option", "no_such=1", "update"]);
+    assert_eq!(code(&bad), 2);
+    assert!(stdout(&bad).is_empty());
 }

@@ -4,8 +4,8 @@
 //! rate since the previous line, overall rate, as TokuDB's C examples print
 //! them), and a `total` line at the end.
 
-use super::{rate, Csv};
 use crate::progress::Progress;
+use crate::{rate, Csv};
 use std::time::Instant;
 
 /// Measures a run of operations.

@@ -1,25 +1,26 @@
-//! `lamina bench numbers`: the numbers load's curve of rate against size.
+//! `lamina-bench numbers`: the numbers load's curve of rate against size.
 //!
 //! For N = 2^17, 2^18, ... 2^max records (keys 0 to N - 1, the numbers in
 //! English), each into a fresh database: (i) `gen`, the built-in generator
 //! straight into the engine (what `lamina gen numbers --into` does), and
 //! (ii) `shell`, `store N "words"` lines piped into `lamina shell --newdb`
-//! (this binary; the original ran `numbers.pl | gdbmtool --newdb`). Timed
+//! (the `lamina` binary, release-built; the original ran `numbers.pl |
+//! gdbmtool --newdb`; see [`lamina_binary`] for where it is looked for). Timed
 //! from open (process start for the shell) to close; printed: seconds,
 //! records/s and the size on disk per size, then the rate at the largest size
 //! as a percentage of the rate at 2^20.
 
-use super::{clear_db, dir_size, fresh_db, options, rate, Common, Csv, Workdir};
-use crate::cmd::Ctx;
 use crate::engine::{Loader, Options};
-use crate::numbers::{LineStyle, Numbers};
 use crate::progress::{bytes, thousands, Progress, Total};
+use crate::Ctx;
+use crate::{clear_db, dir_size, fresh_db, options, rate, Common, Csv, Workdir};
+use lamina_cli::numbers::{LineStyle, Numbers};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-/// Arguments of `lamina bench numbers`.
+/// Arguments of `lamina-bench numbers`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct NumbersArgs {
     /// Largest size, as a power of two (2^K records).
@@ -28,6 +29,12 @@ pub struct NumbersArgs {
     /// Smallest size, as a power of two.
     #[arg(long, value_name = "K", default_value_t = 17)]
     pub min: u32,
+    /// The `lamina` binary the shell path runs. Default: `lamina` beside this
+    /// binary, else the root workspace's release build (`target/release/lamina`
+    /// when this one is `target/bench/release/lamina-bench`), else `lamina`
+    /// on PATH.
+    #[arg(long, value_name = "PATH")]
+    pub lamina: Option<PathBuf>,
     #[command(flatten)]
     pub common: Common,
 }
@@ -35,7 +42,7 @@ pub struct NumbersArgs {
 /// The two load paths.
 const PATHS: [&str; 2] = ["gen", "shell"];
 
-/// Runs `lamina bench numbers`.
+/// Runs `lamina-bench numbers`.
 pub fn run(args: NumbersArgs, ctx: &Ctx) -> Result<(), String> {
     if args.min > args.max || args.max > 40 {
         return Err(format!(
@@ -43,6 +50,13 @@ pub fn run(args: NumbersArgs, ctx: &Ctx) -> Result<(), String> {
             args.min, args.max
         ));
     }
+    let lamina = match &args.lamina {
+        Some(p) => p.clone(),
+        None => lamina_binary().ok_or(
+            "no `lamina` binary for the shell path: build it \
+             (cargo build --release -p lamina-cli) or give --lamina PATH",
+        )?,
+    };
     let dir = Workdir::new(&args.common, "numbers");
     std::fs::create_dir_all(dir.path()).map_err(|e| format!("{}: {e}", dir.path().display()))?;
     let mut csv = Csv::open(
@@ -61,7 +75,7 @@ pub fn run(args: NumbersArgs, ctx: &Ctx) -> Result<(), String> {
     println!(
         "numbers load on lamina {}: records 0..N-1 into a fresh database; gen = the built-in \
          generator into the engine, shell = `store N \"words\"` lines through `lamina shell --newdb`",
-        super::VERSION
+        crate::VERSION
     );
     println!(
         "{:>21} {:>5} {:>10} {:>11} {:>24}",
@@ -77,7 +91,7 @@ pub fn run(args: NumbersArgs, ctx: &Ctx) -> Result<(), String> {
             let secs = if which == "gen" {
                 load_gen(&path, opts, n, ctx)?
             } else {
-                load_shell(&path, &opts, n, ctx)?
+                load_shell(&lamina, &path, &opts, n, ctx)?
             };
             let size = dir_size(&path);
             let r = rate(n, secs);
@@ -138,7 +152,7 @@ pub fn run(args: NumbersArgs, ctx: &Ctx) -> Result<(), String> {
 pub fn load_gen(path: &Path, opts: Options, n: u64, ctx: &Ctx) -> Result<f64, String> {
     clear_db(path, &opts)?;
     let mut progress = Progress::new(
-        format!("bench numbers gen {n}"),
+        format!("numbers gen {n}"),
         Total::Records(n),
         ctx.progress.mode(true),
         &ctx.progress,
@@ -164,19 +178,36 @@ pub fn load_gen(path: &Path, opts: Options, n: u64, ctx: &Ctx) -> Result<f64, St
     Ok(secs)
 }
 
+/// The `lamina` binary: beside this executable, else the root workspace's
+/// release build two directories up (this package's target directory is
+/// `target/bench`, bench/.cargo/config.toml), else on PATH.
+pub fn lamina_binary() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?;
+    let near = [dir.join("lamina"), dir.join("../../release/lamina")];
+    let on_path = std::env::var_os("PATH")
+        .map(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join("lamina"))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    near.into_iter().chain(on_path).find(|p| p.is_file())
+}
+
 /// Pipes `store N "words"` lines for records 0..n-1 into `lamina shell
-/// --newdb path` (this executable); seconds from its start to its exit.
-fn load_shell(path: &Path, opts: &Options, n: u64, ctx: &Ctx) -> Result<f64, String> {
+/// --newdb path` (the `lamina` binary `exe`); seconds from its start to its
+/// exit.
+fn load_shell(exe: &Path, path: &Path, opts: &Options, n: u64, ctx: &Ctx) -> Result<f64, String> {
     clear_db(path, opts)?;
-    let exe = std::env::current_exe().map_err(|e| format!("finding the lamina binary: {e}"))?;
     let mut progress = Progress::new(
-        format!("bench numbers shell {n}"),
+        format!("numbers shell {n}"),
         Total::Records(n),
         ctx.progress.mode(true),
         &ctx.progress,
     );
     let t0 = Instant::now();
-    let mut child = Command::new(&exe)
+    let mut child = Command::new(exe)
         .args(["--quiet", "shell", "--newdb"])
         .arg(path)
         .stdin(Stdio::piped())

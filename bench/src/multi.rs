@@ -1,4 +1,4 @@
-//! `lamina bench multi`: TokuDB's db-insert-multiple.
+//! `lamina-bench multi`: TokuDB's db-insert-multiple.
 //!
 //! Row r: primary key r (8 bytes big-endian) in the default keyspace, value
 //! three random values in 0..100,000 (`random() % 100000`, 8 bytes
@@ -8,13 +8,13 @@
 //! measured every 100,000 rows (one CSV row each) and printed every
 //! 1,000,000 (`--every`).
 
-use super::meter::Meter;
-use super::{files_line, fresh_db, options, parse_size, Common, Csv, GlibcRandom, Workdir};
-use crate::cmd::Ctx;
 use crate::engine::{Batch, Durability};
+use crate::meter::Meter;
 use crate::progress::{Progress, Total};
+use crate::Ctx;
+use crate::{files_line, fresh_db, options, parse_size, Common, Csv, GlibcRandom, Workdir};
 
-/// Arguments of `lamina bench multi`.
+/// Arguments of `lamina-bench multi`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct MultiArgs {
     /// Rows.
@@ -46,7 +46,7 @@ pub struct MultiArgs {
     pub common: Common,
 }
 
-/// Runs `lamina bench multi`.
+/// Runs `lamina-bench multi`.
 pub fn run(args: MultiArgs, ctx: &Ctx) -> Result<(), String> {
     let dir = Workdir::new(&args.common, "multi");
     let mut csv = Csv::open(
@@ -71,10 +71,10 @@ pub fn run(args: MultiArgs, ctx: &Ctx) -> Result<(), String> {
     println!(
         "db-insert-multiple: lamina {} in Rust, 1 primary + 3 secondary keyspaces, \
          {per_commit} rows per durable batch",
-        super::VERSION
+        crate::VERSION
     );
     let mut progress = Progress::new(
-        "bench multi",
+        "multi",
         Total::Records(args.rows),
         ctx.progress.mode(true),
         &ctx.progress,

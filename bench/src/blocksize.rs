@@ -1,4 +1,4 @@
-//! `lamina bench blocksize`: the block-size question, a sweep of the data block size.
+//! `lamina-bench blocksize`: the block-size question, a sweep of the data block size.
 //!
 //! At block sizes 4, 8, 16, 32 and 64 KiB (`Options::block_size`): the
 //! numbers load of 2^20 records with the built-in generator (as `bench
@@ -10,18 +10,18 @@
 //! further on, so that no size always runs first or last), and the medians
 //! printed, then the default's distance from the best forced size, in %.
 
-use super::numbers::load_gen;
-use super::{clear_db, dir_size, options, parse_size, rate, Common, Csv, Workdir, XorShift64Star};
-use crate::cmd::Ctx;
 use crate::engine::Db;
+use crate::numbers::load_gen;
 use crate::progress::{bytes, thousands, Progress, Total};
+use crate::Ctx;
+use crate::{clear_db, dir_size, options, parse_size, rate, Common, Csv, Workdir, XorShift64Star};
 use std::io::Write;
 use std::time::Instant;
 
 /// Block sizes swept.
 const BLOCK_SIZES: [usize; 5] = [4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10];
 
-/// Arguments of `lamina bench blocksize`.
+/// Arguments of `lamina-bench blocksize`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct BlocksizeArgs {
     /// Records loaded (keys 0..N-1 of the numbers data set).
@@ -72,7 +72,7 @@ fn label(block: usize) -> String {
     }
 }
 
-/// Runs `lamina bench blocksize`.
+/// Runs `lamina-bench blocksize`.
 pub fn run(args: BlocksizeArgs, ctx: &Ctx) -> Result<(), String> {
     let n = args.records.max(1);
     let reads = args.reads.unwrap_or(n);
@@ -107,7 +107,7 @@ pub fn run(args: BlocksizeArgs, ctx: &Ctx) -> Result<(), String> {
         "block sizes on lamina {}: numbers load of {} records (built-in generator), \
          then {} random point reads of loaded keys; the median of {repeat} runs of each \
          (runs interleaved: run 1 of every size, then run 2, ..., each round starting one size on)",
-        super::VERSION,
+        crate::VERSION,
         thousands(n),
         thousands(reads)
     );
@@ -214,7 +214,7 @@ fn read(
 ) -> Result<(f64, usize), String> {
     let db = Db::open(path, opts).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut progress = Progress::new(
-        "bench blocksize reads",
+        "blocksize reads",
         Total::Records(reads),
         ctx.progress.mode(true),
         &ctx.progress,
