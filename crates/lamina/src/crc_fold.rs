@@ -9,6 +9,13 @@
 //! where the CPU lacks AVX2, VPCLMULQDQ or SSE 4.2 the `crc32` instruction
 //! of the `crc32c` crate computes it and the copy is a `memcpy`.
 //!
+//! Why it is not the `crc32c` crate alone: with the crate's CRC and a
+//! separate copy, 100 KB values read at random ran 0.89x as fast
+//! (`examples/dbbench --num 5000 --value_size 100000 --benchmarks
+//! fillrandom,readrandom --reads 400000`, the two builds alternated six
+//! times: 120 K against 107 K reads/s at the median). The property tests
+//! below hold it to the crate on random bytes of every length and alignment.
+//!
 //! How folding works. Read a 128-bit piece of the message, little-endian,
 //! as a polynomial `A` whose first bit is the highest power; followed by
 //! `D` more bits of message it contributes `A·x^D` to the remainder. Split
@@ -533,6 +540,33 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// Against the maintained crate, on random bytes of every length up
+        /// to a few blocks, from and into every alignment within a cache
+        /// line: the CRC alone, with a copy, and with a copy into a buffer
+        /// not yet initialised.
+        #[test]
+        fn folding_and_copying_are_crc32c_at_every_alignment(
+            data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..5000),
+            crc in proptest::prelude::any::<u32>(),
+            src_at in 0usize..64,
+            dst_at in 0usize..64,
+        ) {
+            let len = data.len();
+            let want = crc32c::crc32c_append(crc, &data);
+            let mut src_buf = vec![0u8; len + 64];
+            src_buf[src_at..src_at + len].copy_from_slice(&data);
+            let src = &src_buf[src_at..src_at + len];
+            proptest::prop_assert_eq!(crc32c_append(crc, src), want);
+            let mut dst_buf = vec![0xa5u8; len + 64];
+            let got = crc32c_append_copy(crc, src, &mut dst_buf[dst_at..dst_at + len]);
+            proptest::prop_assert_eq!(got, want);
+            proptest::prop_assert_eq!(&dst_buf[dst_at..dst_at + len], &data[..]);
+            let mut uninit = vec![std::mem::MaybeUninit::<u8>::uninit(); len + 64];
+            let (got, copy) = crc32c_append_copy_uninit(crc, src, &mut uninit[dst_at..dst_at + len]);
+            proptest::prop_assert_eq!(got, want);
+            proptest::prop_assert_eq!(copy, &data[..]);
+        }
+
         #[test]
         fn folding_is_crc32c(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..3000), crc in proptest::prelude::any::<u32>()) {
             proptest::prop_assert_eq!(crc32c_append(crc, &data), crc32c::crc32c_append(crc, &data));
