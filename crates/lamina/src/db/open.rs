@@ -79,6 +79,29 @@ fn inspect_dir(fs: &dyn FileSystem, path: &Path, create: bool) -> Result<Found> 
 }
 
 pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
+    if !opts.read_only {
+        return open_once(path, opts);
+    }
+    // A read-only open beside a live writer that met what looks like damage
+    // tries again from a newer manifest a few times: the writer may have
+    // removed or reused a file between the reader's reads. Damage that
+    // stays is reported.
+    let mut tries = 0;
+    loop {
+        match open_once(path, opts.clone()) {
+            Err(e @ (Error::Corruption { .. } | Error::Io { .. }))
+                if tries < 5 && super::reader::writer_is_live(opts.fs.as_ref(), path) =>
+            {
+                tries += 1;
+                let _ = e;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            r => return r,
+        }
+    }
+}
+
+fn open_once(path: &Path, opts: Options) -> Result<Arc<Inner>> {
     opts.validate()?;
     let (opts, charged) = crate::budget::resolve(opts);
     let process = crate::process::generation();
@@ -237,12 +260,16 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
             vs.wals_recorded().clone(),
         )
     };
-    if let Some(missing) = required.iter().find(|n| !wals.contains(n)) {
-        return Err(Error::corruption(
-            filename::path(&inner.path, FileKind::Wal, *missing),
+    let mut wals = wals;
+    if let Some(&missing) = required.iter().find(|n| !wals.contains(n)) {
+        // Beside a live writer, a segment retired by a flush that came
+        // after this reader read the manifest: its view ends before it.
+        inner.forgive_live_writer(Error::corruption(
+            filename::path(&inner.path, FileKind::Wal, missing),
             0,
             "WAL segment the manifest records is missing; writes acknowledged in it are lost",
-        ));
+        ))?;
+        wals.retain(|&n| n < missing);
     }
     {
         // Files numbered past the manifest's counter exist when a crash came
@@ -280,6 +307,9 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         inner.state.lock().version.blobs().keys().copied().collect();
     // Whether a value the log points to is there, torn or lost (one rule with `check`).
     let mut values = ReplayedValues::new(inner, &wals, &recorded);
+    // The first seqno the next record should hold (a read-only handle beside
+    // a live writer ends its view where one does not).
+    let mut next_seqno: Option<u64> = None;
     'segments: for &num in &wals {
         let path = filename::path(&inner.path, FileKind::Wal, num);
         // What a live writer is writing (a segment being started, the tail
@@ -311,6 +341,17 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
             }
             let at = reader.valid_end();
             let d = decode_record(&rec).map_err(|r| Error::corruption(&path, at, r))?;
+            if inner.opts.read_only
+                && next_seqno.is_some_and(|n| n != d.first_seqno)
+                && super::reader::writer_is_live(inner.fs.as_ref(), &inner.path)
+            {
+                // Records that do not follow on: beside a live writer, the
+                // segments between were retired after this reader read the
+                // manifest (an ingest's seqnos, recorded in the manifest, are
+                // the other cause). The view ends before the gap.
+                inner.forgive_live_writer(Error::corruption(&path, at, "seqno gap"))?;
+                break 'segments;
+            }
             if let Some(p) = missing_value(&mut values, &d.batch, num, at)? {
                 // The record survived a crash that its value did not (it
                 // was not yet durable): the log ends here
@@ -346,6 +387,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
             if seq > d.first_seqno {
                 note_run(&mut replayed, d.first_seqno, seq - 1);
             }
+            next_seqno = Some(seq);
             last_seqno = last_seqno.max(seq.saturating_sub(1));
             if (mem.approximate_size() as usize) >= inner.opts.memtable_size {
                 let next = Arc::new(Memtable::indexed(num, memtable_size));

@@ -62,14 +62,16 @@ fn pins_of(vs: &VersionSet) -> PinSet {
     }
 }
 
-/// Whether the files the view of `old` uses are all still where the view
-/// needs them in `new`, read later: every table and blob file still in the
-/// version, and the log number unmoved (so no segment it replays retired).
+/// Whether the tables and blob files the view of `old` uses are all still
+/// in the version of `new`, read later. (A WAL segment the view would
+/// replay may still have been retired by a flush in between: the replay
+/// ends the view before a segment that is gone or reused, and before a
+/// record whose sequence numbers do not follow on, so the view is always a
+/// prefix of the log.)
 fn still_holds(old: &VersionSet, new: &VersionSet) -> bool {
     let (o, n) = (old.current(), new.current());
     let live: std::collections::HashSet<u64> = n.all_files().map(|(_, f)| f.number).collect();
-    old.log_number() == new.log_number()
-        && o.all_files().all(|(_, f)| live.contains(&f.number))
+    o.all_files().all(|(_, f)| live.contains(&f.number))
         && o.blobs().keys().all(|b| n.blobs().contains_key(b))
 }
 
