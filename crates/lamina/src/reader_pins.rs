@@ -13,10 +13,11 @@
 //! handle that is gone (closed, or its process died): the writer removes it.
 //!
 //! The reader's side of the protocol (in `db/reader.rs`): it writes its
-//! pins, then reads the manifest again; only a view whose files are all
-//! still in the newest version (and whose log number has not moved) is
-//! used, because a writer that read the pins before they were written may
-//! remove only files that had already left the version.
+//! pins, then reads the manifest again; only a view whose tables and blob
+//! files are all still in the newest version is used, because a writer that
+//! read the pins before they were written may remove only files that had
+//! already left the version (a WAL segment retired in between ends the
+//! view before it).
 //!
 //! Layout: docs/format.md#reader-files.
 
