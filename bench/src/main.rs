@@ -39,29 +39,14 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 /// lamina-bench: lamina's benchmark workloads (bench/README.md) and the
 /// engine-level comparison with release-built peers.
 #[derive(Debug, Parser)]
 #[command(name = "lamina-bench", version)]
 struct Cli {
-    /// Show no progress.
-    #[arg(short, long, global = true)]
-    quiet: bool,
-    /// Seconds between progress lines when stderr is not a terminal.
-    #[arg(long, global = true, value_name = "SECONDS", default_value_t = 5.0)]
-    progress_interval: f64,
-    /// Memory the database may hold: block cache, memtables, index and filter
-    /// blocks together (e.g. 512M). Default: an eighth of the machine's
-    /// memory, from 64 MiB to 1 GiB.
-    #[arg(long, global = true, value_name = "BYTES", value_parser = size::parse_size)]
-    memory_budget: Option<u64>,
-    /// Force an engine option (for experts; repeatable): NAME=VALUE, one of
-    /// block_size, blob_threshold, cache_size, l0_compaction_trigger,
-    /// level_base_size, level_multiplier, memtable_size, target_table_size.
-    #[arg(long = "option", global = true, value_name = "NAME=VALUE", value_parser = engine::parse_forced)]
-    options: Vec<(String, u64)>,
+    #[command(flatten)]
+    global: lamina_cli::global::GlobalArgs,
     /// The workload.
     #[command(subcommand)]
     workload: Workload,
@@ -104,18 +89,9 @@ pub struct Ctx {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     progress::set_program("lamina-bench");
-    let interval =
-        Duration::try_from_secs_f64(cli.progress_interval).unwrap_or(Duration::from_secs(5));
-    let ctx = Ctx {
-        progress: progress::Settings {
-            quiet: cli.quiet,
-            interval,
-        },
-    };
-    engine::set_forced(cli.options);
-    let result = match cli.memory_budget.map(engine::set_memory_budget) {
-        Some(Err(e)) => Err(e.message),
-        _ => run(cli.workload, &ctx),
+    let result = match cli.global.apply() {
+        Ok(progress) => run(cli.workload, &Ctx { progress }),
+        Err(e) => Err(e.message),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,12 +1,13 @@
 //! The parts of the `lamina` command-line tool that other programs of this
 //! repository build on: the benchmark package (`bench/`, the `lamina-bench`
 //! binary) opens its databases, reads `--memory-budget` and `--option`,
-//! shows progress and generates the seed-000 records through the same code
+//! shows progress and generates the numbers-in-English records through the same code
 //! as `lamina` itself, so the two never drift apart. Parsing and the
 //! subcommands stay in the binary (`main.rs`, `cmd/`).
 
 pub mod engine;
 pub mod error;
+pub mod global;
 pub mod numbers;
 pub mod progress;
 pub mod size;

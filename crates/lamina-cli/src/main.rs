@@ -17,30 +17,13 @@ use clap::{CommandFactory, Parser, Subcommand};
 use cmd::Ctx;
 use error::{CliError, Exit, EXIT_CODES_HELP};
 use std::process::ExitCode;
-use std::time::Duration;
 
 /// lamina: an embedded, ordered, crash-safe key-value store.
 #[derive(Debug, Parser)]
 #[command(name = "lamina", version, after_help = EXIT_CODES_HELP)]
 struct Cli {
-    /// Show no progress.
-    #[arg(short, long, global = true)]
-    quiet: bool,
-    /// Seconds between progress lines when stderr is not a terminal.
-    #[arg(long, global = true, value_name = "SECONDS", default_value_t = 5.0)]
-    progress_interval: f64,
-    /// Memory the database may hold: block cache, memtables, index and filter
-    /// blocks together (e.g. 512M). Default: an eighth of the machine's
-    /// memory, from 64 MiB to 1 GiB.
-    #[arg(long, global = true, value_name = "BYTES", value_parser = size::parse_size)]
-    memory_budget: Option<u64>,
-    /// Force an engine option (for experts; repeatable): NAME=VALUE, one of
-    /// block_size, blob_threshold, cache_size, l0_compaction_trigger,
-    /// level_base_size, level_multiplier, memtable_size, target_table_size.
-    /// `lamina stat` says when a forced setting is far from what lamina
-    /// would choose.
-    #[arg(long = "option", global = true, value_name = "NAME=VALUE", value_parser = engine::parse_forced)]
-    options: Vec<(String, u64)>,
+    #[command(flatten)]
+    global: lamina_cli::global::GlobalArgs,
     #[command(subcommand)]
     command: Command,
 }
@@ -107,19 +90,10 @@ fn dispatch(command: Command, ctx: &Ctx) -> Result<Exit, CliError> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let interval =
-        Duration::try_from_secs_f64(cli.progress_interval).unwrap_or(Duration::from_secs(5));
-    let ctx = Ctx {
-        progress: progress::Settings {
-            quiet: cli.quiet,
-            interval,
-        },
-    };
-    engine::set_forced(cli.options);
-    let budget = cli.memory_budget.map(engine::set_memory_budget);
-    let exit = match budget
-        .unwrap_or(Ok(()))
-        .and_then(|()| dispatch(cli.command, &ctx))
+    let exit = match cli
+        .global
+        .apply()
+        .and_then(|progress| dispatch(cli.command, &Ctx { progress }))
     {
         Ok(exit) => exit,
         Err(e) => {
