@@ -3,9 +3,9 @@
 //! Layout: docs/format.md#batch.
 
 use crate::coding::{put_len_prefixed, put_varint, Decoder};
+use crate::db::Keyspace;
 use crate::error::{Error, Result};
 use crate::key::{KeyspaceId, Kind, SeqNo, MAX_KEY_LEN, MAX_VALUE_LEN};
-use crate::keyspace::Keyspace;
 
 /// Bytes before the first operation: first seqno u64 and count u32.
 const HEADER_LEN: usize = 12;

@@ -115,38 +115,36 @@ pub mod fs;
 pub mod inspect;
 pub mod merge;
 
+mod background;
 mod batch;
 #[allow(unsafe_code)]
 mod budget;
-mod bulk_loader;
+mod commit;
 #[allow(unsafe_code)]
 mod cpus;
 mod db;
 mod error;
 #[cfg(test)]
 mod format_examples;
-mod keyspace;
 mod options;
 mod prefetch;
 #[allow(unsafe_code)]
 mod process;
+mod read;
 mod reader_pins;
+mod recovery;
 mod sampled_use;
-mod snapshot;
 mod table_writer;
 mod tuning;
 
 pub use batch::Batch;
 pub use blob::{Kept, KeptBytes, LazyValue};
 pub use budget::default_memory_budget;
-pub use bulk_loader::{BulkLoadOptions, BulkLoader};
 pub use db::CheckReport;
-pub use db::{Cached, Db, IngestOptions, IngestedTable, Iter};
+pub use db::{BulkLoadOptions, BulkLoader, Db, IngestOptions, IngestedTable, Keyspace};
 pub use db::{LevelStats, StallStats, Stats};
 pub use error::{Error, Result};
-pub use iter::SeekCursor;
 pub use key::{MAX_KEY_LEN, MAX_VALUE_LEN};
-pub use keyspace::Keyspace;
 pub use options::{Compression, Durability, Options};
-pub use snapshot::Snapshot;
+pub use read::{Cached, Iter, SeekCursor, Snapshot};
 pub use table_writer::{TableInfo, TableWriter, TableWriterOptions};

@@ -13,7 +13,6 @@
 //!
 //! Layout: docs/format.md#blob-file, docs/format.md#blob-pointer.
 
-pub(crate) mod check;
 mod file;
 mod hot;
 mod map;

@@ -11,7 +11,7 @@ impl Inner {
     /// exist or be empty: the memtable is flushed, then every live table and
     /// blob file is copied and a fresh manifest written, naming no WAL.
     /// Durable when it returns.
-    pub(super) fn backup(&self, dest: &Path) -> Result<()> {
+    pub(crate) fn backup(&self, dest: &Path) -> Result<()> {
         backup(self, dest)
     }
 }

@@ -10,13 +10,13 @@ use std::sync::atomic::Ordering;
 
 impl Inner {
     /// Bytes held by the active memtable and those waiting for flush.
-    pub(super) fn memtable_bytes(st: &super::State) -> u64 {
+    pub(crate) fn memtable_bytes(st: &super::State) -> u64 {
         st.mem.approximate_size() + st.imm.iter().map(|m| m.approximate_size()).sum::<u64>()
     }
 
     /// What the memtables are charged: their bytes, and this database's
     /// share of the huge chunks kept for its next memtables.
-    pub(super) fn memtable_charge(&self, st: &super::State) -> u64 {
+    pub(crate) fn memtable_charge(&self, st: &super::State) -> u64 {
         let kept = self.spare_chunks.as_ref().map_or(0, |s| s.charge());
         Inner::memtable_bytes(st) + kept
     }
@@ -24,7 +24,7 @@ impl Inner {
     /// Charges the block cache with what the memtables and open tables
     /// hold now. Walks the open tables: called when a version is installed
     /// and by `stats`, not on every write.
-    pub(super) fn recharge_memory(&self) {
+    pub(crate) fn recharge_memory(&self) {
         let mem = self.memtable_charge(&self.state.lock());
         let cache = self.tables.block_cache();
         cache.charge(Charge::Memtables, mem);
@@ -34,7 +34,7 @@ impl Inner {
     /// Records the bytes compaction owes under `version` (the debt of
     /// `compaction::pacing`) and recharges memory; called after each
     /// installed flush or compaction.
-    pub(super) fn note_version(&self, version: &Version) {
+    pub(crate) fn note_version(&self, version: &Version) {
         let pending = pacing::pending_bytes(version, &self.picker_options());
         self.counters
             .pending_compaction_bytes

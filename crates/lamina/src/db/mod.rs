@@ -1,44 +1,31 @@
 //! The database handle and the state it shares with its background threads.
 
 mod backup;
-mod blobs;
+mod bulk_loader;
 mod check;
-mod commit;
-mod commit_blobs;
-mod commit_wait;
-mod compact;
-mod flush;
 mod ingest;
+mod keyspace;
 mod memory;
-mod open;
-mod pipeline;
-mod point;
-mod read;
-mod reader;
-mod room;
-mod rotation;
-mod segments;
 mod stats;
-mod table_handles;
 
 use crate::batch::Batch;
 use crate::cache::TableCache;
 use crate::error::{Error, Result};
 use crate::fs::{FileLock, FileSystem};
 use crate::key::{KeyspaceId, SeqNo};
-use crate::keyspace::Keyspace;
+
 use crate::manifest::{FileMeta, Version, VersionSet};
 use crate::memtable::Memtable;
 use crate::options::{Durability, Options};
-use crate::snapshot::Snapshot;
+use crate::read::{Cached, Iter, Snapshot};
 use crate::wal::LogWriter;
+pub use bulk_loader::{BulkLoadOptions, BulkLoader};
 pub use check::CheckReport;
 pub(crate) use ingest::Origin as IngestOrigin;
 pub use ingest::{IngestOptions, IngestedTable};
+pub use keyspace::{Keyspace, MAX_KEYSPACE_NAME};
 use parking_lot::{Condvar, Mutex, RwLock};
-pub use point::Cached;
-pub use read::Iter;
-use stats::Counters;
+pub(crate) use stats::{add_under_wal_lock, cause_index, Counters};
 pub use stats::{LevelStats, StallStats, Stats};
 use std::collections::BTreeMap;
 use std::ops::RangeBounds;
@@ -47,7 +34,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-pub(crate) use commit::CommitQueue;
+use crate::commit::CommitQueue;
 
 /// An open database: a cheap handle that can be cloned and shared between
 /// threads. Every clone refers to the same database; the database closes when
@@ -94,7 +81,7 @@ pub(crate) struct State {
 
 /// Takes from `list` the files that nothing but the list holds any more (no
 /// pinned version lists them), leaving the others.
-fn take_unpinned<T>(list: &mut Vec<Arc<T>>) -> Vec<Arc<T>> {
+pub(crate) fn take_unpinned<T>(list: &mut Vec<Arc<T>>) -> Vec<Arc<T>> {
     let (free, keep) = std::mem::take(list)
         .into_iter()
         .partition(|f| Arc::strong_count(f) == 1);
@@ -161,7 +148,7 @@ pub(crate) struct Inner {
     /// threads change them.
     pub state: Mutex<State>,
     /// The memtables and version of `state`, published for lock-free reads.
-    pub pinned: arc_swap::ArcSwapOption<point::Pinned>,
+    pub pinned: arc_swap::ArcSwapOption<crate::read::Pinned>,
     /// Signalled when a flush or compaction finishes or work arrives.
     pub bg_cv: Condvar,
     /// The manifest and counters.
@@ -175,13 +162,13 @@ pub(crate) struct Inner {
     pub commit_cv: Condvar,
     /// Tickets, the durability watermark and in-order publication of the
     /// commit pipeline (`db/pipeline.rs`).
-    pub pipeline: pipeline::Pipeline,
+    pub pipeline: crate::commit::Pipeline,
     /// The WAL segment being written; only the commit leader, `sync` and rotation touch it.
     pub wal: Mutex<Option<LogWriter>>,
     /// Retired WAL segments (below the log number) kept to be reused.
     pub reusable_wals: Mutex<Vec<u64>>,
     /// The syncs memtable rotations owe, paid later (`db/rotation.rs`).
-    pub debts: rotation::Debts,
+    pub debts: crate::commit::Debts,
     /// The blob file of the active memtable, holding the values its commits
     /// separated (`db/commit_blobs.rs`); created by the first one. Taken
     /// under the commit lock, never while waiting for the WAL lock.
@@ -223,7 +210,7 @@ pub(crate) struct Inner {
     pub lock: Mutex<Option<Box<dyn FileLock>>>,
     /// A read-only handle's reader file and the views it pins (`db/reader.rs`);
     /// `None` for a read-write handle, or where the directory takes no reader file.
-    pub reader: Mutex<Option<reader::ReaderState>>,
+    pub reader: Mutex<Option<crate::recovery::ReaderState>>,
     /// The process generation the handle was opened in (`crate::process`).
     pub process: u64,
     /// This database's claim on the huge chunks kept between memtables
@@ -336,7 +323,7 @@ impl Inner {
         if let Some(w) = wal.as_mut() {
             let synced = self
                 .sync_commit_blob()
-                .and_then(|mark| commit_blobs::hand_mark(w, mark))
+                .and_then(|mark| crate::commit::hand_mark(w, mark))
                 .and_then(|()| w.sync());
             if let Err(e) = synced {
                 self.poison(&e);
@@ -390,7 +377,7 @@ impl Inner {
         let last = match self.wal_paid_for().map(|mut wal| wal.take()) {
             Ok(Some(mut w)) if self.poisoned.lock().is_none() => self
                 .sync_commit_blob()
-                .and_then(|mark| commit_blobs::hand_mark(&mut w, mark))
+                .and_then(|mark| crate::commit::hand_mark(&mut w, mark))
                 .and_then(|()| self.close_wal_segment(&mut w)),
             Ok(_) => Ok(()),
             Err(e) => Err(e),
@@ -449,7 +436,7 @@ impl Db {
     /// something else, [`Error::Corruption`] if its files are damaged beyond a
     /// torn WAL tail.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
-        let inner = open::open(path.as_ref(), options)?;
+        let inner = crate::recovery::open(path.as_ref(), options)?;
         inner.publish(&inner.state.lock());
         Ok(Db {
             handle: Arc::new(Handle { inner }),
@@ -473,7 +460,7 @@ impl Db {
     /// Fails with [`Error::NotADatabase`] if `path` does not hold one, and with
     /// [`Error::Locked`] if it is open.
     pub fn destroy(path: impl AsRef<Path>, options: &Options) -> Result<()> {
-        open::destroy(path.as_ref(), options)
+        crate::recovery::destroy(path.as_ref(), options)
     }
 
     pub(crate) fn inner(&self) -> &Arc<Inner> {

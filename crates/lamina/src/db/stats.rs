@@ -281,7 +281,7 @@ impl Stats {
 
 impl Inner {
     /// Counters and the shape of the tree, as of now.
-    pub(super) fn stats(&self) -> Stats {
+    pub(crate) fn stats(&self) -> Stats {
         collect(self)
     }
 }

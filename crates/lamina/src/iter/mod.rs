@@ -65,11 +65,9 @@ impl<I: InternalIterator + ?Sized> InternalIterator for Box<I> {
 mod cursor;
 mod level;
 mod merging;
-mod seek_cursor;
 
 pub use cursor::{resolve, Cursor};
 pub use level::LevelIter;
 pub use merging::MergingIter;
 #[cfg(any(test, feature = "internals"))]
 pub use merging::VecIter;
-pub use seek_cursor::SeekCursor;

@@ -19,7 +19,7 @@ impl Inner {
     /// checked that they are in the default keyspace and do not overlap each
     /// other). `None` if it is not, or the file system cannot link; the files
     /// are then rewritten. REQUIRES: commit leadership.
-    pub(super) fn link_in(
+    pub(crate) fn link_in(
         &self,
         sources: &[Source],
         ranges: &[Range],

@@ -33,7 +33,7 @@ impl Inner {
     /// the reservation is overtaken (see the module doc). `created`: the
     /// keyspaces (ids allocated, not yet logged) that the installing edit
     /// creates.
-    pub(super) fn ingest_rewriting(
+    pub(crate) fn ingest_rewriting(
         &self,
         sources: &[Source],
         ids: &[KeyspaceId],
@@ -145,7 +145,7 @@ impl Inner {
     /// Writes `edit` to the manifest through `vs` (the locked
     /// `self.versions`) and installs and publishes the version it yields; a
     /// failure poisons the database.
-    pub(super) fn install_edit(&self, vs: &mut VersionSet, edit: VersionEdit) -> Result<()> {
+    pub(crate) fn install_edit(&self, vs: &mut VersionSet, edit: VersionEdit) -> Result<()> {
         match vs.log_and_apply(edit) {
             Ok(v) => {
                 let mut st = self.state.lock();

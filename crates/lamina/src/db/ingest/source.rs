@@ -30,28 +30,28 @@ pub(crate) enum Origin {
 }
 
 /// A verified file to ingest.
-pub(super) struct Source {
+pub(crate) struct Source {
     /// The path given.
-    pub(super) path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The file it names, symbolic links resolved: what a link is made to.
-    pub(super) canonical: PathBuf,
+    pub(crate) canonical: PathBuf,
     /// The file's id ([`FileStat::id`]) where the file system knows it.
-    pub(super) id: Option<(u64, u64)>,
-    pub(super) table: Arc<Table>,
-    pub(super) keyspace: Option<String>,
+    pub(crate) id: Option<(u64, u64)>,
+    pub(crate) table: Arc<Table>,
+    pub(crate) keyspace: Option<String>,
     /// The first and last internal keys.
-    pub(super) first: Vec<u8>,
-    pub(super) last: Vec<u8>,
+    pub(crate) first: Vec<u8>,
+    pub(crate) last: Vec<u8>,
 }
 
 /// The error refusing `path`: `why` says what is wrong with it.
-pub(super) fn refuse(path: &Path, why: impl Display) -> Error {
+pub(crate) fn refuse(path: &Path, why: impl Display) -> Error {
     Error::InvalidArgument(format!("cannot ingest {}: {why}", path.display()))
 }
 
 /// `e`, met reading the given file `path`: damage of that file is bad
 /// input, not damage of the database.
-pub(super) fn damaged(path: &Path, e: Error) -> Error {
+pub(crate) fn damaged(path: &Path, e: Error) -> Error {
     match e {
         Error::Corruption { offset, reason, .. } => refuse(
             path,
@@ -68,7 +68,7 @@ pub(super) fn damaged(path: &Path, e: Error) -> Error {
 /// limits a table writer enforces. Anything else (a tombstone, a merge
 /// operand, a blob pointer naming some blob file of the database) would be
 /// trusted by every reader once the table is in the tree.
-pub(super) fn check_entry(path: &Path, n: u64, p: &key::Parsed<'_>, value: &[u8]) -> Result<()> {
+pub(crate) fn check_entry(path: &Path, n: u64, p: &key::Parsed<'_>, value: &[u8]) -> Result<()> {
     let entry = || format!("entry {n} (key {})", show_key(p.user_key()));
     let kind = match p.kind {
         Kind::Put => None,
@@ -127,7 +127,7 @@ impl Inner {
     /// (looked at before it is opened, so a FIFO is never waited on); with
     /// `moving` and from the caller, none a file of the database; then each
     /// verified entry by entry. Nothing is changed.
-    pub(super) fn open_sources(
+    pub(crate) fn open_sources(
         &self,
         paths: &[&Path],
         moving: bool,

@@ -1,11 +1,10 @@
 //! Opening a database: the lock, the manifest, WAL replay, and the threads.
 
-use super::commit_blobs::{ReplayedBlobs, ReplayedValues};
-use super::stats::Counters;
-use super::{CommitQueue, Inner, State};
 use crate::batch::{decode_record, Batch};
 use crate::blob::BlobPointer;
 use crate::cache::{BlockCache, TableCache};
+use crate::commit::{CommitQueue, ReplayedBlobs, ReplayedValues};
+use crate::db::{Counters, Inner, State};
 use crate::error::{Error, Result};
 use crate::filename::{self, parse_file_name, FileKind};
 use crate::fs::FileSystem;
@@ -78,7 +77,7 @@ fn inspect_dir(fs: &dyn FileSystem, path: &Path, create: bool) -> Result<Found> 
     Ok(Found::Empty)
 }
 
-pub(super) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
+pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<Inner>> {
     if !opts.read_only {
         return open_once(path, opts);
     }
@@ -461,7 +460,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
 /// so every later one was started ahead of the torn segment's syncs and no
 /// sync covered anything from the tear on
 /// (docs/format.md#segments-started-ahead-of-their-syncs).
-pub(super) fn tear_ends_log(torn: u64, recorded: &BTreeSet<u64>) -> bool {
+pub(crate) fn tear_ends_log(torn: u64, recorded: &BTreeSet<u64>) -> bool {
     recorded.range(torn.saturating_add(1)..).next().is_none()
 }
 
@@ -611,7 +610,7 @@ fn start_threads(inner: &Arc<Inner>) -> Result<()> {
     Ok(())
 }
 
-pub(super) fn destroy(path: &Path, opts: &Options) -> Result<()> {
+pub(crate) fn destroy(path: &Path, opts: &Options) -> Result<()> {
     let fs = opts.fs.as_ref();
     match inspect_dir(fs, path, false) {
         Ok(Found::Database) => {}

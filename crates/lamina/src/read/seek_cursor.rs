@@ -1,9 +1,9 @@
 //! A positioned cursor over one keyspace that seeks and moves both ways.
 
-use crate::db::Iter;
+use super::Iter;
+use super::Snapshot;
+use crate::db::Keyspace;
 use crate::error::Result;
-use crate::keyspace::Keyspace;
-use crate::snapshot::Snapshot;
 use std::ops::Bound;
 
 /// A cursor over one keyspace as of a snapshot: it seeks to a key (or the

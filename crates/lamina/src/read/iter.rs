@@ -1,6 +1,6 @@
 //! The read path: point lookups and the user iterator over a pinned view.
 
-use super::{Handle, Inner};
+use crate::db::{Handle, Inner};
 use crate::error::{Error, Result};
 use crate::iter::{Cursor, InternalIterator, LevelIter, MergingIter};
 use crate::key::{self, KeyspaceId, SeqNo};

@@ -2,11 +2,12 @@
 //! so one batch can update several atomically.
 
 use crate::batch::Batch;
-use crate::db::{Db, Iter};
+use crate::db::Db;
 use crate::error::{Error, Result};
-use crate::iter::SeekCursor;
 use crate::key::KeyspaceId;
 use crate::manifest::VersionEdit;
+use crate::read::Iter;
+use crate::read::SeekCursor;
 use std::ops::RangeBounds;
 use std::sync::Arc;
 

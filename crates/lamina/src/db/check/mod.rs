@@ -1,6 +1,8 @@
 //! `check`: verifies every checksum and invariant of a database.
 
-use crate::db::commit_blobs::ReplayedValues;
+mod blobs;
+
+use crate::commit::ReplayedValues;
 use crate::db::Inner;
 use crate::error::{Error, Result};
 use crate::filename::{self, FileKind};
@@ -40,7 +42,7 @@ impl CheckReport {
 
 impl Inner {
     /// Verifies every checksum and invariant; the report lists what is wrong.
-    pub(super) fn check(&self) -> Result<CheckReport> {
+    pub(crate) fn check(&self) -> Result<CheckReport> {
         check(self)
     }
 }
@@ -98,9 +100,9 @@ fn check(inner: &Inner) -> Result<CheckReport> {
         report.tables += 1;
         report.bytes += f.size;
     }
-    crate::blob::check::check_blobs(inner, &version, &mut report);
+    blobs::check_blobs(inner, &version, &mut report);
     unfoldable_keys(inner, &mut report);
-    if inner.opts.read_only && super::reader::writer_is_live(inner.fs.as_ref(), &inner.path) {
+    if inner.opts.read_only && crate::recovery::writer_is_live(inner.fs.as_ref(), &inner.path) {
         // What the writer is writing is not the reader's view: the view's
         // WAL records were verified as this handle replayed them.
         report.notes.push(format!(
@@ -233,7 +235,7 @@ fn check_wals(inner: &Inner, report: &mut CheckReport) -> Result<()> {
             match r.next_record() {
                 Ok(Some(rec)) => {
                     if let Some(t) = &torn {
-                        if super::open::tear_ends_log(t.segment, &recorded) {
+                        if crate::recovery::tear_ends_log(t.segment, &recorded) {
                             report.notes.push(format!(
                                 "{}: a write torn by a power loss ends the log at offset {}; \
                                  the writes after it (from {} on) were never synced and \

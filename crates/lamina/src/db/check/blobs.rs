@@ -2,7 +2,7 @@
 //! every pointer in a live table names a record of a live blob file; the dead
 //! bytes the manifest records match the pointers found.
 
-use super::pointer::BlobPointer;
+use crate::blob::BlobPointer;
 use crate::db::CheckReport;
 use crate::db::Inner;
 use crate::filename::{self, FileKind};
@@ -30,7 +30,7 @@ pub(crate) fn check_blobs(inner: &Inner, version: &Version, report: &mut CheckRe
                 file.handle().len()
             ));
         }
-        match super::scan(file.handle(), &path, n) {
+        match crate::blob::scan(file.handle(), &path, n) {
             Ok(listing) => {
                 if listing.footer_records != meta.records
                     || listing.footer_value_bytes != meta.value_bytes

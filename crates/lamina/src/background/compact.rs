@@ -1,8 +1,8 @@
 //! Running compactions: the background loop and manual requests.
 
 use super::flush::Outputs;
-use super::Inner;
 use crate::compaction::picker::{self, pick_manual, PickerOptions, Task};
+use crate::db::Inner;
 use crate::error::{Error, Result};
 use crate::iter::{InternalIterator, LevelIter, MergingIter};
 use crate::key;

@@ -14,9 +14,9 @@
 //! is corruption, elsewhere the log's torn tail; recovery then seals the
 //! files a crash left open.
 
-use super::Inner;
 use crate::batch::{Batch, Op};
 use crate::blob::{BlobMeta, BlobPointer, BlobWriter, SealedBlob};
+use crate::db::Inner;
 use crate::error::{Error, Result};
 use crate::filename::{self, FileKind};
 use crate::key::{self, KeyspaceId, Kind};
@@ -30,7 +30,7 @@ use std::sync::Arc;
 impl Inner {
     /// The smallest value written to a blob file: `blob_threshold`, at
     /// least one byte.
-    pub(super) fn blob_threshold(&self) -> usize {
+    pub(crate) fn blob_threshold(&self) -> usize {
         self.opts.blob_threshold.max(1)
     }
 
@@ -38,7 +38,7 @@ impl Inner {
     /// written to the blob file of `mem` and replaced by a pointer to it
     /// (kind 3), or `None` if it holds no such value.
     /// REQUIRES: the commit lock is held and `mem` is the active memtable.
-    pub(super) fn write_large_values(
+    pub(crate) fn write_large_values(
         &self,
         batch: &Batch,
         mem: &Memtable,
@@ -64,7 +64,7 @@ impl Inner {
     /// Writes `value`, set for `key` in keyspace `ks`, to the blob file of
     /// `mem` and adds the Put of its pointer (kind 3) to `out`.
     /// REQUIRES: the commit lock is held and `mem` is the active memtable.
-    pub(super) fn write_large_put_value(
+    pub(crate) fn write_large_put_value(
         &self,
         ks: KeyspaceId,
         key: &[u8],
@@ -107,7 +107,7 @@ impl Inner {
     /// there is a file and its name is durable too (no debt is unpaid, the
     /// directory's sync among them); the caller hands it to the WAL before
     /// the WAL's sync.
-    pub(super) fn sync_commit_blob(&self) -> Result<Option<BlobSynced>> {
+    pub(crate) fn sync_commit_blob(&self) -> Result<Option<BlobSynced>> {
         let mut active = self.commit_blob.lock();
         let Some(w) = active.as_mut() else {
             return Ok(None);
@@ -125,7 +125,7 @@ impl Inner {
     /// (footer, not synced), gives what it holds to `mem` for its flush to
     /// name, and returns it for the rotation's debts.
     /// REQUIRES: no writer commits meanwhile (memtable rotation).
-    pub(super) fn seal_commit_blob(&self, mem: &Memtable) -> Result<Option<SealedBlob>> {
+    pub(crate) fn seal_commit_blob(&self, mem: &Memtable) -> Result<Option<SealedBlob>> {
         let Some(w) = self.commit_blob.lock().take() else {
             return Ok(None);
         };
@@ -142,7 +142,7 @@ impl Inner {
     /// flush dropped (`dead`: overwritten or deleted in the memtable) as dead.
     /// Returns the files every value of which is dead: the edit adds and
     /// removes them, and they are to be retired once it is durable.
-    pub(super) fn name_commit_blobs(
+    pub(crate) fn name_commit_blobs(
         &self,
         edit: &mut VersionEdit,
         sealed: Vec<Arc<BlobMeta>>,
@@ -208,7 +208,7 @@ impl Inner {
     /// Seals the blob files a crash left open (written at commit, named by
     /// no manifest record) that `replayed` saw pointers into: each is cut
     /// after the last replayed value and given its footer. Returns them.
-    pub(super) fn seal_replayed_blobs(
+    pub(crate) fn seal_replayed_blobs(
         &self,
         replayed: ReplayedBlobs,
     ) -> Result<Vec<Arc<BlobMeta>>> {
@@ -228,7 +228,7 @@ impl Inner {
 /// its mapping where it can: no system call), for the segment's sync to
 /// make durable with the records it covers
 /// (docs/format.md#blob-sync-marks).
-pub(super) fn hand_mark(w: &mut crate::wal::LogWriter, mark: Option<BlobSynced>) -> Result<()> {
+pub(crate) fn hand_mark(w: &mut crate::wal::LogWriter, mark: Option<BlobSynced>) -> Result<()> {
     match mark {
         Some(m) if w.add_blob_synced(m) => w.flush_mapped(),
         _ => Ok(()),
@@ -238,7 +238,7 @@ pub(super) fn hand_mark(w: &mut crate::wal::LogWriter, mark: Option<BlobSynced>)
 /// The pointers a recovery replayed into blob files no manifest record
 /// names: per file, the end of the last value and what its footer will say.
 #[derive(Default)]
-pub(super) struct ReplayedBlobs {
+pub(crate) struct ReplayedBlobs {
     files: BTreeMap<u64, (u64, BlobMeta)>,
 }
 
@@ -280,7 +280,7 @@ impl ReplayedBlobs {
 /// was synced past the value's end
 /// (docs/format.md#blob-sync-marks). The marks are read only
 /// when a value is missing: after a crash or damage, never on a clean open.
-pub(super) struct ReplayedValues<'a> {
+pub(crate) struct ReplayedValues<'a> {
     inner: &'a Inner,
     /// The segments replayed, ascending.
     wals: &'a [u64],

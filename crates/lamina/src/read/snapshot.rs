@@ -1,10 +1,11 @@
 //! Snapshots: a consistent read-only view of the database at one seqno.
 
-use crate::db::{Handle, Iter};
+use super::Iter;
+use super::SeekCursor;
+use crate::db::Handle;
+use crate::db::Keyspace;
 use crate::error::Result;
-use crate::iter::SeekCursor;
 use crate::key::SeqNo;
-use crate::keyspace::Keyspace;
 use std::ops::RangeBounds;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

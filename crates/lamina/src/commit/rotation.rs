@@ -14,8 +14,8 @@
 //! which recovery drops
 //! (docs/format.md#segments-started-ahead-of-their-syncs).
 
-use super::Inner;
 use crate::blob::SealedBlob;
+use crate::db::Inner;
 use crate::error::Result;
 use crate::memtable::Memtable;
 use crate::wal::LogWriter;
@@ -184,7 +184,7 @@ impl Inner {
 
     /// The WAL lock, taken once no rotation is unpaid: a sync of the
     /// segment it guards then covers every earlier segment too.
-    pub(super) fn wal_paid_for(&self) -> Result<parking_lot::MutexGuard<'_, Option<LogWriter>>> {
+    pub(crate) fn wal_paid_for(&self) -> Result<parking_lot::MutexGuard<'_, Option<LogWriter>>> {
         loop {
             let wal = self.wal.lock();
             if !self.debts.any() {

@@ -2,9 +2,9 @@
 //! pointers, routing values in flushes and compactions, recording dead bytes,
 //! and removing blob files no pointer names.
 
-use super::Inner;
 use crate::blob::{self, BlobMeta, BlobOutput, LazyValue, Separator};
 use crate::compaction::runner::Output;
+use crate::db::Inner;
 use crate::error::Result;
 use crate::key::{KeyspaceId, SeqNo};
 use crate::manifest::{Version, VersionEdit};
@@ -25,7 +25,7 @@ impl Inner {
     }
 
     /// The value router of one flush or compaction.
-    pub(super) fn separator(&self, collect: HashSet<u64>) -> Separator {
+    pub(crate) fn separator(&self, collect: HashSet<u64>) -> Separator {
         Separator::new(
             Arc::clone(&self.fs),
             self.path.clone(),
@@ -38,7 +38,7 @@ impl Inner {
 
     /// Finishes the blob side of a run that wrote `out`: syncs its blob file
     /// and fills in `out.blobs`. On any failure, removes what the run wrote.
-    pub(super) fn finish_blobs(
+    pub(crate) fn finish_blobs(
         &self,
         out: Result<Output>,
         blobs: &mut Separator,
@@ -72,7 +72,7 @@ impl Inner {
     }
 
     /// Blob files whose dead share passed `blob_gc_ratio` in `v`.
-    pub(super) fn blobs_to_collect(&self, v: &Version) -> Vec<Arc<BlobMeta>> {
+    pub(crate) fn blobs_to_collect(&self, v: &Version) -> Vec<Arc<BlobMeta>> {
         v.blobs()
             .values()
             .filter(|m| {
@@ -90,7 +90,7 @@ impl Inner {
     /// it ran against (REQUIRES: `compaction_lock` held, so no other run
     /// changes dead bytes): new files, new dead totals, and the files whose
     /// values are now all dead, which are removed. Returns those.
-    pub(super) fn settle_blobs(
+    pub(crate) fn settle_blobs(
         &self,
         edit: &mut VersionEdit,
         v: &Version,
@@ -113,7 +113,7 @@ impl Inner {
     }
 
     /// Queues blob files that left the current version for removal.
-    pub(super) fn retire_blobs(&self, removed: Vec<Arc<BlobMeta>>) {
+    pub(crate) fn retire_blobs(&self, removed: Vec<Arc<BlobMeta>>) {
         if removed.is_empty() {
             return;
         }
@@ -123,8 +123,8 @@ impl Inner {
 
     /// Removes blob files that left the current version once no pinned
     /// version lists them.
-    pub(super) fn delete_obsolete_blobs(&self) {
-        let doomed = super::take_unpinned(&mut self.state.lock().obsolete_blobs);
+    pub(crate) fn delete_obsolete_blobs(&self) {
+        let doomed = crate::db::take_unpinned(&mut self.state.lock().obsolete_blobs);
         let doomed = self.keep_reader_pinned(doomed, |st| &mut st.obsolete_blobs);
         for n in doomed.iter().map(|f| f.number) {
             self.blobs.evict(n);

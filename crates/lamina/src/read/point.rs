@@ -10,8 +10,8 @@
 //! Merge operand exists, and no operand is applied.
 
 use super::table_handles::TableHandles;
-use super::Inner;
 use crate::blob::LazyValue;
+use crate::db::Inner;
 use crate::error::{Error, Result};
 use crate::key::{self, InternalKey, KeyspaceId, Kind, SeqNo};
 use crate::manifest::{Version, NUM_LEVELS};
@@ -41,7 +41,7 @@ pub(crate) struct Pinned {
 impl Pinned {
     /// `earlier`: the view published before, whose table handles are
     /// shared if its version is `st`'s; `most`: the table cache's capacity.
-    fn of(st: &super::State, generation: u64, earlier: Option<&Pinned>, most: usize) -> Pinned {
+    fn of(st: &crate::db::State, generation: u64, earlier: Option<&Pinned>, most: usize) -> Pinned {
         let mut mems = Vec::with_capacity(1 + st.imm.len());
         mems.push(Arc::clone(&st.mem));
         mems.extend(st.imm.iter().rev().cloned());
@@ -200,7 +200,7 @@ impl Inner {
 
     /// Publishes the memtables and version of `st` to readers.
     /// REQUIRES: `st` is the guarded state, still locked, just changed.
-    pub(crate) fn publish(&self, st: &super::State) {
+    pub(crate) fn publish(&self, st: &crate::db::State) {
         let earlier = self.pinned.load();
         let generation = match earlier.as_ref() {
             Some(p) if Arc::ptr_eq(&p.version, &st.version) => p.generation,

@@ -1,7 +1,7 @@
 //! Flushing memtables to level-0 tables, in a background thread or on request.
 
-use super::Inner;
 use crate::compaction::runner::{write_tables, OutputSpec};
+use crate::db::Inner;
 use crate::error::{Error, Result};
 use crate::filename::{self, FileKind};
 use crate::manifest::{FileMeta, VersionEdit};
@@ -241,7 +241,7 @@ impl Inner {
     /// Removes tables, and then blob files, that left the current version once
     /// no reader pins them.
     pub fn delete_obsolete_files(&self) {
-        let doomed = super::take_unpinned(&mut self.state.lock().obsolete);
+        let doomed = crate::db::take_unpinned(&mut self.state.lock().obsolete);
         let doomed = self.keep_reader_pinned(doomed, |st| &mut st.obsolete);
         for n in doomed.iter().map(|f| f.number) {
             self.tables.evict(n);
@@ -253,7 +253,7 @@ impl Inner {
     }
 
     /// Hands `job` to the flush thread, which starts it ([`Inner::start_writebacks`]).
-    pub(super) fn ask_writeback(&self, job: crate::fs::Writeback) {
+    pub(crate) fn ask_writeback(&self, job: crate::fs::Writeback) {
         self.writeback.lock().push(job);
         self.bg_cv.notify_all();
     }

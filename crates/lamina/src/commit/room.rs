@@ -2,10 +2,10 @@
 //! and the pace the writer keeps while flushes and compactions are behind.
 //! The policy is `compaction::pacing`; this is the waiting.
 
-use super::stats::cause_index;
-use super::Inner;
 use crate::cache::Charge;
 use crate::compaction::pacing::{self, Pace};
+use crate::db::cause_index;
+use crate::db::Inner;
 use crate::error::{Error, Result};
 use crate::memtable::Memtable;
 use std::sync::atomic::Ordering;
@@ -39,7 +39,7 @@ pub(crate) struct Room {
 
 impl Room {
     /// Whether this room writes into `mem`.
-    pub(super) fn is_in(&self, mem: &Arc<Memtable>) -> bool {
+    pub(crate) fn is_in(&self, mem: &Arc<Memtable>) -> bool {
         Arc::ptr_eq(&self.mem, mem)
     }
 }
@@ -49,7 +49,7 @@ impl Inner {
     /// WAL segment) when it is full, and pacing the writer by how far
     /// flushes and compactions are behind (`compaction::pacing`): a delay
     /// that grows smoothly with the debt, a stop only at a hard limit.
-    pub(super) fn make_room(&self, incoming: usize) -> Result<Arc<Memtable>> {
+    pub(crate) fn make_room(&self, incoming: usize) -> Result<Arc<Memtable>> {
         let mut paced = false;
         loop {
             let mut st = self.state.lock();
@@ -92,7 +92,7 @@ impl Inner {
     /// [`Inner::try_write`]); `None` otherwise. Asks the state (under its
     /// lock, if free) only when it changed since `kept` was made; `kept` is
     /// the commit queue's, so REQUIRES: the commit lock is held.
-    pub(super) fn room_now<'k>(
+    pub(crate) fn room_now<'k>(
         &self,
         kept: &'k mut Option<Room>,
     ) -> Result<Option<&'k Arc<Memtable>>> {
@@ -123,7 +123,7 @@ impl Inner {
     /// (read before the state was locked, so that a change meanwhile makes
     /// the room stale, not wrong); `None` while none may go. Charges the
     /// block cache with the memtables.
-    fn room_of(&self, st: &super::State, epoch: u64) -> Result<Option<Room>> {
+    fn room_of(&self, st: &crate::db::State, epoch: u64) -> Result<Option<Room>> {
         self.check_unpoisoned()?;
         if st.shutting_down {
             return Err(Error::Closed);
@@ -166,7 +166,7 @@ impl Inner {
     /// Whether the active memtable is full, and the pace a write of
     /// `incoming` bytes keeps; an error once the database is poisoned or
     /// closing.
-    fn room(&self, st: &super::State, incoming: usize) -> Result<(bool, Pace)> {
+    fn room(&self, st: &crate::db::State, incoming: usize) -> Result<(bool, Pace)> {
         self.check_unpoisoned()?;
         if st.shutting_down {
             return Err(Error::Closed);
@@ -191,7 +191,7 @@ impl Inner {
     }
 
     /// The active memtable, its bytes charged to the block cache.
-    fn charged(&self, st: &super::State) -> Arc<Memtable> {
+    fn charged(&self, st: &crate::db::State) -> Arc<Memtable> {
         self.tables
             .block_cache()
             .charge(Charge::Memtables, self.memtable_charge(st));
@@ -216,7 +216,7 @@ impl Inner {
     /// counting the stop, its time and its cause.
     fn wait_for_background(
         &self,
-        st: &mut parking_lot::MutexGuard<'_, super::State>,
+        st: &mut parking_lot::MutexGuard<'_, crate::db::State>,
         cause: pacing::Cause,
     ) {
         let c = &self.counters;

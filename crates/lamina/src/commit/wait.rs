@@ -36,16 +36,16 @@
 use std::time::{Duration, Instant};
 
 /// Syncs counted in one window.
-pub(super) const WINDOW_SYNCS: u32 = 256;
+pub(crate) const WINDOW_SYNCS: u32 = 256;
 
 /// Windows in a round: the two measured, then the choice they made.
-pub(super) const ROUND: u32 = 16;
+pub(crate) const ROUND: u32 = 16;
 
 /// How much faster the yielding window must commit for waiters to yield.
-pub(super) const YIELD_GAIN: f64 = 1.15;
+pub(crate) const YIELD_GAIN: f64 = 1.15;
 
 /// Waiters sleep at once while a sync takes longer than this on average.
-pub(super) const YIELD_WHILE_SYNCS_UNDER: Duration = Duration::from_micros(250);
+pub(crate) const YIELD_WHILE_SYNCS_UNDER: Duration = Duration::from_micros(250);
 
 /// A round whose records a sync covers differ from the last round's by this
 /// factor, either way, starts the moving average again.
@@ -58,7 +58,7 @@ const STALL: Duration = Duration::from_millis(1);
 
 /// How waiters wait now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Wait {
+pub(crate) enum Wait {
     /// Asleep on the futex word until woken.
     Sleep,
     /// Yielding the CPU in a loop first, for up to [`CommitWait::yield_for`].
@@ -67,7 +67,7 @@ pub(super) enum Wait {
 
 /// The measurements and the current choice (see the module doc).
 #[derive(Debug)]
-pub(super) struct CommitWait {
+pub(crate) struct CommitWait {
     /// False: waiters always sleep (see the module doc).
     may_yield: bool,
     /// The current window's number in its round (0: asleep, 1: yielding,
@@ -104,7 +104,7 @@ impl Default for CommitWait {
 impl CommitWait {
     /// A policy that measures and may choose to yield if `may_yield`, and
     /// that always sleeps otherwise.
-    pub(super) fn new(may_yield: bool) -> CommitWait {
+    pub(crate) fn new(may_yield: bool) -> CommitWait {
         CommitWait {
             may_yield,
             window: 0,
@@ -120,7 +120,7 @@ impl CommitWait {
 
     #[cfg(test)]
     /// A choice to yield for a whole round (tests of the mechanism).
-    pub(super) fn yielding() -> CommitWait {
+    pub(crate) fn yielding() -> CommitWait {
         CommitWait {
             window: 2,
             log_gain: Some(1.0),
@@ -129,7 +129,7 @@ impl CommitWait {
     }
 
     /// How a waiter waits now, syncs taking `sync_nanos` on average.
-    pub(super) fn wait(&self, sync_nanos: u64) -> Wait {
+    pub(crate) fn wait(&self, sync_nanos: u64) -> Wait {
         if !self.may_yield
             || sync_nanos == 0
             || sync_nanos > YIELD_WHILE_SYNCS_UNDER.as_nanos() as u64
@@ -146,7 +146,7 @@ impl CommitWait {
 
     /// How long a waiter yields before it sleeps: twice the average sync
     /// (a sync under way and the next; at most 500 µs), when it yields.
-    pub(super) fn yield_for(&self, sync_nanos: u64) -> Duration {
+    pub(crate) fn yield_for(&self, sync_nanos: u64) -> Duration {
         match self.wait(sync_nanos) {
             Wait::Sleep => Duration::ZERO,
             Wait::Yield => Duration::from_nanos(sync_nanos.saturating_mul(2)),
@@ -154,7 +154,7 @@ impl CommitWait {
     }
 
     /// A sync ended at `now`, covering `commits` records.
-    pub(super) fn synced(&mut self, commits: u64, now: Instant) {
+    pub(crate) fn synced(&mut self, commits: u64, now: Instant) {
         let Some(last) = self.last.replace(now) else {
             return;
         };

@@ -26,7 +26,7 @@
 //! waiter first yields the CPU in a loop, watching the epoch, for about two
 //! syncs, and sleeps only after that.
 
-use super::commit_wait::{CommitWait, Wait};
+use super::wait::{CommitWait, Wait};
 use crate::error::{Error, Result};
 use crate::key::SeqNo;
 use parking_lot::{Condvar, Mutex};

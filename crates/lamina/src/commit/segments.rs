@@ -7,7 +7,7 @@
 //! written before, to its whole length, so writing over it changes neither
 //! its size nor its allocation and `fdatasync` has no metadata to write.
 
-use super::Inner;
+use crate::db::Inner;
 use crate::error::Result;
 use crate::filename::{self, parse_file_name, FileKind};
 use crate::wal::{LogWriter, Origin};

@@ -10,7 +10,7 @@
 //! the middle of writing (the tail of the newest WAL segment, a segment
 //! being started, a manifest being replaced) ends the reader's view there.
 
-use super::Inner;
+use crate::db::Inner;
 use crate::error::{Error, Result};
 use crate::filename::{self, FileKind};
 use crate::fs::FileSystem;
@@ -78,7 +78,7 @@ fn still_holds(old: &VersionSet, new: &VersionSet) -> bool {
 /// Whether a read-write handle holds the database open now. Probing takes
 /// the `LOCK` for an instant when nobody holds it; a writer opening in that
 /// instant waits for it (`open::lock_database`).
-pub(super) fn writer_is_live(fs: &dyn FileSystem, dir: &Path) -> bool {
+pub(crate) fn writer_is_live(fs: &dyn FileSystem, dir: &Path) -> bool {
     match fs.lock(&filename::path(dir, FileKind::Lock, 0)) {
         Ok(_probe) => false,
         Err(e) => e.kind() == std::io::ErrorKind::WouldBlock,
@@ -106,7 +106,7 @@ fn recover(fs: &Arc<dyn FileSystem>, dir: &Path) -> Result<VersionSet> {
 /// a reader file, the version is one whose files were all still live after
 /// its pins were written; without one (a directory the reader cannot write
 /// to) the newest version, unpinned.
-pub(super) fn choose_view(
+pub(crate) fn choose_view(
     fs: &Arc<dyn FileSystem>,
     dir: &Path,
 ) -> Result<(VersionSet, Option<ReaderFile>)> {
@@ -135,7 +135,7 @@ pub(super) fn choose_view(
 }
 
 impl ReaderState {
-    pub(super) fn new(file: ReaderFile) -> ReaderState {
+    pub(crate) fn new(file: ReaderFile) -> ReaderState {
         ReaderState {
             file,
             views: Vec::new(),
@@ -144,7 +144,7 @@ impl ReaderState {
 
     /// Records the view a handle now reads (after open or refresh) and
     /// writes the pins of every view still in use.
-    pub(super) fn adopt(
+    pub(crate) fn adopt(
         &mut self,
         vs: &VersionSet,
         version: &Arc<Version>,
@@ -169,7 +169,7 @@ impl ReaderState {
 impl Inner {
     /// Whether an error met while reading what a live writer may be writing
     /// ends this read-only handle's view there (`Ok`) or is damage (`Err`).
-    pub(super) fn forgive_live_writer(&self, e: Error) -> Result<()> {
+    pub(crate) fn forgive_live_writer(&self, e: Error) -> Result<()> {
         if self.opts.read_only && writer_is_live(self.fs.as_ref(), &self.path) {
             self.counters
                 .reader_views_cut
@@ -185,7 +185,7 @@ impl Inner {
     /// read that starts afterwards; snapshots and iterators taken before
     /// keep reading the old view, whose files stay pinned until they end.
     /// On a read-write handle it does nothing: it always reads the newest.
-    pub(super) fn refresh(&self) -> Result<()> {
+    pub(crate) fn refresh(&self) -> Result<()> {
         self.check_open()?;
         if !self.opts.read_only {
             return Ok(());

@@ -10,9 +10,9 @@
 //! `pipeline`, where a writer waits once for both. A lone writer does all
 //! of it on its own thread.
 
-use super::stats::add_under_wal_lock;
-use super::Inner;
 use crate::batch::{Batch, Op};
+use crate::db::add_under_wal_lock;
+use crate::db::Inner;
 use crate::error::{Error, Result};
 
 use crate::key::{KeyspaceId, SeqNo};
@@ -359,7 +359,7 @@ impl Inner {
             }
             Ok((covered, None)) => self
                 .sync_commit_blob()
-                .and_then(|mark| super::commit_blobs::hand_mark(w, mark))
+                .and_then(|mark| super::blobs::hand_mark(w, mark))
                 .and_then(|()| w.sync())
                 .map(|()| covered),
             Err(e) => Err(e),
@@ -380,7 +380,7 @@ impl Inner {
             return Ok(());
         };
         match self.wal.lock().as_mut() {
-            Some(w) => super::commit_blobs::hand_mark(w, Some(m)),
+            Some(w) => super::blobs::hand_mark(w, Some(m)),
             None => Ok(()),
         }
     }

@@ -1,0 +1,9 @@
+//! The recovery subsystem: opening a database — its identity and lock, the
+//! manifest, WAL replay with its checks (`open`) — and the view a read-only
+//! handle chooses and refreshes beside a live writer (`reader`).
+
+mod open;
+mod reader;
+
+pub(crate) use open::{destroy, open, tear_ends_log};
+pub(crate) use reader::{writer_is_live, ReaderState};
