@@ -27,11 +27,11 @@ impl Inner {
     /// The value router of one flush or compaction.
     pub(crate) fn separator(&self, collect: HashSet<u64>) -> Separator {
         Separator::new(
-            Arc::clone(&self.fs),
-            self.path.clone(),
-            Arc::clone(&self.blobs),
+            Arc::clone(&self.fs()),
+            self.path().to_path_buf(),
+            Arc::clone(&self.blobs()),
             self.blob_threshold(),
-            self.opts.target_table_size,
+            self.opts().target_table_size,
             collect,
         )
     }
@@ -59,9 +59,9 @@ impl Inner {
             Err(e) => {
                 blobs.abandon();
                 for t in &out.tables {
-                    self.tables.evict(t.number);
-                    let _ = self.fs.remove_file(&crate::filename::path(
-                        &self.path,
+                    self.tables().evict(t.number);
+                    let _ = self.fs().remove_file(&crate::filename::path(
+                        &self.path(),
                         crate::filename::FileKind::Table,
                         t.number,
                     ));
@@ -79,7 +79,7 @@ impl Inner {
                 blob::should_collect(
                     m.value_bytes,
                     v.blob_dead(m.number),
-                    self.opts.blob_gc_ratio,
+                    self.opts().blob_gc_ratio,
                 )
             })
             .cloned()
@@ -117,18 +117,18 @@ impl Inner {
         if removed.is_empty() {
             return;
         }
-        self.state.lock().obsolete_blobs.extend(removed);
+        self.state().lock().obsolete_blobs.extend(removed);
         self.delete_obsolete_blobs();
     }
 
     /// Removes blob files that left the current version once no pinned
     /// version lists them.
     pub(crate) fn delete_obsolete_blobs(&self) {
-        let doomed = crate::db::take_unpinned(&mut self.state.lock().obsolete_blobs);
+        let doomed = crate::db::take_unpinned(&mut self.state().lock().obsolete_blobs);
         let doomed = self.keep_reader_pinned(doomed, |st| &mut st.obsolete_blobs);
         for n in doomed.iter().map(|f| f.number) {
-            self.blobs.evict(n);
-            let _ = self.fs.remove_file(&self.blobs.path(n));
+            self.blobs().evict(n);
+            let _ = self.fs().remove_file(&self.blobs().path(n));
         }
     }
 }

@@ -14,9 +14,9 @@ use std::time::Duration;
 impl Inner {
     pub fn picker_options(&self) -> PickerOptions {
         PickerOptions {
-            l0_trigger: self.opts.l0_compaction_trigger,
-            level_base_size: self.levels.base,
-            level_multiplier: self.levels.multiplier,
+            l0_trigger: self.opts().l0_compaction_trigger,
+            level_base_size: self.levels().base,
+            level_multiplier: self.levels().multiplier,
         }
     }
 
@@ -35,10 +35,12 @@ impl Inner {
                 edit.new_files.push((out_level, Arc::clone(f)));
             }
             self.install(edit, Vec::new())?;
-            self.counters.trivial_moves.fetch_add(1, Ordering::Relaxed);
+            self.counters()
+                .trivial_moves
+                .fetch_add(1, Ordering::Relaxed);
             return Ok(());
         }
-        let version = self.state.lock().version.clone();
+        let version = self.state().lock().version.clone();
         let collect: std::collections::HashSet<u64> = self
             .blobs_to_collect(&version)
             .iter()
@@ -72,17 +74,17 @@ impl Inner {
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
         if task.level == 0 {
             for f in &task.inputs {
-                children.push(Box::new(self.tables.get_listed(f)?.iter_uncached()));
+                children.push(Box::new(self.tables().get_listed(f)?.iter_uncached()));
             }
         } else {
             children.push(Box::new(LevelIter::uncached(
                 task.inputs.clone(),
-                Arc::clone(&self.tables),
+                Arc::clone(&self.tables()),
             )));
         }
         children.push(Box::new(LevelIter::uncached(
             rewritten.clone(),
-            Arc::clone(&self.tables),
+            Arc::clone(&self.tables()),
         )));
         let mut input = MergingIter::new(children);
         // Closing does not wait for a long compaction: it stops, and its inputs stay live.
@@ -91,7 +93,7 @@ impl Inner {
             &mut input,
             Outputs {
                 table,
-                target_size: picker::output_table_size(out_level, self.opts.target_table_size),
+                target_size: picker::output_table_size(out_level, self.opts().target_table_size),
                 bottommost,
                 cancellable: true,
                 collect_blobs: collect,
@@ -99,14 +101,14 @@ impl Inner {
             },
         )?;
         drop(input);
-        self.counters
+        self.counters()
             .compaction_bytes_read
             .fetch_add(out.bytes_read, Ordering::Relaxed);
-        self.counters
+        self.counters()
             .compaction_bytes_written
             .fetch_add(out.bytes_written, Ordering::Relaxed);
-        self.counters.compactions.fetch_add(1, Ordering::Relaxed);
-        self.counters
+        self.counters().compactions.fetch_add(1, Ordering::Relaxed);
+        self.counters()
             .blob_bytes_moved
             .fetch_add(out.blobs.moved, Ordering::Relaxed);
         drop(version);
@@ -114,7 +116,7 @@ impl Inner {
         for t in out.tables {
             edit.new_files.push((out_level, Arc::new(t)));
         }
-        self.counters
+        self.counters()
             .compaction_tables_kept
             .fetch_add(kept.len() as u64, Ordering::Relaxed);
         let obsolete = task.inputs.iter().chain(&rewritten).cloned().collect();
@@ -136,7 +138,7 @@ impl Inner {
                 if key::tree_key_of(&u.largest) < t_lo || key::tree_key_of(&u.smallest) > t_hi {
                     continue;
                 }
-                let mut it = self.tables.get_listed(u)?.iter_uncached();
+                let mut it = self.tables().get_listed(u)?.iter_uncached();
                 it.seek(&key::seek_key(t_lo));
                 it.status()?;
                 if it.valid() && key::tree_key_of(it.key()) <= t_hi {
@@ -157,22 +159,22 @@ impl Inner {
         obsolete: Vec<Arc<crate::manifest::FileMeta>>,
     ) -> Result<()> {
         edit.lifetime = Some(self.lifetime_now());
-        let mut vs = self.versions.lock();
+        let mut vs = self.versions().lock();
         let version = vs.log_and_apply(edit)?;
-        let mut st = self.state.lock();
+        let mut st = self.state().lock();
         st.version = Arc::clone(&version);
         self.publish(&st);
         st.obsolete.extend(obsolete);
         drop(st);
         drop(vs);
         self.note_version(&version);
-        self.bg_cv.notify_all();
+        self.bg_cv().notify_all();
         self.delete_obsolete_files();
         Ok(())
     }
 
     fn current_version(&self) -> Arc<Version> {
-        Arc::clone(&self.state.lock().version)
+        Arc::clone(&self.state().lock().version)
     }
 
     /// The compaction thread's loop.
@@ -180,24 +182,24 @@ impl Inner {
         let popts = self.picker_options();
         loop {
             {
-                let mut st = self.state.lock();
+                let mut st = self.state().lock();
                 loop {
                     if st.shutting_down {
                         return;
                     }
                     if st.manual_compactions == 0
-                        && self.poisoned.lock().is_none()
+                        && !self.is_poisoned()
                         && self.pick_task(&st.version, &popts).is_some()
                     {
                         break;
                     }
-                    self.bg_cv.wait_for(&mut st, Duration::from_millis(200));
+                    self.bg_cv().wait_for(&mut st, Duration::from_millis(200));
                     drop(st);
                     self.delete_obsolete_files();
-                    st = self.state.lock();
+                    st = self.state().lock();
                 }
             }
-            let guard = self.compaction_lock.lock();
+            let guard = self.background().compaction_lock.lock();
             let Some(task) = self.pick_task(&self.current_version(), &popts) else {
                 continue;
             };
@@ -233,12 +235,12 @@ impl Inner {
     /// live values out of the blob files that passed the collection ratio.
     pub fn compact_manual(&self, lo: Option<&[u8]>, hi: Option<&[u8]>) -> Result<()> {
         self.flush_and_wait()?;
-        self.state.lock().manual_compactions += 1;
+        self.state().lock().manual_compactions += 1;
         let result = (|| {
             let mut level = 0;
             loop {
                 self.check_writable()?;
-                let _guard = self.compaction_lock.lock();
+                let _guard = self.background().compaction_lock.lock();
                 // The version is not held while the task runs, so the blob
                 // files it retires can be removed when it ends.
                 let Some(task) = pick_manual(&self.current_version(), lo, hi, level) else {
@@ -251,7 +253,7 @@ impl Inner {
             // level down, so this ends.
             for _ in 0..NUM_LEVELS {
                 self.check_writable()?;
-                let _guard = self.compaction_lock.lock();
+                let _guard = self.background().compaction_lock.lock();
                 let Some(task) = self.blob_task(&self.current_version()) else {
                     break;
                 };
@@ -259,8 +261,8 @@ impl Inner {
             }
             Ok(())
         })();
-        self.state.lock().manual_compactions -= 1;
-        self.bg_cv.notify_all();
+        self.state().lock().manual_compactions -= 1;
+        self.bg_cv().notify_all();
         // Files retired earlier and pinned by readers since gone go now.
         self.delete_obsolete_files();
         result

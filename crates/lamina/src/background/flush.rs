@@ -36,11 +36,11 @@ impl Inner {
             // Layout: docs/format.md#block (the interval of data blocks).
             restart_interval: 4,
             compression: if bottom {
-                self.opts.bottom_compression
+                self.opts().bottom_compression
             } else {
-                self.opts.compression
+                self.opts().compression
             },
-            bloom_bits_per_key: self.opts.bloom_bits_per_key,
+            bloom_bits_per_key: self.opts().bloom_bits_per_key,
         }
     }
 
@@ -50,11 +50,11 @@ impl Inner {
     /// already there, from the properties of up to `SAMPLE_TABLES` of them.
     pub fn block_size_choice(&self) -> crate::tuning::BlockSizeChoice {
         const SAMPLE_TABLES: usize = 8;
-        let mut shape = *self.shape.lock();
+        let mut shape = *self.background().shape.lock();
         if shape.entries == 0 {
-            let version = self.state.lock().version.clone();
+            let version = self.state().lock().version.clone();
             for (_, f) in version.all_files().take(SAMPLE_TABLES) {
-                if let Ok(t) = self.tables.get_listed(f) {
+                if let Ok(t) = self.tables().get_listed(f) {
                     let p = t.properties();
                     shape.entries += p.entries;
                     // Tree keys there; internal keys (8-byte trailer) here.
@@ -63,7 +63,7 @@ impl Inner {
                 }
             }
         }
-        crate::tuning::choose_block_size(self.opts.block_size, &shape)
+        crate::tuning::choose_block_size(self.opts().block_size, &shape)
     }
 
     /// Adds the first entries of `mem` to the shape the block size is
@@ -77,7 +77,7 @@ impl Inner {
             seen.add(it.key().len(), it.value().len());
             it.next();
         }
-        self.shape.lock().merge(&seen);
+        self.background().shape.lock().merge(&seen);
     }
 
     /// Writes `mem` to level-0 tables (none if it is empty), and any large
@@ -104,10 +104,10 @@ impl Inner {
                 cut_before: &[],
             },
         )?;
-        self.counters
+        self.counters()
             .flush_bytes_written
             .fetch_add(out.bytes_written, Ordering::Relaxed);
-        self.counters.flushes.fetch_add(1, Ordering::Relaxed);
+        self.counters().flushes.fetch_add(1, Ordering::Relaxed);
         Ok((out.tables, out.blobs))
     }
 
@@ -130,18 +130,18 @@ impl Inner {
         } = to;
         let mut blobs = self.separator(collect_blobs);
         let live = self.keyspace_filter();
-        let mut alloc = || self.versions.lock().new_file_number();
-        let cancelled = || cancellable && self.closed.load(Ordering::Acquire);
+        let mut alloc = || self.versions().lock().new_file_number();
+        let cancelled = || cancellable && self.is_closed();
         let mut spec = OutputSpec {
-            fs: self.fs.as_ref(),
-            dir: self.path.clone(),
+            fs: self.fs().as_ref(),
+            dir: self.path().to_path_buf(),
             table,
-            identity: self.tables.identity(),
+            identity: self.tables().identity(),
             target_size,
             snapshots: self.snapshot_list(),
             bottommost,
             keyspace_live: &live,
-            merge_operator: self.opts.merge_operator.as_ref(),
+            merge_operator: self.opts().merge_operator.as_ref(),
             new_file_number: &mut alloc,
             cancelled: &cancelled,
             blobs: &mut blobs,
@@ -156,7 +156,7 @@ impl Inner {
     /// A predicate telling which keyspaces' entries are still wanted; ids
     /// allocated after it was made count as live.
     pub fn keyspace_filter(&self) -> impl Fn(u32) -> bool {
-        let vs = self.versions.lock();
+        let vs = self.versions().lock();
         let next = vs.next_keyspace_id();
         let live: std::collections::HashSet<u32> = vs.keyspaces().keys().copied().collect();
         drop(vs);
@@ -166,7 +166,7 @@ impl Inner {
     /// Flushes the oldest immutable memtable. Returns false if there was none.
     fn flush_one(&self) -> Result<bool> {
         let mem = {
-            let mut st = self.state.lock();
+            let mut st = self.state().lock();
             let first = match st.imm.first() {
                 Some(m) if !st.flushing => Arc::clone(m),
                 _ => return Ok(false),
@@ -175,18 +175,14 @@ impl Inner {
             first
         };
         let result = self.install_flush(&mem);
-        self.state.lock().flushing = false;
-        self.bg_cv.notify_all();
+        self.state().lock().flushing = false;
+        self.bg_cv().notify_all();
         // The room the commit queue kept may still write into this memtable
         // (stale since its rotation, and never used again): let it go, so
         // that the memtable is freed with its last reader. Only if the
         // commit lock is free: a writer may hold it while it waits for this
         // flush, and drops a stale room itself.
-        if let Some(mut q) = self.commit.try_lock() {
-            if q.room.as_ref().is_some_and(|r| r.is_in(&mem)) {
-                q.room = None;
-            }
-        }
+        self.commit().forget_room_in(&mem);
         // A blob file whose every value the flush found dead is removed
         // once no reader pins the memtable that pointed into it.
         drop(mem);
@@ -200,9 +196,9 @@ impl Inner {
         // of its blob file, and of the segment the edit's log number names.
         self.pay_rotations()?;
         let (tables, blobs) = self.write_level0(mem)?;
-        let mut vs = self.versions.lock();
+        let mut vs = self.versions().lock();
         let log_number = {
-            let st = self.state.lock();
+            let st = self.state().lock();
             st.imm
                 .get(1)
                 .map(|m| m.wal_number())
@@ -210,7 +206,7 @@ impl Inner {
         };
         let mut edit = VersionEdit {
             log_number: Some(log_number),
-            last_seqno: Some(self.visible_seqno.load(Ordering::Acquire)),
+            last_seqno: Some(self.commit().visible_seqno()),
             lifetime: Some(self.lifetime_now()),
             ..Default::default()
         };
@@ -224,7 +220,7 @@ impl Inner {
             &blobs.dead,
         );
         let version = vs.log_and_apply(edit)?;
-        let mut st = self.state.lock();
+        let mut st = self.state().lock();
         st.version = Arc::clone(&version);
         if st.imm.first().is_some_and(|m| Arc::ptr_eq(m, mem)) {
             st.imm.remove(0);
@@ -241,21 +237,21 @@ impl Inner {
     /// Removes tables, and then blob files, that left the current version once
     /// no reader pins them.
     pub fn delete_obsolete_files(&self) {
-        let doomed = crate::db::take_unpinned(&mut self.state.lock().obsolete);
+        let doomed = crate::db::take_unpinned(&mut self.state().lock().obsolete);
         let doomed = self.keep_reader_pinned(doomed, |st| &mut st.obsolete);
         for n in doomed.iter().map(|f| f.number) {
-            self.tables.evict(n);
+            self.tables().evict(n);
             let _ = self
-                .fs
-                .remove_file(&filename::path(&self.path, FileKind::Table, n));
+                .fs()
+                .remove_file(&filename::path(&self.path(), FileKind::Table, n));
         }
         self.delete_obsolete_blobs();
     }
 
     /// Hands `job` to the flush thread, which starts it ([`Inner::start_writebacks`]).
     pub(crate) fn ask_writeback(&self, job: crate::fs::Writeback) {
-        self.writeback.lock().push(job);
-        self.bg_cv.notify_all();
+        self.background().writeback.lock().push(job);
+        self.bg_cv().notify_all();
     }
 
     /// Starts the write-back the commits asked for, of WAL segments and of
@@ -263,7 +259,7 @@ impl Inner {
     /// path). Advisory: a failure is left to the sync that makes the bytes
     /// durable.
     fn start_writebacks(&self) {
-        let jobs = std::mem::take(&mut *self.writeback.lock());
+        let jobs = std::mem::take(&mut *self.background().writeback.lock());
         for (file, from, to) in jobs {
             let _ = file.start_writeback(from, to);
         }
@@ -274,9 +270,12 @@ impl Inner {
         loop {
             self.start_writebacks();
             {
-                let mut st = self.state.lock();
-                while st.imm.is_empty() && !st.shutting_down && self.writeback.lock().is_empty() {
-                    self.bg_cv.wait_for(&mut st, Duration::from_millis(200));
+                let mut st = self.state().lock();
+                while st.imm.is_empty()
+                    && !st.shutting_down
+                    && self.background().writeback.lock().is_empty()
+                {
+                    self.bg_cv().wait_for(&mut st, Duration::from_millis(200));
                 }
                 if st.imm.is_empty() && st.shutting_down {
                     return;
@@ -285,12 +284,12 @@ impl Inner {
                     continue;
                 }
             }
-            if self.poisoned.lock().is_some() {
-                let mut st = self.state.lock();
+            if self.is_poisoned() {
+                let mut st = self.state().lock();
                 if st.shutting_down {
                     return;
                 }
-                self.bg_cv.wait_for(&mut st, Duration::from_millis(200));
+                self.bg_cv().wait_for(&mut st, Duration::from_millis(200));
                 continue;
             }
             match self.flush_one() {
@@ -306,17 +305,15 @@ impl Inner {
         self.check_writable()?;
         self.with_leadership(|| self.rotate_memtable())?;
         loop {
-            let mut st = self.state.lock();
-            if let Some(p) = self.poisoned.lock().as_ref() {
-                return Err(Error::Poisoned(p.clone()));
-            }
+            let mut st = self.state().lock();
+            self.check_unpoisoned()?;
             if st.imm.is_empty() {
                 break;
             }
             if st.shutting_down {
                 return Err(Error::Closed);
             }
-            self.bg_cv.wait_for(&mut st, Duration::from_millis(100));
+            self.bg_cv().wait_for(&mut st, Duration::from_millis(100));
         }
         self.sync_wal()
     }

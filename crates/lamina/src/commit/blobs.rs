@@ -24,14 +24,13 @@ use crate::manifest::VersionEdit;
 use crate::memtable::Memtable;
 use crate::wal::{BlobSynced, LogReader, WAL_MAGIC};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 impl Inner {
     /// The smallest value written to a blob file: `blob_threshold`, at
     /// least one byte.
     pub(crate) fn blob_threshold(&self) -> usize {
-        self.opts.blob_threshold.max(1)
+        self.opts().blob_threshold.max(1)
     }
 
     /// `batch` with each Put of a value of at least `blob_threshold` bytes
@@ -72,12 +71,12 @@ impl Inner {
         mem: &Memtable,
         out: &mut Batch,
     ) -> Result<()> {
-        let mut active = self.commit_blob.lock();
+        let mut active = self.commit().blob.lock();
         let w = match active.as_mut() {
             Some(w) => w,
             // `close` sets the flag before it takes the file: a writer that
             // raced past its check creates none after.
-            None if self.closed.load(Ordering::Acquire) => return Err(Error::Closed),
+            None if self.is_closed() => return Err(Error::Closed),
             None => active.insert(self.create_commit_blob()?),
         };
         let p = w.add(&key::tree_key(ks, key), value)?;
@@ -94,9 +93,9 @@ impl Inner {
     /// acknowledged durable or named in the manifest: a debt paid with the
     /// rotations' (`db/rotation.rs`).
     fn create_commit_blob(&self) -> Result<BlobWriter> {
-        let number = self.versions.lock().new_file_number();
-        let w = BlobWriter::create_at_commit(self.fs.as_ref(), &self.path, number)?;
-        self.debts.owe_dir_sync();
+        let number = self.versions().lock().new_file_number();
+        let w = BlobWriter::create_at_commit(self.fs().as_ref(), &self.path(), number)?;
+        self.commit().debts.owe_dir_sync();
         Ok(w)
     }
 
@@ -108,14 +107,14 @@ impl Inner {
     /// directory's sync among them); the caller hands it to the WAL before
     /// the WAL's sync.
     pub(crate) fn sync_commit_blob(&self) -> Result<Option<BlobSynced>> {
-        let mut active = self.commit_blob.lock();
+        let mut active = self.commit().blob.lock();
         let Some(w) = active.as_mut() else {
             return Ok(None);
         };
         // Appends take this lock: the sync covers exactly these bytes.
         let end = w.bytes();
         w.sync()?;
-        Ok((!self.debts.any()).then(|| BlobSynced {
+        Ok((!self.commit().debts.any()).then(|| BlobSynced {
             file: w.number(),
             end,
         }))
@@ -126,13 +125,13 @@ impl Inner {
     /// name, and returns it for the rotation's debts.
     /// REQUIRES: no writer commits meanwhile (memtable rotation).
     pub(crate) fn seal_commit_blob(&self, mem: &Memtable) -> Result<Option<SealedBlob>> {
-        let Some(w) = self.commit_blob.lock().take() else {
+        let Some(w) = self.commit().blob.lock().take() else {
             return Ok(None);
         };
         let sealed = w.seal()?;
         // A handle opened while the file was written maps the zeros the
         // seal cut; readers open it again at its sealed length.
-        self.blobs.evict(sealed.meta().number);
+        self.blobs().evict(sealed.meta().number);
         mem.set_blob_file(Arc::new(sealed.meta().clone()));
         Ok(Some(sealed))
     }
@@ -171,7 +170,7 @@ impl Inner {
     /// file and offset where the bytes fail their checksum otherwise (no
     /// crash leaves that).
     fn replayed_value_lost(&self, p: &BlobPointer) -> Result<Option<String>> {
-        let file = match self.blobs.file_for(p) {
+        let file = match self.blobs().file_for(p) {
             Ok(f) => f,
             Err(Error::Corruption { .. }) => {
                 return Ok(Some("the blob file is missing".to_string()))
@@ -185,7 +184,7 @@ impl Inner {
                 "the blob file ends at offset {len}, before the value's end at {end}"
             )));
         }
-        match self.blobs.read(p) {
+        match self.blobs().read(p) {
             Ok(_) => Ok(None),
             Err(e @ Error::Corruption { .. }) => {
                 let bytes = file
@@ -216,8 +215,8 @@ impl Inner {
         for (end, meta) in replayed.files.into_values() {
             // Unmapped (the handle replay opened to check values) before it
             // is cut: a blob file is never cut while mapped.
-            self.blobs.evict(meta.number);
-            let w = BlobWriter::resume(self.fs.as_ref(), &self.path, end, meta)?;
+            self.blobs().evict(meta.number);
+            let w = BlobWriter::resume(self.fs().as_ref(), &self.path(), end, meta)?;
             sealed.push(Arc::new(w.finish()?));
         }
         Ok(sealed)
@@ -295,7 +294,14 @@ pub(crate) struct ReplayedValues<'a> {
 
 impl<'a> ReplayedValues<'a> {
     pub fn new(inner: &'a Inner, wals: &'a [u64], recorded: &'a BTreeSet<u64>) -> Self {
-        let named = inner.state.lock().version.blobs().keys().copied().collect();
+        let named = inner
+            .state()
+            .lock()
+            .version
+            .blobs()
+            .keys()
+            .copied()
+            .collect();
         ReplayedValues {
             inner,
             wals,
@@ -318,9 +324,9 @@ impl<'a> ReplayedValues<'a> {
         let Some(why) = self.durable(p, segment) else {
             return Ok(false);
         };
-        let wal = filename::path(&self.inner.path, FileKind::Wal, segment);
+        let wal = filename::path(&self.inner.path(), FileKind::Wal, segment);
         Err(Error::corruption(
-            self.inner.blobs.path(p.file),
+            self.inner.blobs().path(p.file),
             p.offset,
             format!(
                 "{lost}, but the value of {} bytes here, which the WAL record ending at \
@@ -358,11 +364,11 @@ impl<'a> ReplayedValues<'a> {
     fn synced(&mut self) -> &BTreeMap<u64, u64> {
         if self.synced.is_none() {
             let inner = self.inner;
-            let identity = inner.versions.lock().identity();
+            let identity = inner.versions().lock().identity();
             let mut synced = BTreeMap::new();
             for &n in self.wals {
-                let path = filename::path(&inner.path, FileKind::Wal, n);
-                let Ok(mut r) = LogReader::open(inner.fs.as_ref(), &path, WAL_MAGIC) else {
+                let path = filename::path(&inner.path(), FileKind::Wal, n);
+                let Ok(mut r) = LogReader::open(inner.fs().as_ref(), &path, WAL_MAGIC) else {
                     continue;
                 };
                 if r.check_origin(identity, n).is_err() {

@@ -19,7 +19,7 @@ impl Inner {
         operand: &[u8],
     ) -> Result<()> {
         self.check_open()?;
-        let mem = Arc::clone(&self.state.lock().mem);
+        let mem = Arc::clone(&self.state().lock().mem);
         let tk = key::tree_key(ks, user_key);
         let mut entries = vec![(Kind::Merge, operand.to_vec())];
         if !mem.collect_entries(&tk, &key::seek_key(&tk), &mut entries) {
@@ -31,7 +31,7 @@ impl Inner {
         crate::iter::resolve(
             &tk,
             entries.iter().map(|(k, v)| (*k, v.as_slice())),
-            self.opts.merge_operator.as_ref(),
+            self.opts().merge_operator.as_ref(),
         )
         .map(drop)
     }

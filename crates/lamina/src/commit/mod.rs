@@ -19,3 +19,111 @@ pub(crate) use blobs::{hand_mark, ReplayedBlobs, ReplayedValues};
 pub(crate) use pipeline::Pipeline;
 pub(crate) use rotation::Debts;
 pub(crate) use write::CommitQueue;
+
+use crate::blob::BlobWriter;
+use crate::key::SeqNo;
+use crate::wal::LogWriter;
+use parking_lot::{Condvar, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The commit subsystem's state; its locks are reachable only through the
+/// methods of this folder.
+pub(crate) struct Commit {
+    /// Writers waiting to commit; the first is the leader.
+    queue: Mutex<CommitQueue>,
+    /// Signalled when commit leadership ends.
+    leader_cv: Condvar,
+    /// Tickets, the durability watermark and in-order publication.
+    pipeline: Pipeline,
+    /// The WAL segment being written; only the commit leader, `sync` and
+    /// rotation touch it.
+    wal: Mutex<Option<LogWriter>>,
+    /// Retired WAL segments (below the log number) kept to be reused.
+    reusable_wals: Mutex<Vec<u64>>,
+    /// The syncs memtable rotations owe, paid later (`rotation`).
+    debts: Debts,
+    /// The blob file of the active memtable, holding the values its commits
+    /// separated (`blobs`); created by the first one. Taken under the commit
+    /// queue, never while waiting for the WAL lock.
+    blob: Mutex<Option<BlobWriter>>,
+    /// Highest seqno whose write is visible to readers.
+    visible_seqno: AtomicU64,
+}
+
+impl Commit {
+    /// The subsystem of a database whose last seqno is `last_seqno`, with no
+    /// WAL segment open yet.
+    pub(crate) fn new(last_seqno: SeqNo) -> Commit {
+        Commit {
+            queue: Mutex::new(CommitQueue::new(last_seqno)),
+            leader_cv: Condvar::new(),
+            pipeline: Pipeline::default(),
+            wal: Mutex::new(None),
+            reusable_wals: Mutex::new(Vec::new()),
+            debts: Debts::default(),
+            blob: Mutex::new(None),
+            visible_seqno: AtomicU64::new(last_seqno),
+        }
+    }
+
+    /// The highest seqno whose write is visible to readers.
+    #[inline]
+    pub(crate) fn visible_seqno(&self) -> SeqNo {
+        self.visible_seqno.load(Ordering::Acquire)
+    }
+
+    /// Sets the last seqno handed out (recovery and a reader's refresh,
+    /// before any commit; lock order: the commit queue).
+    pub(crate) fn set_last_seqno(&self, seqno: SeqNo) {
+        self.queue.lock().last_seqno = seqno;
+    }
+
+    /// Makes every seqno up to `seqno` visible to readers.
+    pub(crate) fn set_visible(&self, seqno: SeqNo) {
+        self.visible_seqno.fetch_max(seqno, Ordering::AcqRel);
+    }
+
+    /// Hands out `count` seqnos at once, for an ingest that writes them
+    /// into its tables; returns the first. They become visible with
+    /// [`Commit::set_visible`] once the tables are installed.
+    pub(crate) fn take_seqnos(&self, count: u64) -> SeqNo {
+        let mut q = self.queue.lock();
+        let first = q.last_seqno + 1;
+        q.last_seqno += count;
+        first
+    }
+
+    /// Starts writing into WAL segment `w` (at open).
+    pub(crate) fn start_wal(&self, w: LogWriter) {
+        *self.wal.lock() = Some(w);
+    }
+
+    /// Lets go of a room the queue kept in the memtable `mem` (flushed,
+    /// never written again), so that `mem` is freed with its last reader.
+    /// Only if the queue is free: a writer may hold it while it waits for
+    /// the flush, and drops a stale room itself.
+    pub(crate) fn forget_room_in(&self, mem: &std::sync::Arc<crate::memtable::Memtable>) {
+        if let Some(mut q) = self.queue.try_lock() {
+            if q.room.as_ref().is_some_and(|r| r.is_in(mem)) {
+                q.room = None;
+            }
+        }
+    }
+
+    /// How many sync waits slept and how many yielded (for `Stats`).
+    pub(crate) fn waits(&self) -> (u64, u64) {
+        self.pipeline.waits()
+    }
+
+    /// Closes the active memtable's blob file without sealing it, for
+    /// `close` (synced by then; recovery seals it as it seals one a crash
+    /// left open).
+    pub(crate) fn let_go_of_blob(&self) {
+        drop(self.blob.lock().take());
+    }
+
+    /// Wakes writers waiting for commit leadership (at close).
+    pub(crate) fn wake_waiters(&self) {
+        self.leader_cv.notify_all();
+    }
+}

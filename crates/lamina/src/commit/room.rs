@@ -52,7 +52,7 @@ impl Inner {
     pub(crate) fn make_room(&self, incoming: usize) -> Result<Arc<Memtable>> {
         let mut paced = false;
         loop {
-            let mut st = self.state.lock();
+            let mut st = self.state().lock();
             let (full, pace) = self.room(&st, incoming)?;
             match pace {
                 Pace::Stop(cause) => {
@@ -65,7 +65,7 @@ impl Inner {
                         drop(st);
                         std::thread::sleep(owed);
                         let us = owed.as_micros() as u64;
-                        let c = &self.counters;
+                        let c = &self.counters();
                         c.write_delay_micros.fetch_add(us, Ordering::Relaxed);
                         if let Some(a) = c.write_delay_micros_by_cause.get(cause_index(cause)) {
                             a.fetch_add(us, Ordering::Relaxed);
@@ -96,9 +96,9 @@ impl Inner {
         &self,
         kept: &'k mut Option<Room>,
     ) -> Result<Option<&'k Arc<Memtable>>> {
-        let epoch = self.state_epoch.load(Ordering::Acquire);
+        let epoch = self.state_epoch().load(Ordering::Acquire);
         if kept.as_ref().is_none_or(|r| r.epoch != epoch) {
-            let Some(st) = self.state.try_lock() else {
+            let Some(st) = self.state().try_lock() else {
                 return Ok(None);
             };
             *kept = self.room_of(&st, epoch)?;
@@ -107,11 +107,11 @@ impl Inner {
             return Ok(None);
         };
         let active = room.mem.approximate_size();
-        if active >= room.go_below || room.mem.blob_bytes() >= self.opts.memtable_size as u64 {
+        if active >= room.go_below || room.mem.blob_bytes() >= self.opts().memtable_size as u64 {
             return Ok(None);
         }
         if active >= room.charge_at {
-            let cache = self.tables.block_cache();
+            let cache = self.tables().block_cache();
             let total = active + room.charged_besides;
             cache.charge(Charge::Memtables, total);
             room.charge_at = active + cache.charge_step();
@@ -131,18 +131,18 @@ impl Inner {
         let go_below = pacing::go_below(
             &self.pace_limits(),
             st.version.level(0).len(),
-            self.counters
+            self.counters()
                 .pending_compaction_bytes
                 .load(Ordering::Relaxed),
             st.imm.len(),
-            self.opts.memtable_size as u64,
+            self.opts().memtable_size as u64,
         );
         let Some(go_below) = go_below else {
             return Ok(None);
         };
         let charge = self.memtable_charge(st);
         let active = st.mem.approximate_size();
-        let cache = self.tables.block_cache();
+        let cache = self.tables().block_cache();
         cache.charge(Charge::Memtables, charge);
         Ok(Some(Room {
             mem: Arc::clone(&st.mem),
@@ -156,9 +156,9 @@ impl Inner {
     /// The pacing limits of this database.
     fn pace_limits(&self) -> pacing::Limits {
         pacing::Limits::new(
-            self.opts.l0_slowdown_trigger,
-            self.opts.l0_stop_trigger,
-            self.levels.base,
+            self.opts().l0_slowdown_trigger,
+            self.opts().l0_stop_trigger,
+            self.levels().base,
             MAX_IMMUTABLE,
         )
     }
@@ -177,22 +177,22 @@ impl Inner {
         // which bounds a blob file, what recovery reads to check the
         // pointers it replays, and what garbage collection rewrites at once
         // (docs/design.md#blob-files).
-        let full = active.max(st.mem.blob_bytes() as usize) >= self.opts.memtable_size;
+        let full = active.max(st.mem.blob_bytes() as usize) >= self.opts().memtable_size;
         let debt = pacing::Debt {
             l0_tables: st.version.level(0).len(),
             pending_bytes: self
-                .counters
+                .counters()
                 .pending_compaction_bytes
                 .load(Ordering::Relaxed),
             memtables: st.imm.len() as f64
-                + (active as f64 / self.opts.memtable_size.max(1) as f64).min(1.0),
+                + (active as f64 / self.opts().memtable_size.max(1) as f64).min(1.0),
         };
         Ok((full, pacing::pace(&debt, &limits, incoming)))
     }
 
     /// The active memtable, its bytes charged to the block cache.
     fn charged(&self, st: &crate::db::State) -> Arc<Memtable> {
-        self.tables
+        self.tables()
             .block_cache()
             .charge(Charge::Memtables, self.memtable_charge(st));
         Arc::clone(&st.mem)
@@ -202,7 +202,7 @@ impl Inner {
     /// millisecond, returns it (now owed by nobody) for this writer to sleep:
     /// short delays of small writes add up instead of each costing a sleep.
     fn owe_delay(&self, wait: Duration) -> Option<Duration> {
-        let owed = &self.counters.owed_delay_nanos;
+        let owed = &self.counters().owed_delay_nanos;
         let nanos = wait.as_nanos() as u64;
         let total = owed.fetch_add(nanos, Ordering::Relaxed) + nanos;
         if total < MIN_SLEEP.as_nanos() as u64 {
@@ -219,13 +219,13 @@ impl Inner {
         st: &mut parking_lot::MutexGuard<'_, crate::db::State>,
         cause: pacing::Cause,
     ) {
-        let c = &self.counters;
+        let c = &self.counters();
         c.write_stops.fetch_add(1, Ordering::Relaxed);
         if let Some(a) = c.write_stops_by_cause.get(cause_index(cause)) {
             a.fetch_add(1, Ordering::Relaxed);
         }
         let t = Instant::now();
-        self.bg_cv.wait_for(st, Duration::from_millis(100));
+        self.bg_cv().wait_for(st, Duration::from_millis(100));
         c.write_stop_micros
             .fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
     }

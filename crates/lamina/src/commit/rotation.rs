@@ -79,11 +79,11 @@ impl Inner {
     /// paid by [`Inner::pay_rotations`]. REQUIRES: called under the commit
     /// lock or commit leadership, or with writers otherwise quiet (close).
     pub fn rotate_memtable(&self) -> Result<()> {
-        let number = self.versions.lock().new_file_number();
-        let mut wal = self.wal.lock();
-        self.pipeline.wait_for_inserts();
+        let number = self.versions().lock().new_file_number();
+        let mut wal = self.commit().wal.lock();
+        self.commit().pipeline.wait_for_inserts();
         let mem = {
-            let st = self.state.lock();
+            let st = self.state().lock();
             if st.mem.is_empty() {
                 return Ok(());
             }
@@ -105,22 +105,22 @@ impl Inner {
                 return Err(e);
             }
         };
-        self.debts.push(Owed {
+        self.commit().debts.push(Owed {
             blob,
             old: wal.replace(new_wal),
             started: number,
-            ticket: self.pipeline.written(),
+            ticket: self.commit().pipeline.written(),
         });
-        let mut st = self.state.lock();
+        let mut st = self.state().lock();
         let old = std::mem::replace(
             &mut st.mem,
-            Arc::new(Memtable::new(number, self.opts.memtable_size as u64)),
+            Arc::new(Memtable::new(number, self.opts().memtable_size as u64)),
         );
         st.imm.push(old);
         self.publish(&st);
         drop(st);
         drop(wal);
-        self.bg_cv.notify_all();
+        self.bg_cv().notify_all();
         Ok(())
     }
 
@@ -130,10 +130,10 @@ impl Inner {
     /// the old segment counts as durable. A failure poisons the database.
     /// REQUIRES: neither the WAL lock nor the manifest's is held.
     pub fn pay_rotations(&self) -> Result<()> {
-        if !self.debts.any() {
+        if !self.commit().debts.any() {
             return Ok(());
         }
-        let _payer = self.debts.payer.lock();
+        let _payer = self.commit().debts.payer.lock();
         // A payment that failed stays unpaid: nothing is durable past it.
         self.check_unpoisoned()?;
         let paid = self.pay_in_order();
@@ -149,22 +149,24 @@ impl Inner {
     fn pay_in_order(&self) -> Result<()> {
         // Taken first: any sync of the directory from here on covers the
         // files created before; one created later owes again.
-        let dir_owed = self.debts.dir_owed.swap(false, Ordering::AcqRel);
+        let dir_owed = self.commit().debts.dir_owed.swap(false, Ordering::AcqRel);
         let mut dir_synced = false;
         loop {
-            let Some(mut owed) = self.debts.owed.lock().pop_front() else {
+            let Some(mut owed) = self.commit().debts.owed.lock().pop_front() else {
                 break;
             };
             self.pay(&mut owed)?;
             dir_synced = true;
-            self.debts.unpaid.fetch_sub(1, Ordering::AcqRel);
-            self.pipeline.synced_to(owed.ticket, &self.visible_seqno);
+            self.commit().debts.unpaid.fetch_sub(1, Ordering::AcqRel);
+            self.commit()
+                .pipeline
+                .synced_to(owed.ticket, &self.commit().visible_seqno);
         }
         if dir_owed {
             if !dir_synced {
                 self.sync_dir()?;
             }
-            self.debts.unpaid.fetch_sub(1, Ordering::AcqRel);
+            self.commit().debts.unpaid.fetch_sub(1, Ordering::AcqRel);
         }
         Ok(())
     }
@@ -175,19 +177,19 @@ impl Inner {
         }
         if let Some(old) = owed.old.as_mut() {
             old.sync()?;
-            self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
+            self.counters().wal_syncs.fetch_add(1, Ordering::Relaxed);
         }
         self.sync_dir()?;
         // Layout: docs/format.md#segments-started-ahead-of-their-syncs.
-        self.versions.lock().record_wal_started(owed.started)
+        self.versions().lock().record_wal_started(owed.started)
     }
 
     /// The WAL lock, taken once no rotation is unpaid: a sync of the
     /// segment it guards then covers every earlier segment too.
     pub(crate) fn wal_paid_for(&self) -> Result<parking_lot::MutexGuard<'_, Option<LogWriter>>> {
         loop {
-            let wal = self.wal.lock();
-            if !self.debts.any() {
+            let wal = self.commit().wal.lock();
+            if !self.commit().debts.any() {
                 return Ok(wal);
             }
             drop(wal);

@@ -11,6 +11,7 @@ use crate::db::Inner;
 use crate::error::Result;
 use crate::filename::{self, parse_file_name, FileKind};
 use crate::wal::{LogWriter, Origin};
+use std::sync::atomic::Ordering;
 
 /// Most retired segments kept for reuse; the others are removed. A flush
 /// retires about one segment per rotation, so two cover a flush that ends
@@ -18,23 +19,57 @@ use crate::wal::{LogWriter, Origin};
 const KEEP_FOR_REUSE: usize = 2;
 
 impl Inner {
+    /// Makes every write so far durable: the WAL is flushed and synced.
+    pub(crate) fn sync_wal(&self) -> Result<()> {
+        let mut wal = self.wal_paid_for()?;
+        if let Some(w) = wal.as_mut() {
+            let synced = self
+                .sync_commit_blob()
+                .and_then(|mark| crate::commit::hand_mark(w, mark))
+                .and_then(|()| w.sync());
+            if let Err(e) = synced {
+                self.poison(&e);
+                return Err(e);
+            }
+            self.counters().wal_syncs.fetch_add(1, Ordering::Relaxed);
+            let c = self.commit();
+            c.pipeline.synced_to(c.pipeline.written(), &c.visible_seqno);
+        }
+        Ok(())
+    }
+
+    /// Closes the WAL segment at `close`, after the threads are joined: a
+    /// commit group racing with close may have appended after its last
+    /// sync (and rotated); that is made durable too before the segment is
+    /// let go, its blob file's values first, as `sync_wal` does.
+    pub(crate) fn close_wal(&self) -> Result<()> {
+        match self.wal_paid_for().map(|mut wal| wal.take()) {
+            Ok(Some(mut w)) if !self.is_poisoned() => self
+                .sync_commit_blob()
+                .and_then(|mark| super::hand_mark(&mut w, mark))
+                .and_then(|()| self.close_wal_segment(&mut w)),
+            Ok(_) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Starts WAL segment `number`: reuses a retired segment if one is kept
     /// (its new header synced, then renamed), else creates the file. The
     /// header is handed to the file; the caller syncs the directory and
     /// records the segment in the manifest before anything in it is
     /// acknowledged (docs/format.md#wal).
     pub(crate) fn start_wal_segment(&self, number: u64) -> Result<LogWriter> {
-        let path = filename::path(&self.path, FileKind::Wal, number);
+        let path = filename::path(&self.path(), FileKind::Wal, number);
         let origin = Origin {
-            identity: self.tables.identity(),
+            identity: self.tables().identity(),
             number,
         };
-        let reusable = self.reusable_wals.lock().pop();
+        let reusable = self.commit().reusable_wals.lock().pop();
         if let Some(old) = reusable {
-            let old_path = filename::path(&self.path, FileKind::Wal, old);
-            match LogWriter::reuse_wal(self.fs.as_ref(), &old_path, &path, origin) {
+            let old_path = filename::path(&self.path(), FileKind::Wal, old);
+            match LogWriter::reuse_wal(self.fs().as_ref(), &old_path, &path, origin) {
                 Ok(mut w) => {
-                    self.counters
+                    self.counters()
                         .wal_segments_reused
                         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     w.flush()?;
@@ -42,11 +77,11 @@ impl Inner {
                 }
                 // A file that cannot be reused is not needed: a new one will do.
                 Err(_) => {
-                    let _ = self.fs.remove_file(&old_path);
+                    let _ = self.fs().remove_file(&old_path);
                 }
             }
         }
-        let mut w = LogWriter::create_wal(self.fs.as_ref(), &path, origin)?;
+        let mut w = LogWriter::create_wal(self.fs().as_ref(), &path, origin)?;
         w.flush()?;
         Ok(w)
     }
@@ -60,10 +95,10 @@ impl Inner {
 
     /// Removes the retired segments kept for reuse (to reclaim their space).
     pub(crate) fn remove_reusable_wals(&self) {
-        for n in std::mem::take(&mut *self.reusable_wals.lock()) {
+        for n in std::mem::take(&mut *self.commit().reusable_wals.lock()) {
             let _ = self
-                .fs
-                .remove_file(&filename::path(&self.path, FileKind::Wal, n));
+                .fs()
+                .remove_file(&filename::path(&self.path(), FileKind::Wal, n));
         }
     }
 
@@ -72,7 +107,7 @@ impl Inner {
     /// be reused by later segments, the others removed.
     /// REQUIRES: no segment below `log_number` is still needed.
     pub(crate) fn retire_wals_below(&self, log_number: u64) {
-        let Ok(names) = self.fs.list_dir(&self.path) else {
+        let Ok(names) = self.fs().list_dir(&self.path()) else {
             return;
         };
         let mut old: Vec<u64> = names
@@ -87,18 +122,18 @@ impl Inner {
             return;
         }
         // A read-only handle replaying a segment keeps it as it is.
-        let pins = crate::reader_pins::Pins::read(self.fs.as_ref(), &self.path);
-        let mut keep = self.reusable_wals.lock();
+        let pins = crate::reader_pins::Pins::read(self.fs().as_ref(), &self.path());
+        let mut keep = self.commit().reusable_wals.lock();
         for n in old {
             if keep.contains(&n) || pins.holds(n) {
                 continue;
             }
-            if keep.len() < KEEP_FOR_REUSE && !self.opts.read_only {
+            if keep.len() < KEEP_FOR_REUSE && !self.opts().read_only {
                 keep.push(n);
             } else {
                 let _ = self
-                    .fs
-                    .remove_file(&filename::path(&self.path, FileKind::Wal, n));
+                    .fs()
+                    .remove_file(&filename::path(&self.path(), FileKind::Wal, n));
             }
         }
     }

@@ -104,7 +104,7 @@ impl Inner {
     /// batch with a key, value, merge operand or keyspace it cannot take.
     fn check_batch(&self, batch: &Batch) -> Result<()> {
         self.check_writable()?;
-        let op = &self.opts.merge_operator;
+        let op = &self.opts().merge_operator;
         batch.validate(&|operand| op.validate_operand(operand), &|ks| {
             self.check_keyspace(ks)
         })
@@ -146,19 +146,20 @@ impl Inner {
             batch.len() as u64
         };
         let bytes = batch.encoded_len() + large.map_or(0, |(_, k, v)| k.len() + v.len());
-        let _durable = (durability == Durability::Sync).then(|| self.pipeline.durable_writer());
+        let _durable =
+            (durability == Durability::Sync).then(|| self.commit().pipeline.durable_writer());
 
         let mut q = if may_wait {
-            self.commit.lock()
+            self.commit().queue.lock()
         } else {
-            match self.commit.try_lock() {
+            match self.commit().queue.try_lock() {
                 Some(q) if !q.leader_active => q,
                 _ => return Ok(false),
             }
         };
         while q.leader_active {
             q.waiters += 1;
-            self.commit_cv.wait(&mut q);
+            self.commit().leader_cv.wait(&mut q);
             q.waiters -= 1;
         }
         // A single writer's commit: no other writer is between its seqnos
@@ -166,7 +167,7 @@ impl Inner {
         if durability != Durability::Sync
             && large.is_none()
             && batch.encoded_len() < self.blob_threshold()
-            && self.pipeline.idle_after(q.writer_last)
+            && self.commit().pipeline.idle_after(q.writer_last)
         {
             return self.commit_solo(&mut q, batch, durability, may_wait);
         }
@@ -203,17 +204,20 @@ impl Inner {
         drop(q);
 
         let inserted = insert(&mem, batch, first, Inserters::Many);
-        self.pipeline.inserted();
+        self.commit().pipeline.inserted();
 
         let last = first + count - 1;
         let durable = if durability == Durability::Sync {
-            self.counters.sync_commits.fetch_add(1, Ordering::Relaxed);
-            self.pipeline
-                .finish(&self.visible_seqno, prev, last, ticket, || {
+            self.counters().sync_commits.fetch_add(1, Ordering::Relaxed);
+            self.commit()
+                .pipeline
+                .finish(&self.commit().visible_seqno, prev, last, ticket, || {
                     self.sync_for_commit()
                 })
         } else {
-            self.pipeline.publish(&self.visible_seqno, prev, last);
+            self.commit()
+                .pipeline
+                .publish(&self.commit().visible_seqno, prev, last);
             Ok(())
         };
         inserted.and(durable).map(|()| true)
@@ -267,7 +271,9 @@ impl Inner {
         *writer_last = last;
         // The only writer: no other inserts until this one is published.
         let inserted = insert(mem, batch, first, Inserters::One);
-        self.pipeline.publish_solo(&self.visible_seqno, last);
+        self.commit()
+            .pipeline
+            .publish_solo(&self.commit().visible_seqno, last);
         inserted.map(|()| true)
     }
 
@@ -285,9 +291,9 @@ impl Inner {
         solo: bool,
     ) -> Result<Option<u64>> {
         let mut wal = if may_wait {
-            self.wal.lock()
+            self.commit().wal.lock()
         } else {
-            match self.wal.try_lock() {
+            match self.commit().wal.try_lock() {
                 Some(wal) => wal,
                 None => return Ok(None),
             }
@@ -321,14 +327,14 @@ impl Inner {
         if let Some(job) = w.writeback_due() {
             self.ask_writeback(job);
         }
-        let c = &self.counters;
+        let c = &self.counters();
         add_under_wal_lock(&c.wal_bytes_written, w.len().saturating_sub(before));
         add_under_wal_lock(&c.user_bytes_written, batch.user_bytes());
         add_under_wal_lock(&c.commits, 1);
         Ok(Some(if solo {
-            self.pipeline.handed_to_wal_solo()
+            self.commit().pipeline.handed_to_wal_solo()
         } else {
-            self.pipeline.handed_to_wal()
+            self.commit().pipeline.handed_to_wal()
         }))
     }
 
@@ -341,7 +347,9 @@ impl Inner {
         // Earlier segments first: docs/format.md#segments-started-ahead-of-their-syncs.
         let mut wal = self.wal_paid_for()?;
         let w = wal.as_mut().ok_or(Error::Closed)?;
-        let result = w.flush().map(|()| (self.pipeline.written(), w.syncer()));
+        let result = w
+            .flush()
+            .map(|()| (self.commit().pipeline.written(), w.syncer()));
         // Every value a covered record points to was handed to its blob
         // file before the record: synced first, it is durable before the
         // record. The mark of that sync goes to the WAL before the WAL's
@@ -364,7 +372,7 @@ impl Inner {
                 .map(|()| covered),
             Err(e) => Err(e),
         };
-        self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
+        self.counters().wal_syncs.fetch_add(1, Ordering::Relaxed);
         if let Err(e) = &result {
             self.poison(e);
         }
@@ -379,7 +387,7 @@ impl Inner {
         let Some(m) = mark else {
             return Ok(());
         };
-        match self.wal.lock().as_mut() {
+        match self.commit().wal.lock().as_mut() {
             Some(w) => super::blobs::hand_mark(w, Some(m)),
             None => Ok(()),
         }
@@ -408,23 +416,23 @@ impl Inner {
     /// runs, and every earlier write is in the memtable and published
     /// before it starts.
     pub fn with_leadership<T>(&self, f: impl FnOnce() -> T) -> T {
-        let mut q = self.commit.lock();
+        let mut q = self.commit().queue.lock();
         while q.leader_active {
             q.waiters += 1;
-            self.commit_cv.wait(&mut q);
+            self.commit().leader_cv.wait(&mut q);
             q.waiters -= 1;
         }
         q.leader_active = true;
         let last = q.writer_last;
         drop(q);
-        self.pipeline.wait_published(last);
+        self.commit().pipeline.wait_published(last);
         let out = f();
-        let mut q = self.commit.lock();
+        let mut q = self.commit().queue.lock();
         q.leader_active = false;
         let wake = q.waiters > 0;
         drop(q);
         if wake {
-            self.commit_cv.notify_all();
+            self.commit().leader_cv.notify_all();
         }
         out
     }

@@ -36,7 +36,7 @@ fn backup(inner: &Inner, dest: &Path) -> Result<()> {
         None => fs.create_dir_all(dest).map_err(|e| Error::io(dest, e))?,
     }
     inner.flush_and_wait()?;
-    let _guard = inner.compaction_lock.lock();
+    let _guard = inner.background.hold_compactions();
     let (version, mut edit) = {
         let vs = inner.versions.lock();
         let mut e = vs.snapshot_edit();

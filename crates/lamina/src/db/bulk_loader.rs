@@ -143,7 +143,7 @@ impl BulkLoader {
             // Internal keys: the tree key and its 8-byte trailer.
             seen.add(k.len() + 8, v.len());
         }
-        self.db.inner().shape.lock().merge(&seen);
+        self.db.inner().background().observe_shape(&seen);
         let mut pairs = std::mem::take(&mut self.pairs);
         self.bytes = 0;
         // Stable: equal keys stay in the order added; keep the last.

@@ -18,7 +18,6 @@ use crate::manifest::{FileMeta, Version, VersionSet};
 use crate::memtable::Memtable;
 use crate::options::{Durability, Options};
 use crate::read::{Cached, Iter, Snapshot};
-use crate::wal::LogWriter;
 pub use bulk_loader::{BulkLoadOptions, BulkLoader};
 pub use check::CheckReport;
 pub(crate) use ingest::Origin as IngestOrigin;
@@ -32,9 +31,10 @@ use std::ops::RangeBounds;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 
-use crate::commit::CommitQueue;
+use crate::background::Background;
+use crate::commit::Commit;
+use crate::read::Reads;
 
 /// An open database: a cheap handle that can be cloned and shared between
 /// threads. Every clone refers to the same database; the database closes when
@@ -106,118 +106,266 @@ impl Numbered for crate::blob::BlobMeta {
     }
 }
 
-/// Everything shared by the handles and the background threads.
-///
-/// Its methods live beside the path they serve: `commit` (writes, memtable
-/// rotation, commit leadership), `point` and `read` (lookups, iterators, the
-/// published read view), `flush`, `compact`, `blobs` (blob files written and
-/// collected), `ingest`, `open` (recovery), `check`, `backup` and `stats`;
-/// the handle's own state (open, poisoned, closing) is below.
+/// Everything shared by the handles and the background threads: the
+/// database's core (its files, options, tree state and manifest) and the
+/// subsystems that change it, each owning its state: [`Commit`] (writes:
+/// the queue, the WAL, commit-time blob files, publication in seqno
+/// order), [`Reads`] (the view published to readers, live snapshots) and
+/// [`Background`] (flush and compaction threads). Recovery
+/// (`crate::recovery`) builds it. No field is visible outside `db`; the
+/// subsystems reach the core through the methods below and each other
+/// through their own methods.
 ///
 /// # Lock order
 ///
 /// A thread that holds several of these locks takes them in this order, and
 /// never the other way round (docs/design.md#concurrency):
 ///
-/// 1. the commit queue (`commit`) and commit leadership;
-/// 2. `wal`;
-/// 3. `commit_blob` (a writer takes it under the commit queue and releases
-///    it before taking `wal`);
+/// 1. the commit queue and commit leadership ([`Commit`]);
+/// 2. the WAL ([`Commit`]);
+/// 3. the commit blob file ([`Commit`]; a writer takes it under the commit
+///    queue and releases it before taking the WAL);
 /// 4. `versions`;
 /// 5. `state`;
-/// 6. the leaf locks `keyspaces`, `snapshots`, `poisoned`, `threads`,
-///    `shape` and `lock`, held briefly, with none of the locks above taken
-///    under them.
+/// 6. the leaf locks `keyspaces`, the snapshots ([`Reads`]), `poisoned`,
+///    the threads and data shape ([`Background`]) and `lock`, held briefly,
+///    with none of the locks above taken under them.
 ///
-/// `compaction_lock` is taken before `versions` and `state`; a thread that
-/// holds commit leadership only `try_lock`s it, so the two never wait on each
-/// other. `pinned` is lock-free. The pipeline's own locks (`pipeline`) are
-/// leaves too: a syncer releases them before it takes `wal`.
+/// The compaction lock ([`Background`]) is taken before `versions` and
+/// `state`; a thread that holds commit leadership only `try_lock`s it, so
+/// the two never wait on each other. The published view is lock-free. The
+/// pipeline's own locks are leaves too: a syncer releases them before it
+/// takes the WAL.
 pub(crate) struct Inner {
     /// The database directory.
-    pub path: PathBuf,
+    path: PathBuf,
     /// Every file access goes through it.
-    pub fs: Arc<dyn FileSystem>,
+    fs: Arc<dyn FileSystem>,
     /// The options the database was opened with, validated.
-    pub opts: Options,
+    opts: Options,
     /// Open tables, by file number.
-    pub tables: Arc<TableCache>,
+    tables: Arc<TableCache>,
     /// Open blob files, by file number.
-    pub blobs: Arc<crate::blob::BlobStore>,
+    blobs: Arc<crate::blob::BlobStore>,
     /// The memtables and the current version, as writers and background
     /// threads change them.
-    pub state: Mutex<State>,
-    /// The memtables and version of `state`, published for lock-free reads.
-    pub pinned: arc_swap::ArcSwapOption<crate::read::Pinned>,
-    /// Signalled when a flush or compaction finishes or work arrives.
-    pub bg_cv: Condvar,
-    /// The manifest and counters.
-    pub versions: Mutex<VersionSet>,
-    /// Held by whoever runs a compaction (and by backup and ingest, so that
-    /// none runs meanwhile).
-    pub compaction_lock: Mutex<()>,
-    /// Writers waiting to commit; the first is the leader.
-    pub commit: Mutex<CommitQueue>,
-    /// Signalled when commit leadership ends.
-    pub commit_cv: Condvar,
-    /// Tickets, the durability watermark and in-order publication of the
-    /// commit pipeline (`db/pipeline.rs`).
-    pub pipeline: crate::commit::Pipeline,
-    /// The WAL segment being written; only the commit leader, `sync` and rotation touch it.
-    pub wal: Mutex<Option<LogWriter>>,
-    /// Retired WAL segments (below the log number) kept to be reused.
-    pub reusable_wals: Mutex<Vec<u64>>,
-    /// The syncs memtable rotations owe, paid later (`db/rotation.rs`).
-    pub debts: crate::commit::Debts,
-    /// The blob file of the active memtable, holding the values its commits
-    /// separated (`db/commit_blobs.rs`); created by the first one. Taken
-    /// under the commit lock, never while waiting for the WAL lock.
-    pub commit_blob: Mutex<Option<crate::blob::BlobWriter>>,
-    /// Ranges of WAL segments and of blob files written at commit whose
-    /// write-back the flush thread starts (a leaf lock).
-    pub writeback: Mutex<Vec<crate::fs::Writeback>>,
-    /// Highest seqno whose write is visible to readers.
-    pub visible_seqno: AtomicU64,
+    state: Mutex<State>,
+    /// Signalled, under `state`, when a flush or compaction finishes or
+    /// work arrives.
+    bg_cv: Condvar,
     /// Bumped, under the state lock, whenever what decides a write's room
     /// changes (the memtables, the version, the compaction debt, shutting
-    /// down): a [`room::Room`] kept by the commit queue is good while it
-    /// is unchanged.
-    pub state_epoch: AtomicU64,
-    /// Live snapshots: seqno -> count.
-    pub snapshots: Mutex<BTreeMap<SeqNo, usize>>,
+    /// down): a room kept by the commit queue is good while it is unchanged.
+    state_epoch: AtomicU64,
+    /// The manifest and counters.
+    versions: Mutex<VersionSet>,
     /// Named keyspaces: name -> id.
-    pub keyspaces: RwLock<BTreeMap<String, KeyspaceId>>,
+    keyspaces: RwLock<BTreeMap<String, KeyspaceId>>,
+    /// Writes, from the call to durable and visible.
+    commit: Commit,
+    /// What readers see.
+    reads: Reads,
+    /// Flush and compaction.
+    background: Background,
     /// Set by `close`; every later call fails with `Error::Closed`.
-    pub closed: AtomicBool,
+    closed: AtomicBool,
     /// Why writes are refused, after a failure made them unsafe.
-    pub poisoned: Mutex<Option<String>>,
+    poisoned: Mutex<Option<String>>,
     /// Set once `poisoned` holds a reason: the writers' check reads this
     /// flag, not the lock.
-    pub poison_set: AtomicBool,
+    poison_set: AtomicBool,
     /// Running counters behind `Stats`.
-    pub counters: Counters,
-    /// What the entries flushed since open look like: the block size is
-    /// chosen from it (`crate::tuning`).
-    pub shape: Mutex<crate::tuning::DataShape>,
+    counters: Counters,
     /// Level 1's target and the growth factor between levels, chosen at open
     /// from the memtable size unless the options set them (`crate::tuning`).
-    pub levels: crate::tuning::LevelChoice,
+    levels: crate::tuning::LevelChoice,
     /// Lifetime byte counters as of open; `counters` add to them.
-    pub lifetime_base: crate::manifest::Lifetime,
-    /// The flush and compaction threads, joined by `close`.
-    pub threads: Mutex<Vec<JoinHandle<()>>>,
+    lifetime_base: crate::manifest::Lifetime,
     /// The `LOCK` file's lock, held by a read-write handle until `close`.
-    pub lock: Mutex<Option<Box<dyn FileLock>>>,
-    /// A read-only handle's reader file and the views it pins (`db/reader.rs`);
-    /// `None` for a read-write handle, or where the directory takes no reader file.
-    pub reader: Mutex<Option<crate::recovery::ReaderState>>,
+    lock: Mutex<Option<Box<dyn FileLock>>>,
+    /// A read-only handle's reader file and the views it pins
+    /// (`crate::recovery`); `None` for a read-write handle, or where the
+    /// directory takes no reader file.
+    reader: Mutex<Option<crate::recovery::ReaderState>>,
     /// The process generation the handle was opened in (`crate::process`).
-    pub process: u64,
+    process: u64,
     /// This database's claim on the huge chunks kept between memtables
     /// (`memtable::spare`), charged with its memtables; `None` when its
     /// memtables take none. Declared after `state`, so that it is given up
     /// after the memtables have handed their chunks back.
-    pub spare_chunks: Option<crate::memtable::SpareChunks>,
+    spare_chunks: Option<crate::memtable::SpareChunks>,
+}
+
+/// What recovery found, to build an [`Inner`] from.
+pub(crate) struct Parts {
+    pub path: PathBuf,
+    pub opts: Options,
+    pub tables: Arc<TableCache>,
+    pub blobs: Arc<crate::blob::BlobStore>,
+    pub versions: VersionSet,
+    pub lock: Option<Box<dyn FileLock>>,
+    pub reader: Option<crate::recovery::ReaderState>,
+    pub process: u64,
+}
+
+impl Inner {
+    /// A database handle's state over what recovery found: an empty
+    /// memtable over the manifest's version, nothing published yet.
+    pub(crate) fn new(p: Parts) -> Inner {
+        let vs = p.versions;
+        let opts = p.opts;
+        let keyspaces = vs
+            .keyspaces()
+            .iter()
+            .map(|(id, n)| (n.clone(), *id))
+            .collect();
+        Inner {
+            path: p.path,
+            fs: Arc::clone(&opts.fs),
+            tables: p.tables,
+            blobs: p.blobs,
+            state: Mutex::new(State {
+                mem: Arc::new(Memtable::new(0, opts.memtable_size as u64)),
+                imm: Vec::new(),
+                version: vs.current(),
+                obsolete: Vec::new(),
+                shutting_down: false,
+                manual_compactions: 0,
+                flushing: false,
+                obsolete_blobs: Vec::new(),
+            }),
+            bg_cv: Condvar::new(),
+            state_epoch: AtomicU64::new(0),
+            commit: Commit::new(vs.last_seqno()),
+            reads: Reads::default(),
+            background: Background::default(),
+            keyspaces: RwLock::new(keyspaces),
+            closed: AtomicBool::new(false),
+            poisoned: Mutex::new(None),
+            poison_set: AtomicBool::new(false),
+            counters: Counters::default(),
+            levels: crate::tuning::choose_levels(
+                opts.level_base_size,
+                opts.level_multiplier,
+                opts.memtable_size,
+                opts.l0_compaction_trigger,
+            ),
+            lifetime_base: vs.lifetime(),
+            lock: Mutex::new(p.lock),
+            reader: Mutex::new(p.reader),
+            process: p.process,
+            spare_chunks: crate::memtable::register_spare_chunks(opts.memtable_size as u64),
+            versions: Mutex::new(vs),
+            opts,
+        }
+    }
+
+    /// The database directory.
+    #[inline]
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file system every file access goes through.
+    #[inline]
+    pub(crate) fn fs(&self) -> &Arc<dyn FileSystem> {
+        &self.fs
+    }
+
+    /// The options the database was opened with, validated.
+    #[inline]
+    pub(crate) fn opts(&self) -> &Options {
+        &self.opts
+    }
+
+    /// Open tables, by file number.
+    #[inline]
+    pub(crate) fn tables(&self) -> &Arc<TableCache> {
+        &self.tables
+    }
+
+    /// Open blob files, by file number.
+    #[inline]
+    pub(crate) fn blobs(&self) -> &Arc<crate::blob::BlobStore> {
+        &self.blobs
+    }
+
+    /// The memtables and the current version (lock order: after `versions`).
+    #[inline]
+    pub(crate) fn state(&self) -> &Mutex<State> {
+        &self.state
+    }
+
+    /// Signalled under `state` when background work finishes or arrives.
+    #[inline]
+    pub(crate) fn bg_cv(&self) -> &Condvar {
+        &self.bg_cv
+    }
+
+    /// Bumped under `state` whenever what decides a write's room changes.
+    #[inline]
+    pub(crate) fn state_epoch(&self) -> &AtomicU64 {
+        &self.state_epoch
+    }
+
+    /// The manifest and counters (lock order: before `state`).
+    #[inline]
+    pub(crate) fn versions(&self) -> &Mutex<VersionSet> {
+        &self.versions
+    }
+
+    /// Named keyspaces: name -> id.
+    #[inline]
+    pub(crate) fn keyspace_ids(&self) -> &RwLock<BTreeMap<String, KeyspaceId>> {
+        &self.keyspaces
+    }
+
+    /// The commit subsystem.
+    #[inline]
+    pub(crate) fn commit(&self) -> &Commit {
+        &self.commit
+    }
+
+    /// The read subsystem.
+    #[inline]
+    pub(crate) fn reads(&self) -> &Reads {
+        &self.reads
+    }
+
+    /// The background subsystem.
+    #[inline]
+    pub(crate) fn background(&self) -> &Background {
+        &self.background
+    }
+
+    /// Running counters behind `Stats`.
+    #[inline]
+    pub(crate) fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// Level 1's target and the growth factor between levels.
+    #[inline]
+    pub(crate) fn levels(&self) -> &crate::tuning::LevelChoice {
+        &self.levels
+    }
+
+    /// A read-only handle's reader state (`crate::recovery`).
+    pub(crate) fn reader(&self) -> &Mutex<Option<crate::recovery::ReaderState>> {
+        &self.reader
+    }
+
+    /// Whether a failure made writes unsafe.
+    #[inline]
+    pub(crate) fn is_poisoned(&self) -> bool {
+        self.poison_set.load(Ordering::Acquire)
+    }
+
+    /// Whether `close` has begun.
+    #[inline]
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
 }
 
 impl Inner {
@@ -308,32 +456,13 @@ impl Inner {
 
     /// Live snapshot seqnos, ascending.
     pub fn snapshot_list(&self) -> Vec<SeqNo> {
-        self.snapshots.lock().keys().copied().collect()
+        self.reads.snapshot_list()
     }
 
     /// Whether `id` names a live keyspace.
     #[inline]
     pub fn keyspace_live(&self, id: KeyspaceId) -> bool {
         id == 0 || self.keyspaces.read().values().any(|&v| v == id)
-    }
-
-    /// Makes every write so far durable: the WAL is flushed and synced.
-    pub fn sync_wal(&self) -> Result<()> {
-        let mut wal = self.wal_paid_for()?;
-        if let Some(w) = wal.as_mut() {
-            let synced = self
-                .sync_commit_blob()
-                .and_then(|mark| crate::commit::hand_mark(w, mark))
-                .and_then(|()| w.sync());
-            if let Err(e) = synced {
-                self.poison(&e);
-                return Err(e);
-            }
-            self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
-            self.pipeline
-                .synced_to(self.pipeline.written(), &self.visible_seqno);
-        }
-        Ok(())
     }
 
     /// Stops the background threads and makes everything durable. Idempotent.
@@ -357,8 +486,8 @@ impl Inner {
             self.state_epoch.fetch_add(1, Ordering::AcqRel);
         }
         self.bg_cv.notify_all();
-        self.commit_cv.notify_all();
-        let threads: Vec<_> = std::mem::take(&mut *self.threads.lock());
+        self.commit.wake_waiters();
+        let threads = self.background.take_threads();
         let me = std::thread::current().id();
         for t in threads {
             if t.thread().id() != me {
@@ -371,17 +500,7 @@ impl Inner {
         if !self.opts.read_only {
             self.remove_reusable_wals();
         }
-        // A commit group racing with close may have appended after the sync
-        // above (and rotated); make it durable too before the segment is let
-        // go: its blob file's values first, as `sync_wal` does.
-        let last = match self.wal_paid_for().map(|mut wal| wal.take()) {
-            Ok(Some(mut w)) if self.poisoned.lock().is_none() => self
-                .sync_commit_blob()
-                .and_then(|mark| crate::commit::hand_mark(&mut w, mark))
-                .and_then(|()| self.close_wal_segment(&mut w)),
-            Ok(_) => Ok(()),
-            Err(e) => Err(e),
-        };
+        let last = self.close_wal();
         self.let_go_of_files();
         *self.lock.lock() = None;
         *self.reader.lock() = None;
@@ -398,9 +517,9 @@ impl Inner {
     /// blob files. Each is refused from then on with `Error::Closed`, so
     /// that a call that raced past `check_open` opens nothing again.
     fn let_go_of_files(&self) {
-        drop(self.commit_blob.lock().take());
+        self.commit.let_go_of_blob();
         self.versions.lock().close();
-        self.pinned.store(None);
+        self.reads.let_go();
         self.tables.close();
         self.blobs.close();
     }

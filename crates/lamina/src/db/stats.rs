@@ -334,7 +334,7 @@ fn collect(inner: &Inner) -> Stats {
     let block = inner.block_size_choice();
     let lifetime = inner.lifetime_now();
     let blobs = version.blobs();
-    let waits = inner.pipeline.waits();
+    let waits = inner.commit.waits();
     Stats {
         blob_threshold: inner.opts.blob_threshold,
         blob_files: blobs.len(),
@@ -347,7 +347,7 @@ fn collect(inner: &Inner) -> Stats {
         levels,
         memtable_bytes: mem_bytes,
         immutable_memtables: imm,
-        last_seqno: inner.visible_seqno.load(Ordering::Acquire),
+        last_seqno: inner.commit.visible_seqno(),
         user_bytes_written: get(&c.user_bytes_written),
         wal_bytes_written: get(&c.wal_bytes_written),
         wal_syncs: get(&c.wal_syncs),

@@ -7,7 +7,6 @@ use crate::key::{self, KeyspaceId, SeqNo};
 use crate::manifest::Version;
 use crate::memtable::Memtable;
 use std::ops::{Bound, RangeBounds};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// What a reader pins: memtables (newest first), a version and a seqno.
@@ -21,7 +20,7 @@ impl Inner {
     /// Pins the current memtables and version; reads see writes up to `seqno`
     /// (default: every visible write).
     pub fn read_view(&self, seqno: Option<SeqNo>) -> ReadView {
-        let visible = self.visible_seqno.load(Ordering::Acquire);
+        let visible = self.commit().visible_seqno();
         let pinned = self.pinned();
         ReadView {
             mems: pinned.mems.clone(),
@@ -52,7 +51,7 @@ impl Inner {
         for f in view.version.level(0) {
             children.push(Box::new(LevelIter::new(
                 vec![Arc::clone(f)],
-                Arc::clone(&self.tables),
+                Arc::clone(&self.tables()),
             )));
         }
         for level in 1..crate::manifest::NUM_LEVELS {
@@ -60,7 +59,7 @@ impl Inner {
             if !files.is_empty() {
                 children.push(Box::new(LevelIter::new(
                     files.to_vec(),
-                    Arc::clone(&self.tables),
+                    Arc::clone(&self.tables()),
                 )));
             }
         }
@@ -192,9 +191,9 @@ impl Iter {
             view.seqno,
             self.lower.clone(),
             self.upper.clone(),
-            Arc::clone(&inner.opts.merge_operator),
+            Arc::clone(&inner.opts().merge_operator),
         );
-        let c = c.with_blobs(Arc::clone(&inner.blobs));
+        let c = c.with_blobs(Arc::clone(&inner.blobs()));
         Some(if self.keys_only { c.keys_only() } else { c })
     }
 
@@ -202,7 +201,7 @@ impl Iter {
     /// view and cursors (its open tables and blob files) let go of and the
     /// iterator ended; `None` while it is open.
     fn closed(&mut self) -> Option<Error> {
-        if !self.handle.inner.closed.load(Ordering::Acquire) {
+        if !self.handle.inner.is_closed() {
             return None;
         }
         self.front = None;

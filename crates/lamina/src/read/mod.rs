@@ -16,3 +16,50 @@ pub use point::Cached;
 pub(crate) use point::Pinned;
 pub use seek_cursor::SeekCursor;
 pub use snapshot::Snapshot;
+
+use crate::key::SeqNo;
+use parking_lot::Mutex;
+use std::collections::BTreeMap;
+
+/// The read subsystem's state: the published view and the live snapshots.
+#[derive(Default)]
+pub(crate) struct Reads {
+    /// The memtables and version of the tree state, published for
+    /// lock-free reads.
+    view: arc_swap::ArcSwapOption<Pinned>,
+    /// Live snapshots: seqno -> count.
+    snapshots: Mutex<BTreeMap<SeqNo, usize>>,
+}
+
+impl Reads {
+    /// Live snapshot seqnos, ascending.
+    pub(crate) fn snapshot_list(&self) -> Vec<SeqNo> {
+        self.snapshots.lock().keys().copied().collect()
+    }
+
+    /// Registers a snapshot at the seqno `at` returns, read under the
+    /// registry's lock (so that no compaction sees the registry without
+    /// it once the seqno is taken); returns the seqno.
+    pub(crate) fn add_snapshot(&self, at: impl FnOnce() -> SeqNo) -> SeqNo {
+        let mut snaps = self.snapshots.lock();
+        let seqno = at();
+        *snaps.entry(seqno).or_insert(0) += 1;
+        seqno
+    }
+
+    /// Ends one snapshot at `seqno`.
+    pub(crate) fn drop_snapshot(&self, seqno: SeqNo) {
+        let mut snaps = self.snapshots.lock();
+        if let Some(n) = snaps.get_mut(&seqno) {
+            *n -= 1;
+            if *n == 0 {
+                snaps.remove(&seqno);
+            }
+        }
+    }
+
+    /// Drops the published view, for `close`: its table handles go with it.
+    pub(crate) fn let_go(&self) {
+        self.view.store(None);
+    }
+}

@@ -192,26 +192,26 @@ enum Step {
 impl Inner {
     /// Pins the published memtables and version (see [`Pinned`]).
     pub(crate) fn pinned(&self) -> Arc<Pinned> {
-        match self.pinned.load_full() {
+        match self.reads().view.load_full() {
             Some(p) => p,
-            None => Arc::new(Pinned::of(&self.state.lock(), 0, None, 0)),
+            None => Arc::new(Pinned::of(&self.state().lock(), 0, None, 0)),
         }
     }
 
     /// Publishes the memtables and version of `st` to readers.
     /// REQUIRES: `st` is the guarded state, still locked, just changed.
     pub(crate) fn publish(&self, st: &crate::db::State) {
-        let earlier = self.pinned.load();
+        let earlier = self.reads().view.load();
         let generation = match earlier.as_ref() {
             Some(p) if Arc::ptr_eq(&p.version, &st.version) => p.generation,
             Some(p) => p.generation + 1,
             None => 1,
         };
-        let most = self.tables.capacity();
+        let most = self.tables().capacity();
         let pinned = Pinned::of(st, generation, earlier.as_deref(), most);
         drop(earlier);
-        self.pinned.store(Some(Arc::new(pinned)));
-        self.state_epoch.fetch_add(1, Ordering::AcqRel);
+        self.reads().view.store(Some(Arc::new(pinned)));
+        self.state_epoch().fetch_add(1, Ordering::AcqRel);
     }
 
     /// Calls `f` with the value of `user_key` in keyspace `ks` as of `seqno`
@@ -353,9 +353,9 @@ impl Inner {
         }
         // The seqno first: every write it covers is in the view loaded after.
         let seqno_arg_is_now = seqno.is_none();
-        let visible = self.visible_seqno.load(Ordering::Acquire);
+        let visible = self.commit().visible_seqno();
         let seqno = seqno.unwrap_or(visible).min(visible);
-        let guard = self.pinned.load();
+        let guard = self.reads().view.load();
         let fallback;
         let pinned: &Pinned = match guard.as_ref() {
             Some(p) => p,
@@ -367,7 +367,7 @@ impl Inner {
         let target = seek_target(ks, user_key, seqno);
         let tk_len = target.0.len() - key::TRAILER_LEN;
         let tk = target.0.get(..tk_len).unwrap_or(&[]);
-        let op = self.opts.merge_operator.as_ref();
+        let op = self.opts().merge_operator.as_ref();
         let mut point = Point {
             tree_key: tk,
             user_key,
@@ -395,7 +395,7 @@ impl Inner {
         // A thread reading keys in order finds them in the block it read
         // last, which costs less than a row cache lookup (a cache miss in
         // its doorkeeper) and needs no row: it neither asks nor fills it.
-        let rows = self.tables.rows();
+        let rows = self.tables().rows();
         // One hash of the key serves every table's filter and block hash
         // index, and the row cache's doorkeeper (not computed for a key
         // the memtables answer).
@@ -403,7 +403,7 @@ impl Inner {
         // Asked last: asking fetches the doorkeeper's word, wasted on a
         // lookup the other conditions keep from the rows.
         let use_rows = seqno_arg_is_now
-            && !self.tables.block_cache().reading_in_order()
+            && !self.tables().block_cache().reading_in_order()
             && pinned.generation != 0
             && seqno >= pinned.tables_seqno
             && point.operands.is_empty()
@@ -430,12 +430,12 @@ impl Inner {
                 Some(t) => t,
                 None => {
                     opened = if cached_only {
-                        match self.tables.get_if_open(f.number) {
+                        match self.tables().get_if_open(f.number) {
                             Some(t) => t,
                             None => return Ok(Cached::NeedsIo),
                         }
                     } else {
-                        self.tables.get_listed(f)?
+                        self.tables().get_listed(f)?
                     };
                     pinned.handles.keep(level, i, &opened);
                     &opened
@@ -496,16 +496,16 @@ impl Inner {
             return point.finish(op).map(Cached::Answered);
         };
         let lazy = if !lookup.cached_only {
-            self.blobs.lazy(&ptr)?
+            self.blobs().lazy(&ptr)?
         } else {
             // A value kept in memory once verified needs no disk; nor does
             // handing out, unread, one whose file is open.
             let found = if !point.operands.is_empty() {
                 None
             } else if lookup.unread_blobs {
-                self.blobs.lazy_if_open(&ptr)?
+                self.blobs().lazy_if_open(&ptr)?
             } else {
-                self.blobs.kept(&ptr)?.map(LazyValue::hot)
+                self.blobs().kept(&ptr)?.map(LazyValue::hot)
             };
             match found {
                 Some(v) => v,

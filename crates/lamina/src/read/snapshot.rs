@@ -7,7 +7,6 @@ use crate::db::Keyspace;
 use crate::error::Result;
 use crate::key::SeqNo;
 use std::ops::RangeBounds;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// A read-only view as of the moment it was taken. Compaction keeps what it
@@ -20,10 +19,9 @@ pub struct Snapshot {
 impl Snapshot {
     pub(crate) fn new(handle: Arc<Handle>) -> Snapshot {
         let inner = &handle.inner;
-        let mut snaps = inner.snapshots.lock();
-        let seqno = inner.visible_seqno.load(Ordering::Acquire);
-        *snaps.entry(seqno).or_insert(0) += 1;
-        drop(snaps);
+        let seqno = inner
+            .reads()
+            .add_snapshot(|| inner.commit().visible_seqno());
         Snapshot { handle, seqno }
     }
 
@@ -134,13 +132,8 @@ impl Snapshot {
 
 impl Clone for Snapshot {
     fn clone(&self) -> Snapshot {
-        *self
-            .handle
-            .inner
-            .snapshots
-            .lock()
-            .entry(self.seqno)
-            .or_insert(0) += 1;
+        let seqno = self.seqno;
+        self.handle.inner.reads().add_snapshot(|| seqno);
         Snapshot {
             handle: Arc::clone(&self.handle),
             seqno: self.seqno,
@@ -150,13 +143,7 @@ impl Clone for Snapshot {
 
 impl Drop for Snapshot {
     fn drop(&mut self) {
-        let mut snaps = self.handle.inner.snapshots.lock();
-        if let Some(n) = snaps.get_mut(&self.seqno) {
-            *n -= 1;
-            if *n == 0 {
-                snaps.remove(&self.seqno);
-            }
-        }
+        self.handle.inner.reads().drop_snapshot(self.seqno);
     }
 }
 

@@ -3,8 +3,8 @@
 use crate::batch::{decode_record, Batch};
 use crate::blob::BlobPointer;
 use crate::cache::{BlockCache, TableCache};
-use crate::commit::{CommitQueue, ReplayedBlobs, ReplayedValues};
-use crate::db::{Counters, Inner, State};
+use crate::commit::{ReplayedBlobs, ReplayedValues};
+use crate::db::{Inner, Parts};
 use crate::error::{Error, Result};
 use crate::filename::{self, parse_file_name, FileKind};
 use crate::fs::FileSystem;
@@ -13,10 +13,8 @@ use crate::manifest::{Version, VersionEdit, VersionSet};
 use crate::memtable::{Inserters, Memtable};
 use crate::options::Options;
 use crate::wal::{LogReader, WAL_MAGIC};
-use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 fn not_a_db(path: &Path, reason: impl Into<String>) -> Error {
@@ -133,11 +131,6 @@ fn open_once(path: &Path, opts: Options) -> Result<Arc<Inner>> {
             vs
         }
     };
-    let keyspaces: BTreeMap<String, u32> = vs
-        .keyspaces()
-        .iter()
-        .map(|(id, n)| (n.clone(), *id))
-        .collect();
     let block_cache = Arc::new(if charged {
         BlockCache::charged(opts.cache_size)
     } else {
@@ -152,74 +145,32 @@ fn open_once(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         )
         .with_identity(vs.identity()),
     );
-    let version = vs.current();
+    let blobs = Arc::new(
+        crate::blob::BlobStore::new(Arc::clone(&fs), path, opts.max_open_tables)
+            .with_hot_values(opts.cache_size / crate::budget::HOT_VALUES_SHARE),
+    );
     let log_number = vs.log_number();
-    let last_seqno = vs.last_seqno();
-    let lifetime_base = vs.lifetime();
-    let inner = Arc::new(Inner {
+    let inner = Arc::new(Inner::new(Parts {
         path: path.to_path_buf(),
-        fs: Arc::clone(&fs),
-        tables,
-        blobs: Arc::new(
-            crate::blob::BlobStore::new(Arc::clone(&fs), path, opts.max_open_tables)
-                .with_hot_values(opts.cache_size / crate::budget::HOT_VALUES_SHARE),
-        ),
-        state: Mutex::new(State {
-            mem: Arc::new(Memtable::new(0, opts.memtable_size as u64)),
-            imm: Vec::new(),
-            version,
-            obsolete: Vec::new(),
-            shutting_down: false,
-            manual_compactions: 0,
-            flushing: false,
-            obsolete_blobs: Vec::new(),
-        }),
-        pinned: Default::default(),
-        bg_cv: Condvar::new(),
-        versions: Mutex::new(vs),
-        compaction_lock: Mutex::new(()),
-        commit: Mutex::new(CommitQueue::new(last_seqno)),
-        commit_cv: Condvar::new(),
-        pipeline: Default::default(),
-        wal: Mutex::new(None),
-        reusable_wals: Mutex::new(Vec::new()),
-        debts: Default::default(),
-        commit_blob: Mutex::new(None),
-        writeback: Mutex::new(Vec::new()),
-        visible_seqno: AtomicU64::new(last_seqno),
-        state_epoch: AtomicU64::new(0),
-        snapshots: Mutex::new(BTreeMap::new()),
-        keyspaces: RwLock::new(keyspaces),
-        closed: AtomicBool::new(false),
-        poisoned: Mutex::new(None),
-        poison_set: AtomicBool::new(false),
-        counters: Counters::default(),
-        shape: Mutex::new(Default::default()),
-        levels: crate::tuning::choose_levels(
-            opts.level_base_size,
-            opts.level_multiplier,
-            opts.memtable_size,
-            opts.l0_compaction_trigger,
-        ),
-        lifetime_base,
-        threads: Mutex::new(Vec::new()),
-        lock: Mutex::new(lock),
-        reader: Mutex::new(reader_file.map(super::reader::ReaderState::new)),
-        process,
-        spare_chunks: crate::memtable::register_spare_chunks(opts.memtable_size as u64),
         opts,
-    });
+        tables,
+        blobs,
+        versions: vs,
+        lock,
+        reader: reader_file.map(super::reader::ReaderState::new),
+        process,
+    }));
     replay_wals(&inner, log_number)?;
-    if let Some(r) = inner.reader.lock().as_mut() {
-        let vs = inner.versions.lock();
-        let st = inner.state.lock();
+    if let Some(r) = inner.reader().lock().as_mut() {
+        let vs = inner.versions().lock();
+        let st = inner.state().lock();
         let mut mems = st.imm.clone();
         mems.push(Arc::clone(&st.mem));
         r.adopt(&vs, &st.version, &mems)?;
     }
-    if !inner.opts.read_only {
+    if !inner.opts().read_only {
         remove_leftovers(&inner);
-        start_threads(&inner)?;
+        inner.start_threads()?;
     }
     Ok(inner)
 }
@@ -249,10 +200,10 @@ fn lock_database(fs: &dyn FileSystem, dir: &Path) -> Result<Box<dyn crate::fs::F
 /// Replays the WAL segments numbered `log_number` and above into memtables;
 /// for a read-write handle, writes them to level-0 tables and starts a new segment.
 fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
-    let names = filename::list(inner.fs.as_ref(), &inner.path)?;
+    let names = filename::list(inner.fs().as_ref(), &inner.path())?;
     let wals = filename::wal_numbers(&names, log_number);
     let (identity, required, recorded) = {
-        let vs = inner.versions.lock();
+        let vs = inner.versions().lock();
         (
             vs.identity(),
             vs.wals_required(),
@@ -264,7 +215,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         // Beside a live writer, a segment retired by a flush that came
         // after this reader read the manifest: its view ends before it.
         inner.forgive_live_writer(Error::corruption(
-            filename::path(&inner.path, FileKind::Wal, missing),
+            filename::path(&inner.path(), FileKind::Wal, missing),
             0,
             "WAL segment the manifest records is missing; writes acknowledged in it are lost",
         ))?;
@@ -273,7 +224,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     {
         // Files numbered past the manifest's counter exist when a crash came
         // before the next edit recorded it; never hand their numbers out again.
-        let mut vs = inner.versions.lock();
+        let mut vs = inner.versions().lock();
         for n in &names {
             match parse_file_name(n) {
                 // Reader files are numbered by their process, not the counter.
@@ -282,11 +233,11 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
             }
         }
     }
-    let mut last_seqno = inner.visible_seqno.load(Ordering::Acquire);
+    let mut last_seqno = inner.commit().visible_seqno();
     let manifest_seqno = last_seqno;
     // The sequence numbers the replayed records hold, as ascending runs.
     let mut replayed: Vec<(u64, u64)> = Vec::new();
-    let memtable_size = inner.opts.memtable_size as u64;
+    let memtable_size = inner.opts().memtable_size as u64;
     let mut mem = Arc::new(Memtable::indexed(
         wals.first().copied().unwrap_or(0),
         memtable_size,
@@ -302,18 +253,24 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     let mut torn: Option<(u64, Error)> = None;
     // Blob files written at commit that the replayed records point into.
     let mut replayed_blobs = ReplayedBlobs::default();
-    let named: std::collections::HashSet<u64> =
-        inner.state.lock().version.blobs().keys().copied().collect();
+    let named: std::collections::HashSet<u64> = inner
+        .state()
+        .lock()
+        .version
+        .blobs()
+        .keys()
+        .copied()
+        .collect();
     // Whether a value the log points to is there, torn or lost (one rule with `check`).
     let mut values = ReplayedValues::new(inner, &wals, &recorded);
     // The first seqno the next record should hold (a read-only handle beside
     // a live writer ends its view where one does not).
     let mut next_seqno: Option<u64> = None;
     'segments: for &num in &wals {
-        let path = filename::path(&inner.path, FileKind::Wal, num);
+        let path = filename::path(&inner.path(), FileKind::Wal, num);
         // What a live writer is writing (a segment being started, the tail
         // of the newest) ends a read-only handle's view; elsewhere, damage.
-        let opened = LogReader::open(inner.fs.as_ref(), &path, WAL_MAGIC)
+        let opened = LogReader::open(inner.fs().as_ref(), &path, WAL_MAGIC)
             .and_then(|r| r.check_origin(identity, num).map(|()| r));
         let mut reader = match opened {
             Ok(r) => r,
@@ -340,9 +297,9 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
             }
             let at = reader.valid_end();
             let d = decode_record(&rec).map_err(|r| Error::corruption(&path, at, r))?;
-            if inner.opts.read_only
+            if inner.opts().read_only
                 && next_seqno.is_some_and(|n| n != d.first_seqno)
-                && super::reader::writer_is_live(inner.fs.as_ref(), &inner.path)
+                && super::reader::writer_is_live(inner.fs().as_ref(), &inner.path())
             {
                 // Records that do not follow on: beside a live writer, the
                 // segments between were retired after this reader read the
@@ -388,7 +345,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
             }
             next_seqno = Some(seq);
             last_seqno = last_seqno.max(seq.saturating_sub(1));
-            if (mem.approximate_size() as usize) >= inner.opts.memtable_size {
+            if (mem.approximate_size() as usize) >= inner.opts().memtable_size {
                 let next = Arc::new(Memtable::indexed(num, memtable_size));
                 sealed.push(std::mem::replace(&mut mem, next));
             }
@@ -410,10 +367,10 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         // manifest names them.
         inner.forgive_live_writer(e)?;
     }
-    inner.visible_seqno.store(last_seqno, Ordering::Release);
-    inner.commit.lock().last_seqno = last_seqno;
-    if inner.opts.read_only {
-        let mut st = inner.state.lock();
+    inner.commit().set_visible(last_seqno);
+    inner.commit().set_last_seqno(last_seqno);
+    if inner.opts().read_only {
+        let mut st = inner.state().lock();
         if let Some(m) = sealed.pop() {
             st.mem = m;
         }
@@ -434,7 +391,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     }
     let opened = inner.seal_replayed_blobs(replayed_blobs)?;
     let all_dead = inner.name_commit_blobs(&mut edit, opened, &dead);
-    let wal_number = inner.versions.lock().new_file_number();
+    let wal_number = inner.versions().lock().new_file_number();
     // Segments a previous run retired are reused first.
     inner.retire_wals_below(log_number);
     let w = inner.start_wal_segment(wal_number)?;
@@ -443,13 +400,13 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     edit.wals_started.push(wal_number);
     edit.last_seqno = Some(last_seqno);
     edit.lifetime = Some(inner.lifetime_now());
-    let version = inner.versions.lock().log_and_apply(edit)?;
+    let version = inner.versions().lock().log_and_apply(edit)?;
     {
-        let mut st = inner.state.lock();
+        let mut st = inner.state().lock();
         st.version = version;
-        st.mem = Arc::new(Memtable::new(wal_number, inner.opts.memtable_size as u64));
+        st.mem = Arc::new(Memtable::new(wal_number, inner.opts().memtable_size as u64));
     }
-    *inner.wal.lock() = Some(w);
+    inner.commit().start_wal(w);
     inner.retire_wals_below(wal_number);
     inner.retire_blobs(all_dead);
     Ok(())
@@ -530,7 +487,7 @@ fn check_orphans(
     manifest_seqno: u64,
     replayed: &[(u64, u64)],
 ) -> Result<()> {
-    let version: Arc<Version> = Arc::clone(&inner.state.lock().version);
+    let version: Arc<Version> = Arc::clone(&inner.state().lock().version);
     let live: std::collections::HashSet<u64> = version.all_files().map(|(_, f)| f.number).collect();
     for name in names {
         let Some((FileKind::Table, n)) = parse_file_name(name) else {
@@ -539,18 +496,18 @@ fn check_orphans(
         if live.contains(&n) {
             continue;
         }
-        let Ok(table) = inner.tables.get(n) else {
+        let Ok(table) = inner.tables().get(n) else {
             continue;
         };
         let (oldest, newest) = (
             table.properties().smallest_seqno,
             table.properties().largest_seqno,
         );
-        inner.tables.evict(n);
+        inner.tables().evict(n);
         if newest > manifest_seqno && !covered(replayed, oldest.max(manifest_seqno + 1), newest) {
-            let manifest = inner.versions.lock().manifest_number();
+            let manifest = inner.versions().lock().manifest_number();
             return Err(Error::corruption(
-                filename::path(&inner.path, FileKind::Manifest, manifest),
+                filename::path(&inner.path(), FileKind::Manifest, manifest),
                 0,
                 format!(
                     "the manifest ends before recording table {name}, whose writes (up to seqno {newest}) \
@@ -564,13 +521,13 @@ fn check_orphans(
 
 /// Removes tables the version does not list, temporary files and old manifests.
 fn remove_leftovers(inner: &Inner) {
-    let Ok(names) = filename::list(inner.fs.as_ref(), &inner.path) else {
+    let Ok(names) = filename::list(inner.fs().as_ref(), &inner.path()) else {
         return;
     };
-    let version: Arc<Version> = Arc::clone(&inner.state.lock().version);
+    let version: Arc<Version> = Arc::clone(&inner.state().lock().version);
     let live: std::collections::HashSet<u64> = version.all_files().map(|(_, f)| f.number).collect();
-    let manifest = inner.versions.lock().manifest_number();
-    let pins = crate::reader_pins::Pins::read(inner.fs.as_ref(), &inner.path);
+    let manifest = inner.versions().lock().manifest_number();
+    let pins = crate::reader_pins::Pins::read(inner.fs().as_ref(), &inner.path());
     for name in names {
         let parsed = parse_file_name(&name);
         if matches!(parsed, Some((FileKind::Table | FileKind::Blob, n)) if pins.holds(n)) {
@@ -586,28 +543,9 @@ fn remove_leftovers(inner: &Inner) {
             _ => false,
         };
         if doomed {
-            let _ = inner.fs.remove_file(&inner.path.join(&name));
+            let _ = inner.fs().remove_file(&inner.path().join(&name));
         }
     }
-}
-
-fn start_threads(inner: &Arc<Inner>) -> Result<()> {
-    let mut threads = inner.threads.lock();
-    let a = Arc::clone(inner);
-    threads.push(
-        std::thread::Builder::new()
-            .name("lamina-flush".into())
-            .spawn(move || a.flush_loop())
-            .map_err(Error::from)?,
-    );
-    let b = Arc::clone(inner);
-    threads.push(
-        std::thread::Builder::new()
-            .name("lamina-compact".into())
-            .spawn(move || b.compaction_loop())
-            .map_err(Error::from)?,
-    );
-    Ok(())
 }
 
 pub(crate) fn destroy(path: &Path, opts: &Options) -> Result<()> {

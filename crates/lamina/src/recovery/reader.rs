@@ -170,8 +170,8 @@ impl Inner {
     /// Whether an error met while reading what a live writer may be writing
     /// ends this read-only handle's view there (`Ok`) or is damage (`Err`).
     pub(crate) fn forgive_live_writer(&self, e: Error) -> Result<()> {
-        if self.opts.read_only && writer_is_live(self.fs.as_ref(), &self.path) {
-            self.counters
+        if self.opts().read_only && writer_is_live(self.fs().as_ref(), &self.path()) {
+            self.counters()
                 .reader_views_cut
                 .fetch_add(1, Ordering::Relaxed);
             Ok(())
@@ -187,38 +187,38 @@ impl Inner {
     /// On a read-write handle it does nothing: it always reads the newest.
     pub(crate) fn refresh(&self) -> Result<()> {
         self.check_open()?;
-        if !self.opts.read_only {
+        if !self.opts().read_only {
             return Ok(());
         }
-        let fresh = super::open::open(&self.path, self.opts.clone())?;
+        let fresh = super::open::open(&self.path(), self.opts().clone())?;
         // Swap the fresh handle's state in; its registration's pins move to
         // this handle's reader file before the fresh one's is removed. (A
         // read-only handle commits nothing: the commit queue only holds the
         // seqno, set first, in lock order.)
-        let seqno = fresh.visible_seqno.load(Ordering::Acquire);
-        self.commit.lock().last_seqno = seqno;
+        let seqno = fresh.commit().visible_seqno();
+        self.commit().set_last_seqno(seqno);
         {
-            let mut vs = self.versions.lock();
-            let mut st = self.state.lock();
-            std::mem::swap(&mut *vs, &mut *fresh.versions.lock());
-            let mut fst = fresh.state.lock();
+            let mut vs = self.versions().lock();
+            let mut st = self.state().lock();
+            std::mem::swap(&mut *vs, &mut *fresh.versions().lock());
+            let mut fst = fresh.state().lock();
             st.version = Arc::clone(&fst.version);
             st.mem = Arc::clone(&fst.mem);
             st.imm = std::mem::take(&mut fst.imm);
             drop(fst);
-            *self.keyspaces.write() = fresh.keyspaces.read().clone();
-            self.visible_seqno.store(seqno, Ordering::Release);
-            self.state_epoch.fetch_add(1, Ordering::AcqRel);
+            *self.keyspace_ids().write() = fresh.keyspace_ids().read().clone();
+            self.commit().set_visible(seqno);
+            self.state_epoch().fetch_add(1, Ordering::AcqRel);
             // Blob files written at commit grow; let the next read open them afresh.
-            self.blobs.evict_all();
+            self.blobs().evict_all();
             let mut mems = st.imm.clone();
             mems.push(Arc::clone(&st.mem));
-            if let Some(r) = self.reader.lock().as_mut() {
+            if let Some(r) = self.reader().lock().as_mut() {
                 r.adopt(&vs, &st.version, &mems)?;
             }
             self.publish(&st);
         }
-        self.counters.refreshes.fetch_add(1, Ordering::Relaxed);
+        self.counters().refreshes.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 }

@@ -25,7 +25,7 @@ impl Inner {
         ranges: &[Range],
     ) -> Result<Option<Vec<IngestedTable>>> {
         self.check_writable()?;
-        if !self.snapshots.lock().is_empty() {
+        if !self.reads().snapshot_list().is_empty() {
             return Ok(None);
         }
         let (mems, version) = {
@@ -88,7 +88,7 @@ impl Inner {
             unlink(&linked);
             return Err(Error::io(&self.path, e));
         }
-        let compaction = self.compaction_lock.try_lock();
+        let compaction = self.background().try_hold_compactions();
         let mut vs = self.versions.lock();
         let levels = placement::place(&vs.current(), ranges, compaction.is_some());
         let mut edit = VersionEdit::default();

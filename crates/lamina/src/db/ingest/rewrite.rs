@@ -14,7 +14,6 @@ use crate::manifest::{FileMeta, VersionEdit, VersionSet};
 use crate::memtable::Memtable;
 use crate::table::TableBuilder;
 use crate::table_writer::show_key;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -117,12 +116,7 @@ impl Inner {
             .filter(|m| overlaps(m))
             .cloned()
             .collect();
-        let first = {
-            let mut q = self.commit.lock();
-            let first = q.last_seqno + 1;
-            q.last_seqno += count;
-            first
-        };
+        let first = self.commit().take_seqnos(count);
         // Recorded so that tables written with these seqnos and left behind
         // by a crash are recognised as leftovers on open.
         let edit = VersionEdit {
@@ -245,13 +239,13 @@ impl Inner {
         first: SeqNo,
     ) -> Result<Option<Vec<IngestedTable>>> {
         self.check_writable()?;
-        if self.snapshots.lock().keys().any(|&s| s >= first) {
+        if self.reads().snapshot_list().iter().any(|&s| s >= first) {
             return Ok(None);
         }
         // With the compaction lock, no compaction runs and tables may go to
         // any level. Without it, a running compaction may be carrying newer
         // entries of a range from level 0 down, so those must not exist.
-        let compaction = self.compaction_lock.try_lock();
+        let compaction = self.background().try_hold_compactions();
         let mut vs = self.versions.lock();
         let version = vs.current();
         let first_newer_level = if compaction.is_some() { 1 } else { 0 };
@@ -302,7 +296,7 @@ impl Inner {
             .write()
             .extend(created.iter().map(|(id, name)| (name.clone(), *id)));
         drop(vs);
-        self.visible_seqno.fetch_max(last, Ordering::AcqRel);
+        self.commit().set_visible(last);
         drop(compaction);
         self.bg_cv.notify_all();
         Ok(Some(report))
