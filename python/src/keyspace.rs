@@ -9,6 +9,7 @@ use crate::iter::{RangeIter, Yield};
 use crate::ranges::{Ranges, View};
 use crate::reader::{self, Live, Reader};
 use crate::state::Shared;
+use lamina::binding::{Cached, NonBlocking};
 use parking_lot::Mutex;
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -119,10 +120,8 @@ impl Keyspace {
         self.shared.writable()?;
         if !k.is_empty() {
             match self.ks.try_contains_key(k).map_err(to_py)? {
-                lamina::Cached::Answered(false) => {
-                    return Err(PyKeyError::new_err(key.clone().unbind()))
-                }
-                lamina::Cached::Answered(true) if self.ks.try_delete(k).map_err(to_py)? => {
+                Cached::Answered(false) => return Err(PyKeyError::new_err(key.clone().unbind())),
+                Cached::Answered(true) if self.ks.try_delete(k).map_err(to_py)? => {
                     self.shared.wrote(py);
                     return Ok(());
                 }

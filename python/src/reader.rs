@@ -7,6 +7,7 @@ use crate::bounds::Bounds;
 use crate::convert;
 use crate::errors::to_py;
 use crate::iter::Yield;
+use lamina::binding::{Cached, NonBlocking, NonBlockingSnapshot};
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
@@ -27,14 +28,14 @@ pub trait Reader: Send + Sync {
     /// waiting for the disk: a value in memory straight from where it is
     /// stored, a large value read again as the `bytes` object read before,
     /// one in a blob file already open read by `to_bytes` (which releases
-    /// the GIL for the read); else [`lamina::Cached::NeedsIo`].
+    /// the GIL for the read); else [`Cached::NeedsIo`].
     fn try_value<'py>(&self, _py: Python<'py>, _key: &[u8]) -> lamina::Result<TryValue<'py>> {
-        Ok(lamina::Cached::NeedsIo)
+        Ok(Cached::NeedsIo)
     }
     /// Whether `key` has a value, when it can be known without waiting for
     /// the disk.
-    fn try_contains(&self, _key: &[u8]) -> lamina::Result<lamina::Cached<bool>> {
-        Ok(lamina::Cached::NeedsIo)
+    fn try_contains(&self, _key: &[u8]) -> lamina::Result<Cached<bool>> {
+        Ok(Cached::NeedsIo)
     }
     /// An ascending walk over `bounds` (reverse it with `next_back`).
     fn range(&self, bounds: &Bounds) -> lamina::Iter;
@@ -58,7 +59,7 @@ fn snapshot_range(snap: &lamina::Snapshot, ks: &lamina::Keyspace, bounds: &Bound
 
 /// What [`Reader::try_value`] gives: the value (or the error making its
 /// `bytes` object), none, or that the disk is needed.
-pub type TryValue<'py> = lamina::Cached<Option<PyResult<Bound<'py, PyBytes>>>>;
+pub type TryValue<'py> = Cached<Option<PyResult<Bound<'py, PyBytes>>>>;
 
 /// The live data of one keyspace.
 pub struct Live<'a> {
@@ -82,7 +83,7 @@ impl Reader for Live<'_> {
             |v| crate::value::to_bytes(py, &v),
         )
     }
-    fn try_contains(&self, key: &[u8]) -> lamina::Result<lamina::Cached<bool>> {
+    fn try_contains(&self, key: &[u8]) -> lamina::Result<Cached<bool>> {
         self.ks.try_contains_key(key)
     }
     fn range(&self, bounds: &Bounds) -> lamina::Iter {
@@ -114,7 +115,7 @@ impl Reader for SnapshotIn {
             |v| crate::value::to_bytes(py, &v),
         )
     }
-    fn try_contains(&self, key: &[u8]) -> lamina::Result<lamina::Cached<bool>> {
+    fn try_contains(&self, key: &[u8]) -> lamina::Result<Cached<bool>> {
         self.snap.try_contains_key_in(&self.ks, key)
     }
     fn range(&self, bounds: &Bounds) -> lamina::Iter {
@@ -157,8 +158,8 @@ pub fn value_of<'py, R: Reader + ?Sized>(
     // An empty key's error comes from the read below.
     if !k.is_empty() {
         match r.try_value(py, k).map_err(to_py)? {
-            lamina::Cached::Answered(v) => return v.transpose(),
-            lamina::Cached::NeedsIo => {}
+            Cached::Answered(v) => return v.transpose(),
+            Cached::NeedsIo => {}
         }
     }
     match py.detach(|| r.get_lazy(k)).map_err(to_py)? {
@@ -175,7 +176,7 @@ pub fn contains<R: Reader + ?Sized>(
 ) -> PyResult<bool> {
     let k = convert::key(key)?;
     if !k.is_empty() {
-        if let lamina::Cached::Answered(present) = r.try_contains(k).map_err(to_py)? {
+        if let Cached::Answered(present) = r.try_contains(k).map_err(to_py)? {
             return Ok(present);
         }
     }

@@ -3,7 +3,6 @@
 //! Layout: docs/format.md#batch.
 
 use crate::coding::{put_len_prefixed, put_varint, Decoder};
-use crate::db::Keyspace;
 use crate::error::{Error, Result};
 use crate::key::{KeyspaceId, Kind, SeqNo, MAX_KEY_LEN, MAX_VALUE_LEN};
 
@@ -72,7 +71,7 @@ impl Batch {
         }
     }
 
-    fn push(&mut self, kind: Kind, ks: KeyspaceId, key: &[u8], value: Option<&[u8]>) {
+    pub(crate) fn push(&mut self, kind: Kind, ks: KeyspaceId, key: &[u8], value: Option<&[u8]>) {
         if self.rep.len() < HEADER_LEN {
             self.rep.resize(HEADER_LEN, 0);
         }
@@ -139,21 +138,6 @@ impl Batch {
     /// Sets `key` to `value` in the keyspace with id `ks`.
     pub(crate) fn push_put(&mut self, ks: KeyspaceId, key: &[u8], value: &[u8]) {
         self.push(Kind::Put, ks, key, Some(value));
-    }
-
-    /// Sets `key` to `value` in keyspace `ks`.
-    pub fn put_in(&mut self, ks: &Keyspace, key: &[u8], value: &[u8]) {
-        self.push_put(ks.id(), key, value);
-    }
-
-    /// Deletes `key` from keyspace `ks`.
-    pub fn delete_in(&mut self, ks: &Keyspace, key: &[u8]) {
-        self.push(Kind::Delete, ks.id(), key, None);
-    }
-
-    /// Adds a merge operand for `key` in keyspace `ks`.
-    pub fn merge_in(&mut self, ks: &Keyspace, key: &[u8], operand: &[u8]) {
-        self.push(Kind::Merge, ks.id(), key, Some(operand));
     }
 
     /// Number of operations.

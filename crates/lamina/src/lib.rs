@@ -111,6 +111,7 @@ internal! {
     mod wal;
 }
 
+pub mod binding;
 pub mod fs;
 pub mod inspect;
 pub mod merge;
@@ -146,5 +147,5 @@ pub use db::{LevelStats, StallStats, Stats};
 pub use error::{Error, Result};
 pub use key::{MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use options::{Compression, Durability, Options};
-pub use read::{Cached, Iter, SeekCursor, Snapshot};
+pub use read::{Iter, SeekCursor, Snapshot};
 pub use table_writer::{TableInfo, TableWriter, TableWriterOptions};

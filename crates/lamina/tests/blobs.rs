@@ -2,8 +2,9 @@
 //! through pointers, survive reopen, are never read to be deleted or
 //! overwritten, fail loudly when damaged, and their space is reclaimed.
 
+use lamina::binding::{Cached, NonBlocking};
 use lamina::fs::MemFs;
-use lamina::{Cached, Db, Error, KeptBytes, Options};
+use lamina::{Db, Error, KeptBytes, Options};
 use std::path::Path;
 use std::sync::Arc;
 

@@ -10,6 +10,7 @@
 //! The test binary re-runs itself as the child (selected by an environment
 //! variable), so no helper program is needed.
 
+use lamina::binding::NonBlocking;
 use lamina::{Batch, Db, Durability, Options};
 use rand::Rng;
 use std::io::{BufRead, BufReader, Write};

@@ -5,7 +5,8 @@
 //! snapshots; and single writers mixed with concurrent ones lose nothing and
 //! publish their writes in order.
 
-use lamina::{Cached, Db, Durability, Error, Options};
+use lamina::binding::{Cached, NonBlocking, NonBlockingSnapshot};
+use lamina::{Db, Durability, Error, Options};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 fn one() -> [u8; 8] {

@@ -27,9 +27,9 @@ impl Inner {
     /// The value router of one flush or compaction.
     pub(crate) fn separator(&self, collect: HashSet<u64>) -> Separator {
         Separator::new(
-            Arc::clone(&self.fs()),
+            Arc::clone(self.fs()),
             self.path().to_path_buf(),
-            Arc::clone(&self.blobs()),
+            Arc::clone(self.blobs()),
             self.blob_threshold(),
             self.opts().target_table_size,
             collect,
@@ -61,7 +61,7 @@ impl Inner {
                 for t in &out.tables {
                     self.tables().evict(t.number);
                     let _ = self.fs().remove_file(&crate::filename::path(
-                        &self.path(),
+                        self.path(),
                         crate::filename::FileKind::Table,
                         t.number,
                     ));

@@ -79,12 +79,12 @@ impl Inner {
         } else {
             children.push(Box::new(LevelIter::uncached(
                 task.inputs.clone(),
-                Arc::clone(&self.tables()),
+                Arc::clone(self.tables()),
             )));
         }
         children.push(Box::new(LevelIter::uncached(
             rewritten.clone(),
-            Arc::clone(&self.tables()),
+            Arc::clone(self.tables()),
         )));
         let mut input = MergingIter::new(children);
         // Closing does not wait for a long compaction: it stops, and its inputs stay live.

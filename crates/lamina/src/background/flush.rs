@@ -243,7 +243,7 @@ impl Inner {
             self.tables().evict(n);
             let _ = self
                 .fs()
-                .remove_file(&filename::path(&self.path(), FileKind::Table, n));
+                .remove_file(&filename::path(self.path(), FileKind::Table, n));
         }
         self.delete_obsolete_blobs();
     }

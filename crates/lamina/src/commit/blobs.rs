@@ -94,7 +94,7 @@ impl Inner {
     /// rotations' (`db/rotation.rs`).
     fn create_commit_blob(&self) -> Result<BlobWriter> {
         let number = self.versions().lock().new_file_number();
-        let w = BlobWriter::create_at_commit(self.fs().as_ref(), &self.path(), number)?;
+        let w = BlobWriter::create_at_commit(self.fs().as_ref(), self.path(), number)?;
         self.commit().debts.owe_dir_sync();
         Ok(w)
     }
@@ -216,7 +216,7 @@ impl Inner {
             // Unmapped (the handle replay opened to check values) before it
             // is cut: a blob file is never cut while mapped.
             self.blobs().evict(meta.number);
-            let w = BlobWriter::resume(self.fs().as_ref(), &self.path(), end, meta)?;
+            let w = BlobWriter::resume(self.fs().as_ref(), self.path(), end, meta)?;
             sealed.push(Arc::new(w.finish()?));
         }
         Ok(sealed)
@@ -324,7 +324,7 @@ impl<'a> ReplayedValues<'a> {
         let Some(why) = self.durable(p, segment) else {
             return Ok(false);
         };
-        let wal = filename::path(&self.inner.path(), FileKind::Wal, segment);
+        let wal = filename::path(self.inner.path(), FileKind::Wal, segment);
         Err(Error::corruption(
             self.inner.blobs().path(p.file),
             p.offset,
@@ -367,7 +367,7 @@ impl<'a> ReplayedValues<'a> {
             let identity = inner.versions().lock().identity();
             let mut synced = BTreeMap::new();
             for &n in self.wals {
-                let path = filename::path(&inner.path(), FileKind::Wal, n);
+                let path = filename::path(inner.path(), FileKind::Wal, n);
                 let Ok(mut r) = LogReader::open(inner.fs().as_ref(), &path, WAL_MAGIC) else {
                     continue;
                 };

@@ -65,7 +65,7 @@ impl Inner {
                         drop(st);
                         std::thread::sleep(owed);
                         let us = owed.as_micros() as u64;
-                        let c = &self.counters();
+                        let c = self.counters();
                         c.write_delay_micros.fetch_add(us, Ordering::Relaxed);
                         if let Some(a) = c.write_delay_micros_by_cause.get(cause_index(cause)) {
                             a.fetch_add(us, Ordering::Relaxed);
@@ -219,7 +219,7 @@ impl Inner {
         st: &mut parking_lot::MutexGuard<'_, crate::db::State>,
         cause: pacing::Cause,
     ) {
-        let c = &self.counters();
+        let c = self.counters();
         c.write_stops.fetch_add(1, Ordering::Relaxed);
         if let Some(a) = c.write_stops_by_cause.get(cause_index(cause)) {
             a.fetch_add(1, Ordering::Relaxed);

@@ -59,14 +59,14 @@ impl Inner {
     /// records the segment in the manifest before anything in it is
     /// acknowledged (docs/format.md#wal).
     pub(crate) fn start_wal_segment(&self, number: u64) -> Result<LogWriter> {
-        let path = filename::path(&self.path(), FileKind::Wal, number);
+        let path = filename::path(self.path(), FileKind::Wal, number);
         let origin = Origin {
             identity: self.tables().identity(),
             number,
         };
         let reusable = self.commit().reusable_wals.lock().pop();
         if let Some(old) = reusable {
-            let old_path = filename::path(&self.path(), FileKind::Wal, old);
+            let old_path = filename::path(self.path(), FileKind::Wal, old);
             match LogWriter::reuse_wal(self.fs().as_ref(), &old_path, &path, origin) {
                 Ok(mut w) => {
                     self.counters()
@@ -98,7 +98,7 @@ impl Inner {
         for n in std::mem::take(&mut *self.commit().reusable_wals.lock()) {
             let _ = self
                 .fs()
-                .remove_file(&filename::path(&self.path(), FileKind::Wal, n));
+                .remove_file(&filename::path(self.path(), FileKind::Wal, n));
         }
     }
 
@@ -107,7 +107,7 @@ impl Inner {
     /// be reused by later segments, the others removed.
     /// REQUIRES: no segment below `log_number` is still needed.
     pub(crate) fn retire_wals_below(&self, log_number: u64) {
-        let Ok(names) = self.fs().list_dir(&self.path()) else {
+        let Ok(names) = self.fs().list_dir(self.path()) else {
             return;
         };
         let mut old: Vec<u64> = names
@@ -122,7 +122,7 @@ impl Inner {
             return;
         }
         // A read-only handle replaying a segment keeps it as it is.
-        let pins = crate::reader_pins::Pins::read(self.fs().as_ref(), &self.path());
+        let pins = crate::reader_pins::Pins::read(self.fs().as_ref(), self.path());
         let mut keep = self.commit().reusable_wals.lock();
         for n in old {
             if keep.contains(&n) || pins.holds(n) {
@@ -133,7 +133,7 @@ impl Inner {
             } else {
                 let _ = self
                     .fs()
-                    .remove_file(&filename::path(&self.path(), FileKind::Wal, n));
+                    .remove_file(&filename::path(self.path(), FileKind::Wal, n));
             }
         }
     }

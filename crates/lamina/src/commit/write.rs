@@ -327,7 +327,7 @@ impl Inner {
         if let Some(job) = w.writeback_due() {
             self.ask_writeback(job);
         }
-        let c = &self.counters();
+        let c = self.counters();
         add_under_wal_lock(&c.wal_bytes_written, w.len().saturating_sub(before));
         add_under_wal_lock(&c.user_bytes_written, batch.user_bytes());
         add_under_wal_lock(&c.commits, 1);

@@ -4,7 +4,7 @@
 use crate::batch::Batch;
 use crate::db::Db;
 use crate::error::{Error, Result};
-use crate::key::KeyspaceId;
+use crate::key::{KeyspaceId, Kind};
 use crate::manifest::VersionEdit;
 use crate::read::Iter;
 use crate::read::SeekCursor;
@@ -111,12 +111,16 @@ impl Keyspace {
         &self.name
     }
 
+    pub(crate) fn db(&self) -> &Db {
+        &self.db
+    }
+
     pub(crate) fn id(&self) -> KeyspaceId {
         self.id
     }
 
     #[inline]
-    fn live(&self) -> Result<()> {
+    pub(crate) fn live(&self) -> Result<()> {
         if self.db.inner().keyspace_live(self.id) {
             Ok(())
         } else {
@@ -144,37 +148,6 @@ impl Keyspace {
         self.db.inner().get_with(self.id, key, None, f)
     }
 
-    /// Like [`Keyspace::get_with`], but never waits for the disk (see
-    /// [`Db::try_get_with`]).
-    pub fn try_get_with<R>(
-        &self,
-        key: &[u8],
-        f: impl FnOnce(&[u8]) -> R,
-    ) -> Result<crate::Cached<Option<R>>> {
-        self.live()?;
-        self.db.inner().try_get_with(self.id, key, f)
-    }
-
-    /// Like [`Keyspace::try_get_with`], but a value in a blob file may go
-    /// to `blob` unread (see [`crate::Db::try_get_with_lazy`]).
-    pub fn try_get_with_lazy<R>(
-        &self,
-        key: &[u8],
-        f: impl FnOnce(&[u8]) -> R,
-        blob: impl FnOnce(crate::LazyValue) -> R,
-    ) -> Result<crate::Cached<Option<R>>> {
-        self.live()?;
-        self.db
-            .inner()
-            .try_get_with_lazy(self.id, key, None, f, blob)
-    }
-
-    /// Like [`Keyspace::contains_key`], but never waits for the disk.
-    pub fn try_contains_key(&self, key: &[u8]) -> Result<crate::Cached<bool>> {
-        self.live()?;
-        self.db.inner().try_contains(self.id, key, None)
-    }
-
     /// Whether `key` has a value; stops at its newest entry (see
     /// [`Db::contains_key`]).
     pub fn contains_key(&self, key: &[u8]) -> Result<bool> {
@@ -190,24 +163,6 @@ impl Keyspace {
     /// Deletes `key`.
     pub fn delete(&self, key: &[u8]) -> Result<()> {
         self.db.write_one_op(|b| b.delete_in(self, key))
-    }
-
-    /// Sets `key` to `value` as [`Keyspace::put`] does, but only if the
-    /// commit needs no waiting: no other writer is committing, no stall or
-    /// delay is due, the memtable has room, the value is shorter than the
-    /// blob threshold, and the WAL takes the record without a system call
-    /// (`Os` durability copying it into the segment's mapped window, or
-    /// `None` buffering it). `Ok(false)`, with nothing written, otherwise:
-    /// then call `put`. For a caller holding a lock of its own that should
-    /// not be held across a wait, as Python's interpreter lock.
-    pub fn try_put(&self, key: &[u8], value: &[u8]) -> Result<bool> {
-        self.db.try_put_in_keyspace(self.id, key, value)
-    }
-
-    /// Deletes `key` as [`Keyspace::delete`] does, if that needs no waiting
-    /// (as [`Keyspace::try_put`] says); `Ok(false)`, nothing written, otherwise.
-    pub fn try_delete(&self, key: &[u8]) -> Result<bool> {
-        self.db.try_write_one_op(|b| b.delete_in(self, key))
     }
 
     /// Deletes `key` if it has a value; returns whether it had one (see
@@ -252,5 +207,24 @@ impl Keyspace {
     /// (it takes a snapshot; see [`SeekCursor`]).
     pub fn cursor(&self) -> SeekCursor {
         SeekCursor::new(self.db.snapshot(), self.clone())
+    }
+}
+
+/// The writes of a batch into a named keyspace (here, beside the keyspace,
+/// so that a batch knows keyspaces only by id).
+impl Batch {
+    /// Sets `key` to `value` in keyspace `ks`.
+    pub fn put_in(&mut self, ks: &Keyspace, key: &[u8], value: &[u8]) {
+        self.push_put(ks.id(), key, value);
+    }
+
+    /// Deletes `key` from keyspace `ks`.
+    pub fn delete_in(&mut self, ks: &Keyspace, key: &[u8]) {
+        self.push(Kind::Delete, ks.id(), key, None);
+    }
+
+    /// Adds a merge operand for `key` in keyspace `ks`.
+    pub fn merge_in(&mut self, ks: &Keyspace, key: &[u8], operand: &[u8]) {
+        self.push(Kind::Merge, ks.id(), key, Some(operand));
     }
 }

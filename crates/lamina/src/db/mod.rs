@@ -17,7 +17,7 @@ use crate::key::{KeyspaceId, SeqNo};
 use crate::manifest::{FileMeta, Version, VersionSet};
 use crate::memtable::Memtable;
 use crate::options::{Durability, Options};
-use crate::read::{Cached, Iter, Snapshot};
+use crate::read::{Iter, Snapshot};
 pub use bulk_loader::{BulkLoadOptions, BulkLoader};
 pub use check::CheckReport;
 pub(crate) use ingest::Origin as IngestOrigin;
@@ -611,41 +611,6 @@ impl Db {
         self.inner().get_with(0, key, None, f)
     }
 
-    /// Like [`Db::get_with`], but never waits for the disk: answered from
-    /// the memtables, open tables and cached blocks, or
-    /// [`Cached::NeedsIo`] (then `f` was not called). For callers that
-    /// must not block while holding something, such as an interpreter lock.
-    pub fn try_get_with<R>(
-        &self,
-        key: &[u8],
-        f: impl FnOnce(&[u8]) -> R,
-    ) -> Result<Cached<Option<R>>> {
-        self.inner().try_get_with(0, key, f)
-    }
-
-    /// Like [`Db::try_get_with`], but a value in a blob file goes to `blob`
-    /// unread, as a [`crate::LazyValue`] (which holds its file open), when
-    /// reading it needs no file opened: it is kept in memory (read more
-    /// than once; its [`kept`](crate::LazyValue::kept) is the object
-    /// holding it, the caller's own if it offered one with
-    /// [`keep`](crate::LazyValue::keep)), or its file is open. The caller
-    /// then reads it, perhaps after letting go of what it must not hold
-    /// while waiting for the disk, without looking the key up again.
-    pub fn try_get_with_lazy<R>(
-        &self,
-        key: &[u8],
-        f: impl FnOnce(&[u8]) -> R,
-        blob: impl FnOnce(crate::LazyValue) -> R,
-    ) -> Result<Cached<Option<R>>> {
-        self.inner().try_get_with_lazy(0, key, None, f, blob)
-    }
-
-    /// Like [`Db::contains_key`], but never waits for the disk (see
-    /// [`Db::try_get_with`]).
-    pub fn try_contains_key(&self, key: &[u8]) -> Result<Cached<bool>> {
-        self.inner().try_contains(0, key, None)
-    }
-
     /// Whether `key` has a value in the default keyspace. It stops at the
     /// key's newest entry: a key whose newest entries are merge operands
     /// exists, and the operands are not applied.
@@ -673,14 +638,7 @@ impl Db {
         self.write_one_op(|b| b.delete(key))
     }
 
-    /// Sets `key` to `value` in the default keyspace if the commit needs no
-    /// waiting; `Ok(false)`, nothing written, if it would (see
-    /// [`Keyspace::try_put`]).
-    pub fn try_put(&self, key: &[u8], value: &[u8]) -> Result<bool> {
-        self.try_put_in_keyspace(0, key, value)
-    }
-
-    /// [`Db::try_put`] in keyspace `ks`. A value large enough for a blob
+    /// [`NonBlocking::try_put`](crate::binding::NonBlocking::try_put) in keyspace `ks`. A value large enough for a blob
     /// file is refused before it is copied anywhere: its commit writes it
     /// to the file, which `put` does straight from `value`.
     pub(crate) fn try_put_in_keyspace(
@@ -693,13 +651,6 @@ impl Db {
             return Ok(false);
         }
         self.try_write_one_op(|b| b.push_put(ks, key, value))
-    }
-
-    /// Deletes `key` from the default keyspace if the commit needs no
-    /// waiting; `Ok(false)`, nothing written, if it would (see
-    /// [`Keyspace::try_put`]).
-    pub fn try_delete(&self, key: &[u8]) -> Result<bool> {
-        self.try_write_one_op(|b| b.delete(key))
     }
 
     /// Deletes `key` from the default keyspace if it has a value; returns
@@ -739,7 +690,7 @@ impl Db {
     }
 
     /// [`Db::write_one_op`] if the commit needs no waiting (see
-    /// [`crate::Keyspace::try_put`]); `Ok(false)`, nothing written, if it would.
+    /// [`NonBlocking::try_put`](crate::binding::NonBlocking::try_put)); `Ok(false)`, nothing written, if it would.
     pub(crate) fn try_write_one_op(&self, fill: impl FnOnce(&mut Batch)) -> Result<bool> {
         let d = self.inner().opts.durability;
         with_one_op_batch(|b| {

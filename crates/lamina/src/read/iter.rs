@@ -51,7 +51,7 @@ impl Inner {
         for f in view.version.level(0) {
             children.push(Box::new(LevelIter::new(
                 vec![Arc::clone(f)],
-                Arc::clone(&self.tables()),
+                Arc::clone(self.tables()),
             )));
         }
         for level in 1..crate::manifest::NUM_LEVELS {
@@ -59,7 +59,7 @@ impl Inner {
             if !files.is_empty() {
                 children.push(Box::new(LevelIter::new(
                     files.to_vec(),
-                    Arc::clone(&self.tables()),
+                    Arc::clone(self.tables()),
                 )));
             }
         }
@@ -193,7 +193,7 @@ impl Iter {
             self.upper.clone(),
             Arc::clone(&inner.opts().merge_operator),
         );
-        let c = c.with_blobs(Arc::clone(&inner.blobs()));
+        let c = c.with_blobs(Arc::clone(inner.blobs()));
         Some(if self.keys_only { c.keys_only() } else { c })
     }
 

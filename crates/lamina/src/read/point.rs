@@ -169,8 +169,8 @@ impl Lookup {
 }
 
 /// The answer of a lookup that was asked not to wait for the disk
-/// ([`Db::try_get_with`](crate::Db::try_get_with),
-/// [`Db::try_contains_key`](crate::Db::try_contains_key)).
+/// ([`NonBlocking::try_get_with`](crate::binding::NonBlocking::try_get_with),
+/// [`NonBlocking::try_contains_key`](crate::binding::NonBlocking::try_contains_key)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cached<T> {
     /// Answered from memory: the memtables, open tables and cached blocks.

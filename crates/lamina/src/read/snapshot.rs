@@ -17,6 +17,10 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    pub(crate) fn inner(&self) -> &crate::db::Inner {
+        &self.handle.inner
+    }
+
     pub(crate) fn new(handle: Arc<Handle>) -> Snapshot {
         let inner = &handle.inner;
         let seqno = inner
@@ -69,28 +73,6 @@ impl Snapshot {
     /// (see [`Db::contains_key`](crate::Db::contains_key)).
     pub fn contains_key_in(&self, ks: &Keyspace, key: &[u8]) -> Result<bool> {
         self.handle.inner.contains(ks.id(), key, Some(self.seqno))
-    }
-
-    /// Like [`Snapshot::get_with_in`], but never waits for the disk, and a
-    /// value in a blob file may go to `blob` unread (see
-    /// [`Db::try_get_with_lazy`](crate::Db::try_get_with_lazy)).
-    pub fn try_get_with_lazy_in<R>(
-        &self,
-        ks: &Keyspace,
-        key: &[u8],
-        f: impl FnOnce(&[u8]) -> R,
-        blob: impl FnOnce(crate::LazyValue) -> R,
-    ) -> Result<crate::Cached<Option<R>>> {
-        self.handle
-            .inner
-            .try_get_with_lazy(ks.id(), key, Some(self.seqno), f, blob)
-    }
-
-    /// Like [`Snapshot::contains_key_in`], but never waits for the disk.
-    pub fn try_contains_key_in(&self, ks: &Keyspace, key: &[u8]) -> Result<crate::Cached<bool>> {
-        self.handle
-            .inner
-            .try_contains(ks.id(), key, Some(self.seqno))
     }
 
     /// Every entry of the default keyspace.

@@ -200,7 +200,7 @@ fn lock_database(fs: &dyn FileSystem, dir: &Path) -> Result<Box<dyn crate::fs::F
 /// Replays the WAL segments numbered `log_number` and above into memtables;
 /// for a read-write handle, writes them to level-0 tables and starts a new segment.
 fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
-    let names = filename::list(inner.fs().as_ref(), &inner.path())?;
+    let names = filename::list(inner.fs().as_ref(), inner.path())?;
     let wals = filename::wal_numbers(&names, log_number);
     let (identity, required, recorded) = {
         let vs = inner.versions().lock();
@@ -215,7 +215,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         // Beside a live writer, a segment retired by a flush that came
         // after this reader read the manifest: its view ends before it.
         inner.forgive_live_writer(Error::corruption(
-            filename::path(&inner.path(), FileKind::Wal, missing),
+            filename::path(inner.path(), FileKind::Wal, missing),
             0,
             "WAL segment the manifest records is missing; writes acknowledged in it are lost",
         ))?;
@@ -267,7 +267,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     // a live writer ends its view where one does not).
     let mut next_seqno: Option<u64> = None;
     'segments: for &num in &wals {
-        let path = filename::path(&inner.path(), FileKind::Wal, num);
+        let path = filename::path(inner.path(), FileKind::Wal, num);
         // What a live writer is writing (a segment being started, the tail
         // of the newest) ends a read-only handle's view; elsewhere, damage.
         let opened = LogReader::open(inner.fs().as_ref(), &path, WAL_MAGIC)
@@ -299,7 +299,7 @@ fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
             let d = decode_record(&rec).map_err(|r| Error::corruption(&path, at, r))?;
             if inner.opts().read_only
                 && next_seqno.is_some_and(|n| n != d.first_seqno)
-                && super::reader::writer_is_live(inner.fs().as_ref(), &inner.path())
+                && super::reader::writer_is_live(inner.fs().as_ref(), inner.path())
             {
                 // Records that do not follow on: beside a live writer, the
                 // segments between were retired after this reader read the
@@ -507,7 +507,7 @@ fn check_orphans(
         if newest > manifest_seqno && !covered(replayed, oldest.max(manifest_seqno + 1), newest) {
             let manifest = inner.versions().lock().manifest_number();
             return Err(Error::corruption(
-                filename::path(&inner.path(), FileKind::Manifest, manifest),
+                filename::path(inner.path(), FileKind::Manifest, manifest),
                 0,
                 format!(
                     "the manifest ends before recording table {name}, whose writes (up to seqno {newest}) \
@@ -521,13 +521,13 @@ fn check_orphans(
 
 /// Removes tables the version does not list, temporary files and old manifests.
 fn remove_leftovers(inner: &Inner) {
-    let Ok(names) = filename::list(inner.fs().as_ref(), &inner.path()) else {
+    let Ok(names) = filename::list(inner.fs().as_ref(), inner.path()) else {
         return;
     };
     let version: Arc<Version> = Arc::clone(&inner.state().lock().version);
     let live: std::collections::HashSet<u64> = version.all_files().map(|(_, f)| f.number).collect();
     let manifest = inner.versions().lock().manifest_number();
-    let pins = crate::reader_pins::Pins::read(inner.fs().as_ref(), &inner.path());
+    let pins = crate::reader_pins::Pins::read(inner.fs().as_ref(), inner.path());
     for name in names {
         let parsed = parse_file_name(&name);
         if matches!(parsed, Some((FileKind::Table | FileKind::Blob, n)) if pins.holds(n)) {

@@ -170,7 +170,7 @@ impl Inner {
     /// Whether an error met while reading what a live writer may be writing
     /// ends this read-only handle's view there (`Ok`) or is damage (`Err`).
     pub(crate) fn forgive_live_writer(&self, e: Error) -> Result<()> {
-        if self.opts().read_only && writer_is_live(self.fs().as_ref(), &self.path()) {
+        if self.opts().read_only && writer_is_live(self.fs().as_ref(), self.path()) {
             self.counters()
                 .reader_views_cut
                 .fetch_add(1, Ordering::Relaxed);
@@ -190,7 +190,7 @@ impl Inner {
         if !self.opts().read_only {
             return Ok(());
         }
-        let fresh = super::open::open(&self.path(), self.opts().clone())?;
+        let fresh = super::open::open(self.path(), self.opts().clone())?;
         // Swap the fresh handle's state in; its registration's pins move to
         // this handle's reader file before the fresh one's is removed. (A
         // read-only handle commits nothing: the commit queue only holds the
