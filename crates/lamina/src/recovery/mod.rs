@@ -4,6 +4,8 @@
 
 mod open;
 mod reader;
+mod replay;
 
-pub(crate) use open::{destroy, open, tear_ends_log};
+pub(crate) use open::{destroy, open};
 pub(crate) use reader::{writer_is_live, ReaderState};
+pub(crate) use replay::tear_ends_log;
