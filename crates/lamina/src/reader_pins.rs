@@ -12,7 +12,7 @@
 //! one of them pins. A reader file nobody holds the lock on belongs to a
 //! handle that is gone (closed, or its process died): the writer removes it.
 //!
-//! The reader's side of the protocol (in `db/reader.rs`): it writes its
+//! The reader's side of the protocol (in `recovery/reader.rs`): it writes its
 //! pins, then reads the manifest again; only a view whose tables and blob
 //! files are all still in the newest version is used, because a writer that
 //! read the pins before they were written may remove only files that had

@@ -6,7 +6,7 @@
 //! appended to under the commit lock before the WAL record that points into
 //! it, synced before that record's segment for a `Sync` commit, sealed
 //! (footer) when the memtable is sealed and synced by the rotation's debts
-//! (`db/rotation.rs`), and named in the manifest by
+//! (`commit/rotation.rs`), and named in the manifest by
 //! the memtable's flush. Each sync of it is marked in the WAL
 //! (docs/format.md#blob-sync-marks). Recovery and `check` check
 //! every replayed pointer against its file with one rule
@@ -91,7 +91,7 @@ impl Inner {
     /// A new blob file for the active memtable's large values. Its name is
     /// made durable (the directory synced) before any pointer to it is
     /// acknowledged durable or named in the manifest: a debt paid with the
-    /// rotations' (`db/rotation.rs`).
+    /// rotations' (`commit/rotation.rs`).
     fn create_commit_blob(&self) -> Result<BlobWriter> {
         let number = self.versions().lock().new_file_number();
         let w = BlobWriter::create_at_commit(self.fs().as_ref(), self.path(), number)?;

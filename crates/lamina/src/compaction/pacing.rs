@@ -1,6 +1,6 @@
 //! The write pacing policy: how long a write waits, given how far flushes
 //! and compactions are behind. A pure function of the debt and its limits;
-//! tested as data. The commit path (`db/commit.rs`, `make_room`) does the
+//! tested as data. The commit path (`commit/write.rs`, `make_room`) does the
 //! waiting.
 //!
 //! Each kind of debt has a soft and a hard limit. Below every soft limit a

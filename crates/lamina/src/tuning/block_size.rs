@@ -3,7 +3,7 @@
 //!
 //! Policy only: [`choose_block_size`] is a pure function of what was seen
 //! ([`DataShape`]) and of what the user set, tested as data below. The engine
-//! gathers the shape when it flushes (`db/flush.rs`) and asks again for each
+//! gathers the shape when it flushes (`background/flush.rs`) and asks again for each
 //! table it writes; `lamina stat` prints the answer and its reason.
 //!
 //! Why these numbers: a data block is the unit the block cache holds, the
