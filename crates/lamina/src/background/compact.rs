@@ -71,22 +71,7 @@ impl Inner {
         let bottommost = (out_level + 1..NUM_LEVELS)
             .all(|l| version.overlapping(l, Some(&lo), Some(&hi)).is_empty());
         let deepest = version.deepest_nonempty_level().unwrap_or(0);
-        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
-        if task.level == 0 {
-            for f in &task.inputs {
-                children.push(Box::new(self.tables().get_listed(f)?.iter_uncached()));
-            }
-        } else {
-            children.push(Box::new(LevelIter::uncached(
-                task.inputs.clone(),
-                Arc::clone(self.tables()),
-            )));
-        }
-        children.push(Box::new(LevelIter::uncached(
-            rewritten.clone(),
-            Arc::clone(self.tables()),
-        )));
-        let mut input = MergingIter::new(children);
+        let mut input = self.compaction_input(task, &rewritten)?;
         // Closing does not wait for a long compaction: it stops, and its inputs stay live.
         let table = self.table_options(out_level >= deepest && bottommost);
         let mut out = self.write_surviving(
@@ -101,15 +86,13 @@ impl Inner {
             },
         )?;
         drop(input);
-        self.counters()
-            .compaction_bytes_read
+        let c = self.counters();
+        c.compaction_bytes_read
             .fetch_add(out.bytes_read, Ordering::Relaxed);
-        self.counters()
-            .compaction_bytes_written
+        c.compaction_bytes_written
             .fetch_add(out.bytes_written, Ordering::Relaxed);
-        self.counters().compactions.fetch_add(1, Ordering::Relaxed);
-        self.counters()
-            .blob_bytes_moved
+        c.compactions.fetch_add(1, Ordering::Relaxed);
+        c.blob_bytes_moved
             .fetch_add(out.blobs.moved, Ordering::Relaxed);
         drop(version);
         let removed = self.settle_blobs(&mut edit, &self.current_version(), &mut out.blobs);
@@ -123,6 +106,27 @@ impl Inner {
         self.install(edit, obsolete)?;
         self.retire_blobs(removed);
         Ok(())
+    }
+
+    /// The entries a compaction rewrites, merged: the inputs of `task` and
+    /// the next level's tables in `rewritten`, read past the block cache.
+    fn compaction_input(&self, task: &Task, rewritten: &[Arc<FileMeta>]) -> Result<MergingIter> {
+        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+        if task.level == 0 {
+            for f in &task.inputs {
+                children.push(Box::new(self.tables().get_listed(f)?.iter_uncached()));
+            }
+        } else {
+            children.push(Box::new(LevelIter::uncached(
+                task.inputs.clone(),
+                Arc::clone(self.tables()),
+            )));
+        }
+        children.push(Box::new(LevelIter::uncached(
+            rewritten.to_vec(),
+            Arc::clone(self.tables()),
+        )));
+        Ok(MergingIter::new(children))
     }
 
     /// The tables of `task.next_inputs` that no key of `task.inputs` falls

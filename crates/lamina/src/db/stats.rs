@@ -303,30 +303,7 @@ fn collect(inner: &Inner) -> Stats {
             st.version.clone(),
         )
     };
-    let mut levels = Vec::with_capacity(NUM_LEVELS);
-    for level in 0..NUM_LEVELS {
-        let mut ls = LevelStats {
-            level,
-            ..Default::default()
-        };
-        for f in version.level(level) {
-            ls.tables += 1;
-            ls.bytes += f.size;
-            ls.entries += f.entries;
-            if let Ok(t) = inner.tables.get_listed(f) {
-                let p = t.properties();
-                ls.deletes += p.deletes;
-                ls.merges += p.merges;
-                ls.key_bytes += p.key_bytes;
-                ls.value_bytes += p.value_bytes;
-                ls.data_raw_bytes += p.data_raw_bytes;
-                ls.data_stored_bytes += p.data_stored_bytes;
-                ls.filter_bytes += t.filter_bytes();
-                ls.index_bytes += t.index_bytes();
-            }
-        }
-        levels.push(ls);
-    }
+    let levels = level_stats(inner, &version);
     // After the levels, whose tables are open now, so that they are charged.
     inner.recharge_memory();
     let cache = inner.tables.block_cache();
@@ -396,4 +373,34 @@ fn collect(inner: &Inner) -> Stats {
             + lifetime.flush_bytes
             + lifetime.compaction_written_bytes,
     }
+}
+
+/// What each level of `version` holds, from its tables' properties (each
+/// table opened if it is not).
+fn level_stats(inner: &Inner, version: &crate::manifest::Version) -> Vec<LevelStats> {
+    let mut levels = Vec::with_capacity(NUM_LEVELS);
+    for level in 0..NUM_LEVELS {
+        let mut ls = LevelStats {
+            level,
+            ..Default::default()
+        };
+        for f in version.level(level) {
+            ls.tables += 1;
+            ls.bytes += f.size;
+            ls.entries += f.entries;
+            if let Ok(t) = inner.tables.get_listed(f) {
+                let p = t.properties();
+                ls.deletes += p.deletes;
+                ls.merges += p.merges;
+                ls.key_bytes += p.key_bytes;
+                ls.value_bytes += p.value_bytes;
+                ls.data_raw_bytes += p.data_raw_bytes;
+                ls.data_stored_bytes += p.data_stored_bytes;
+                ls.filter_bytes += t.filter_bytes();
+                ls.index_bytes += t.index_bytes();
+            }
+        }
+        levels.push(ls);
+    }
+    levels
 }
