@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::filename::{self, FileKind};
 use crate::manifest::VersionEdit;
 use crate::wal::{LogReader, MANIFEST_MAGIC, WAL_MAGIC};
+use std::path::Path;
 use std::sync::Arc;
 
 /// What `check` found.
@@ -215,119 +216,174 @@ fn check_wals(inner: &Inner, report: &mut CheckReport) -> Result<()> {
             path.display()
         ));
     }
-    let mut values = ReplayedValues::new(inner, &wals, &recorded);
-    // The first segment that ended early.
-    let mut torn: Option<Tear> = None;
-    // The torn tail of the last segment read, if nothing was read after it.
-    let mut last_tail: Option<(std::path::PathBuf, crate::wal::TornTail)> = None;
-    'segments: for &num in &wals {
+    let mut walk = WalWalk {
+        inner,
+        recorded: &recorded,
+        values: ReplayedValues::new(inner, &wals, &recorded),
+        torn: None,
+        last_tail: None,
+    };
+    for &num in &wals {
         let path = filename::path(&inner.path, FileKind::Wal, num);
         let opened = LogReader::open(inner.fs.as_ref(), &path, WAL_MAGIC)
             .and_then(|r| r.check_origin(identity, num).map(|()| r));
-        let mut r = match opened {
-            Ok(r) => r,
-            Err(e) => {
-                report.problems.push(e.to_string());
-                continue;
+        match opened {
+            Ok(r) => {
+                if !walk.segment(r, num, &path, report) {
+                    break;
+                }
             }
-        };
+            Err(e) => report.problems.push(e.to_string()),
+        }
+    }
+    if let Some(note) = walk.ending_note() {
+        report.notes.push(note);
+    }
+    Ok(())
+}
+
+/// What a record read by [`WalWalk::segment`] says.
+enum Read {
+    /// Go on with the next record.
+    Next,
+    /// Recovery reads nothing more of this segment.
+    EndSegment,
+    /// The log ends here.
+    EndLog,
+}
+
+/// The WAL segments read in order, as recovery would.
+struct WalWalk<'a> {
+    inner: &'a Inner,
+    recorded: &'a std::collections::BTreeSet<u64>,
+    values: ReplayedValues<'a>,
+    /// The first segment that ended early.
+    torn: Option<Tear>,
+    /// The torn tail of the last segment read, if nothing was read after it.
+    last_tail: Option<(std::path::PathBuf, crate::wal::TornTail)>,
+}
+
+impl WalWalk<'_> {
+    /// Reads segment `num` through `r`; false once the log ends in it.
+    fn segment(
+        &mut self,
+        mut r: LogReader,
+        num: u64,
+        path: &Path,
+        report: &mut CheckReport,
+    ) -> bool {
         loop {
             match r.next_record() {
-                Ok(Some(rec)) => {
-                    if let Some(t) = &torn {
-                        if crate::recovery::tear_ends_log(t.segment, &recorded) {
-                            report.notes.push(format!(
-                                "{}: a write torn by a power loss ends the log at offset {}; \
-                                 the writes after it (from {} on) were never synced and \
-                                 will be dropped at the next open",
-                                t.path.display(),
-                                t.at,
-                                path.display()
-                            ));
-                            last_tail = None;
-                            torn = None;
-                            break 'segments;
-                        }
-                    }
-                    report.wal_records += 1;
-                    last_tail = None;
-                    if let Some(t) = torn.take() {
-                        report.problems.push(tear_followed_by_writes(inner, &t));
-                    }
-                    let at = r.valid_end();
-                    match crate::batch::decode_record(&rec) {
-                        Ok(d) => {
-                            if let Some(p) =
-                                check_wal_blob_values(&mut values, &d.batch, num, at, report)
-                            {
-                                torn = Some(Tear {
-                                    segment: num,
-                                    path: path.clone(),
-                                    at,
-                                    tail: None,
-                                    lost: Some(p),
-                                });
-                                // Recovery reads nothing of the segment after it.
-                                continue 'segments;
-                            }
-                        }
-                        Err(why) => {
-                            report
-                                .problems
-                                .push(format!("{} at {at}: {why}", path.display()));
-                        }
-                    }
-                }
+                Ok(Some(rec)) => match self.record(&rec, num, path, r.valid_end(), report) {
+                    Read::Next => {}
+                    Read::EndSegment => return true,
+                    Read::EndLog => return false,
+                },
                 Ok(None) => {
-                    if r.ends_open() && torn.is_none() {
-                        torn = Some(Tear {
+                    if r.ends_open() && self.torn.is_none() {
+                        self.torn = Some(Tear {
                             segment: num,
-                            path: path.clone(),
+                            path: path.to_path_buf(),
                             at: r.valid_end(),
                             tail: r.torn_tail(),
                             lost: None,
                         });
                     }
                     if let Some(t) = r.torn_tail() {
-                        last_tail = Some((path.clone(), t));
+                        self.last_tail = Some((path.to_path_buf(), t));
                     }
-                    break;
+                    return true;
                 }
                 Err(e) => {
                     report.problems.push(e.to_string());
-                    break;
+                    return true;
                 }
             }
         }
     }
-    match (torn, last_tail) {
-        (
-            Some(Tear {
-                path,
-                at,
-                lost: Some(p),
-                ..
-            }),
-            _,
-        ) => report.notes.push(format!(
-            "{}: the record ending at offset {at} points to a value that {} does not hold \
-             ({} bytes at offset {}), which a crash lost before it was synced; the log ends \
-             there and the writes from it on will be dropped at the next open",
-            path.display(),
-            inner.blobs.path(p.file).display(),
-            p.len,
-            p.offset
-        )),
-        (Some(_), Some((p, t))) => report.notes.push(format!(
-            "{}: a write torn by a crash ends it at offset {} ({} bytes); \
-             they will be dropped at the next open",
-            p.display(),
-            t.offset,
-            t.dropped_bytes
-        )),
-        _ => {}
+
+    /// One record of segment `num`, ending at `at`.
+    fn record(
+        &mut self,
+        rec: &[u8],
+        num: u64,
+        path: &Path,
+        at: u64,
+        report: &mut CheckReport,
+    ) -> Read {
+        if let Some(t) = &self.torn {
+            if crate::recovery::tear_ends_log(t.segment, self.recorded) {
+                report.notes.push(format!(
+                    "{}: a write torn by a power loss ends the log at offset {}; \
+                     the writes after it (from {} on) were never synced and \
+                     will be dropped at the next open",
+                    t.path.display(),
+                    t.at,
+                    path.display()
+                ));
+                self.last_tail = None;
+                self.torn = None;
+                return Read::EndLog;
+            }
+        }
+        report.wal_records += 1;
+        self.last_tail = None;
+        if let Some(t) = self.torn.take() {
+            report
+                .problems
+                .push(tear_followed_by_writes(self.inner, &t));
+        }
+        match crate::batch::decode_record(rec) {
+            Ok(d) => {
+                if let Some(p) = check_wal_blob_values(&mut self.values, &d.batch, num, at, report)
+                {
+                    self.torn = Some(Tear {
+                        segment: num,
+                        path: path.to_path_buf(),
+                        at,
+                        tail: None,
+                        lost: Some(p),
+                    });
+                    return Read::EndSegment;
+                }
+            }
+            Err(why) => report
+                .problems
+                .push(format!("{} at {at}: {why}", path.display())),
+        }
+        Read::Next
     }
-    Ok(())
+
+    /// The note on where the log ends, if a tear or a lost value ends it.
+    fn ending_note(self) -> Option<String> {
+        match (self.torn, self.last_tail) {
+            (
+                Some(Tear {
+                    path,
+                    at,
+                    lost: Some(p),
+                    ..
+                }),
+                _,
+            ) => Some(format!(
+                "{}: the record ending at offset {at} points to a value that {} does not hold \
+                 ({} bytes at offset {}), which a crash lost before it was synced; the log ends \
+                 there and the writes from it on will be dropped at the next open",
+                path.display(),
+                self.inner.blobs.path(p.file).display(),
+                p.len,
+                p.offset
+            )),
+            (Some(_), Some((p, t))) => Some(format!(
+                "{}: a write torn by a crash ends it at offset {} ({} bytes); \
+                 they will be dropped at the next open",
+                p.display(),
+                t.offset,
+                t.dropped_bytes
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// The problem of a segment that ended early (`t`) although a later
