@@ -114,6 +114,7 @@ internal! {
 pub mod fs;
 pub mod inspect;
 pub mod merge;
+pub mod salvage;
 
 mod batch;
 #[allow(unsafe_code)]
