@@ -5,6 +5,8 @@
 //! Before it opened a read-only view beside the writer, `lamina backup`
 //! exited 4 ("locked") whenever any process held the database.
 
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
 mod common;
 
 use common::{lamina, stderr};
@@ -19,7 +21,7 @@ const SLOTS: u64 = 257;
 /// enough to live in a blob file.
 fn value(i: u64) -> Vec<u8> {
     let mut v = i.to_be_bytes().to_vec();
-    v.resize(if i % 7 == 0 { 5000 } else { 30 }, b'.');
+    v.resize(if i.is_multiple_of(7) { 5000 } else { 30 }, b'.');
     v
 }
 
@@ -84,7 +86,7 @@ fn a_backup_beside_a_writer_is_a_prefix_of_its_acknowledged_writes() {
                 db.put(&key(i % SLOTS), &value(i)).unwrap();
                 i += 1;
                 acked.store(i, Ordering::Release);
-                if i % 3000 == 0 {
+                if i.is_multiple_of(3000) {
                     db.flush().unwrap();
                 }
             }
@@ -97,11 +99,24 @@ fn a_backup_beside_a_writer_is_a_prefix_of_its_acknowledged_writes() {
         }
         let dest = dir.path().join(format!("backup{round}"));
         let before = acked.load(Ordering::Acquire);
-        let out = lamina().arg("backup").arg(&path).arg(&dest).output().unwrap();
+        let out = lamina()
+            .arg("backup")
+            .arg(&path)
+            .arg(&dest)
+            .output()
+            .unwrap();
         let after = acked.load(Ordering::Acquire);
-        assert!(out.status.success(), "backup beside a writer: {}", stderr(&out));
+        assert!(
+            out.status.success(),
+            "backup beside a writer: {}",
+            stderr(&out)
+        );
         let check = lamina().arg("check").arg(&dest).output().unwrap();
-        assert!(check.status.success(), "check of the backup: {}", stderr(&check));
+        assert!(
+            check.status.success(),
+            "check of the backup: {}",
+            stderr(&check)
+        );
         seen.push(prefix_of_history(&dest, before, after));
     }
     stop.store(true, Ordering::Relaxed);
@@ -120,7 +135,12 @@ fn a_backup_of_a_closed_database_holds_everything() {
     }
     db.close().unwrap();
     let dest = dir.path().join("copy");
-    let out = lamina().arg("backup").arg(&path).arg(&dest).output().unwrap();
+    let out = lamina()
+        .arg("backup")
+        .arg(&path)
+        .arg(&dest)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(prefix_of_history(&dest, 1000, 1000), 1000);
 }

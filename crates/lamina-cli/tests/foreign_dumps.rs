@@ -203,7 +203,9 @@ fn a_gdbm_dump_gdbm_load_cannot_read_says_so() {
     assert_eq!(code(&out), 0);
     let err = stderr(&out);
     assert!(
-        err.starts_with("lamina: note: gdbm_load cannot load this dump: record 1 has the empty key"),
+        err.starts_with(
+            "lamina: note: gdbm_load cannot load this dump: record 1 has the empty key"
+        ),
         "{err}"
     );
     // lamina reads it back whole.

@@ -155,5 +155,8 @@ fn check_json_when_the_database_cannot_be_opened() {
     assert_eq!(v["ok"], false);
     assert_eq!(v["opened"], false);
     let problem = v["problems"][0].as_str().unwrap();
-    assert!(problem.contains("CURRENT does not name a manifest"), "{problem}");
+    assert!(
+        problem.contains("CURRENT does not name a manifest"),
+        "{problem}"
+    );
 }

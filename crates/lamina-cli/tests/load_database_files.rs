@@ -46,7 +46,11 @@ fn a_gdbm_database_file_loads_in_one_command() {
     let direct = path(tmp.path(), "direct");
     let out = lamina_run(&["load", &direct, &file]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(stderr(&out).contains("gdbm database through gdbm_dump"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("gdbm database through gdbm_dump"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(tsv_of(&direct), tsv_of(&via_dump));
     // gen numbers 500 makes records 0 through 500.
     assert_eq!(tsv_of(&direct).lines().count(), 501 + 255);
@@ -89,8 +93,14 @@ fn a_damaged_database_file_leaves_no_database_behind() {
     assert_ne!(code(&out), 0);
     let err = stderr(&out);
     assert!(err.contains("gdbm_dump failed"), "{err}");
-    assert!(err.ends_with("no record was loaded: the new database was removed\n"), "{err}");
-    assert!(!Path::new(&db).exists(), "the database the load created is gone");
+    assert!(
+        err.ends_with("no record was loaded: the new database was removed\n"),
+        "{err}"
+    );
+    assert!(
+        !Path::new(&db).exists(),
+        "the database the load created is gone"
+    );
 }
 
 #[test]
@@ -110,7 +120,9 @@ fn a_missing_dump_tool_is_named_with_its_package() {
     assert_eq!(code(&out), 4);
     let err = stderr(&out);
     assert!(
-        err.contains("is a gdbm database file; reading it needs gdbm_dump, from Debian's gdbmtool package"),
+        err.contains(
+            "is a gdbm database file; reading it needs gdbm_dump, from Debian's gdbmtool package"
+        ),
         "{err}"
     );
     assert!(!Path::new(&db).exists());
@@ -145,6 +157,10 @@ fn a_database_file_on_standard_input_is_refused_with_advice() {
     let db = path(tmp.path(), "db");
     let out = lamina_with_input(&["load", &db], &std::fs::read(&file).unwrap());
     assert_eq!(code(&out), 3);
-    assert!(stderr(&out).contains("standard input holds a gdbm database file"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("standard input holds a gdbm database file"),
+        "{}",
+        stderr(&out)
+    );
     assert!(!Path::new(&db).exists());
 }

@@ -13,7 +13,9 @@ use std::path::Path;
 /// values in a blob file, and writes still only in the WAL.
 fn damaged_candidate(dir: &Path) -> String {
     let db = path(dir, "db");
-    ok(lamina_run(&["-q", "gen", "numbers", "20000", "--into", &db]));
+    ok(lamina_run(&[
+        "-q", "gen", "numbers", "20000", "--into", &db,
+    ]));
     let d = Db::open(&db, Options::default()).unwrap();
     let ks = d.keyspace("colours").unwrap();
     ks.put(b"red", b"ff0000").unwrap();
@@ -48,7 +50,11 @@ fn a_healthy_database_is_copied_whole() {
     let new = path(tmp.path(), "new");
     let out = lamina_run(&["salvage", &db, &new]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(stdout(&out).contains("0 damaged parts skipped"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("0 damaged parts skipped"),
+        "{}",
+        stdout(&out)
+    );
     assert_eq!(tsv_of(&new), tsv_of(&db));
     ok(lamina_run(&["check", &new]));
 }
@@ -80,12 +86,18 @@ fn a_damaged_block_is_skipped_and_reported_with_file_and_offset() {
     // What the damage spared: the keys before it, the other files' records.
     assert!(got.contains("1\tone\n"), "the table's first keys");
     assert!(got.contains("in the wal\tonly\n"));
-    assert!(!got.starts_with("0\t"), "the deletion of 0 is newer than its put");
+    assert!(
+        !got.starts_with("0\t"),
+        "the deletion of 0 is newer than its put"
+    );
     assert_eq!(
         ok(lamina_run(&["get", "--keyspace", "colours", &new, "red"])),
         b"ff0000\n"
     );
-    let n: u64 = stdout(&lamina_run(&["count", &new])).trim().parse().unwrap();
+    let n: u64 = stdout(&lamina_run(&["count", &new]))
+        .trim()
+        .parse()
+        .unwrap();
     assert!(n > 5000 && n < 20_000 + 3, "{n} records salvaged");
 }
 
@@ -102,7 +114,10 @@ fn a_damaged_wal_record_and_blob_value_are_skipped() {
     assert_eq!(code(&out), 1, "{}", stderr(&out));
     let err = stderr(&out);
     assert!(err.contains(&format!("skipped {}", wal.display())), "{err}");
-    assert!(err.contains(&format!("skipped {}", blob.display())), "{err}");
+    assert!(
+        err.contains(&format!("skipped {}", blob.display())),
+        "{err}"
+    );
     ok(lamina_run(&["check", &new]));
     let got = tsv_of(&new);
     assert!(!got.contains("in the wal"), "{got}");
@@ -120,5 +135,8 @@ fn an_existing_destination_is_refused() {
     let out = lamina_run(&["salvage", &db, &new]);
     assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("already exists; salvage writes a new database"));
-    assert_eq!(std::fs::read(Path::new(&new).join("mine")).unwrap(), b"keep");
+    assert_eq!(
+        std::fs::read(Path::new(&new).join("mine")).unwrap(),
+        b"keep"
+    );
 }

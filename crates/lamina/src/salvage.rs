@@ -267,7 +267,11 @@ fn write(s: &mut Salvager, dst: &Path, mut opts: Options) -> Result<()> {
                 let h = if ks == 0 {
                     db.default_keyspace()
                 } else {
-                    let name = s.names.get(&ks).cloned().unwrap_or(format!("salvaged-{ks}"));
+                    let name = s
+                        .names
+                        .get(&ks)
+                        .cloned()
+                        .unwrap_or(format!("salvaged-{ks}"));
                     s.report.keyspaces.push(name.clone());
                     db.keyspace(&name)?
                 };
@@ -312,7 +316,11 @@ fn write(s: &mut Salvager, dst: &Path, mut opts: Options) -> Result<()> {
 }
 
 /// The value a blob pointer names, or what to report when it cannot be read.
-fn read_blob(blobs: &BlobStore, src: &Path, pointer: &[u8]) -> std::result::Result<Vec<u8>, Skipped> {
+fn read_blob(
+    blobs: &BlobStore,
+    src: &Path,
+    pointer: &[u8],
+) -> std::result::Result<Vec<u8>, Skipped> {
     let p = BlobPointer::decode(pointer).map_err(|why| Skipped {
         file: src.to_path_buf(),
         offset: 0,

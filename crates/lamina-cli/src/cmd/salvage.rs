@@ -20,8 +20,8 @@ pub struct SalvageArgs {
 /// Runs `lamina salvage`.
 pub fn run(args: SalvageArgs, _ctx: &Ctx) -> CliResult<Exit> {
     crate::cmd::refuse_inside_database(&args.damaged, &args.new)?;
-    let exists = args.new.exists()
-        && std::fs::read_dir(&args.new).map_or(true, |mut d| d.next().is_some());
+    let exists =
+        args.new.exists() && std::fs::read_dir(&args.new).map_or(true, |mut d| d.next().is_some());
     if exists {
         return Err(CliError::new(
             Exit::Usage,

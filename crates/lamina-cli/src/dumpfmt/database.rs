@@ -48,7 +48,13 @@ impl Kind {
 /// The magic numbers at the start of a gdbm file (its header's first
 /// word, in either byte order): the original, 32- and 64-bit offsets, and
 /// the two with a sync counter.
-const GDBM_MAGICS: [u32; 5] = [0x1357_9ace, 0x1357_9acd, 0x1357_9acf, 0x1357_9ad0, 0x1357_9ad1];
+const GDBM_MAGICS: [u32; 5] = [
+    0x1357_9ace,
+    0x1357_9acd,
+    0x1357_9acf,
+    0x1357_9ad0,
+    0x1357_9ad1,
+];
 
 /// Berkeley DB's magic numbers, at byte 12 of its first page: btree (and
 /// recno), hash, queue, heap.
