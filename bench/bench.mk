@@ -13,6 +13,11 @@
 #   bench-engines `lamina-bench engines`: lamina beside release-built RocksDB, LMDB, redb and
 #                 fjall on db_bench's workloads; tables and CSV in $(BENCH_OUT)/engines/
 #                 e.g. make bench-engines BENCH_ARGS='--num 1000000'
+#   bench-migrate bench/migrate_bench.py: a 2^20-record gdbm file and Berkeley DB file loaded into
+#                 lamina directly (`lamina load DB FILE`) beside `gdbm_dump | lamina load` and
+#                 `db5.3_dump | lamina load`, and lamina.migrate(); MIGRATE_N sets the records
+#   bench-open-loop bench/open_loop.py: open, one put, close from Python, R rounds (OPEN_LOOP_ROUNDS,
+#                 default 500), lamina beside dbm.gnu, LMDB and SQLite
 #   bench-test    the harness's own tests (pytest, seconds) and the bench package's (cargo, in
 #                 release mode: RocksDB is built once for both); `make test` runs only the
 #                 harness's (bench-test-harness, through EXTRA_TESTS) and never builds the package
@@ -41,7 +46,7 @@ BENCH_BUILD := $(if $(wildcard crates/lamina-cli/Cargo.toml),bench-cli)
 BENCH_BUILD += $(if $(wildcard python/python.mk),py-build)
 
 .PHONY: bench-setup bench bench-quick bench-engines bench-test bench-test-harness \
-	bench-test-package bench-cli
+	bench-test-package bench-cli bench-migrate bench-open-loop
 
 EXTRA_TESTS += bench-test-harness
 
@@ -62,6 +67,16 @@ bench-quick: $(BENCH_BUILD)
 bench-engines:
 	$(BENCH_CARGO) build --release
 	$(LAMINA_BENCH) engines $(BENCH_ARGS)
+
+MIGRATE_N        ?= 1048576
+OPEN_LOOP_ROUNDS ?= 500
+
+bench-migrate:
+	$(CARGO) build --release -p lamina-cli
+	$(BENCH_PY) bench/migrate_bench.py -n $(MIGRATE_N) --lamina $(LAMINA_BIN)
+
+bench-open-loop: $(if $(wildcard python/python.mk),py-build)
+	$(BENCH_PY) bench/open_loop.py --rounds $(OPEN_LOOP_ROUNDS)
 
 bench-test: bench-test-harness bench-test-package
 

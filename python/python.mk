@@ -17,7 +17,7 @@ PY_PYTHON    := $(PY_VENV)/bin/python
 PY_PIP       := $(PY_PYTHON) -m pip --disable-pip-version-check -q
 PY_TOOLS     := maturin pytest hypothesis
 PY_SOURCES   := $(wildcard python/src/*.rs) python/Cargo.toml python/pyproject.toml \
-                $(wildcard crates/lamina/src/*.rs crates/lamina/src/*/*.rs) crates/lamina/Cargo.toml
+                $(wildcard crates/lamina/src/*.rs crates/lamina/src/*/*.rs crates/lamina/src/*/*/*.rs) crates/lamina/Cargo.toml
 PY_STAMP     := $(PY_VENV)/.lamina-built
 # The optional Dask extra (lamina[dask]) and what its tests need: an S3
 # server (moto) and client (s3fs, boto3) for the staging test.

@@ -418,3 +418,28 @@ def test_quick_runs_compare_step_times_with_the_previous_one(tmp_path):
     assert "a" in text and "1.05x" in text and "1.05x  SLOWER" not in text
     assert "1.50x  SLOWER" in text
     assert "(new)" in text
+
+
+# ------------------------------------------------------- migration and the open loop
+
+def test_open_loop_runs_each_module_or_skips_it(tmp_path):
+    r = run(os.path.join(BENCH, "open_loop.py"), "--rounds", "3", "-d", "dumb",
+            "-d", "no_such_dbm_module", "--tmpdir", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "skipped: no_such_dbm_module" in r.stdout
+    row = [line for line in r.stdout.splitlines() if line.startswith("dumb ")]
+    assert len(row) == 1 and len(row[0].split()) == 8, r.stdout
+
+
+def test_migrate_bench_small(tmp_path):
+    lamina = os.path.join(BENCH, "..", "target", "debug", "lamina")
+    lamina = os.environ.get("LAMINA_BIN") or shutil.which("lamina") or lamina
+    if not os.access(lamina, os.X_OK):
+        pytest.skip("no lamina binary built")
+    if not (shutil.which("gdbm_dump") or shutil.which("db5.3_dump")):
+        pytest.skip("neither gdbm_dump nor db5.3_dump is installed")
+    r = run(os.path.join(BENCH, "migrate_bench.py"), "-n", "300", "--lamina", lamina,
+            "--tmpdir", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "migration of 300 records into lamina" in r.stdout
+    assert any(line.startswith(("gdbm direct", "bdb direct")) for line in r.stdout.splitlines())

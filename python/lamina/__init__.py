@@ -59,6 +59,7 @@ __all__ = [
     "bulk_load",
     "destroy",
     "error",
+    "migrate",
     "open",
     "open_flags",
     "register_dbm",
@@ -215,10 +216,122 @@ def _name_other_dbm(e: error, path: str) -> error:
         return e
     better = error(
         f"{e.args[0]} (it is a {kind} database: open it with {kind}, "
-        f"or with flag 'n' to replace it with a new lamina database)"
+        f"copy it into a new lamina database with lamina.migrate(src, dst), "
+        f"or open it with flag 'n' to replace it with a new lamina database)"
     )
     better.filename = e.filename
     return better
+
+
+#: Records written to the new database per batch by ``migrate``.
+_MIGRATE_BATCH = 4096
+
+
+def _source_records(src: Any) -> Any:
+    """Every (key, value) of an open dbm database, read one key at a time
+    where the module allows (``firstkey``/``nextkey``), else from ``keys()``."""
+    if hasattr(src, "firstkey") and hasattr(src, "nextkey"):
+        key = src.firstkey()
+        while key is not None:
+            yield key, src[key]
+            key = src.nextkey(key)
+        return
+    for key in src.keys():
+        yield key, src[key]
+
+
+def _open_source(path: str) -> Any:
+    """The database at ``path`` opened read-only with the module that reads it."""
+    import dbm
+    import importlib
+
+    kind = whichdb(path)
+    if kind is None:
+        raise error(_errno.ENOENT, "No such file or directory", path)
+    if kind == "lamina":
+        return open(path, "r")
+    if kind == "":
+        raise error(f"{path} is not a database any dbm module here recognises")
+    try:
+        module = importlib.import_module(kind)
+    except ImportError:
+        hint = " (Debian package python3-gdbm)" if kind == "dbm.gnu" else ""
+        raise error(
+            f"{path} is a {kind} database, and this Python has no {kind}{hint} to read "
+            f"it; install it, or convert it with the command line: lamina load NEW {path}"
+        ) from None
+    return module.open(path, "r")  # type: ignore[attr-defined]
+
+
+def migrate(
+    src: str | bytes | _os.PathLike[Any],
+    dst: str | bytes | _os.PathLike[Any],
+    *,
+    progress: Optional[Callable[[int], None]] = None,
+) -> int:
+    """Copy every record of the database at ``src`` into a new lamina database
+    at ``dst``; return how many records were copied.
+
+    ``src`` is anything ``dbm.open`` can read (a ``dbm.gnu``, ``dbm.ndbm``,
+    ``dbm.dumb`` or, from Python 3.13, ``dbm.sqlite3`` database) or a lamina
+    database; it is opened read-only and left as it was. ``dst`` must not
+    exist (or be an empty directory): ``lamina.error`` (``EEXIST``) otherwise.
+    ``progress``, if given, is called with the number of records copied so
+    far after each batch of records.
+
+    All or nothing: if anything fails (a damaged source, a full disk), the
+    new database is removed and the exception propagates; on success the
+    copy is flushed and durable. Keys and values are copied as bytes.
+    """
+    src_path = _os.fsdecode(_os.fspath(src))
+    dst_path = _os.fsdecode(_os.fspath(dst))
+    if _os.path.lexists(dst_path) and not (_os.path.isdir(dst_path) and not _os.listdir(dst_path)):
+        raise error(_errno.EEXIST, "File exists (lamina.migrate writes a new database)", dst_path)
+    source = _open_source(src_path)
+    created = not _os.path.exists(dst_path)
+    db: Optional[Db] = None
+    copied = 0
+    try:
+        _make_dir(dst_path, 0o666)
+        db = Db(dst_path, create_if_missing=True)
+        batch = db.batch()
+        pending = 0
+        for key, value in _source_records(source):
+            batch[key] = value
+            pending += 1
+            if pending == _MIGRATE_BATCH:
+                batch.commit()
+                copied += pending
+                pending = 0
+                batch = db.batch()
+                if progress is not None:
+                    progress(copied)
+        batch.commit()
+        copied += pending
+        if progress is not None and pending:
+            progress(copied)
+        db.flush()
+        db.close()
+        db = None
+    except BaseException:
+        if db is not None:
+            try:
+                db.close()
+            except error:
+                pass
+        try:
+            destroy(dst_path)
+        except error:
+            pass
+        if created:
+            try:
+                _os.rmdir(dst_path)
+            except OSError:
+                pass
+        raise
+    finally:
+        source.close()
+    return copied
 
 
 def _make_dir(path: str, mode: int) -> None:

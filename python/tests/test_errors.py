@@ -64,7 +64,8 @@ def test_a_gdbm_file_is_named_with_what_to_do(tmp_path):
         assert str(e.value) == (
             f"{path} is not a lamina database: it is a file, not a directory "
             "(it is a dbm.gnu database: open it with dbm.gnu, "
-            "or with flag 'n' to replace it with a new lamina database)"
+            "copy it into a new lamina database with lamina.migrate(src, dst), "
+            "or open it with flag 'n' to replace it with a new lamina database)"
         )
         assert e.value.filename == path
     assert lamina.whichdb(path) == "dbm.gnu"

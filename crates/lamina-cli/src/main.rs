@@ -50,8 +50,10 @@ enum Command {
     Count(cmd::count::CountArgs),
     /// Compact the whole database, reclaiming space.
     Compact(cmd::compact::CompactArgs),
-    /// Copy a database (closed, or open in no other process) to a new directory.
+    /// Copy a database to a new directory, also while another process writes to it.
     Backup(cmd::backup::BackupArgs),
+    /// Copy every readable record of a damaged database into a new one.
+    Salvage(cmd::salvage::SalvageArgs),
     /// Add tables written by a table writer, all of them or none.
     Ingest(cmd::ingest::IngestArgs),
     /// Verify every checksum and invariant.
@@ -79,6 +81,7 @@ fn dispatch(command: Command, ctx: &Ctx) -> Result<Exit, CliError> {
         Command::Count(a) => cmd::count::run(a, ctx),
         Command::Compact(a) => cmd::compact::run(a, ctx),
         Command::Backup(a) => cmd::backup::run(a, ctx),
+        Command::Salvage(a) => cmd::salvage::run(a, ctx),
         Command::Ingest(a) => cmd::ingest::run(a, ctx),
         Command::Check(a) => cmd::check::run(a, ctx),
         Command::Stat(a) => cmd::stat::run(a, ctx),

@@ -57,6 +57,15 @@ fn load_fails(input: &str, message: &str, kept: u64) {
     let db = path(tmp.path(), "db");
     let out = lamina_with_input(&["-q", "load", &db], input.as_bytes());
     assert_eq!(code(&out), 3, "{}", stderr(&out));
+    if kept == 0 {
+        // A load that kept nothing removes the database it created.
+        assert_eq!(
+            stderr(&out),
+            format!("lamina: {message}; the new database was removed\n")
+        );
+        assert!(!std::path::Path::new(&db).exists());
+        return;
+    }
     assert_eq!(stderr(&out), format!("lamina: {message}\n"));
     // The database opens and holds the records before the damage.
     assert_eq!(count(&db), kept);

@@ -138,3 +138,25 @@ fn tiny_loads_show_no_amplification_ratio() {
     let ratio: f64 = err[at..].split('x').next().unwrap().parse().unwrap();
     assert!((1.0..20.0).contains(&ratio), "{err}");
 }
+
+/// A database that cannot be opened at all (an empty `CURRENT`) still gets
+/// one JSON object from `check --json`, and nothing on stderr; before, the
+/// text went to stderr and standard output stayed empty.
+#[test]
+fn check_json_when_the_database_cannot_be_opened() {
+    let tmp = tempdir();
+    let db = path(tmp.path(), "db");
+    ok(lamina_run(&["put", &db, "k", "v"]));
+    std::fs::write(tmp.path().join("db").join("CURRENT"), b"").unwrap();
+    let out = lamina_run(&["check", "--json", &db]);
+    assert_eq!(code(&out), 6);
+    assert_eq!(stderr(&out), "");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["opened"], false);
+    let problem = v["problems"][0].as_str().unwrap();
+    assert!(
+        problem.contains("CURRENT does not name a manifest"),
+        "{problem}"
+    );
+}

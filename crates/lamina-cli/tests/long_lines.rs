@@ -89,7 +89,7 @@ fn a_gdbm_header_line_past_its_limit_is_refused() {
     assert_eq!(
         stderr(&out),
         "lamina: line 3: longer than 65,536 bytes, more than a header line can take; \
-         no record was loaded\n"
+         no record was loaded; the new database was removed\n"
     );
     // A base64 line longer than what is left of its record.
     let mut input =
@@ -142,7 +142,7 @@ fn loading_dev_zero_ends_at_its_first_line() {
         assert_eq!(code(&out), 3, "{format}: {err}");
         assert!(
             err.starts_with("lamina: line 1: longer than ")
-                && err.ends_with("no record was loaded\n"),
+                && err.ends_with("no record was loaded; the new database was removed\n"),
             "{format}: {err}"
         );
     }

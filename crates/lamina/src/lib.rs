@@ -115,6 +115,7 @@ pub mod binding;
 pub mod fs;
 pub mod inspect;
 pub mod merge;
+pub mod salvage;
 
 mod background;
 mod batch;

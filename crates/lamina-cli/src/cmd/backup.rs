@@ -1,9 +1,14 @@
 //! `lamina backup DB DEST`: a consistent copy of a database into a new
-//! directory. The database must be closed or open in no other process (the
-//! backup takes its lock).
+//! directory, taken while other processes may be writing to it.
+//!
+//! If no process holds the database, the backup opens it read-write (a
+//! flush, then the files). If a writer holds it, the backup opens it
+//! read-only beside the writer and copies that view: the state the writer
+//! had reached when the backup opened (a prefix of what it acknowledged).
+//! Tables and blob files are hard-linked where the file system allows.
 
 use crate::cmd::Ctx;
-use crate::engine::{self, Mode};
+use crate::engine;
 use crate::error::{CliError, CliResult, Exit};
 use std::path::PathBuf;
 
@@ -27,10 +32,20 @@ pub fn run(args: BackupArgs, _ctx: &Ctx) -> CliResult<Exit> {
             ),
         ));
     }
-    let db = engine::open(&args.db, Mode::Existing)?;
+    crate::cmd::refuse_inside_database(&args.db, &args.dest)?;
+    let (db, beside_writer) = engine::open_beside_writer(&args.db)?;
     db.backup(&args.dest)
         .map_err(|e| CliError::from(e).context("backup"))?;
     db.close()?;
-    println!("backed up {} to {}", args.db.display(), args.dest.display());
+    let how = if beside_writer {
+        " (as of now; another process is writing to it)"
+    } else {
+        ""
+    };
+    println!(
+        "backed up {} to {}{how}",
+        args.db.display(),
+        args.dest.display()
+    );
     Ok(Exit::Ok)
 }

@@ -21,7 +21,26 @@ pub struct CheckArgs {
 
 /// Runs `lamina check`.
 pub fn run(args: CheckArgs, ctx: &Ctx) -> CliResult<Exit> {
-    let db = engine::open(&args.db, Mode::ReadOnly)?;
+    let db = match engine::open(&args.db, Mode::ReadOnly) {
+        Ok(db) => db,
+        Err(e) if args.json => {
+            // Still one JSON object: the database could not be read at all.
+            let value = serde_json::json!({
+                "path": args.db.display().to_string(),
+                "ok": false,
+                "opened": false,
+                "tables": 0,
+                "entries": 0,
+                "bytes": 0,
+                "wal_records": 0,
+                "problems": [e.message],
+                "notes": [],
+            });
+            println!("{value}");
+            return Err(CliError::new(e.exit, String::new()));
+        }
+        Err(e) => return Err(e),
+    };
     let total = Total::Bytes(db.stats().total_table_bytes);
     let progress = Progress::new("check", total, ctx.progress.mode(true), &ctx.progress);
     let report = while_running(progress, || (0, 0), || db.check());
@@ -30,6 +49,7 @@ pub fn run(args: CheckArgs, ctx: &Ctx) -> CliResult<Exit> {
         let value = serde_json::json!({
             "path": args.db.display().to_string(),
             "ok": report.is_ok(),
+            "opened": true,
             "tables": report.tables,
             "entries": report.entries,
             "bytes": report.bytes,

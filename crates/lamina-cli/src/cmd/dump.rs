@@ -37,21 +37,70 @@ pub fn run(args: DumpArgs, _ctx: &Ctx) -> CliResult<Exit> {
     };
     let mut out = output(args.file.as_deref())?;
     let mut w = dumpfmt::writer(args.format, &mut out);
+    let mut seen = Unloadable::default();
     for ks in &keyspaces {
-        section(ks, w.as_mut())?;
+        section(ks, w.as_mut(), &mut seen)?;
     }
     w.finish().map_err(output_error)?;
+    if args.format == Format::Gdbm {
+        if let Some(note) = seen.note() {
+            eprintln!("lamina: note: {note}");
+        }
+    }
     Ok(Exit::Ok)
+}
+
+/// Records of a gdbm dump that `gdbm_load` 1.23 refuses ("Malformed
+/// data"), although the dump is well formed (`gdbm_dump` writes them the
+/// same way, and `lamina load` reads them): an empty datum followed by
+/// another line of data.
+#[derive(Debug, Default)]
+struct Unloadable {
+    /// Records written so far.
+    records: u64,
+    /// The first record with the empty key.
+    empty_key: Option<u64>,
+    /// The first record with an empty value that another record follows.
+    empty_value: Option<u64>,
+    /// The last record written had an empty value.
+    last_value_empty: bool,
+}
+
+impl Unloadable {
+    fn record(&mut self, key: &[u8], value: &[u8]) {
+        self.records += 1;
+        if self.last_value_empty && self.empty_value.is_none() {
+            self.empty_value = Some(self.records - 1);
+        }
+        if key.is_empty() && self.empty_key.is_none() {
+            self.empty_key = Some(self.records);
+        }
+        self.last_value_empty = value.is_empty();
+    }
+
+    fn note(&self) -> Option<String> {
+        let what = match (self.empty_key, self.empty_value) {
+            (None, None) => return None,
+            (Some(k), _) => format!("record {k} has the empty key"),
+            (None, Some(v)) => format!("record {v} has an empty value and records follow it"),
+        };
+        Some(format!(
+            "gdbm_load cannot load this dump: {what}, and gdbm_load 1.23 stops there with \
+             \"Malformed data\" (as it does on gdbm_dump's own dump of such a record). \
+             lamina load reads it; for Berkeley DB, dump with --format bdb"
+        ))
+    }
 }
 
 /// Writes the section of one keyspace: its header (none for the default
 /// keyspace), then its records.
-fn section(ks: &Keyspace, w: &mut dyn RecordWriter) -> CliResult<()> {
+fn section(ks: &Keyspace, w: &mut dyn RecordWriter, seen: &mut Unloadable) -> CliResult<()> {
     if !ks.name().is_empty() {
         w.keyspace(ks.name()).map_err(output_error)?;
     }
     for item in ks.iter() {
         let (k, v) = item?;
+        seen.record(&k, &v);
         w.record(&k, &v).map_err(output_error)?;
     }
     Ok(())

@@ -13,12 +13,13 @@
 //! missing (see `dumpfmt`).
 
 use crate::cmd::{input, Ctx};
+use crate::dumpfmt::database::{self, DumpChild};
 use crate::dumpfmt::{self, Format, Item, ReadError, RecordReader};
 use crate::engine::{self, check_record, Loader, Mode};
 use crate::error::{CliError, CliResult, Exit};
 use crate::progress::{Progress, Total};
 use std::io::BufRead;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `lamina load`.
 #[derive(Debug, clap::Args)]
@@ -130,30 +131,127 @@ pub fn copy_records(
 
 /// Runs `lamina load`.
 pub fn run(args: LoadArgs, ctx: &Ctx) -> CliResult<Exit> {
-    let (mut source, size) = input(args.file.as_deref())?;
-    let format = match args.format {
-        Some(f) => f,
+    let file = args.file.as_deref().filter(|p| *p != Path::new("-"));
+    let foreign = file.and_then(|f| database::recognise_file(f).map(|kind| (f, kind)));
+    let (mut source, size, mut child, label) = match foreign {
+        Some((f, kind)) => {
+            let (child, out) = DumpChild::spawn(kind, f)?;
+            let label = format!("load ({} database through {})", kind.name(), child.tool());
+            let out: Box<dyn BufRead> = Box::new(out);
+            (out, None, Some((child, kind)), label)
+        }
         None => {
+            let (source, size) = input(args.file.as_deref())?;
+            (source, size, None, String::new())
+        }
+    };
+    let format = match (&child, args.format) {
+        (Some((_, kind)), _) => kind.format(),
+        (None, Some(f)) => f,
+        (None, None) => {
             let head = source
                 .fill_buf()
                 .map_err(|e| CliError::io("reading input", e))?;
+            if let Some(kind) = database::recognise(head) {
+                return Err(CliError::bad_input(format!(
+                    "standard input holds a {} database file, not a dump; give its path \
+                     (lamina load DB FILE) and lamina reads it through its dump tool",
+                    kind.name()
+                )));
+            }
             dumpfmt::detect(head).map_err(CliError::bad_input)?
         }
     };
+    let label = if label.is_empty() {
+        format!("load ({format})")
+    } else {
+        label
+    };
+    let existed = args.db.exists();
     let db = engine::open(&args.db, if args.newdb { Mode::New } else { Mode::Create })?;
-    if args.bulk {
-        return crate::cmd::load_bulk::run(&args, ctx, db, source, format, size);
+    let (result, kept) = if args.bulk {
+        let r = crate::cmd::load_bulk::run(&args, ctx, db, source, format, size);
+        (r, 0)
+    } else {
+        load(&args, ctx, db, source, format, size, label)
+    };
+    let result = match child.take() {
+        Some((c, _)) => {
+            let tool = c.finish(result.is_err());
+            result.and_then(|exit| tool.map(|()| exit))
+        }
+        None => result,
+    };
+    match result {
+        Ok(exit) => Ok(exit),
+        // A database this load created goes again when the load failed
+        // and either kept nothing or read another library's database (a
+        // migration is all or nothing: the source is still there).
+        Err(e) if !existed && (foreign.is_some() || kept == 0) => {
+            let gone = if remove_created(&args.db) {
+                "the new database was removed"
+            } else {
+                "the new database could not be removed"
+            };
+            let message = if foreign.is_some() {
+                format!("{}; no record was loaded: {gone}", strip_kept(&e.message))
+            } else {
+                format!("{}; {gone}", e.message)
+            };
+            Err(CliError::new(e.exit, message))
+        }
+        Err(e) => Err(e),
     }
+}
+
+/// `message` without the words `run` appended about records kept.
+fn strip_kept(message: &str) -> &str {
+    message
+        .rfind("; ")
+        .filter(|&at| {
+            let tail = message.get(at + 2..).unwrap_or("");
+            tail.starts_with("no record was loaded")
+                || tail.starts_with("the record before it")
+                || tail.ends_with("before it were loaded")
+        })
+        .and_then(|at| message.get(..at))
+        .unwrap_or(message)
+}
+
+/// Removes the database a failed load created at `path`. Whether it is gone.
+fn remove_created(path: &Path) -> bool {
+    let removed = match engine::options() {
+        Ok(opts) => engine::Db::destroy(path, &opts).is_ok(),
+        Err(_) => false,
+    };
+    let _ = std::fs::remove_dir(path);
+    removed || !path.exists()
+}
+
+/// Loads `source` into `db` record by record and closes it. Returns the
+/// outcome and the records kept.
+fn load(
+    args: &LoadArgs,
+    ctx: &Ctx,
+    db: engine::Db,
+    source: Box<dyn BufRead>,
+    format: Format,
+    size: Option<u64>,
+    label: String,
+) -> (CliResult<Exit>, u64) {
     let total = size.map_or(Total::Unknown, Total::Bytes);
-    let mut progress = Progress::new(
-        format!("load ({format})"),
-        total,
-        ctx.progress.mode(true),
-        &ctx.progress,
-    );
+    let mut progress = Progress::new(label, total, ctx.progress.mode(true), &ctx.progress);
     let mut loader = Loader::new(&db);
     if let Some(name) = &args.keyspace {
-        loader.set_keyspace(engine::keyspace(&db, Some(name), true)?);
+        match engine::keyspace(&db, Some(name), true) {
+            Ok(ks) => loader.set_keyspace(ks),
+            Err(e) => {
+                progress.abandon();
+                drop(loader);
+                let _ = db.close();
+                return (Err(e), 0);
+            }
+        }
     }
     let mut reader = dumpfmt::reader(format, source);
     let (_, copied) = copy_records(
@@ -173,14 +271,17 @@ pub fn run(args: LoadArgs, ctx: &Ctx) -> CliResult<Exit> {
         Ok(()) => {
             progress.note(&summary);
             progress.finish();
-            Ok(Exit::Ok)
+            (Ok(Exit::Ok), kept_now)
         }
         Err(e) => {
             progress.abandon();
-            Err(CliError::new(
-                e.exit,
-                format!("{}; {}", e.message, kept(kept_now)),
-            ))
+            (
+                Err(CliError::new(
+                    e.exit,
+                    format!("{}; {}", e.message, kept(kept_now)),
+                )),
+                kept_now,
+            )
         }
     }
 }

@@ -15,6 +15,7 @@ pub mod load;
 pub mod load_bulk;
 pub mod man;
 pub mod put;
+pub mod salvage;
 pub mod scan;
 pub mod shell;
 pub mod stat;

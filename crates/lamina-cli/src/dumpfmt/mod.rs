@@ -6,6 +6,9 @@
 //!   (hex) and `print` (`db_dump -p`).
 //! - [`tsv`]: lamina's own `key<TAB>value` lines with backslash escapes.
 //!
+//! [`database`] recognises a gdbm or Berkeley DB database file given in
+//! place of a dump, and reads it through that library's dump tool.
+//!
 //! Every format round-trips arbitrary bytes exactly. Readers report the line
 //! where input went wrong; the caller keeps the records before it.
 //!
@@ -16,6 +19,7 @@
 //! keyspace.
 
 pub mod bdb;
+pub mod database;
 pub mod gdbm;
 pub mod tsv;
 

@@ -172,6 +172,18 @@ pub fn open(path: &Path, mode: Mode) -> CliResult<Db> {
     Db::open(path, opts).map_err(|e| CliError::open(path, e))
 }
 
+/// Opens the existing database at `path` read-write, or read-only beside
+/// the writer when another handle holds it; says which (true: read-only).
+pub fn open_beside_writer(path: &Path) -> CliResult<(Db, bool)> {
+    let mut opts = options()?;
+    opts.create_if_missing = false;
+    match Db::open(path, opts) {
+        Ok(db) => Ok((db, false)),
+        Err(lamina::Error::Locked(_)) => Ok((open(path, Mode::ReadOnly)?, true)),
+        Err(e) => Err(CliError::open(path, e)),
+    }
+}
+
 fn is_empty_dir(path: &Path) -> bool {
     std::fs::read_dir(path)
         .map(|mut d| d.next().is_none())

@@ -68,7 +68,8 @@ impl Inner {
         if let Some(old) = reusable {
             let old_path = filename::path(self.path(), FileKind::Wal, old);
             match LogWriter::reuse_wal(self.fs().as_ref(), &old_path, &path, origin) {
-                Ok(mut w) => {
+                Ok(w) => {
+                    let mut w = w.grow_as_written();
                     self.counters()
                         .wal_segments_reused
                         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -81,7 +82,7 @@ impl Inner {
                 }
             }
         }
-        let mut w = LogWriter::create_wal(self.fs().as_ref(), &path, origin)?;
+        let mut w = LogWriter::create_wal(self.fs().as_ref(), &path, origin)?.grow_as_written();
         w.flush()?;
         Ok(w)
     }

@@ -9,6 +9,10 @@ use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// The first step of zeros written ahead of a WAL segment that grows as it
+/// is written ([`LogWriter::grow_as_written`]): a database written once
+/// keeps a small segment.
+pub const FIRST_FILL_STEP: u64 = 4 << 10;
 
 /// Most bytes [`LogWriter::flush_mapped`] copies through the mapped window
 /// at once. Each 4 KiB page first written through a shared mapping costs a
@@ -58,6 +62,10 @@ pub struct LogWriter {
     written_back: WritebackMark,
     /// The last mark added ([`LogWriter::add_blob_synced`]).
     last_mark: Option<BlobSynced>,
+    /// Whether the zeros ahead grow with the segment's data (from
+    /// [`FIRST_FILL_STEP`] to [`ZERO_FILL_STEP`]) rather than always being
+    /// [`ZERO_FILL_STEP`].
+    grow: bool,
 }
 
 // A log is never empty (it holds at least its file header), so no `is_empty`.
@@ -83,6 +91,7 @@ impl LogWriter {
             mappable: false,
             written_back: WritebackMark::default(),
             last_mark: None,
+            grow: false,
         })
     }
 
@@ -104,7 +113,28 @@ impl LogWriter {
             mappable: true,
             written_back: WritebackMark::default(),
             last_mark: None,
+            grow: false,
         })
+    }
+
+    /// Makes the zeros written ahead of this WAL segment grow with it: each
+    /// step is as long as the data so far, at least [`FIRST_FILL_STEP`] and
+    /// at most [`ZERO_FILL_STEP`] (docs/format.md#recyclable-segments), so
+    /// a segment written once stays small and one written often is
+    /// preallocated a megabyte at a time, as without it.
+    #[must_use]
+    pub fn grow_as_written(mut self) -> LogWriter {
+        self.grow = true;
+        self
+    }
+
+    /// The length of the step of zeros written after data ending at `end`.
+    fn fill_step(&self, end: u64) -> u64 {
+        if self.grow {
+            end.clamp(FIRST_FILL_STEP, ZERO_FILL_STEP)
+        } else {
+            ZERO_FILL_STEP
+        }
     }
 
     /// Reuses the WAL segment at `old` as segment `origin` at `new`
@@ -133,6 +163,7 @@ impl LogWriter {
             mappable: true,
             written_back: WritebackMark::default(),
             last_mark: None,
+            grow: false,
         };
         w.sync()?;
         fs.rename(old, new).map_err(|e| Error::io(new, e))?;
@@ -236,7 +267,9 @@ impl LogWriter {
 
     /// Hands every buffered byte to the file with one write at the log's
     /// position; for a WAL segment, a write that passes the file's end is
-    /// followed by a second one of [`ZERO_FILL_STEP`] zeros past its end.
+    /// followed by a second one of zeros past its end (the step:
+    /// [`ZERO_FILL_STEP`], or less while the segment is small, see
+    /// [`LogWriter::grow_as_written`]).
     /// When it returns `Ok` the bytes survive the process being killed, not
     /// a power loss. Does nothing if the buffer is empty.
     ///
@@ -260,7 +293,7 @@ impl LogWriter {
         }
         self.flushed = end;
         if self.crc.salted() && end > self.file_len {
-            let fill = usize::try_from(ZERO_FILL_STEP).unwrap_or(0);
+            let fill = usize::try_from(self.fill_step(end)).unwrap_or(0);
             self.buf.resize(fill, 0);
             // Refused, its start may be in the file: the file's length says
             // how far, and the next write past it tries the step again.
@@ -418,5 +451,66 @@ impl std::fmt::Debug for LogWriter {
             .field("flushed", &self.flushed)
             .field("buffered", &self.buf.len())
             .finish()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::fs::MemFs;
+    use crate::wal::Origin;
+
+    fn segment(fs: &MemFs, path: &Path) -> LogWriter {
+        let origin = Origin {
+            identity: 7,
+            number: 3,
+        };
+        let fs: &dyn FileSystem = fs;
+        fs.create_dir_all(Path::new("/db")).unwrap();
+        LogWriter::create_wal(fs, path, origin)
+            .unwrap()
+            .grow_as_written()
+    }
+
+    /// A segment that grows as written starts at a few KiB, not a MiB: a
+    /// database written once took 1.1 MB, nearly all of it the zeros ahead
+    /// of its WAL. Written on, its steps double up to a MiB.
+    #[test]
+    fn a_growing_segment_starts_small_and_doubles_to_the_full_step() {
+        let fs = MemFs::new();
+        let path = Path::new("/db/000003.wal");
+        let mut w = segment(&fs, path);
+        w.add_record(b"one key");
+        w.sync().unwrap();
+        let size = fs.file_size(path).unwrap();
+        assert_eq!(size, w.len() + FIRST_FILL_STEP);
+        let mut sizes = vec![size];
+        while w.len() < 3 * ZERO_FILL_STEP {
+            w.add_record(&[9u8; 3000]);
+            w.flush().unwrap();
+            let now = fs.file_size(path).unwrap();
+            if now != *sizes.last().unwrap() {
+                sizes.push(now);
+            }
+        }
+        // A write passing the end leaves the data and as many zeros again
+        // (at least 4 KiB, at most 1 MiB): the file at most doubles, and
+        // grows by a MiB and a record once large.
+        for pair in sizes.windows(2) {
+            let (before, after) = (pair[0], pair[1]);
+            assert!(after <= 2 * (before + 3100), "{sizes:?}");
+            assert!(after - before <= ZERO_FILL_STEP + 3100, "{sizes:?}");
+        }
+        let last = sizes.windows(2).last().map_or(0, |p| p[1] - p[0]);
+        assert!(last >= ZERO_FILL_STEP, "{sizes:?}");
+        assert!(sizes.len() < 20, "a few steps, not one per flush: {sizes:?}");
+        let mut r = crate::wal::LogReader::open(&fs, path, crate::wal::WAL_MAGIC).unwrap();
+        let mut n = 0;
+        while r.next_record().unwrap().is_some() {
+            n += 1;
+        }
+        assert!(n > 1000, "{n} records read back");
+        assert!(r.ends_open() && r.torn_tail().is_none(), "zero fill is not a tear");
     }
 }
