@@ -170,7 +170,15 @@ pub fn run(args: LoadArgs, ctx: &Ctx) -> CliResult<Exit> {
     let existed = args.db.exists();
     let db = engine::open(&args.db, if args.newdb { Mode::New } else { Mode::Create })?;
     let (result, kept) = if args.bulk {
-        let r = crate::cmd::load_bulk::run(&args, ctx, db, source, format, size);
+        let r = crate::cmd::load_bulk::run(
+            args.keyspace.as_deref(),
+            args.memory,
+            ctx,
+            db,
+            source,
+            format,
+            size,
+        );
         (r, 0)
     } else {
         load(&args, ctx, db, source, format, size, label)

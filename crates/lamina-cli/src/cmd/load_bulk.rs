@@ -7,7 +7,6 @@
 //! no record was loaded. Of a key repeated in the input (in one keyspace),
 //! the last value wins, as with the ordinary load.
 
-use crate::cmd::load::LoadArgs;
 use crate::cmd::Ctx;
 use crate::dumpfmt::{self, Format, Item, ReadError};
 use crate::engine::bulk::{BulkSink, DEFAULT_MEMORY};
@@ -19,9 +18,12 @@ use std::io::BufRead;
 /// What a failed bulk load kept: nothing.
 pub const KEPT_NOTHING: &str = "no record was loaded (a bulk load keeps all records or none)";
 
-/// Runs `lamina load --bulk` on the opened `db`.
+/// Runs `lamina load --bulk` on the opened `db`: into `keyspace` only, if
+/// given (else the keyspaces the dump names), sorting `memory` bytes of
+/// records at a time (default [`DEFAULT_MEMORY`]).
 pub fn run(
-    args: &LoadArgs,
+    keyspace: Option<&str>,
+    memory: Option<u64>,
     ctx: &Ctx,
     db: Db,
     source: Box<dyn BufRead>,
@@ -35,12 +37,10 @@ pub fn run(
         ctx.progress.mode(true),
         &ctx.progress,
     );
-    let memory = args
-        .memory
-        .map_or(DEFAULT_MEMORY, |m| usize::try_from(m).unwrap_or(usize::MAX));
+    let memory = memory.map_or(DEFAULT_MEMORY, |m| usize::try_from(m).unwrap_or(usize::MAX));
     let mut sink = BulkSink::new(&db, memory);
     let mut reader = dumpfmt::reader(format, source);
-    let one_keyspace = args.keyspace.as_deref();
+    let one_keyspace = keyspace;
     let read = (|| -> CliResult<()> {
         sink.set_keyspace(one_keyspace)?;
         let (mut key, mut value) = (Vec::new(), Vec::new());
