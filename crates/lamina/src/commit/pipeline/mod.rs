@@ -29,7 +29,7 @@
 use super::wait::{CommitWait, Wait};
 use crate::error::{Error, Result};
 use crate::key::SeqNo;
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -240,35 +240,7 @@ impl Pipeline {
         sync: impl Fn() -> Result<u64>,
     ) -> Result<()> {
         let mut s = self.state.lock();
-        if ticket != 0 {
-            s.writers_seen = s
-                .writers_seen
-                .max(self.durable_writers.load(Ordering::Acquire));
-            if s.gather_until != 0 && self.written() >= s.gather_until {
-                self.gathered.notify_one();
-            }
-        }
-        if self.cursor() == prev && ticket <= self.synced.load(Ordering::Acquire) {
-            // Next in line and durable enough: published here, without going
-            // through `done`; `advance` below publishes any writer that was
-            // waiting behind it. `visible` first: a solo writer that sees
-            // the cursor here raises `visible` after this raise, never
-            // before it.
-            raise(visible, last);
-            self.cursor.store(last, Ordering::Release);
-            if s.waiters > 0 {
-                self.changed.notify_all();
-            }
-        } else {
-            s.done.insert(
-                prev,
-                Waiting {
-                    last,
-                    ticket,
-                    asleep: false,
-                },
-            );
-        }
+        self.enter(&mut s, visible, prev, last, ticket);
         let mut wakes = Wakes::default();
         loop {
             self.advance(&mut s, visible, &mut wakes);
@@ -283,37 +255,7 @@ impl Pipeline {
                 return result;
             }
             if ticket > synced && !s.syncing && s.failed.is_none() {
-                s.syncing = true;
-                // Rare here (a syncer publishes on its way out): woken
-                // under the lock, before gathering the writers they may be.
-                self.wake_all(&mut wakes);
-                self.gather(&mut s);
-                drop(s);
-                let before = self.synced.load(Ordering::Acquire);
-                let started = Instant::now();
-                let result = sync();
-                let ended = Instant::now();
-                let took = ended
-                    .duration_since(started)
-                    .as_nanos()
-                    .min(u64::MAX as u128) as u64;
-                if let Ok(covered) = &result {
-                    self.synced.fetch_max(*covered, Ordering::AcqRel);
-                }
-                s = self.state.lock();
-                if let Ok(covered) = &result {
-                    // The records this sync made durable.
-                    s.wait.synced(covered.saturating_sub(before), ended);
-                }
-                s.syncing = false;
-                s.sync_nanos = if s.sync_nanos == 0 {
-                    took
-                } else {
-                    (s.sync_nanos * 7 + took) / 8
-                };
-                if let Err(e) = result {
-                    s.failed = Some(e);
-                }
+                s = self.sync_for_all(s, &mut wakes, &sync);
                 continue;
             }
             // The epoch as of now, under the lock: whatever publishes this
@@ -342,6 +284,84 @@ impl Pipeline {
             }
             s = self.state.lock();
         }
+    }
+
+    /// Takes in the writer of seqnos `prev + 1 ..= last` (record `ticket`,
+    /// 0 for none to sync): published at once if it is next in line and
+    /// durable enough, else left in `done` for whoever publishes it.
+    fn enter(&self, s: &mut State, visible: &AtomicU64, prev: SeqNo, last: SeqNo, ticket: u64) {
+        if ticket != 0 {
+            s.writers_seen = s
+                .writers_seen
+                .max(self.durable_writers.load(Ordering::Acquire));
+            if s.gather_until != 0 && self.written() >= s.gather_until {
+                self.gathered.notify_one();
+            }
+        }
+        if self.cursor() == prev && ticket <= self.synced.load(Ordering::Acquire) {
+            // Next in line and durable enough: published here, without going
+            // through `done`; `advance` publishes any writer that was
+            // waiting behind it. `visible` first: a solo writer that sees
+            // the cursor here raises `visible` after this raise, never
+            // before it.
+            raise(visible, last);
+            self.cursor.store(last, Ordering::Release);
+            if s.waiters > 0 {
+                self.changed.notify_all();
+            }
+        } else {
+            s.done.insert(
+                prev,
+                Waiting {
+                    last,
+                    ticket,
+                    asleep: false,
+                },
+            );
+        }
+    }
+
+    /// Becomes the syncer: gathers the writers expected, runs `sync` with
+    /// the state lock released, and records what it covered (or its
+    /// failure) and how long it took. Returns the state lock, taken again.
+    fn sync_for_all<'a>(
+        &'a self,
+        mut s: MutexGuard<'a, State>,
+        wakes: &mut Wakes,
+        sync: &impl Fn() -> Result<u64>,
+    ) -> MutexGuard<'a, State> {
+        s.syncing = true;
+        // Rare here (a syncer publishes on its way out): woken under the
+        // lock, before gathering the writers they may be.
+        self.wake_all(wakes);
+        self.gather(&mut s);
+        drop(s);
+        let before = self.synced.load(Ordering::Acquire);
+        let started = Instant::now();
+        let result = sync();
+        let ended = Instant::now();
+        let took = ended
+            .duration_since(started)
+            .as_nanos()
+            .min(u64::MAX as u128) as u64;
+        if let Ok(covered) = &result {
+            self.synced.fetch_max(*covered, Ordering::AcqRel);
+        }
+        let mut s = self.state.lock();
+        if let Ok(covered) = &result {
+            // The records this sync made durable.
+            s.wait.synced(covered.saturating_sub(before), ended);
+        }
+        s.syncing = false;
+        s.sync_nanos = if s.sync_nanos == 0 {
+            took
+        } else {
+            (s.sync_nanos * 7 + took) / 8
+        };
+        if let Err(e) = result {
+            s.failed = Some(e);
+        }
+        s
     }
 
     /// Before a sync: waits, for a fraction of a sync at most, until as many
