@@ -216,30 +216,9 @@ impl VersionEdit {
                 }
                 TAG_LAST_SEQNO => e.last_seqno = Some(d.varint().ok_or_else(|| bad("last seqno"))?),
                 TAG_NEW_TABLE => {
-                    let f = (|| {
-                        let level = d.varint32()? as usize;
-                        let meta = FileMeta {
-                            number: d.varint()?,
-                            size: d.varint()?,
-                            smallest: d.len_prefixed()?.to_vec(),
-                            largest: d.len_prefixed()?.to_vec(),
-                            smallest_seqno: d.varint()?,
-                            largest_seqno: d.varint()?,
-                            entries: d.varint()?,
-                        };
-                        Some((level, meta))
-                    })()
-                    .ok_or_else(|| bad("new table"))?;
-                    if f.0 >= super::NUM_LEVELS {
-                        return Err(format!(
-                            "table {} at level {}, past the last level",
-                            f.1.number, f.0
-                        ));
-                    }
-                    if key::parse(&f.1.smallest).is_none() || key::parse(&f.1.largest).is_none() {
-                        return Err(format!("table {} has malformed key bounds", f.1.number));
-                    }
-                    e.new_files.push((f.0, Arc::new(f.1)));
+                    let (level, meta) = decode_new_table(&mut d).ok_or_else(|| bad("new table"))?;
+                    check_new_table(level, &meta)?;
+                    e.new_files.push((level, Arc::new(meta)));
                 }
                 TAG_DELETED_TABLE => {
                     let level = d.varint32().ok_or_else(|| bad("deleted table"))? as usize;
@@ -260,30 +239,10 @@ impl VersionEdit {
                     e.next_keyspace_id = Some(d.varint32().ok_or_else(|| bad("next keyspace id"))?)
                 }
                 TAG_LIFETIME => {
-                    let l = (|| {
-                        Some(Lifetime {
-                            user_bytes: d.varint()?,
-                            wal_bytes: d.varint()?,
-                            flush_bytes: d.varint()?,
-                            compaction_read_bytes: d.varint()?,
-                            compaction_written_bytes: d.varint()?,
-                        })
-                    })()
-                    .ok_or_else(|| bad("lifetime counters"))?;
-                    e.lifetime = Some(l);
+                    e.lifetime = Some(decode_lifetime(&mut d).ok_or_else(|| bad("lifetime counters"))?)
                 }
                 TAG_BLOB_FILE_ADDED => {
-                    let m = (|| {
-                        Some(crate::blob::BlobMeta {
-                            number: d.varint()?,
-                            size: d.varint()?,
-                            records: d.varint()?,
-                            value_bytes: d.varint()?,
-                            smallest: d.len_prefixed()?.to_vec(),
-                            largest: d.len_prefixed()?.to_vec(),
-                        })
-                    })()
-                    .ok_or_else(|| bad("blob file added"))?;
+                    let m = decode_blob_added(&mut d).ok_or_else(|| bad("blob file added"))?;
                     e.new_blobs.push(Arc::new(m));
                 }
                 TAG_BLOB_FILE_REMOVED => e
@@ -319,6 +278,58 @@ impl VersionEdit {
         }
         Ok(e)
     }
+}
+
+/// The level and table of a tag-4 record's fields.
+fn decode_new_table(d: &mut Decoder<'_>) -> Option<(usize, FileMeta)> {
+    let level = d.varint32()? as usize;
+    let meta = FileMeta {
+        number: d.varint()?,
+        size: d.varint()?,
+        smallest: d.len_prefixed()?.to_vec(),
+        largest: d.len_prefixed()?.to_vec(),
+        smallest_seqno: d.varint()?,
+        largest_seqno: d.varint()?,
+        entries: d.varint()?,
+    };
+    Some((level, meta))
+}
+
+/// Refuses a new table past the last level or with malformed key bounds.
+fn check_new_table(level: usize, meta: &FileMeta) -> Result<(), String> {
+    if level >= super::NUM_LEVELS {
+        return Err(format!(
+            "table {} at level {level}, past the last level",
+            meta.number
+        ));
+    }
+    if key::parse(&meta.smallest).is_none() || key::parse(&meta.largest).is_none() {
+        return Err(format!("table {} has malformed key bounds", meta.number));
+    }
+    Ok(())
+}
+
+/// The lifetime byte counters of a tag-9 record's fields.
+fn decode_lifetime(d: &mut Decoder<'_>) -> Option<Lifetime> {
+    Some(Lifetime {
+        user_bytes: d.varint()?,
+        wal_bytes: d.varint()?,
+        flush_bytes: d.varint()?,
+        compaction_read_bytes: d.varint()?,
+        compaction_written_bytes: d.varint()?,
+    })
+}
+
+/// The blob file of a tag-12 record's fields.
+fn decode_blob_added(d: &mut Decoder<'_>) -> Option<crate::blob::BlobMeta> {
+    Some(crate::blob::BlobMeta {
+        number: d.varint()?,
+        size: d.varint()?,
+        records: d.varint()?,
+        value_bytes: d.varint()?,
+        smallest: d.len_prefixed()?.to_vec(),
+        largest: d.len_prefixed()?.to_vec(),
+    })
 }
 
 #[cfg(test)]
