@@ -138,36 +138,7 @@ fn run(
                 while fences.next_if(|f| tree_key.as_slice() >= f.as_slice()).is_some() {
                     past_fence = true;
                 }
-                if past_fence
-                    || cur
-                        .as_ref()
-                        .is_some_and(|c| c.builder.estimated_size() >= spec.target_size)
-                {
-                    finish(cur, out)?;
-                }
-                if cur.is_none() {
-                    let number = (spec.new_file_number)();
-                    let path = filename::path(&spec.dir, FileKind::Table, number);
-                    let file = spec.fs.create(&path).map_err(|e| Error::io(&path, e))?;
-                    let mut builder = TableBuilder::new(file, path, spec.table);
-                    builder.set_origin(spec.identity, number);
-                    *cur = Some(Current { builder, number });
-                }
-                if let Some(c) = cur.as_mut() {
-                    for e in &kept {
-                        let routed =
-                            spec.blobs
-                                .route(&tree_key, e.kind, &e.value, spec.new_file_number)?;
-                        let (kind, value) = match &routed {
-                            Some((k, v)) => (*k, v.as_slice()),
-                            None => (e.kind, e.value.as_slice()),
-                        };
-                        ikey.clear();
-                        ikey.extend_from_slice(&tree_key);
-                        key::push_trailer(&mut ikey, e.seqno, kind as u8);
-                        c.builder.add(&ikey, value)?;
-                    }
-                }
+                write_kept(&tree_key, &kept, past_fence, spec, out, cur, &mut ikey)?;
             }
         }
         let Some(p) = next_key else { break };
@@ -193,6 +164,51 @@ fn run(
     }
     if cur.is_some() {
         finish(cur, out)?;
+    }
+    Ok(())
+}
+
+/// Writes the entries `kept` of `tree_key` to the table being written,
+/// finishing it first if it is full or `past_fence`, and starting one if
+/// none is.
+fn write_kept(
+    tree_key: &[u8],
+    kept: &[Entry],
+    past_fence: bool,
+    spec: &mut OutputSpec<'_>,
+    out: &mut Output,
+    cur: &mut Option<Current>,
+    ikey: &mut Vec<u8>,
+) -> Result<()> {
+    if past_fence
+        || cur
+            .as_ref()
+            .is_some_and(|c| c.builder.estimated_size() >= spec.target_size)
+    {
+        finish(cur, out)?;
+    }
+    if cur.is_none() {
+        let number = (spec.new_file_number)();
+        let path = filename::path(&spec.dir, FileKind::Table, number);
+        let file = spec.fs.create(&path).map_err(|e| Error::io(&path, e))?;
+        let mut builder = TableBuilder::new(file, path, spec.table);
+        builder.set_origin(spec.identity, number);
+        *cur = Some(Current { builder, number });
+    }
+    if let Some(c) = cur.as_mut() {
+        for e in kept {
+            let routed = spec
+                .blobs
+                .route(tree_key, e.kind, &e.value, spec.new_file_number)?;
+            let (kind, value) = match &routed {
+                Some((k, v)) => (*k, v.as_slice()),
+                None => (e.kind, e.value.as_slice()),
+            };
+            ikey.clear();
+            ikey.extend_from_slice(tree_key);
+            key::push_trailer(ikey, e.seqno, kind as u8);
+            c.builder.add(ikey, value)?;
+        }
     }
     Ok(())
 }
