@@ -1,15 +1,15 @@
-//! An open table: point lookups, the two-level iterator, and verification.
+//! An open table: point lookups and verification (its iterator is
+//! `table_iter`'s).
 //!
 //! Layout: docs/format.md#table.
 
-use super::block::{Block, KeyBuf, RestartSeek};
-use super::slots::BlockSlots;
+use super::block::{Block, KeyBuf, PointHit};
 use super::bloom::BlockedBloom;
 use super::compress::{decode_block, BLOCK_TRAILER_LEN};
 use super::filter_use::FilterUse;
 use super::footer::{BlockHandle, Footer, FOOTER_LEN};
 use super::properties::Properties;
-use super::table_iter::TableIter;
+use super::slots::BlockSlots;
 use crate::cache::BlockCache;
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
@@ -41,7 +41,7 @@ pub struct Table {
     props: Properties,
     /// One per index entry, when every index entry is a restart point
     /// (docs/design.md, "Block slots"); none otherwise.
-    slots: Arc<BlockSlots>,
+    slots: Arc<BlockSlots<Block>>,
     /// Whether lookups ask a large filter before a block in its slot
     /// (see `filter_use`).
     filter_use: FilterUse,
@@ -220,25 +220,12 @@ impl Table {
                 let mut before = KeyBuf::new();
                 // The keys the index sends to the block are kept for the
                 // thread's next read only while it reads keys in order.
-                let (at, bounded, last, after, ordinal) = match self.index.seek_restart_entry(target)? {
-                    RestartSeek::AllSmaller => return Ok(Probe::Absent),
-                    RestartSeek::Found(e) => {
-                        let after = if records {
-                            self.index.key_before_restart_entry(e.ordinal)?
-                        } else {
-                            &[]
-                        };
-                        (e.value, records, e.key, after, Some(e.ordinal))
-                    }
-                    RestartSeek::NotAllRestarts => {
-                        let Some((at, bounded)) =
-                            self.index.seek_with_before(target, &mut key, &mut before)?
-                        else {
-                            return Ok(Probe::Absent);
-                        };
-                        (at, bounded, &key[..], &before[..], None)
-                    }
+                let Some(hit) = self.index.seek_index(target, records, &mut key, &mut before)?
+                else {
+                    return Ok(Probe::Absent);
                 };
+                let (at, last, ordinal) = (hit.value, hit.key, hit.ordinal);
+                let (bounded, after) = (hit.before.is_some(), hit.before.unwrap_or(&[]));
                 if overlap && ask_first {
                     let passed = self.filter_allows(h);
                     self.filter_use.record(h, passed);
@@ -348,44 +335,22 @@ impl Table {
             return Ok(Probe::Found(f(key, block.slice(v))));
         }
         // Data blocks have a hash index, looked up with the filter's hash.
-        match block.hash_seek(tk, h, target, key)? {
-            Some(Some(v)) => {
-                if records {
-                    self.cache.put_place(self.file_number, block, v.1, key);
-                }
-                return Ok(Probe::Found(f(key, block.slice(v))));
-            }
-            Some(None) => return Ok(Probe::Absent),
-            None => {}
-        }
-        match block.seek_in_place(target, key)? {
-            Some(v) => {
+        match block.seek_point(tk, h, target, key)? {
+            PointHit::Found(v) => {
                 if records {
                     self.cache.put_place(self.file_number, block, v.1, key);
                 }
                 Ok(Probe::Found(f(key, block.slice(v))))
             }
+            PointHit::NotInBlock => Ok(Probe::Absent),
             // Only a damaged index names a block whose keys all precede
             // `target`; the iterator path carries on with the next block.
-            None if cached_only => Ok(Probe::NeedsIo),
-            None => Ok(match self.get(target)? {
+            PointHit::AllSmaller if cached_only => Ok(Probe::NeedsIo),
+            PointHit::AllSmaller => Ok(match self.get(target)? {
                 Some((k, v)) => Probe::Found(f(&k, &v)),
                 None => Probe::Absent,
             }),
         }
-    }
-
-    /// An iterator over the table, positioned nowhere. It holds the table
-    /// alive and may outlive this borrow; it is `Send + 'static`.
-    pub fn iter(self: &Arc<Table>) -> TableIter {
-        TableIter::new(Arc::clone(self), self.index.iter(), true)
-    }
-
-    /// Like [`Table::iter`], but blocks read from the file are not added to
-    /// the block cache (for compactions, which read each block once and would
-    /// otherwise push out what readers use).
-    pub fn iter_uncached(self: &Arc<Table>) -> TableIter {
-        TableIter::new(Arc::clone(self), self.index.iter(), false)
     }
 
     /// The first entry whose internal key is `>= target`, as `(key, value)`
@@ -453,6 +418,12 @@ impl Table {
     /// Size of the table file in bytes.
     pub fn file_size(&self) -> u64 {
         self.file_size
+    }
+
+    /// The index block (its entries' values are block handles:
+    /// [`Table::handle_of`]).
+    pub(super) fn index_block(&self) -> &Arc<Block> {
+        &self.index
     }
 
     /// Decodes an index entry's value.
