@@ -216,29 +216,8 @@ impl VersionEdit {
                 }
                 TAG_LAST_SEQNO => e.last_seqno = Some(d.varint().ok_or_else(|| bad("last seqno"))?),
                 TAG_NEW_TABLE => {
-                    let f = (|| {
-                        let level = d.varint32()? as usize;
-                        let meta = FileMeta {
-                            number: d.varint()?,
-                            size: d.varint()?,
-                            smallest: d.len_prefixed()?.to_vec(),
-                            largest: d.len_prefixed()?.to_vec(),
-                            smallest_seqno: d.varint()?,
-                            largest_seqno: d.varint()?,
-                            entries: d.varint()?,
-                        };
-                        Some((level, meta))
-                    })()
-                    .ok_or_else(|| bad("new table"))?;
-                    if f.0 >= super::NUM_LEVELS {
-                        return Err(format!(
-                            "table {} at level {}, past the last level",
-                            f.1.number, f.0
-                        ));
-                    }
-                    if key::parse(&f.1.smallest).is_none() || key::parse(&f.1.largest).is_none() {
-                        return Err(format!("table {} has malformed key bounds", f.1.number));
-                    }
+                    let f = decode_new_table(&mut d).ok_or_else(|| bad("new table"))?;
+                    check_new_table(&f)?;
                     e.new_files.push((f.0, Arc::new(f.1)));
                 }
                 TAG_DELETED_TABLE => {
@@ -260,30 +239,11 @@ impl VersionEdit {
                     e.next_keyspace_id = Some(d.varint32().ok_or_else(|| bad("next keyspace id"))?)
                 }
                 TAG_LIFETIME => {
-                    let l = (|| {
-                        Some(Lifetime {
-                            user_bytes: d.varint()?,
-                            wal_bytes: d.varint()?,
-                            flush_bytes: d.varint()?,
-                            compaction_read_bytes: d.varint()?,
-                            compaction_written_bytes: d.varint()?,
-                        })
-                    })()
-                    .ok_or_else(|| bad("lifetime counters"))?;
+                    let l = decode_lifetime(&mut d).ok_or_else(|| bad("lifetime counters"))?;
                     e.lifetime = Some(l);
                 }
                 TAG_BLOB_FILE_ADDED => {
-                    let m = (|| {
-                        Some(crate::blob::BlobMeta {
-                            number: d.varint()?,
-                            size: d.varint()?,
-                            records: d.varint()?,
-                            value_bytes: d.varint()?,
-                            smallest: d.len_prefixed()?.to_vec(),
-                            largest: d.len_prefixed()?.to_vec(),
-                        })
-                    })()
-                    .ok_or_else(|| bad("blob file added"))?;
+                    let m = decode_blob_added(&mut d).ok_or_else(|| bad("blob file added"))?;
                     e.new_blobs.push(Arc::new(m));
                 }
                 TAG_BLOB_FILE_REMOVED => e
@@ -299,13 +259,7 @@ impl VersionEdit {
                     let (Some(lo), Some(hi)) = (lo, hi) else {
                         return Err(bad("database identity"));
                     };
-                    let id = u128::from(lo) | (u128::from(hi) << 64);
-                    if id == 0 {
-                        return Err(format!(
-                            "database identity 0 at byte {at} of a version edit"
-                        ));
-                    }
-                    e.identity = Some(id);
+                    e.identity = Some(identity(lo, hi, at)?);
                 }
                 TAG_WAL_STARTED => e
                     .wals_started
@@ -319,6 +273,69 @@ impl VersionEdit {
         }
         Ok(e)
     }
+}
+
+/// A new table's level and metadata, after its tag; `None` if cut short.
+fn decode_new_table(d: &mut Decoder<'_>) -> Option<(usize, FileMeta)> {
+    let level = d.varint32()? as usize;
+    let meta = FileMeta {
+        number: d.varint()?,
+        size: d.varint()?,
+        smallest: d.len_prefixed()?.to_vec(),
+        largest: d.len_prefixed()?.to_vec(),
+        smallest_seqno: d.varint()?,
+        largest_seqno: d.varint()?,
+        entries: d.varint()?,
+    };
+    Some((level, meta))
+}
+
+/// Checks a new table's level and key bounds.
+fn check_new_table((level, meta): &(usize, FileMeta)) -> Result<(), String> {
+    if *level >= super::NUM_LEVELS {
+        return Err(format!(
+            "table {} at level {}, past the last level",
+            meta.number, level
+        ));
+    }
+    if key::parse(&meta.smallest).is_none() || key::parse(&meta.largest).is_none() {
+        return Err(format!("table {} has malformed key bounds", meta.number));
+    }
+    Ok(())
+}
+
+/// The lifetime counters, after their tag; `None` if cut short.
+fn decode_lifetime(d: &mut Decoder<'_>) -> Option<Lifetime> {
+    Some(Lifetime {
+        user_bytes: d.varint()?,
+        wal_bytes: d.varint()?,
+        flush_bytes: d.varint()?,
+        compaction_read_bytes: d.varint()?,
+        compaction_written_bytes: d.varint()?,
+    })
+}
+
+/// An added blob file's metadata, after its tag; `None` if cut short.
+fn decode_blob_added(d: &mut Decoder<'_>) -> Option<crate::blob::BlobMeta> {
+    Some(crate::blob::BlobMeta {
+        number: d.varint()?,
+        size: d.varint()?,
+        records: d.varint()?,
+        value_bytes: d.varint()?,
+        smallest: d.len_prefixed()?.to_vec(),
+        largest: d.len_prefixed()?.to_vec(),
+    })
+}
+
+/// The database identity of its two halves, read at byte `at`; never 0.
+fn identity(lo: u64, hi: u64, at: usize) -> Result<u128, String> {
+    let id = u128::from(lo) | (u128::from(hi) << 64);
+    if id == 0 {
+        return Err(format!(
+            "database identity 0 at byte {at} of a version edit"
+        ));
+    }
+    Ok(id)
 }
 
 #[cfg(test)]
