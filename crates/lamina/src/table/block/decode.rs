@@ -1,10 +1,10 @@
-//! Entries and restart points of a block, decoded in place.
+//! Entries and restart keys of a block, decoded in place.
 //!
 //! Layout: docs/format.md#block.
 
 use super::Block;
-use crate::coding::{get_u32, Decoder};
-use crate::error::{Error, Result};
+use crate::coding::Decoder;
+use crate::error::Result;
 
 /// One entry decoded in place.
 pub(super) struct Entry<'a> {
@@ -19,17 +19,6 @@ pub(super) struct Entry<'a> {
 }
 
 impl Block {
-    /// Where restart point `i` starts; `usize::MAX` past the array.
-    pub(super) fn restart_point(&self, i: usize) -> usize {
-        let pos = self.restarts_offset.saturating_add(i.saturating_mul(4));
-        get_u32(&self.data, pos).map_or(usize::MAX, |r| r as usize)
-    }
-
-    /// Corruption of this block, for `reason`.
-    pub(super) fn corruption(&self, reason: impl Into<String>) -> Error {
-        Error::corruption(&*self.file, self.offset, reason)
-    }
-
     /// Decodes the entry at byte `pos`; `None` if it is malformed or runs
     /// into the restart array.
     pub(super) fn entry(&self, pos: usize) -> Option<Entry<'_>> {

@@ -12,42 +12,6 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 impl Block {
-    /// Finds the buckets at the end of the block (their count in the two
-    /// bytes before the restart count) and returns where the restart count
-    /// would end without them, to read the restart array from.
-    pub(super) fn find_buckets(&mut self) -> Result<usize> {
-        let len = self.data.len();
-        let b = len
-            .checked_sub(6)
-            .and_then(|p| self.data.get(p..p + 2)?.try_into().ok())
-            .map(|b| usize::from(u16::from_le_bytes(b)))
-            .ok_or_else(|| self.corruption(format!("block of {len} bytes has no hash index")))?;
-        let start = (len - 6).checked_sub(b).ok_or_else(|| {
-            self.corruption(format!("{b} hash buckets do not fit a {len}-byte block"))
-        })?;
-        self.buckets = (start, b);
-        // The restart array and its count end where the buckets start.
-        Ok(start + 4)
-    }
-
-    /// Checks that every hash bucket names a restart point of the block, a
-    /// collision, or none.
-    pub(super) fn check_buckets(&self) -> Result<()> {
-        let num = self.num_restarts;
-        let (start, b) = self.buckets;
-        let buckets = self.data.get(start..start + b).unwrap_or(&[]);
-        if let Some(i) = buckets
-            .iter()
-            .position(|&v| usize::from(v) >= num && v < BUCKET_COLLISION)
-        {
-            let v = buckets.get(i).copied().unwrap_or(0);
-            return Err(self.corruption(format!(
-                "hash bucket {i} names restart point {v} of a block with {num}"
-            )));
-        }
-        Ok(())
-    }
-
     /// Point lookup through the block's hash index, for tree key `tk` of
     /// hash `h` (`xxh3_64(tk)`) and internal key `target` of `tk`:
     /// `Ok(None)` when the block has no usable hash entry (no index, or a

@@ -29,6 +29,13 @@ pub struct BlockIter {
     err: Option<Error>,
 }
 
+impl Block {
+    /// An iterator over this block, positioned nowhere.
+    pub fn iter(self: &Arc<Self>) -> BlockIter {
+        BlockIter::new(Arc::clone(self))
+    }
+}
+
 impl BlockIter {
     /// An iterator over `block`, positioned nowhere.
     pub fn new(block: Arc<Block>) -> BlockIter {

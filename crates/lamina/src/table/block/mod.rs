@@ -1,10 +1,11 @@
 //! A decoded block: the [`Block`] type and the checks made when it is
 //! built; the modules below read it.
 //!
-//! - `decode`: entries and restart points, decoded in place;
+//! - `decode`: entries and restart keys, decoded in place;
 //! - `search`: the restart search, which restart point a lookup scans from;
+//! - `scan`: the scan of a restart interval for a target;
 //! - `lookup`: the point lookup of a data block and the index lookup of an
-//!   index block, scanning from there;
+//!   index block (restart search, then scan);
 //! - `hash_index`: the data block's hash index (lookup, prefetch, check);
 //! - `iter`: [`BlockIter`], the cursor over a block's entries.
 //!
@@ -14,17 +15,18 @@ mod decode;
 mod hash_index;
 mod iter;
 mod lookup;
+mod scan;
 mod search;
 #[cfg(test)]
 mod tests;
 
+use super::block_builder::BUCKET_COLLISION;
 pub use super::key_buf::KeyBuf;
 use super::slots::{SlotMark, Slotted};
 use crate::coding::get_u32;
-use crate::error::Result;
+use crate::error::{Error, Result};
 pub use iter::BlockIter;
 pub use lookup::PointHit;
-use search::RestartPrefixes;
 use std::path::Path;
 use std::sync::atomic::AtomicU8;
 use std::sync::{Arc, OnceLock};
@@ -61,6 +63,17 @@ pub struct Block {
     /// The table slot a point lookup put the block in, if any, and whether
     /// the block cache let it go (docs/design.md, "Block slots").
     slot: SlotMark<Block>,
+}
+
+/// A number for every restart key: the first 16 bytes ([`key::tree_prefix`])
+/// of its tree key after the bytes all of them share, so that a binary
+/// search compares numbers, side by side in memory, and reads only the
+/// keys whose number equals the target's.
+#[derive(Debug)]
+struct RestartPrefixes {
+    /// The bytes every restart key's tree key starts with.
+    head: Vec<u8>,
+    prefixes: Vec<u128>,
 }
 
 impl Slotted for Block {
@@ -148,9 +161,51 @@ impl Block {
         Ok(())
     }
 
-    /// An iterator over this block, positioned nowhere.
-    pub fn iter(self: &Arc<Self>) -> BlockIter {
-        BlockIter::new(Arc::clone(self))
+    /// Finds the buckets at the end of the block (their count in the two
+    /// bytes before the restart count) and returns where the restart count
+    /// would end without them, to read the restart array from.
+    fn find_buckets(&mut self) -> Result<usize> {
+        let len = self.data.len();
+        let b = len
+            .checked_sub(6)
+            .and_then(|p| self.data.get(p..p + 2)?.try_into().ok())
+            .map(|b| usize::from(u16::from_le_bytes(b)))
+            .ok_or_else(|| self.corruption(format!("block of {len} bytes has no hash index")))?;
+        let start = (len - 6).checked_sub(b).ok_or_else(|| {
+            self.corruption(format!("{b} hash buckets do not fit a {len}-byte block"))
+        })?;
+        self.buckets = (start, b);
+        // The restart array and its count end where the buckets start.
+        Ok(start + 4)
+    }
+
+    /// Checks that every hash bucket names a restart point of the block, a
+    /// collision, or none.
+    fn check_buckets(&self) -> Result<()> {
+        let num = self.num_restarts;
+        let (start, b) = self.buckets;
+        let buckets = self.data.get(start..start + b).unwrap_or(&[]);
+        if let Some(i) = buckets
+            .iter()
+            .position(|&v| usize::from(v) >= num && v < BUCKET_COLLISION)
+        {
+            let v = buckets.get(i).copied().unwrap_or(0);
+            return Err(self.corruption(format!(
+                "hash bucket {i} names restart point {v} of a block with {num}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Where restart point `i` starts; `usize::MAX` past the array.
+    fn restart_point(&self, i: usize) -> usize {
+        let pos = self.restarts_offset.saturating_add(i.saturating_mul(4));
+        get_u32(&self.data, pos).map_or(usize::MAX, |r| r as usize)
+    }
+
+    /// Corruption of this block, for `reason`.
+    fn corruption(&self, reason: impl Into<String>) -> Error {
+        Error::corruption(&*self.file, self.offset, reason)
     }
 
     /// The uncompressed bytes of the block.

@@ -5,7 +5,7 @@
 //! Layout: docs/format.md#block.
 
 use super::super::block_builder::common_prefix;
-use super::Block;
+use super::{Block, RestartPrefixes};
 use crate::error::Result;
 use crate::key;
 use std::cmp::Ordering;
@@ -15,17 +15,6 @@ use std::sync::atomic::Ordering as AtomicOrdering;
 /// compares (one cache miss apiece) costs more than building
 /// [`RestartPrefixes`] once this many lookups have done it.
 const PREFIXES_AFTER: u8 = 8;
-
-/// A number for every restart key: the first 16 bytes ([`key::tree_prefix`])
-/// of its tree key after the bytes all of them share, so that a binary
-/// search compares numbers, side by side in memory, and reads only the
-/// keys whose number equals the target's.
-#[derive(Debug)]
-pub(super) struct RestartPrefixes {
-    /// The bytes every restart key's tree key starts with.
-    head: Vec<u8>,
-    prefixes: Vec<u128>,
-}
 
 /// How many of `xs`, ascending, are `< t` (`xs.partition_point(|&x| x <
 /// t)`), with no branch on a comparison: every step of a search for a
