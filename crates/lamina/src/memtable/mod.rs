@@ -10,7 +10,8 @@ mod newest;
 mod skiplist;
 mod spare;
 
-pub(crate) use spare::{register as register_spare_chunks, Registration as SpareChunks};
+pub use arena::Inserters;
+pub(crate) use spare::Registration as SpareChunks;
 
 use crate::key::{self, InternalKey, Kind, SeqNo};
 pub use cursor::{MemtableIter, MemtableScan};
@@ -19,20 +20,6 @@ use newest::{NewestIndex, Probe};
 use skiplist::Entry;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-
-/// Who may insert into a memtable while a caller does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Inserters {
-    /// Other writers may be inserting too: each step another could race
-    /// (carving the entry's memory, linking it, counting it) is an atomic
-    /// read-modify-write.
-    Many,
-    /// The caller is the only one, and stays so until its insert returns
-    /// (a single writer's commit, under the commit lock with every writer
-    /// before it published): those steps are plain loads and stores.
-    /// Readers may still read meanwhile.
-    One,
-}
 
 /// Sorted, concurrent buffer of recent writes. Readers never block writers.
 ///
@@ -272,19 +259,17 @@ impl Memtable {
         }
     }
 
-    /// A cursor borrowing the memtable that moves from entry to entry
-    /// without copying, merging its skip lists; for flushes.
-    pub fn scan(&self) -> MemtableScan<'_> {
-        cursor::scan(&self.lists)
-    }
+}
 
-    /// Iterators over the memtable, one per skip list, to be merged; each
-    /// keeps the memtable alive. Entries inserted later may or may not be
-    /// seen (the caller filters by seqno: an entry the caller may see was
-    /// inserted before its seqno was published).
-    pub fn iters(self: &Arc<Self>) -> impl Iterator<Item = MemtableIter> + '_ {
-        (0..self.lists.all().count()).map(|i| MemtableIter::new(Arc::clone(self), i))
+/// Registers a database whose memtables are of `memtable_size` bytes with
+/// the pool of spare chunks, if they take huge chunks; `None` otherwise
+/// (nothing is kept for it).
+pub(crate) fn register_spare_chunks(memtable_size: u64) -> Option<SpareChunks> {
+    let bytes = usize::try_from(memtable_size).ok()?;
+    if !Memtable::takes_huge_chunks(memtable_size) {
+        return None;
     }
+    Some(spare::register(bytes))
 }
 
 /// The seqno of a seek target (its kind byte is not a real kind); 0 if the

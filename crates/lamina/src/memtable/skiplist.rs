@@ -26,7 +26,7 @@
 #![allow(unsafe_code)]
 
 use super::arena::{Arena, ALIGN as ARENA_ALIGN};
-use super::Inserters;
+use super::arena::Inserters;
 use crate::key;
 use crate::prefetch::prefetch;
 use parking_lot::Mutex;

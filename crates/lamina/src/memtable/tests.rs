@@ -248,3 +248,10 @@ proptest::proptest! {
         proptest::prop_assert_eq!(back, want.iter().map(|w| w.1).collect::<Vec<_>>());
     }
 }
+
+/// Memtables too small for huge chunks register nothing with the pool of
+/// spare chunks.
+#[test]
+fn memtables_too_small_for_huge_chunks_register_no_spare_chunks() {
+    assert!(register_spare_chunks(1 << 20).is_none());
+}
