@@ -258,7 +258,6 @@ impl Memtable {
             }
         }
     }
-
 }
 
 /// Registers a database whose memtables are of `memtable_size` bytes with
