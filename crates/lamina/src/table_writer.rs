@@ -8,12 +8,15 @@
 
 use crate::error::{Error, Result};
 use crate::fs::{default_fs, FileSystem};
-use crate::key::{self, Kind};
-use crate::keyspace::MAX_KEYSPACE_NAME;
+use crate::key::{self, Kind, MAX_KEYSPACE_NAME};
 use crate::options::Compression;
 use crate::table::{TableBuilder, TableOptions, WriterProps};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+// Keyspace names are checked against `keyspace`'s limit and recorded in
+// tables under `key`'s: the two must be one number.
+const _: () = assert!(MAX_KEYSPACE_NAME == crate::keyspace::MAX_KEYSPACE_NAME);
 
 /// How a [`TableWriter`] writes its table.
 #[derive(Clone)]
