@@ -14,7 +14,6 @@ pub use arena::Inserters;
 pub(crate) use spare::Registration as SpareChunks;
 
 use crate::key::{self, InternalKey, Kind, SeqNo};
-pub use cursor::{MemtableIter, MemtableScan};
 use lists::{Lists, MAX_LISTS};
 use newest::{NewestIndex, Probe};
 use skiplist::Entry;

@@ -1,6 +1,7 @@
 //! Tests of the memtable: iteration in key order, lookups against a model,
 //! and the newest-entry index built while writers insert.
 
+use super::cursor::MemtableIter;
 use super::*;
 
 use crate::iter::{InternalIterator, MergingIter};
