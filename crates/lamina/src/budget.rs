@@ -1,4 +1,4 @@
-//! The memory budget: how one number ([`Options::memory_budget`]) is shared
+//! The memory budget: how one number (`Options::memory_budget`) is shared
 //! between the block cache, the row cache and the memtables, and what it is
 //! by default. A pure function of the options; tested as data.
 //!
@@ -19,8 +19,9 @@
 //!
 //! An option set to something other than its default wins over what the
 //! budget derives; a cache size set that way is not charged.
-
-use crate::options::Options;
+//!
+//! The options take their defaults from here, so this module reads them
+//! through [`BudgetOptions`] rather than naming their type.
 
 /// The blob values read more than once are kept in memory up to the cache
 /// size over this (`blob::HotValues`).
@@ -36,6 +37,18 @@ const DEFAULT_BUDGET_SHARE: u64 = 8;
 /// Smallest memtable derived from a budget.
 const MIN_MEMTABLE: usize = 64 << 10;
 
+/// The options the budget reads and derives (implemented by `Options`).
+pub(crate) trait BudgetOptions {
+    /// The budget, `memory_budget`.
+    fn memory_budget(&self) -> usize;
+    /// The `cache_size` asked for.
+    fn cache_size(&self) -> usize;
+    /// The `memtable_size` asked for.
+    fn memtable_size(&self) -> usize;
+    /// Sets `cache_size` and `memtable_size`.
+    fn set_sizes(&mut self, cache_size: usize, memtable_size: usize);
+}
+
 /// Sizes derived from a budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Shares {
@@ -50,29 +63,28 @@ pub(crate) struct Shares {
 
 /// The sizes `opts` asks for: each left at its default is derived from
 /// `opts.memory_budget`.
-pub(crate) fn shares(opts: &Options) -> Shares {
-    let b = opts.memory_budget;
-    let derived_cache = opts.cache_size == DEFAULT_CACHE_SIZE;
+pub(crate) fn shares(opts: &impl BudgetOptions) -> Shares {
+    let b = opts.memory_budget();
+    let derived_cache = opts.cache_size() == DEFAULT_CACHE_SIZE;
     Shares {
         cache_size: if derived_cache {
             b / 3 * 2
         } else {
-            opts.cache_size
+            opts.cache_size()
         },
-        memtable_size: if opts.memtable_size == DEFAULT_MEMTABLE_SIZE {
+        memtable_size: if opts.memtable_size() == DEFAULT_MEMTABLE_SIZE {
             (b / 4).clamp(MIN_MEMTABLE, DEFAULT_MEMTABLE_SIZE)
         } else {
-            opts.memtable_size
+            opts.memtable_size()
         },
         charged: derived_cache,
     }
 }
 
 /// `opts` with the sizes of [`shares`] filled in; also whether charges apply.
-pub(crate) fn resolve(mut opts: Options) -> (Options, bool) {
+pub(crate) fn resolve<O: BudgetOptions>(mut opts: O) -> (O, bool) {
     let s = shares(&opts);
-    opts.cache_size = s.cache_size;
-    opts.memtable_size = s.memtable_size;
+    opts.set_sizes(s.cache_size, s.memtable_size);
     (opts, s.charged)
 }
 
@@ -128,6 +140,7 @@ fn machine_memory() -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::Options;
 
     const MIB: usize = 1 << 20;
 

@@ -20,6 +20,10 @@ pub const MAX_KEY_LEN: usize = 64 * 1024;
 /// Longest value (or merge operand) accepted, in bytes.
 pub const MAX_VALUE_LEN: usize = 256 * 1024 * 1024;
 
+/// Longest keyspace name, in bytes (the keyspaces' limit, kept here for
+/// the modules below them that store names, such as table properties).
+pub const MAX_KEYSPACE_NAME: usize = 255;
+
 /// Length of the trailer at the end of every internal key.
 pub const TRAILER_LEN: usize = 8;
 

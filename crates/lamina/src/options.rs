@@ -1,5 +1,8 @@
 //! Everything a caller can set when opening a database.
 
+use crate::budget::{
+    default_memory_budget, BudgetOptions, DEFAULT_CACHE_SIZE, DEFAULT_MEMTABLE_SIZE,
+};
 use crate::fs::{default_fs, FileSystem};
 use crate::merge::{Add, MergeOperator};
 use std::fmt;
@@ -126,12 +129,12 @@ impl Default for Options {
             error_if_exists: false,
             read_only: false,
             durability: Durability::Os,
-            memtable_size: crate::budget::DEFAULT_MEMTABLE_SIZE,
+            memtable_size: DEFAULT_MEMTABLE_SIZE,
             block_size: crate::tuning::AUTOMATIC,
             compression: Compression::Lz4,
             bottom_compression: Compression::Lz4,
             bloom_bits_per_key: 10,
-            cache_size: crate::budget::DEFAULT_CACHE_SIZE,
+            cache_size: DEFAULT_CACHE_SIZE,
             max_open_tables: 1000,
             l0_compaction_trigger: 4,
             l0_slowdown_trigger: 20,
@@ -143,8 +146,27 @@ impl Default for Options {
             fs: default_fs(),
             blob_threshold: 4 << 10,
             blob_gc_ratio: 0.5,
-            memory_budget: crate::budget::default_memory_budget(),
+            memory_budget: default_memory_budget(),
         }
+    }
+}
+
+impl BudgetOptions for Options {
+    fn memory_budget(&self) -> usize {
+        self.memory_budget
+    }
+
+    fn cache_size(&self) -> usize {
+        self.cache_size
+    }
+
+    fn memtable_size(&self) -> usize {
+        self.memtable_size
+    }
+
+    fn set_sizes(&mut self, cache_size: usize, memtable_size: usize) {
+        self.cache_size = cache_size;
+        self.memtable_size = memtable_size;
     }
 }
 

@@ -6,10 +6,9 @@
 //! keyspace id 0; ingest gives them their seqno and keyspace
 //! (docs/format.md#ingested-tables).
 
-use crate::db::MAX_KEYSPACE_NAME;
 use crate::error::{Error, Result};
 use crate::fs::{default_fs, FileSystem};
-use crate::key::{self, Kind};
+use crate::key::{self, Kind, MAX_KEYSPACE_NAME};
 use crate::options::Compression;
 use crate::table::{TableBuilder, TableOptions, WriterProps};
 use std::path::{Path, PathBuf};

@@ -10,6 +10,7 @@ use crate::key::{self, KeyspaceId, Kind, SeqNo};
 use crate::manifest::FileMeta;
 use crate::merge::MergeOperator;
 use crate::table::{TableBuilder, TableOptions};
+use std::iter::Peekable;
 use std::path::PathBuf;
 
 /// Everything the writer needs besides the input stream.
@@ -99,46 +100,12 @@ fn run(
     let mut steps = 0u64;
     let mut fences = spec.cut_before.iter().peekable();
     loop {
-        let next_key = if input.valid() {
-            let k = input.key();
-            let p = key::parse(k).ok_or_else(|| {
-                Error::corruption(
-                    spec.dir.clone(),
-                    0,
-                    format!(
-                        "malformed internal key in compaction input ({} bytes)",
-                        k.len()
-                    ),
-                )
-            })?;
-            out.bytes_read += (k.len() + input.value().len()) as u64;
-            Some(p)
-        } else {
-            input.status()?;
-            None
-        };
+        let next_key = read_key(&*input, spec, out)?;
         let same = next_key.is_some_and(|p| p.tree_key == tree_key.as_slice());
         if !same && !entries.is_empty() {
-            let kept = if entries.len() == 1 && entries.first().is_some_and(|e| e.kind == Kind::Put)
-            {
-                std::mem::take(&mut entries)
-            } else {
-                collapse(
-                    &tree_key,
-                    std::mem::take(&mut entries),
-                    &spec.snapshots,
-                    spec.bottommost,
-                    spec.merge_operator,
-                )
-            };
+            let kept = keep(&tree_key, &mut entries, spec);
             if !kept.is_empty() {
-                // Past a kept table's first key: the table being written
-                // ends before it.
-                let mut past_fence = false;
-                while fences.next_if(|f| tree_key.as_slice() >= f.as_slice()).is_some() {
-                    past_fence = true;
-                }
-                write_kept(&tree_key, &kept, past_fence, spec, out, cur, &mut ikey)?;
+                write_kept(&tree_key, &kept, spec, out, cur, &mut fences, &mut ikey)?;
             }
         }
         let Some(p) = next_key else { break };
@@ -168,18 +135,66 @@ fn run(
     Ok(())
 }
 
-/// Writes the entries `kept` of `tree_key` to the table being written,
-/// finishing it first if it is full or `past_fence`, and starting one if
-/// none is.
+/// The key `input` is on, parsed, its bytes and its value's counted as
+/// read; `None` at the input's end.
+fn read_key<'a>(
+    input: &'a dyn InternalIterator,
+    spec: &OutputSpec<'_>,
+    out: &mut Output,
+) -> Result<Option<key::Parsed<'a>>> {
+    if !input.valid() {
+        input.status()?;
+        return Ok(None);
+    }
+    let k = input.key();
+    let p = key::parse(k).ok_or_else(|| {
+        Error::corruption(
+            spec.dir.clone(),
+            0,
+            format!(
+                "malformed internal key in compaction input ({} bytes)",
+                k.len()
+            ),
+        )
+    })?;
+    out.bytes_read += (k.len() + input.value().len()) as u64;
+    Ok(Some(p))
+}
+
+/// The entries of `tree_key` the output keeps, taken from `entries`: a
+/// lone put as it is, others collapsed.
+fn keep(tree_key: &[u8], entries: &mut Vec<Entry>, spec: &OutputSpec<'_>) -> Vec<Entry> {
+    if entries.len() == 1 && entries.first().is_some_and(|e| e.kind == Kind::Put) {
+        std::mem::take(entries)
+    } else {
+        collapse(
+            tree_key,
+            std::mem::take(entries),
+            &spec.snapshots,
+            spec.bottommost,
+            spec.merge_operator,
+        )
+    }
+}
+
+/// Writes `kept`, the entries of `tree_key`, to the table being written:
+/// first finishes it where a fence or the target size says, and starts
+/// one if none is open. `ikey` is scratch space for the internal keys.
 fn write_kept(
     tree_key: &[u8],
     kept: &[Entry],
-    past_fence: bool,
     spec: &mut OutputSpec<'_>,
     out: &mut Output,
     cur: &mut Option<Current>,
+    fences: &mut Peekable<std::slice::Iter<'_, Vec<u8>>>,
     ikey: &mut Vec<u8>,
 ) -> Result<()> {
+    // Past a kept table's first key: the table being written ends before
+    // it.
+    let mut past_fence = false;
+    while fences.next_if(|f| tree_key >= f.as_slice()).is_some() {
+        past_fence = true;
+    }
     if past_fence
         || cur
             .as_ref()

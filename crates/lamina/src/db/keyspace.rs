@@ -11,8 +11,7 @@ use crate::read::SeekCursor;
 use std::ops::RangeBounds;
 use std::sync::Arc;
 
-/// Longest keyspace name, in bytes.
-pub const MAX_KEYSPACE_NAME: usize = 255;
+use crate::key::MAX_KEYSPACE_NAME;
 
 /// A handle to one keyspace. Cheap to clone; it keeps the database open.
 /// After the keyspace is dropped every call fails with `NoSuchKeyspace`.

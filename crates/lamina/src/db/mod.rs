@@ -22,7 +22,7 @@ pub use bulk_loader::{BulkLoadOptions, BulkLoader};
 pub use check::CheckReport;
 pub(crate) use ingest::Origin as IngestOrigin;
 pub use ingest::{IngestOptions, IngestedTable};
-pub use keyspace::{Keyspace, MAX_KEYSPACE_NAME};
+pub use keyspace::Keyspace;
 use parking_lot::{Condvar, Mutex, RwLock};
 pub(crate) use stats::{add_under_wal_lock, cause_index, Counters};
 pub use stats::{LevelStats, StallStats, Stats};

@@ -216,9 +216,9 @@ impl VersionEdit {
                 }
                 TAG_LAST_SEQNO => e.last_seqno = Some(d.varint().ok_or_else(|| bad("last seqno"))?),
                 TAG_NEW_TABLE => {
-                    let (level, meta) = decode_new_table(&mut d).ok_or_else(|| bad("new table"))?;
-                    check_new_table(level, &meta)?;
-                    e.new_files.push((level, Arc::new(meta)));
+                    let f = decode_new_table(&mut d).ok_or_else(|| bad("new table"))?;
+                    check_new_table(&f)?;
+                    e.new_files.push((f.0, Arc::new(f.1)));
                 }
                 TAG_DELETED_TABLE => {
                     let level = d.varint32().ok_or_else(|| bad("deleted table"))? as usize;
@@ -239,7 +239,8 @@ impl VersionEdit {
                     e.next_keyspace_id = Some(d.varint32().ok_or_else(|| bad("next keyspace id"))?)
                 }
                 TAG_LIFETIME => {
-                    e.lifetime = Some(decode_lifetime(&mut d).ok_or_else(|| bad("lifetime counters"))?)
+                    let l = decode_lifetime(&mut d).ok_or_else(|| bad("lifetime counters"))?;
+                    e.lifetime = Some(l);
                 }
                 TAG_BLOB_FILE_ADDED => {
                     let m = decode_blob_added(&mut d).ok_or_else(|| bad("blob file added"))?;
@@ -258,13 +259,7 @@ impl VersionEdit {
                     let (Some(lo), Some(hi)) = (lo, hi) else {
                         return Err(bad("database identity"));
                     };
-                    let id = u128::from(lo) | (u128::from(hi) << 64);
-                    if id == 0 {
-                        return Err(format!(
-                            "database identity 0 at byte {at} of a version edit"
-                        ));
-                    }
-                    e.identity = Some(id);
+                    e.identity = Some(identity(lo, hi, at)?);
                 }
                 TAG_WAL_STARTED => e
                     .wals_started
@@ -280,7 +275,7 @@ impl VersionEdit {
     }
 }
 
-/// The level and table of a tag-4 record's fields.
+/// A new table's level and metadata, after its tag; `None` if cut short.
 fn decode_new_table(d: &mut Decoder<'_>) -> Option<(usize, FileMeta)> {
     let level = d.varint32()? as usize;
     let meta = FileMeta {
@@ -295,12 +290,12 @@ fn decode_new_table(d: &mut Decoder<'_>) -> Option<(usize, FileMeta)> {
     Some((level, meta))
 }
 
-/// Refuses a new table past the last level or with malformed key bounds.
-fn check_new_table(level: usize, meta: &FileMeta) -> Result<(), String> {
-    if level >= super::NUM_LEVELS {
+/// Checks a new table's level and key bounds.
+fn check_new_table((level, meta): &(usize, FileMeta)) -> Result<(), String> {
+    if *level >= super::NUM_LEVELS {
         return Err(format!(
-            "table {} at level {level}, past the last level",
-            meta.number
+            "table {} at level {}, past the last level",
+            meta.number, level
         ));
     }
     if key::parse(&meta.smallest).is_none() || key::parse(&meta.largest).is_none() {
@@ -309,7 +304,7 @@ fn check_new_table(level: usize, meta: &FileMeta) -> Result<(), String> {
     Ok(())
 }
 
-/// The lifetime byte counters of a tag-9 record's fields.
+/// The lifetime counters, after their tag; `None` if cut short.
 fn decode_lifetime(d: &mut Decoder<'_>) -> Option<Lifetime> {
     Some(Lifetime {
         user_bytes: d.varint()?,
@@ -320,7 +315,7 @@ fn decode_lifetime(d: &mut Decoder<'_>) -> Option<Lifetime> {
     })
 }
 
-/// The blob file of a tag-12 record's fields.
+/// An added blob file's metadata, after its tag; `None` if cut short.
 fn decode_blob_added(d: &mut Decoder<'_>) -> Option<crate::blob::BlobMeta> {
     Some(crate::blob::BlobMeta {
         number: d.varint()?,
@@ -330,6 +325,17 @@ fn decode_blob_added(d: &mut Decoder<'_>) -> Option<crate::blob::BlobMeta> {
         smallest: d.len_prefixed()?.to_vec(),
         largest: d.len_prefixed()?.to_vec(),
     })
+}
+
+/// The database identity of its two halves, read at byte `at`; never 0.
+fn identity(lo: u64, hi: u64, at: usize) -> Result<u128, String> {
+    let id = u128::from(lo) | (u128::from(hi) << 64);
+    if id == 0 {
+        return Err(format!(
+            "database identity 0 at byte {at} of a version edit"
+        ));
+    }
+    Ok(id)
 }
 
 #[cfg(test)]

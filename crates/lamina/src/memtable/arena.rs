@@ -31,12 +31,25 @@
 #![allow(unsafe_code)]
 
 use super::spare;
-use super::Inserters;
 use parking_lot::Mutex;
 use std::alloc::Layout;
 use std::mem::size_of;
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+
+/// Who may insert into a memtable while a caller does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inserters {
+    /// Other writers may be inserting too: each step another could race
+    /// (carving the entry's memory, linking it, counting it) is an atomic
+    /// read-modify-write.
+    Many,
+    /// The caller is the only one, and stays so until its insert returns
+    /// (a single writer's commit, under the commit lock with every writer
+    /// before it published): those steps are plain loads and stores.
+    /// Readers may still read meanwhile.
+    One,
+}
 
 /// Alignment of every allocation (an entry's header and links).
 pub(super) const ALIGN: usize = 8;

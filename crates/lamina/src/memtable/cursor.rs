@@ -2,12 +2,28 @@
 //! owning the memtable (reads merge one per list with every other source),
 //! and [`MemtableScan`], borrowing it and merging its lists (flushes).
 
-use super::lists::Lists;
 use super::skiplist::{Entry, Position, SkipList};
 use super::Memtable;
 use crate::error::Result;
 use crate::iter::{InternalIterator, MergingIter};
 use std::sync::Arc;
+
+impl Memtable {
+    /// A cursor borrowing the memtable that moves from entry to entry
+    /// without copying, merging its skip lists; for flushes.
+    pub fn scan(&self) -> MemtableScan<'_> {
+        let lists = self.lists.all();
+        MergingIter::new(lists.map(|list| ListScan { list, cur: None }).collect())
+    }
+
+    /// Iterators over the memtable, one per skip list, to be merged; each
+    /// keeps the memtable alive. Entries inserted later may or may not be
+    /// seen (the caller filters by seqno: an entry the caller may see was
+    /// inserted before its seqno was published).
+    pub fn iters(self: &Arc<Self>) -> impl Iterator<Item = MemtableIter> + '_ {
+        (0..self.lists.all().count()).map(|i| MemtableIter::new(Arc::clone(self), i))
+    }
+}
 
 /// Cursor over one skip list of a memtable. Entries inserted while it is
 /// open may or may not be seen; the caller filters by seqno.
@@ -19,7 +35,7 @@ pub struct MemtableIter {
 
 impl MemtableIter {
     /// A cursor over list `list` of `mem`, not positioned.
-    pub(super) fn new(mem: Arc<Memtable>, list: usize) -> MemtableIter {
+    fn new(mem: Arc<Memtable>, list: usize) -> MemtableIter {
         MemtableIter {
             mem,
             list,
@@ -90,10 +106,6 @@ impl InternalIterator for MemtableIter {
 /// [`Memtable::scan`]).
 pub type MemtableScan<'a> = MergingIter<ListScan<'a>>;
 
-/// The scan of a memtable's `lists`.
-pub(super) fn scan(lists: &Lists) -> MemtableScan<'_> {
-    MergingIter::new(lists.all().map(|list| ListScan { list, cur: None }).collect())
-}
 
 /// Cursor over one borrowed skip list.
 pub struct ListScan<'a> {

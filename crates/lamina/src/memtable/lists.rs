@@ -15,7 +15,7 @@
 //! holds it, and only that list resolves it.
 
 use super::skiplist::{Entry, IdBlock, Position, SkipList};
-use super::Inserters;
+use super::arena::Inserters;
 use crate::key;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

@@ -10,29 +10,15 @@ mod newest;
 mod skiplist;
 mod spare;
 
-pub(crate) use spare::{register as register_spare_chunks, Registration as SpareChunks};
+pub use arena::Inserters;
+pub(crate) use spare::Registration as SpareChunks;
 
 use crate::key::{self, InternalKey, Kind, SeqNo};
-pub use cursor::{MemtableIter, MemtableScan};
 use lists::{Lists, MAX_LISTS};
 use newest::{NewestIndex, Probe};
 use skiplist::Entry;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-
-/// Who may insert into a memtable while a caller does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Inserters {
-    /// Other writers may be inserting too: each step another could race
-    /// (carving the entry's memory, linking it, counting it) is an atomic
-    /// read-modify-write.
-    Many,
-    /// The caller is the only one, and stays so until its insert returns
-    /// (a single writer's commit, under the commit lock with every writer
-    /// before it published): those steps are plain loads and stores.
-    /// Readers may still read meanwhile.
-    One,
-}
 
 /// Sorted, concurrent buffer of recent writes. Readers never block writers.
 ///
@@ -271,20 +257,17 @@ impl Memtable {
             }
         }
     }
+}
 
-    /// A cursor borrowing the memtable that moves from entry to entry
-    /// without copying, merging its skip lists; for flushes.
-    pub fn scan(&self) -> MemtableScan<'_> {
-        cursor::scan(&self.lists)
+/// Registers a database whose memtables are of `memtable_size` bytes with
+/// the pool of spare chunks, if they take huge chunks; `None` otherwise
+/// (nothing is kept for it).
+pub(crate) fn register_spare_chunks(memtable_size: u64) -> Option<SpareChunks> {
+    let bytes = usize::try_from(memtable_size).ok()?;
+    if !Memtable::takes_huge_chunks(memtable_size) {
+        return None;
     }
-
-    /// Iterators over the memtable, one per skip list, to be merged; each
-    /// keeps the memtable alive. Entries inserted later may or may not be
-    /// seen (the caller filters by seqno: an entry the caller may see was
-    /// inserted before its seqno was published).
-    pub fn iters(self: &Arc<Self>) -> impl Iterator<Item = MemtableIter> + '_ {
-        (0..self.lists.all().count()).map(|i| MemtableIter::new(Arc::clone(self), i))
-    }
+    Some(spare::register(bytes))
 }
 
 /// The seqno of a seek target (its kind byte is not a real kind); 0 if the
@@ -300,252 +283,4 @@ fn seek_seqno(target: &[u8]) -> SeqNo {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    use crate::iter::{InternalIterator, MergingIter};
-
-    /// Every skip list of `m` merged, as reads merge them.
-    fn merged(m: &Arc<Memtable>) -> MergingIter<MemtableIter> {
-        MergingIter::new(m.iters().collect())
-    }
-
-    /// Every entry of `it` from the first, as (tree key, seqno, kind, value).
-    fn entries(it: &mut impl InternalIterator) -> Vec<(Vec<u8>, SeqNo, Kind, Vec<u8>)> {
-        let mut got = Vec::new();
-        it.seek_to_first();
-        while it.valid() {
-            let p = key::parse(it.key()).unwrap();
-            got.push((p.tree_key.to_vec(), p.seqno, p.kind, it.value().to_vec()));
-            it.next();
-        }
-        got
-    }
-
-    /// The newest entry of `k` as a lookup as of now finds it.
-    fn lookup(m: &Memtable, k: &[u8]) -> Option<(Kind, Vec<u8>)> {
-        let tk = key::tree_key(0, k);
-        let target = InternalKey::from(key::seek_key(&tk));
-        let mut found = None;
-        m.visit_entries(&tk, &target, |kind, v| {
-            found = Some((kind, v.to_vec()));
-            true
-        });
-        found
-    }
-
-    fn uses_index(m: &Memtable, k: &[u8]) -> bool {
-        m.newest.probe(&m.lists, &key::tree_key(0, k)).is_some()
-    }
-
-    #[test]
-    fn a_memtable_only_written_keeps_no_index_until_its_first_lookup() {
-        // Small lists: the entries spread over several.
-        let m = Memtable::with_list_bytes(1, 4 << 10, false);
-        for i in 0..2_000u32 {
-            let k = format!("k{:05}", i % 1_500);
-            m.insert(&key::tree_key(0, k.as_bytes()), u64::from(i) + 1, Kind::Put, &i.to_le_bytes());
-        }
-        assert!(m.lists.all().count() > 1);
-        let unindexed = m.approximate_size();
-        assert!(!uses_index(&m, b"k00001"), "no index before a lookup");
-        // The first lookup builds it; every key's newest entry is found.
-        assert_eq!(lookup(&m, b"k00001"), Some((Kind::Put, 1501u32.to_le_bytes().to_vec())));
-        assert!(uses_index(&m, b"k00001"));
-        assert!(m.approximate_size() > unindexed, "the index is counted once built");
-        for i in 0..1_500u32 {
-            let newest = if i < 500 { i + 1_500 } else { i };
-            let k = format!("k{i:05}");
-            assert_eq!(lookup(&m, k.as_bytes()), Some((Kind::Put, newest.to_le_bytes().to_vec())), "{k}");
-        }
-        assert_eq!(lookup(&m, b"absent"), None);
-        // Writers record their entries from now on.
-        m.insert(&key::tree_key(0, b"k00001"), 5_000, Kind::Delete, b"");
-        assert_eq!(lookup(&m, b"k00001"), Some((Kind::Delete, Vec::new())));
-    }
-
-    #[test]
-    fn a_key_before_or_after_every_entry_is_answered_without_the_index() {
-        let m = Memtable::with_list_bytes(1, 4 << 10, false);
-        for i in 100..2_000u32 {
-            let k = format!("k{i:05}");
-            m.insert(&key::tree_key(0, k.as_bytes()), u64::from(i), Kind::Put, b"v");
-        }
-        assert!(m.lists.all().count() > 1, "several lists");
-        for outside in ["a", "k00099", "k02000", "z"] {
-            assert_eq!(lookup(&m, outside.as_bytes()), None, "{outside}");
-        }
-        assert!(!uses_index(&m, b"k00500"), "no index built for keys outside");
-        // Between the first and the last key: the index answers, absent
-        // keys included, and is built for it.
-        assert_eq!(lookup(&m, b"k00500"), Some((Kind::Put, b"v".to_vec())));
-        assert_eq!(lookup(&m, b"k00500x"), None);
-        assert!(uses_index(&m, b"k00500"));
-        // An ascending run goes on: its next key is after every entry.
-        m.insert(&key::tree_key(0, b"k02000"), 9_000, Kind::Delete, b"");
-        assert_eq!(lookup(&m, b"k02000"), Some((Kind::Delete, Vec::new())));
-        assert_eq!(lookup(&m, b"k02001"), None);
-    }
-
-    #[test]
-    fn an_index_built_while_writers_insert_misses_no_entry() {
-        for round in 0..20u64 {
-            let m = Arc::new(Memtable::with_list_bytes(1, 16 << 10, false));
-            // Keys around the writers', so that the lookup below is not
-            // answered by the lists' first and last keys alone.
-            m.insert(&key::tree_key(0, b"a"), 1, Kind::Put, b"a");
-            m.insert(&key::tree_key(0, b"z"), 2, Kind::Put, b"z");
-            let seqno = Arc::new(AtomicU64::new(2));
-            let writers: Vec<_> = (0..4u64)
-                .map(|t| {
-                    let (m, seqno) = (Arc::clone(&m), Arc::clone(&seqno));
-                    std::thread::spawn(move || {
-                        for i in 0..3_000u64 {
-                            let k = format!("w{t}-{:05}", (i * 7919 + round) % 3_000);
-                            let s = seqno.fetch_add(1, Ordering::Relaxed) + 1;
-                            m.insert(&key::tree_key(0, k.as_bytes()), s, Kind::Put, k.as_bytes());
-                        }
-                    })
-                })
-                .collect();
-            // A lookup while they write builds the index.
-            while m.len() < 100 {
-                std::thread::yield_now();
-            }
-            let _ = lookup(&m, b"w0-00000");
-            for w in writers {
-                w.join().unwrap();
-            }
-            for t in 0..4u64 {
-                for i in 0..3_000u64 {
-                    let k = format!("w{t}-{i:05}");
-                    let got = m.newest.probe(&m.lists, &key::tree_key(0, k.as_bytes()));
-                    assert!(
-                        matches!(got, Some(Probe::Newest(_))),
-                        "round {round}: {k} missing from the index"
-                    );
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn iterates_in_internal_key_order_both_ways() {
-        // One list, then a list per entry (the smallest size opens the next
-        // list at once).
-        for list_bytes in [1 << 20, 1] {
-            iterates_both_ways(list_bytes);
-        }
-    }
-
-    fn iterates_both_ways(list_bytes: u64) {
-        let m = Arc::new(Memtable::with_list_bytes(1, list_bytes, true));
-        m.insert(&key::tree_key(0, b"b"), 1, Kind::Put, b"b1");
-        m.insert(&key::tree_key(0, b"a"), 2, Kind::Put, b"a2");
-        m.insert(&key::tree_key(0, b"b"), 3, Kind::Delete, b"");
-        let mut it = merged(&m);
-        it.seek_to_first();
-        let mut fwd = Vec::new();
-        while it.valid() {
-            let p = key::parse(it.key()).unwrap();
-            fwd.push((p.user_key().to_vec(), p.seqno));
-            it.next();
-        }
-        assert_eq!(
-            fwd,
-            vec![(b"a".to_vec(), 2), (b"b".to_vec(), 3), (b"b".to_vec(), 1)]
-        );
-        it.seek_to_last();
-        let mut back = Vec::new();
-        while it.valid() {
-            back.push(key::parse(it.key()).unwrap().seqno);
-            it.prev();
-        }
-        assert_eq!(back, vec![1, 3, 2]);
-        it.seek(&key::seek_key_at(&key::tree_key(0, b"b"), 2));
-        assert_eq!(key::parse(it.key()).unwrap().seqno, 1);
-        it.seek_for_prev(&key::seek_key(&key::tree_key(0, b"b")));
-        assert_eq!(key::parse(it.key()).unwrap().user_key(), b"a");
-        assert!(m.approximate_size() > 0);
-    }
-
-    /// The entries `visit_entries` shows for `tk` as of `as_of`.
-    fn visited(m: &Memtable, tk: &[u8], as_of: SeqNo) -> Vec<(Kind, Vec<u8>)> {
-        let target = InternalKey::from_slice(&key::seek_key_at(tk, as_of));
-        let mut seen = Vec::new();
-        m.visit_entries(tk, &target, |kind, value| {
-            seen.push((kind, value.to_vec()));
-            kind != Kind::Merge
-        });
-        seen
-    }
-
-    proptest::proptest! {
-        /// Point lookups at every seqno (the hash index's now and the skip
-        /// list's snapshots), and ordered iteration, agree with a model that
-        /// keeps every entry.
-        #[test]
-        fn lookups_snapshots_and_iteration_agree_with_a_model(
-            ops in proptest::collection::vec((0u8..6, 0u8..3, 0u8..255), 1..60),
-            list_bytes in proptest::prop_oneof![proptest::strategy::Just(1u64 << 20), 1u64..1000],
-        ) {
-            let m = Arc::new(Memtable::with_list_bytes(1, list_bytes, true));
-            // (tree key, seqno) → (kind, value), every entry ever inserted.
-            let mut model = std::collections::BTreeMap::new();
-            for (seqno, (k, kind, v)) in (1u64..).zip(&ops) {
-                let tk = key::tree_key(0, &[b'k', *k]);
-                let kind = match kind { 0 => Kind::Delete, 1 => Kind::Put, _ => Kind::Merge };
-                let value = if kind == Kind::Delete { Vec::new() } else { vec![*v; 3] };
-                m.insert(&tk, seqno, kind, &value);
-                model.insert((tk, seqno), (kind, value));
-            }
-            let last = ops.len() as u64;
-            for k in 0u8..7 {
-                let tk = key::tree_key(0, &[b'k', k]);
-                for as_of in 0..=last + 1 {
-                    let mut want = Vec::new();
-                    for ((_, _), (kind, value)) in model
-                        .range((tk.clone(), 0)..=(tk.clone(), as_of))
-                        .rev()
-                    {
-                        want.push((*kind, value.clone()));
-                        if *kind != Kind::Merge {
-                            break;
-                        }
-                    }
-                    proptest::prop_assert_eq!(visited(&m, &tk, as_of), want, "key {} as of {}", k, as_of);
-                }
-            }
-            let got = entries(&mut merged(&m));
-            proptest::prop_assert_eq!(&entries(&mut m.scan()), &got);
-            for (k, _, _, _) in &got {
-                let mut out = Vec::new();
-                m.collect_entries(k, &key::seek_key(k), &mut out);
-                let mut want = Vec::new();
-                for ((_, _), (kind, value)) in model.range((k.clone(), 0)..=(k.clone(), u64::MAX)).rev() {
-                    want.push((*kind, value.clone()));
-                    if *kind != Kind::Merge {
-                        break;
-                    }
-                }
-                proptest::prop_assert_eq!(out, want);
-            }
-            // Internal key order: tree key ascending, seqno descending.
-            let mut want: Vec<_> = model
-                .iter()
-                .map(|((tk, s), (kind, v))| (tk.clone(), *s, *kind, v.clone()))
-                .collect();
-            want.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-            proptest::prop_assert_eq!(&got, &want);
-            let mut it = merged(&m);
-            it.seek_to_last();
-            let mut back = Vec::new();
-            while it.valid() {
-                back.push(key::parse(it.key()).unwrap().seqno);
-                it.prev();
-            }
-            back.reverse();
-            proptest::prop_assert_eq!(back, want.iter().map(|w| w.1).collect::<Vec<_>>());
-        }
-    }
-}
+mod tests;

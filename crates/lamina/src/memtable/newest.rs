@@ -290,7 +290,7 @@ mod tests {
     /// Inserts a Put of `tree_key` at `seqno` with `value` into `list`.
     fn insert<'a>(list: &'a Lists, tree_key: &[u8], seqno: SeqNo, value: &[u8]) -> Entry<'a> {
         let trailer = ((seqno << 8) | Kind::Put as u64).to_le_bytes();
-        list.insert(&[tree_key, &trailer], value, super::super::Inserters::Many)
+        list.insert(&[tree_key, &trailer], value, super::super::arena::Inserters::Many)
     }
 
     /// Inserts `tree_key` at `seqno` with `value` into `list` and records

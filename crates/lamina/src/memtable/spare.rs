@@ -136,13 +136,9 @@ pub struct Registration {
     counted: std::sync::atomic::AtomicBool,
 }
 
-/// Registers a database whose memtables are of `memtable_size` bytes, if
-/// they take huge chunks; `None` otherwise (nothing is kept for it).
-pub fn register(memtable_size: u64) -> Option<Registration> {
-    let bytes = usize::try_from(memtable_size).ok()?;
-    if !super::Memtable::takes_huge_chunks(memtable_size) {
-        return None;
-    }
+/// Registers a database whose memtables take huge chunks and are of
+/// `bytes` bytes.
+pub fn register(bytes: usize) -> Registration {
     let counted = match pool() {
         Some(pool) => {
             let mut s = pool.state.lock();
@@ -154,10 +150,10 @@ pub fn register(memtable_size: u64) -> Option<Registration> {
         }
         None => false,
     };
-    Some(Registration {
+    Registration {
         bytes,
         counted: counted.into(),
-    })
+    }
 }
 
 impl Registration {
@@ -349,7 +345,7 @@ mod tests {
 
     #[test]
     fn a_registered_database_gets_resident_aligned_chunks() {
-        let _r = register(64 << 20).unwrap();
+        let _r = register(64 << 20);
         let deadline = Instant::now() + Duration::from_secs(10);
         while KEPT.load(Ordering::Relaxed) == 0 {
             assert!(Instant::now() < deadline, "no chunk was made ready");
@@ -364,8 +360,6 @@ mod tests {
         }
         // SAFETY: ours, of `take`, not used after.
         unsafe { give_back(p) };
-        // Memtables too small for huge chunks register nothing.
-        assert!(register(1 << 20).is_none());
     }
 
     #[test]

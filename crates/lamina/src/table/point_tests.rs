@@ -345,14 +345,14 @@ fn restart_entries_are_found_among_many_numbers_that_tie() {
         .unwrap();
     for (i, k) in keys.iter().enumerate() {
         let target = key::seek_key_at(key::tree_key_of(k), key::MAX_SEQNO);
-        match b.seek_restart_entry(&target).unwrap() {
-            super::block::RestartSeek::Found(e) => {
-                assert_eq!((e.ordinal, e.key), (i, k.as_slice()), "key {i}");
-                let before = b.key_before_restart_entry(e.ordinal).unwrap();
+        let (mut key, mut before) = (KeyBuf::new(), KeyBuf::new());
+        match b.seek_index(&target, true, &mut key, &mut before).unwrap() {
+            Some(e) => {
+                assert_eq!((e.ordinal, e.key), (Some(i), k.as_slice()), "key {i}");
                 let want = if i == 0 { &[][..] } else { keys[i - 1].as_slice() };
-                assert_eq!(before, want, "the key before key {i}");
+                assert_eq!(e.before, Some(want), "the key before key {i}");
             }
-            _ => panic!("key {i} not found"),
+            None => panic!("key {i} not found"),
         }
     }
 }

@@ -1,15 +1,15 @@
-//! An open table: point lookups, the two-level iterator, and verification.
+//! An open table: point lookups and verification (its iterator is
+//! `table_iter`'s).
 //!
 //! Layout: docs/format.md#table.
 
-use super::block::{Block, KeyBuf, RestartSeek};
-use super::slots::BlockSlots;
+use super::block::{Block, KeyBuf, PointHit};
 use super::bloom::BlockedBloom;
 use super::compress::{decode_block, BLOCK_TRAILER_LEN};
 use super::filter_use::FilterUse;
 use super::footer::{BlockHandle, Footer, FOOTER_LEN};
 use super::properties::Properties;
-use super::table_iter::TableIter;
+use super::slots::BlockSlots;
 use crate::cache::BlockCache;
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
@@ -41,7 +41,7 @@ pub struct Table {
     props: Properties,
     /// One per index entry, when every index entry is a restart point
     /// (docs/design.md, "Block slots"); none otherwise.
-    slots: Arc<BlockSlots>,
+    slots: Arc<BlockSlots<Block>>,
     /// Whether lookups ask a large filter before a block in its slot
     /// (see `filter_use`).
     filter_use: FilterUse,
@@ -198,47 +198,19 @@ impl Table {
         let block = match covering {
             Some(b) => b,
             None => {
-                // A filter too large to stay in the CPU's caches has its
-                // line fetched while the index is searched (smaller, likely
-                // cached), and is asked after; a smaller one first, which
-                // spares a key it excludes the search. Either is asked
-                // before any block is read from the disk. A large filter
-                // that nearly every key passes is asked only when the
-                // block is not in its slot (see `filter_use`).
-                let (overlap, ask_first) = if self.filter.outgrows_caches() {
-                    let ask = self.filter_use.asks(h);
-                    if ask {
-                        self.filter.prefetch(h);
-                    }
-                    (true, ask)
-                } else {
-                    (false, true)
-                };
+                let (overlap, ask_first) = self.filter_order(h);
                 if !overlap && !self.filter_allows(h) {
                     return Ok(Probe::Absent);
                 }
                 let mut before = KeyBuf::new();
                 // The keys the index sends to the block are kept for the
                 // thread's next read only while it reads keys in order.
-                let (at, bounded, last, after, ordinal) = match self.index.seek_restart_entry(target)? {
-                    RestartSeek::AllSmaller => return Ok(Probe::Absent),
-                    RestartSeek::Found(e) => {
-                        let after = if records {
-                            self.index.key_before_restart_entry(e.ordinal)?
-                        } else {
-                            &[]
-                        };
-                        (e.value, records, e.key, after, Some(e.ordinal))
-                    }
-                    RestartSeek::NotAllRestarts => {
-                        let Some((at, bounded)) =
-                            self.index.seek_with_before(target, &mut key, &mut before)?
-                        else {
-                            return Ok(Probe::Absent);
-                        };
-                        (at, bounded, &key[..], &before[..], None)
-                    }
+                let Some(hit) = self.index.seek_index(target, records, &mut key, &mut before)?
+                else {
+                    return Ok(Probe::Absent);
                 };
+                let (at, last, ordinal) = (hit.value, hit.key, hit.ordinal);
+                let (bounded, after) = (hit.before.is_some(), hit.before.unwrap_or(&[]));
                 if overlap && ask_first {
                     let passed = self.filter_allows(h);
                     self.filter_use.record(h, passed);
@@ -273,29 +245,67 @@ impl Table {
                 if !ask_first && !self.filter_allows(h) {
                     return Ok(Probe::Absent);
                 }
-                let handle = self.handle_of(self.index.slice(at))?;
-                let block = if cached_only {
-                    match self.cache.get_if_cached(self.file_number, handle.offset) {
-                        Some(b) => b,
-                        None => return Ok(Probe::NeedsIo),
-                    }
-                } else {
-                    self.data_block(handle)?
+                let slot = ordinal.filter(|_| slots_serve);
+                let Some((offset, block)) = self.point_block(at, slot, cached_only)? else {
+                    return Ok(Probe::NeedsIo);
                 };
-                if let Some(o) = ordinal.filter(|_| slots_serve) {
-                    self.slots.fill(o, &block);
-                }
                 // The block holds the keys after the index key before its
                 // own (empty: from the table's first) up to its own, the
                 // block's last key (docs/format.md#index).
                 if bounded {
                     self.cache
-                        .remember_bounds(self.file_number, handle.offset, &block, after, last);
+                        .remember_bounds(self.file_number, offset, &block, after, last);
                 }
                 block
             }
         };
         self.answer(&block, tk, h, target, cached_only, records, &mut key, f)
+    }
+
+    /// When a point lookup asks the filter, as `(overlap, ask_first)`. A
+    /// filter too large to stay in the CPU's caches has its line fetched
+    /// while the index is searched (smaller, likely cached), and is asked
+    /// after (`overlap`); a smaller one first, which spares a key it
+    /// excludes the search. Either is asked before any block is read from
+    /// the disk. A large filter that nearly every key passes is asked only
+    /// when the block is not in its slot (`ask_first` false: see
+    /// `filter_use`).
+    #[inline]
+    fn filter_order(&self, h: u64) -> (bool, bool) {
+        if self.filter.outgrows_caches() {
+            let ask = self.filter_use.asks(h);
+            if ask {
+                self.filter.prefetch(h);
+            }
+            (true, ask)
+        } else {
+            (false, true)
+        }
+    }
+
+    /// The data block a point lookup reads, named by the index entry value
+    /// at `at`, with its offset; put in slot `slot` if given. `None` when
+    /// it is not cached and the lookup may not read (`cached_only`).
+    #[inline]
+    fn point_block(
+        &self,
+        at: (usize, usize),
+        slot: Option<usize>,
+        cached_only: bool,
+    ) -> Result<Option<(u64, Arc<Block>)>> {
+        let handle = self.handle_of(self.index.slice(at))?;
+        let block = if cached_only {
+            match self.cache.get_if_cached(self.file_number, handle.offset) {
+                Some(b) => b,
+                None => return Ok(None),
+            }
+        } else {
+            self.data_block(handle)?
+        };
+        if let Some(o) = slot {
+            self.slots.fill(o, &block);
+        }
+        Ok(Some((handle.offset, block)))
     }
 
     #[cfg(test)]
@@ -348,44 +358,22 @@ impl Table {
             return Ok(Probe::Found(f(key, block.slice(v))));
         }
         // Data blocks have a hash index, looked up with the filter's hash.
-        match block.hash_seek(tk, h, target, key)? {
-            Some(Some(v)) => {
-                if records {
-                    self.cache.put_place(self.file_number, block, v.1, key);
-                }
-                return Ok(Probe::Found(f(key, block.slice(v))));
-            }
-            Some(None) => return Ok(Probe::Absent),
-            None => {}
-        }
-        match block.seek_in_place(target, key)? {
-            Some(v) => {
+        match block.seek_point(tk, h, target, key)? {
+            PointHit::Found(v) => {
                 if records {
                     self.cache.put_place(self.file_number, block, v.1, key);
                 }
                 Ok(Probe::Found(f(key, block.slice(v))))
             }
+            PointHit::NotInBlock => Ok(Probe::Absent),
             // Only a damaged index names a block whose keys all precede
             // `target`; the iterator path carries on with the next block.
-            None if cached_only => Ok(Probe::NeedsIo),
-            None => Ok(match self.get(target)? {
+            PointHit::AllSmaller if cached_only => Ok(Probe::NeedsIo),
+            PointHit::AllSmaller => Ok(match self.get(target)? {
                 Some((k, v)) => Probe::Found(f(&k, &v)),
                 None => Probe::Absent,
             }),
         }
-    }
-
-    /// An iterator over the table, positioned nowhere. It holds the table
-    /// alive and may outlive this borrow; it is `Send + 'static`.
-    pub fn iter(self: &Arc<Table>) -> TableIter {
-        TableIter::new(Arc::clone(self), self.index.iter(), true)
-    }
-
-    /// Like [`Table::iter`], but blocks read from the file are not added to
-    /// the block cache (for compactions, which read each block once and would
-    /// otherwise push out what readers use).
-    pub fn iter_uncached(self: &Arc<Table>) -> TableIter {
-        TableIter::new(Arc::clone(self), self.index.iter(), false)
     }
 
     /// The first entry whose internal key is `>= target`, as `(key, value)`
@@ -455,6 +443,12 @@ impl Table {
         self.file_size
     }
 
+    /// The index block (its entries' values are block handles:
+    /// [`Table::handle_of`]).
+    pub(super) fn index_block(&self) -> &Arc<Block> {
+        &self.index
+    }
+
     /// Decodes an index entry's value.
     pub(super) fn handle_of(&self, value: &[u8]) -> Result<BlockHandle> {
         BlockHandle::decode(value).ok_or_else(|| {
@@ -475,6 +469,30 @@ impl Table {
     /// Any difference is corruption naming the table: it was copied or
     /// renamed in from elsewhere, or damaged.
     pub fn check_listed(&self, listed: &FileMeta, identity: u128) -> Result<()> {
+        self.check_identity(identity)?;
+        let p = &self.props;
+        if self.file_size != listed.size {
+            let (l, f) = (listed.size.to_string(), self.file_size.to_string());
+            return Err(self.differs("a size of", l, f));
+        }
+        if p.entries != listed.entries {
+            let (l, f) = (listed.entries.to_string(), p.entries.to_string());
+            return Err(self.differs("an entry count of", l, f));
+        }
+        if (p.smallest_seqno, p.largest_seqno) != (listed.smallest_seqno, listed.largest_seqno) {
+            return Err(self.differs(
+                "seqnos",
+                format!("{}..={}", listed.smallest_seqno, listed.largest_seqno),
+                format!("{}..={}", p.smallest_seqno, p.largest_seqno),
+            ));
+        }
+        self.check_key_range(listed)
+    }
+
+    /// Checks, for [`Table::check_listed`], that the table names database
+    /// `identity` and its own file number, unless it is a table writer's
+    /// table linked in as it is.
+    fn check_identity(&self, identity: u128) -> Result<()> {
         let props_at = self.footer.properties.offset;
         let p = &self.props;
         let linked = p.writer.is_some() && p.identity == 0 && p.file_number == 0;
@@ -502,35 +520,19 @@ impl Table {
                 ),
             ));
         }
-        let differs = |what: &str, listed: String, found: String| {
-            corruption(
-                &self.path,
-                0,
-                format!("the manifest lists {what} {listed} but the table has {found}"),
-            )
-        };
-        if self.file_size != listed.size {
-            let (l, f) = (listed.size.to_string(), self.file_size.to_string());
-            return Err(differs("a size of", l, f));
-        }
-        if p.entries != listed.entries {
-            let (l, f) = (listed.entries.to_string(), p.entries.to_string());
-            return Err(differs("an entry count of", l, f));
-        }
-        if (p.smallest_seqno, p.largest_seqno) != (listed.smallest_seqno, listed.largest_seqno) {
-            return Err(differs(
-                "seqnos",
-                format!("{}..={}", listed.smallest_seqno, listed.largest_seqno),
-                format!("{}..={}", p.smallest_seqno, p.largest_seqno),
-            ));
-        }
+        Ok(())
+    }
+
+    /// Checks, for [`Table::check_listed`], that the table's first and last
+    /// keys are the ones `listed`.
+    fn check_key_range(&self, listed: &FileMeta) -> Result<()> {
         let mut index = self.index.iter();
         index.seek_to_last();
         let last = index.valid().then(|| index.key().to_vec());
         index.status()?;
         if last.as_deref() != Some(listed.largest.as_slice()) {
             let found = last.map_or_else(|| "no key".to_string(), |k| format!("{k:02x?}"));
-            return Err(differs(
+            return Err(self.differs(
                 "the largest key",
                 format!("{:02x?}", listed.largest),
                 found,
@@ -549,13 +551,23 @@ impl Table {
         };
         if first.as_deref() != Some(listed.smallest.as_slice()) {
             let found = first.map_or_else(|| "no key".to_string(), |k| format!("{k:02x?}"));
-            return Err(differs(
+            return Err(self.differs(
                 "the smallest key",
                 format!("{:02x?}", listed.smallest),
                 found,
             ));
         }
         Ok(())
+    }
+
+    /// Corruption for [`Table::check_listed`]: the manifest lists `what`
+    /// as `listed`, the table has `found`.
+    fn differs(&self, what: &str, listed: String, found: String) -> Error {
+        corruption(
+            &self.path,
+            0,
+            format!("the manifest lists {what} {listed} but the table has {found}"),
+        )
     }
 
     /// The data block at `handle`, from the cache or the file.
@@ -631,24 +643,7 @@ impl Table {
                 ));
             }
             let block = Arc::new(self.read_data_block(handle)?);
-            block.verify_hash_index()?;
-            let mut it = block.iter();
-            it.seek_to_first();
-            while it.valid() {
-                let p = self.check_entry(handle, &last_key, it.key())?;
-                each(&p, it.value())?;
-                seen.entries += 1;
-                seen.deletes += u64::from(p.kind == Kind::Delete);
-                seen.merges += u64::from(p.kind == Kind::Merge);
-                seen.key_bytes += p.tree_key.len() as u64;
-                seen.value_bytes += it.value().len() as u64;
-                seen.smallest_seqno = seen.smallest_seqno.min(p.seqno);
-                seen.largest_seqno = seen.largest_seqno.max(p.seqno);
-                last_key.clear();
-                last_key.extend_from_slice(it.key());
-                it.next();
-            }
-            it.status()?;
+            self.verify_block(&block, handle, &mut last_key, &mut seen, &mut each)?;
             if index.key() != last_key.as_slice() {
                 return Err(corruption(
                     &self.path,
@@ -676,6 +671,45 @@ impl Table {
                 ),
             ));
         }
+        self.check_counters(&seen)?;
+        Ok(seen.entries)
+    }
+
+    /// Checks the entries of data block `block`, read at `handle`, for
+    /// [`Table::verify_entries`]: hands each to `each` and counts it in
+    /// `seen`; `last_key` holds the key before the block's first and is
+    /// left holding its last.
+    fn verify_block(
+        &self,
+        block: &Arc<Block>,
+        handle: BlockHandle,
+        last_key: &mut Vec<u8>,
+        seen: &mut Properties,
+        each: &mut impl FnMut(&key::Parsed<'_>, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        block.verify_hash_index()?;
+        let mut it = block.iter();
+        it.seek_to_first();
+        while it.valid() {
+            let p = self.check_entry(handle, last_key, it.key())?;
+            each(&p, it.value())?;
+            seen.entries += 1;
+            seen.deletes += u64::from(p.kind == Kind::Delete);
+            seen.merges += u64::from(p.kind == Kind::Merge);
+            seen.key_bytes += p.tree_key.len() as u64;
+            seen.value_bytes += it.value().len() as u64;
+            seen.smallest_seqno = seen.smallest_seqno.min(p.seqno);
+            seen.largest_seqno = seen.largest_seqno.max(p.seqno);
+            last_key.clear();
+            last_key.extend_from_slice(it.key());
+            it.next();
+        }
+        it.status()
+    }
+
+    /// Compares the counters in the properties with those `seen` in the
+    /// data blocks.
+    fn check_counters(&self, seen: &Properties) -> Result<()> {
         for ((name, stored), counted) in Properties::NAMES
             .iter()
             .zip(self.props.counters())
@@ -689,7 +723,7 @@ impl Table {
                 ));
             }
         }
-        Ok(seen.entries)
+        Ok(())
     }
 
     /// Checks one entry for `verify`: a well-formed internal key, after

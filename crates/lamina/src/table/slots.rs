@@ -12,28 +12,46 @@
 //! then reads the block's evicted flag and, if set, clears the slot; the
 //! evictor sets the flag, then reads the home and clears the slot there.
 //! Whichever runs second sees the other's write.
+//!
+//! Generic over the block, so that slots need nothing of the block's
+//! module: a block carries its [`SlotMark`] and hands it over through
+//! [`Slotted`].
 
-use super::block::Block;
 use arc_swap::{ArcSwapOption, Guard};
-use std::sync::{Arc, Weak};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
 
 /// The slots of one table, one per index entry.
-#[derive(Debug, Default)]
-pub struct BlockSlots {
-    slots: Box<[ArcSwapOption<Block>]>,
+#[derive(Debug)]
+pub struct BlockSlots<B> {
+    slots: Box<[ArcSwapOption<B>]>,
 }
 
 /// Where a block sits in a table's slots (set once, by the first lookup
 /// that puts it there).
 #[derive(Debug)]
-pub struct Home {
-    slots: Weak<BlockSlots>,
+pub struct Home<B> {
+    slots: Weak<BlockSlots<B>>,
     index: usize,
 }
 
-impl BlockSlots {
+/// What a block carries for the slots: its home, and whether the block
+/// cache has let it go (the two flags of the module's documentation).
+#[derive(Debug)]
+pub struct SlotMark<B> {
+    home: OnceLock<Home<B>>,
+    evicted: AtomicBool,
+}
+
+/// A block that can sit in a slot: it carries a [`SlotMark`].
+pub trait Slotted: Sized {
+    /// The block's mark.
+    fn slot_mark(&self) -> &SlotMark<Self>;
+}
+
+impl<B> BlockSlots<B> {
     /// `n` empty slots.
-    pub fn new(n: usize) -> Arc<BlockSlots> {
+    pub fn new(n: usize) -> Arc<BlockSlots<B>> {
         Arc::new(BlockSlots {
             slots: (0..n).map(|_| ArcSwapOption::empty()).collect(),
         })
@@ -41,20 +59,28 @@ impl BlockSlots {
 
     /// Bytes the slots take (charged with the table's index).
     pub fn charge(&self) -> usize {
-        self.slots.len() * std::mem::size_of::<ArcSwapOption<Block>>()
+        self.slots.len() * std::mem::size_of::<ArcSwapOption<B>>()
     }
 
     /// The block in slot `i`, without touching its reference count; `None`
     /// if the slot is empty or out of range.
-    pub fn get(&self, i: usize) -> Option<Guard<Option<Arc<Block>>>> {
+    pub fn get(&self, i: usize) -> Option<Guard<Option<Arc<B>>>> {
         let g = self.slots.get(i)?.load();
         g.is_some().then_some(g)
     }
 
+    /// Every block the slots hold.
+    #[cfg(test)]
+    pub fn held(&self) -> Vec<Arc<B>> {
+        self.slots.iter().filter_map(|s| s.load_full()).collect()
+    }
+}
+
+impl<B: Slotted> BlockSlots<B> {
     /// Puts `block`, which the block cache holds, in slot `i`; clears it
     /// again if the cache let the block go meanwhile (see the module's
     /// documentation).
-    pub fn fill(self: &Arc<Self>, i: usize, block: &Arc<Block>) {
+    pub fn fill(self: &Arc<Self>, i: usize, block: &Arc<B>) {
         let Some(slot) = self.slots.get(i) else {
             return;
         };
@@ -62,37 +88,67 @@ impl BlockSlots {
             slots: Arc::downgrade(self),
             index: i,
         };
-        if !block.set_home(home) && !block.is_home(self, i) {
+        let mark = block.slot_mark();
+        if !mark.set_home(home) && !mark.is_home(self, i) {
             // A block has one place in one table; never another.
             return;
         }
         slot.store(Some(Arc::clone(block)));
-        if block.is_evicted() {
+        if mark.is_evicted() {
             clear(slot, block);
         }
     }
 }
 
-#[cfg(test)]
-impl BlockSlots {
-    /// Every block the slots hold.
-    pub fn held(&self) -> Vec<Arc<Block>> {
-        self.slots.iter().filter_map(|s| s.load_full()).collect()
+impl<B> Home<B> {
+    /// Whether this is slot `i` of `slots`.
+    pub fn is(&self, slots: &Arc<BlockSlots<B>>, i: usize) -> bool {
+        self.index == i && std::ptr::eq(self.slots.as_ptr(), Arc::as_ptr(slots))
     }
 }
 
-impl Home {
-    /// Whether this is slot `i` of `slots`.
-    pub fn is(&self, slots: &Arc<BlockSlots>, i: usize) -> bool {
-        self.index == i && std::ptr::eq(self.slots.as_ptr(), Arc::as_ptr(slots))
+impl<B> Default for SlotMark<B> {
+    fn default() -> Self {
+        SlotMark {
+            home: OnceLock::new(),
+            evicted: AtomicBool::new(false),
+        }
+    }
+}
+
+impl<B> SlotMark<B> {
+    /// Records the slot the block is put in; false if it has one already.
+    fn set_home(&self, home: Home<B>) -> bool {
+        self.home.set(home).is_ok()
+    }
+
+    /// Whether the block's slot is slot `i` of `slots`.
+    fn is_home(&self, slots: &Arc<BlockSlots<B>>, i: usize) -> bool {
+        self.home.get().is_some_and(|h| h.is(slots, i))
+    }
+
+    /// The slot the block was put in, if any.
+    fn home(&self) -> Option<&Home<B>> {
+        self.home.get()
+    }
+
+    /// Marks the block let go by the block cache.
+    fn mark_evicted(&self) {
+        self.evicted.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the block cache has let the block go.
+    fn is_evicted(&self) -> bool {
+        self.evicted.load(Ordering::SeqCst)
     }
 }
 
 /// Called by the block cache for every block it lets go (evicted or
 /// replaced): marks it evicted and clears its slot if it holds it.
-pub fn evicted(block: &Arc<Block>) {
-    block.mark_evicted();
-    if let Some(home) = block.home() {
+pub fn evicted<B: Slotted>(block: &Arc<B>) {
+    let mark = block.slot_mark();
+    mark.mark_evicted();
+    if let Some(home) = mark.home() {
         if let Some(slots) = home.slots.upgrade() {
             if let Some(slot) = slots.slots.get(home.index) {
                 clear(slot, block);
@@ -102,7 +158,7 @@ pub fn evicted(block: &Arc<Block>) {
 }
 
 /// Empties `slot` if it holds `block`.
-fn clear(slot: &ArcSwapOption<Block>, block: &Arc<Block>) {
+fn clear<B>(slot: &ArcSwapOption<B>, block: &Arc<B>) {
     let held = slot.load();
     if held.as_ref().is_some_and(|b| Arc::ptr_eq(b, block)) {
         drop(held);
@@ -114,13 +170,21 @@ fn clear(slot: &ArcSwapOption<Block>, block: &Arc<Block>) {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
     use super::*;
-    use crate::table::BlockBuilder;
-    use std::path::Path;
+
+    /// A block reduced to its mark.
+    #[derive(Debug, Default)]
+    struct Block {
+        mark: SlotMark<Block>,
+    }
+
+    impl Slotted for Block {
+        fn slot_mark(&self) -> &SlotMark<Block> {
+            &self.mark
+        }
+    }
 
     fn block() -> Arc<Block> {
-        let mut b = BlockBuilder::new(16);
-        b.add(&crate::key::internal_key(b"\0\0\0\0k", 1, 1), b"v");
-        Arc::new(Block::new(b.finish().to_vec(), Arc::from(Path::new("t")), 0).unwrap())
+        Arc::new(Block::default())
     }
 
     #[test]

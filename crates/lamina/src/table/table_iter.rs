@@ -1,4 +1,5 @@
-//! The two-level iterator over a table: index block, then data blocks.
+//! The two-level iterator over a table: index block, then data blocks
+//! ([`Table::iter`] makes one).
 
 use super::block::BlockIter;
 use super::reader::Table;
@@ -31,10 +32,25 @@ impl std::fmt::Debug for TableIter {
     }
 }
 
+impl Table {
+    /// An iterator over the table, positioned nowhere. It holds the table
+    /// alive and may outlive this borrow; it is `Send + 'static`.
+    pub fn iter(self: &Arc<Table>) -> TableIter {
+        TableIter::new(Arc::clone(self), true)
+    }
+
+    /// Like [`Table::iter`], but blocks read from the file are not added to
+    /// the block cache (for compactions, which read each block once and would
+    /// otherwise push out what readers use).
+    pub fn iter_uncached(self: &Arc<Table>) -> TableIter {
+        TableIter::new(Arc::clone(self), false)
+    }
+}
+
 impl TableIter {
-    /// An iterator over `table` through `index`, an iterator over its
-    /// index block; positioned nowhere.
-    pub(super) fn new(table: Arc<Table>, index: BlockIter, fill_cache: bool) -> TableIter {
+    /// An iterator over `table`, positioned nowhere.
+    fn new(table: Arc<Table>, fill_cache: bool) -> TableIter {
+        let index = table.index_block().iter();
         TableIter {
             table,
             index,

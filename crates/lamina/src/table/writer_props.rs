@@ -3,7 +3,7 @@
 //!
 //! Layout: docs/format.md#table-writer-settings.
 
-use crate::db::MAX_KEYSPACE_NAME;
+use crate::key::MAX_KEYSPACE_NAME;
 
 /// Index of the first writer counter in the properties block.
 pub const FIRST_WRITER_COUNTER: usize = 20;

@@ -101,6 +101,18 @@ enum Step {
     },
 }
 
+impl Step {
+    /// A [`Step::Bad`].
+    fn bad(offset: u64, next: Option<u64>, reason: String, at_eof: bool) -> Step {
+        Step::Bad {
+            offset,
+            next,
+            reason,
+            at_eof,
+        }
+    }
+}
+
 impl LogReader {
     /// Opens the log at `path` and checks its file header against `magic`.
     ///
@@ -375,35 +387,19 @@ impl LogReader {
         loop {
             let offset = self.block_start.saturating_add(self.pos as u64);
             let room = BLOCK_SIZE.saturating_sub(self.pos);
-            let rest = self.block.get(self.pos..).unwrap_or_default();
             if room < FRAGMENT_HEADER_LEN {
-                if rest.iter().any(|&b| b != 0) {
-                    let reason = "non-zero bytes in a block trailer".to_string();
-                    return Ok(Step::Bad {
-                        offset,
-                        next: None,
-                        reason,
-                        at_eof: false,
-                    });
+                match self.cross_trailer(offset)? {
+                    Some(step) => return Ok(step),
+                    None => continue,
                 }
-                if self.block.len() < BLOCK_SIZE {
-                    return Ok(Step::End);
-                }
-                self.block_start = self.block_start.saturating_add(BLOCK_SIZE as u64);
-                self.load_block()?;
-                continue;
             }
+            let rest = self.block.get(self.pos..).unwrap_or_default();
             if rest.is_empty() {
                 return Ok(Step::End);
             }
             let Some(header) = parse_header(rest) else {
                 let reason = "truncated fragment header".to_string();
-                return Ok(Step::Bad {
-                    offset,
-                    next: None,
-                    reason,
-                    at_eof: true,
-                });
+                return Ok(Step::bad(offset, None, reason, true));
             };
             let end = FRAGMENT_HEADER_LEN.saturating_add(header.len);
             if end > room {
@@ -412,49 +408,15 @@ impl LogReader {
                     header.len,
                     room - FRAGMENT_HEADER_LEN
                 );
-                return Ok(Step::Bad {
-                    offset,
-                    next: None,
-                    reason,
-                    at_eof: false,
-                });
+                return Ok(Step::bad(offset, None, reason, false));
             }
             let Some(payload) = rest.get(FRAGMENT_HEADER_LEN..end) else {
                 let reason = format!("truncated fragment payload (length {})", header.len);
-                return Ok(Step::Bad {
-                    offset,
-                    next: None,
-                    reason,
-                    at_eof: true,
-                });
+                return Ok(Step::bad(offset, None, reason, true));
             };
             let next = Some(offset.saturating_add(end as u64));
-            if header.is_zero() {
-                let reason = "zero-filled bytes where a fragment should be".to_string();
-                return Ok(Step::Bad {
-                    offset,
-                    next,
-                    reason,
-                    at_eof: false,
-                });
-            }
-            if self.crc.of(header.ty, payload) != header.crc {
-                let reason = "fragment checksum mismatch".to_string();
-                return Ok(Step::Bad {
-                    offset,
-                    next,
-                    reason,
-                    at_eof: false,
-                });
-            }
-            if !self.known_type(header.ty) {
-                let reason = format!("unknown fragment type {}", header.ty);
-                return Ok(Step::Bad {
-                    offset,
-                    next,
-                    reason,
-                    at_eof: false,
-                });
+            if let Some(reason) = self.fragment_fault(&header, payload) {
+                return Ok(Step::bad(offset, next, reason, false));
             }
             let start = self.pos.saturating_add(FRAGMENT_HEADER_LEN);
             self.pos = self.pos.saturating_add(end);
@@ -464,6 +426,39 @@ impl LogReader {
                 payload: start..self.pos,
             });
         }
+    }
+
+    /// At a block's trailer (too short for a fragment header), at `offset`:
+    /// moves to the next block and returns `None`, or returns the step that
+    /// ends the read there (the file's end, or a trailer not zero).
+    fn cross_trailer(&mut self, offset: u64) -> Result<Option<Step>> {
+        let rest = self.block.get(self.pos..).unwrap_or_default();
+        if rest.iter().any(|&b| b != 0) {
+            let reason = "non-zero bytes in a block trailer".to_string();
+            return Ok(Some(Step::bad(offset, None, reason, false)));
+        }
+        if self.block.len() < BLOCK_SIZE {
+            return Ok(Some(Step::End));
+        }
+        self.block_start = self.block_start.saturating_add(BLOCK_SIZE as u64);
+        self.load_block()?;
+        Ok(None)
+    }
+
+    /// What is wrong with a whole fragment of `header` and `payload`, if
+    /// anything: zero-filled, a checksum that does not match, or a type
+    /// this log does not know.
+    fn fragment_fault(&self, header: &FragmentHeader, payload: &[u8]) -> Option<String> {
+        if header.is_zero() {
+            return Some("zero-filled bytes where a fragment should be".to_string());
+        }
+        if self.crc.of(header.ty, payload) != header.crc {
+            return Some("fragment checksum mismatch".to_string());
+        }
+        if !self.known_type(header.ty) {
+            return Some(format!("unknown fragment type {}", header.ty));
+        }
+        None
     }
 
     /// Whether a valid fragment starts at `next` (the offset right after a

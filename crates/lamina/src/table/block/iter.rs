@@ -1,0 +1,216 @@
+//! [`BlockIter`]: the cursor over a block's entries, forward and back.
+//!
+//! Layout: docs/format.md#block.
+
+use super::Block;
+use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+use crate::key;
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+/// A cursor over the entries of one block, ordered by `key::compare`.
+///
+/// Seeks binary-search the restart points and then scan; `prev` re-scans
+/// from the restart point before the current entry. A malformed entry makes
+/// the iterator invalid for good and `status` returns the corruption; later
+/// positioning calls do nothing. Owns an `Arc<Block>`, so it is `'static`.
+#[derive(Debug)]
+pub struct BlockIter {
+    block: Arc<Block>,
+    /// Offset of the current entry; `restarts_offset` when not valid.
+    current: usize,
+    /// Offset just past the current entry.
+    next: usize,
+    /// The last restart point at or before `current`.
+    restart_index: usize,
+    key: Vec<u8>,
+    value: (usize, usize),
+    err: Option<Error>,
+}
+
+impl Block {
+    /// An iterator over this block, positioned nowhere.
+    pub fn iter(self: &Arc<Self>) -> BlockIter {
+        BlockIter::new(Arc::clone(self))
+    }
+}
+
+impl BlockIter {
+    /// An iterator over `block`, positioned nowhere.
+    pub fn new(block: Arc<Block>) -> BlockIter {
+        let end = block.restarts_offset;
+        BlockIter {
+            block,
+            current: end,
+            next: end,
+            restart_index: 0,
+            key: Vec::new(),
+            value: (end, end),
+            err: None,
+        }
+    }
+
+    /// The block iterated over.
+    pub fn block(&self) -> &Arc<Block> {
+        &self.block
+    }
+
+    fn invalidate(&mut self) {
+        self.current = self.block.restarts_offset;
+        self.next = self.current;
+        self.restart_index = self.block.num_restarts;
+    }
+
+    fn fail(&mut self, reason: String) {
+        if self.err.is_none() {
+            self.err = Some(self.block.corruption(reason));
+        }
+        self.invalidate();
+    }
+
+    fn seek_to_restart_point(&mut self, index: usize) {
+        self.key.clear();
+        self.restart_index = index;
+        let r = self.block.restart_point(index);
+        self.current = r;
+        self.next = r;
+    }
+
+    /// Moves to the entry at `self.next`; false at the end or on corruption.
+    fn parse_next(&mut self) -> bool {
+        let pos = self.next;
+        if pos >= self.block.restarts_offset {
+            self.invalidate();
+            return false;
+        }
+        let Some(e) = self.block.entry(pos) else {
+            self.fail(format!(
+                "block entry at byte {pos} is truncated or malformed"
+            ));
+            return false;
+        };
+        if e.shared > self.key.len() {
+            let (shared, len) = (e.shared, self.key.len());
+            self.fail(format!(
+                "block entry at byte {pos} shares {shared} bytes with a previous key of {len}"
+            ));
+            return false;
+        }
+        self.key.truncate(e.shared);
+        self.key.extend_from_slice(e.suffix);
+        self.value = e.value;
+        self.current = pos;
+        self.next = e.next;
+        while self.restart_index + 1 < self.block.num_restarts
+            && self.block.restart_point(self.restart_index + 1) <= pos
+        {
+            self.restart_index += 1;
+        }
+        true
+    }
+
+    /// Moves to the last entry that starts before byte `end`, scanning from
+    /// restart point `restart` (backward moves: `seek_to_last`, `prev`).
+    fn last_before(&mut self, restart: usize, end: usize) {
+        self.seek_to_restart_point(restart);
+        while self.parse_next() && self.next < end {}
+    }
+
+    /// The last restart point at or before the current entry.
+    pub(super) fn restart_index(&self) -> usize {
+        self.restart_index
+    }
+}
+
+impl InternalIterator for BlockIter {
+    fn valid(&self) -> bool {
+        self.err.is_none() && self.current < self.block.restarts_offset
+    }
+
+    fn seek_to_first(&mut self) {
+        if self.err.is_some() {
+            return;
+        }
+        self.seek_to_restart_point(0);
+        self.parse_next();
+    }
+
+    fn seek_to_last(&mut self) {
+        if self.err.is_some() {
+            return;
+        }
+        let last = self.block.num_restarts.saturating_sub(1);
+        self.last_before(last, self.block.restarts_offset);
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        if self.err.is_some() {
+            return;
+        }
+        let from = match self.block.last_restart_before(target) {
+            Ok(from) => from,
+            Err(e) => {
+                self.err = Some(e);
+                return self.invalidate();
+            }
+        };
+        self.seek_to_restart_point(from);
+        while self.parse_next() {
+            if key::compare(&self.key, target) != Ordering::Less {
+                return;
+            }
+        }
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.seek(target);
+        if self.err.is_some() {
+            return;
+        }
+        if !self.valid() {
+            self.seek_to_last();
+        } else if key::compare(&self.key, target) == Ordering::Greater {
+            self.prev();
+        }
+    }
+
+    fn next(&mut self) {
+        if self.valid() {
+            self.parse_next();
+        }
+    }
+
+    fn prev(&mut self) {
+        if !self.valid() {
+            return;
+        }
+        let original = self.current;
+        while self.block.restart_point(self.restart_index) >= original {
+            if self.restart_index == 0 {
+                self.invalidate();
+                return;
+            }
+            self.restart_index -= 1;
+        }
+        self.last_before(self.restart_index, original);
+    }
+
+    fn key(&self) -> &[u8] {
+        &self.key
+    }
+
+    fn value(&self) -> &[u8] {
+        self.block
+            .data
+            .get(self.value.0..self.value.1)
+            .unwrap_or(&[])
+    }
+
+    fn status(&self) -> Result<()> {
+        match &self.err {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+}

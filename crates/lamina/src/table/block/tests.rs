@@ -1,0 +1,185 @@
+//! Tests of the block: decoding, the restart search and the iterator.
+
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+use super::search::count_below;
+use super::*;
+use crate::iter::InternalIterator;
+use crate::key;
+use crate::table::test_util::{check_ops, exhaustive_walk, sample_entries, Op};
+use crate::table::BlockBuilder;
+use proptest::prelude::*;
+use std::cmp::Ordering;
+
+fn build(entries: &[(Vec<u8>, Vec<u8>)], interval: usize) -> Arc<Block> {
+    let mut b = BlockBuilder::new(interval);
+    for (k, v) in entries {
+        b.add(k, v);
+    }
+    let data = b.finish().to_vec();
+    Arc::new(Block::new(data, Arc::from(Path::new("test.sst")), 0).unwrap())
+}
+
+#[test]
+fn round_trip_many_keys_every_position() {
+    for interval in [1, 2, 16, 1000] {
+        let model = sample_entries(500, 7);
+        let block = build(&model, interval);
+        exhaustive_walk(&mut block.iter(), &model);
+    }
+}
+
+#[test]
+fn count_below_is_the_partition_point() {
+    for len in 0..40u128 {
+        // Ascending with repeats: 0, 0, 2, 2, 4, ...
+        let xs: Vec<u128> = (0..len).map(|i| i / 2 * 2).collect();
+        for t in 0..len + 2 {
+            assert_eq!(
+                count_below(&xs, t),
+                xs.partition_point(|&x| x < t),
+                "{len} elements, target {t}"
+            );
+        }
+    }
+    // Past the steps written out: the rest of the search in a loop.
+    let xs: Vec<u128> = (0..200_000u128).map(|i| i * 3).collect();
+    for t in [
+        0, 1, 3, 196_607, 196_608, 196_609, 599_997, 599_998, 10_000_000,
+    ] {
+        assert_eq!(
+            count_below(&xs, t),
+            xs.partition_point(|&x| x < t),
+            "target {t}"
+        );
+    }
+}
+
+#[test]
+fn single_entry_block() {
+    let model = sample_entries(1, 1);
+    let block = build(&model, 16);
+    exhaustive_walk(&mut block.iter(), &model);
+}
+
+#[test]
+fn malformed_restart_arrays_are_refused() {
+    let file: Arc<Path> = Arc::from(Path::new("x.sst"));
+    for data in [
+        vec![],
+        vec![1, 0, 0],
+        vec![0, 0, 0, 0],
+        vec![1, 0, 0, 0],
+        vec![0, 0, 0, 0, 1, 0, 0, 0],
+        vec![0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0],
+        vec![0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff],
+    ] {
+        let err = Block::new(data.clone(), file.clone(), 9).unwrap_err();
+        assert!(err.is_corruption(), "{data:?}: {err}");
+    }
+}
+
+#[test]
+fn damaged_entry_is_reported_not_panicked() {
+    let model = sample_entries(40, 3);
+    let block = build(&model, 4);
+    let mut data = block.data().to_vec();
+    data[1] = 0xff; // the first entry's unshared length becomes huge
+    let block = Arc::new(Block::new(data, Arc::from(Path::new("x.sst")), 77).unwrap());
+    let mut it = block.iter();
+    it.seek_to_first();
+    assert!(!it.valid());
+    let err = it.status().unwrap_err();
+    assert!(err.to_string().contains("offset 77"), "{err}");
+    it.seek_to_last(); // sticky: stays invalid
+    assert!(!it.valid());
+}
+
+/// Point and index seeks (with restart prefixes or without, the index
+/// seek with the key before) land on the first entry `>= target`, for
+/// keys sharing a long head and targets inside, between, before and after
+/// them.
+#[test]
+fn point_seeks_find_the_first_entry_not_before_the_target() {
+    let ks = [0u8, 0, 0, 7];
+    let tk = |s: &[u8]| [&ks[..], s].concat();
+    let entries: Vec<(Vec<u8>, Vec<u8>)> = (0..300u32)
+        .map(|i| {
+            let k = tk(format!("0000000000{:06}", i * 3).as_bytes());
+            (
+                key::internal_key(&k, u64::from(i % 5) + 1, 1),
+                i.to_be_bytes().to_vec(),
+            )
+        })
+        .collect();
+    let mut targets: Vec<Vec<u8>> = (0..905u32)
+        .flat_map(|i| {
+            let k = tk(format!("0000000000{i:06}").as_bytes());
+            [key::internal_key(&k, 9, 1), key::internal_key(&k, 1, 1)]
+        })
+        .collect();
+    for other in [
+        &b""[..],
+        b"\0\0\0\x07",
+        b"\0\0\0\x07000",
+        b"\0\0\0\x071",
+        b"\0\0\0\x08",
+    ] {
+        targets.push(key::internal_key(other, 1, 1));
+    }
+    for interval in [1, 3] {
+        let plain = build(&entries, interval);
+        let prefixed = Block::new(plain.data().to_vec(), Arc::from(Path::new("i.sst")), 0)
+            .unwrap()
+            .with_restart_prefixes()
+            .unwrap();
+        for t in &targets {
+            let at = entries.partition_point(|(k, _)| key::compare(k, t) == Ordering::Less);
+            let want = entries.get(at).map(|(k, v)| (k.as_slice(), v.as_slice()));
+            for block in [&*plain, &prefixed] {
+                let mut k = KeyBuf::new();
+                let got = block.seek_in_place(t, &mut k).unwrap();
+                assert_eq!(got.map(|v| (&*k, block.slice(v))), want, "{t:?}");
+                let mut before = KeyBuf::new();
+                let got = block.seek_index(t, true, &mut k, &mut before).unwrap();
+                let found = got.as_ref().map(|h| (h.key, block.slice(h.value)));
+                assert_eq!(found, want);
+                if let Some(hit) = got {
+                    let prev = at.checked_sub(1).map(|p| entries[p].0.as_slice());
+                    assert_eq!(hit.before, Some(prev.unwrap_or(&[])), "{t:?}");
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn ops_match_a_sorted_vec(
+        n in 1usize..200,
+        seed in any::<u64>(),
+        interval in 1usize..20,
+        ops in proptest::collection::vec(any::<Op>(), 1..60),
+    ) {
+        let model = sample_entries(n, seed);
+        let block = build(&model, interval);
+        check_ops(&mut block.iter(), &model, &ops);
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(data in proptest::collection::vec(any::<u8>(), 0..200),
+                                   target in proptest::collection::vec(any::<u8>(), 0..20)) {
+        if let Ok(block) = Block::new(data, Arc::from(Path::new("f.sst")), 0) {
+            let block = Arc::new(block);
+            let mut it = block.iter();
+            it.seek_to_first();
+            while it.valid() { it.next(); }
+            it.seek_to_last();
+            while it.valid() { it.prev(); }
+            it.seek(&target);
+            it.seek_for_prev(&target);
+            let _ = it.status();
+        }
+    }
+}
