@@ -16,8 +16,8 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "SECONDS", default_value_t = 5.0)]
     pub progress_interval: f64,
     /// Memory the database may hold: block cache, memtables, index and filter
-    /// blocks together (e.g. 512M). Default: an eighth of the machine's
-    /// memory, from 64 MiB to 1 GiB.
+    /// blocks together (e.g. 512M). Default: an eighth of the memory the
+    /// process may use (its control group's limit where lower), from 64 MiB to 1 GiB.
     #[arg(long, global = true, value_name = "BYTES", value_parser = size::parse_size)]
     pub memory_budget: Option<u64>,
     /// Force an engine option (for experts; repeatable): NAME=VALUE, one of

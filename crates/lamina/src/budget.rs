@@ -88,12 +88,58 @@ pub(crate) fn resolve<O: BudgetOptions>(mut opts: O) -> (O, bool) {
     (opts, s.charged)
 }
 
-/// The default budget: an eighth of the machine's memory, at least 64 MiB
-/// and at most 1 GiB (64 MiB when the machine's memory cannot be read).
+/// The default budget: an eighth of the memory the process may use — the
+/// machine's, or its control group's limit where that is lower (a
+/// container, or a command run under a memory cap) — at least 64 MiB and
+/// at most 1 GiB (64 MiB when neither can be read).
 pub fn default_memory_budget() -> usize {
-    let ram = machine_memory().unwrap_or(0);
+    let ram = match (machine_memory(), cgroup_memory_limit()) {
+        (Some(m), Some(c)) => m.min(c),
+        (m, c) => m.or(c).unwrap_or(0),
+    };
     let (lo, hi) = DEFAULT_BUDGET_RANGE;
     usize::try_from((ram / DEFAULT_BUDGET_SHARE).clamp(lo, hi)).unwrap_or(lo as usize)
+}
+
+/// The memory limit of this process's control group, if it has one: the
+/// lowest limit of its group and the groups above it (cgroup v2's
+/// `memory.max`, or v1's `memory.limit_in_bytes`).
+fn cgroup_memory_limit() -> Option<u64> {
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    limit_of_groups(&own, |path| std::fs::read_to_string(path).ok())
+}
+
+/// The lowest memory limit along the group named in `proc_cgroup` (the text
+/// of `/proc/self/cgroup`) and its ancestors, each limit file read through
+/// `read`. "max" and v1's near-2^63 "no limit" count as none.
+fn limit_of_groups(proc_cgroup: &str, read: impl Fn(&str) -> Option<String>) -> Option<u64> {
+    // v2: "0::/path"; v1: "N:memory:/path" (or a list naming memory).
+    let (root, file, group) = proc_cgroup.lines().find_map(|line| {
+        let mut parts = line.splitn(3, ':');
+        let (id, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        if controllers.split(',').any(|c| c == "memory") {
+            Some(("/sys/fs/cgroup/memory", "memory.limit_in_bytes", path))
+        } else if id == "0" && controllers.is_empty() {
+            Some(("/sys/fs/cgroup", "memory.max", path))
+        } else {
+            None
+        }
+    })?;
+    let mut lowest: Option<u64> = None;
+    let mut dir = group.trim_end_matches('/');
+    loop {
+        let limit = read(&format!("{root}{dir}/{file}"))
+            .and_then(|text| text.trim().parse::<u64>().ok())
+            .filter(|&l| l < 1 << 62);
+        if let Some(l) = limit {
+            lowest = Some(lowest.map_or(l, |x| x.min(l)));
+        }
+        match dir.rfind('/') {
+            Some(at) => dir = dir.get(..at).unwrap_or(""),
+            None => break,
+        }
+    }
+    lowest
 }
 
 /// Hands memory the allocator holds free back to the operating system.
@@ -188,6 +234,39 @@ mod tests {
             );
             assert!(2 * s.memtable_size <= s.cache_size, "{budget}");
         }
+    }
+
+    #[test]
+    fn a_control_groups_limit_is_the_lowest_along_its_path() {
+        let files = |limits: &'static [(&'static str, &'static str)]| {
+            move |path: &str| {
+                limits
+                    .iter()
+                    .find(|(p, _)| *p == path)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let v2 = "0::/user/job\n";
+        let read = files(&[
+            ("/sys/fs/cgroup/user/job/memory.max", "max\n"),
+            ("/sys/fs/cgroup/user/memory.max", "536870912\n"),
+        ]);
+        assert_eq!(limit_of_groups(v2, read), Some(512 << 20));
+        let v1 = "4:memory:/api/run\n0::/\n";
+        let read = files(&[
+            (
+                "/sys/fs/cgroup/memory/api/run/memory.limit_in_bytes",
+                "268435456",
+            ),
+            (
+                "/sys/fs/cgroup/memory/api/memory.limit_in_bytes",
+                "9223372036854771712",
+            ),
+        ]);
+        assert_eq!(limit_of_groups(v1, read), Some(256 << 20));
+        let none = files(&[("/sys/fs/cgroup/memory.max", "max")]);
+        assert_eq!(limit_of_groups("0::/\n", none), None);
+        assert_eq!(limit_of_groups("", files(&[])), None);
     }
 
     #[test]

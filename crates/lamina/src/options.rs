@@ -116,8 +116,9 @@ pub struct Options {
     /// cache, memtables (charged to the cache) and the index and filter
     /// blocks of open tables together. `cache_size` and `memtable_size`
     /// left at their defaults are derived from it (see docs/design.md#memory);
-    /// one set to anything else wins. Default: an eighth of the machine's
-    /// memory, at least 64 MiB and at most 1 GiB
+    /// one set to anything else wins. Default: an eighth of the memory the
+    /// process may use (the machine's, or its control group's limit where
+    /// lower), at least 64 MiB and at most 1 GiB
     /// ([`crate::default_memory_budget`]).
     pub memory_budget: usize,
 }
