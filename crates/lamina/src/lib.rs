@@ -115,7 +115,7 @@ pub mod binding;
 pub mod fs;
 pub mod inspect;
 pub mod merge;
-pub mod salvage;
+pub use recovery::salvage;
 
 mod background;
 mod batch;
