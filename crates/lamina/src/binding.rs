@@ -26,6 +26,7 @@ use crate::error::Result;
 use crate::{Db, Keyspace, LazyValue, Snapshot};
 
 pub use crate::read::Cached;
+pub use crate::txn::Attempts;
 
 /// Reads and writes that never wait for the disk, a sync or another
 /// writer, on a [`Db`] (its default keyspace) or a [`Keyspace`].

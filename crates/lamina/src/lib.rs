@@ -137,6 +137,7 @@ mod recovery;
 mod sampled_use;
 mod table_writer;
 mod tuning;
+mod txn;
 
 pub use batch::Batch;
 pub use blob::{Kept, KeptBytes, LazyValue};
@@ -149,3 +150,4 @@ pub use key::{MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use options::{Compression, Durability, Options};
 pub use read::{Iter, SeekCursor, Snapshot};
 pub use table_writer::{TableInfo, TableWriter, TableWriterOptions};
+pub use txn::{Transaction, TxnIter};
