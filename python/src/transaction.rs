@@ -193,7 +193,11 @@ impl Transaction {
     /// Deletes `key` when the transaction commits (blind: no error when it
     /// is missing, and nothing read).
     #[pyo3(signature = (key, *, keyspace=None))]
-    fn delete(&self, key: &Bound<'_, PyAny>, keyspace: Option<&Bound<'_, Keyspace>>) -> PyResult<()> {
+    fn delete(
+        &self,
+        key: &Bound<'_, PyAny>,
+        keyspace: Option<&Bound<'_, Keyspace>>,
+    ) -> PyResult<()> {
         let k = convert::key(key)?;
         let ks = self.target(keyspace)?;
         self.with_tx(|tx| tx.delete_in(ks, k))
@@ -258,7 +262,9 @@ impl Transaction {
             .map(crate::options::durability)
             .transpose()?;
         if self.tx.lock().is_none() {
-            return Err(plain("the transaction has already been committed or rolled back"));
+            return Err(plain(
+                "the transaction has already been committed or rolled back",
+            ));
         }
         self.finish(py, d)?.map_err(to_py)
     }

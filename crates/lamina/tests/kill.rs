@@ -271,7 +271,8 @@ fn sigkill_loses_no_acknowledged_transaction_and_leaves_none_partial() {
         let count = counter_of(tx.get(b"tx-count").expect("get"));
         let sum = counter_of(tx.get(b"tx-sum").expect("get"));
         tx.put(&key(i), &sync_value(i)).expect("put");
-        tx.put(b"tx-count", &(count + 1).to_le_bytes()).expect("put");
+        tx.put(b"tx-count", &(count + 1).to_le_bytes())
+            .expect("put");
         tx.put(b"tx-sum", &(sum + i).to_le_bytes()).expect("put");
         tx.commit_with(Durability::Sync).expect("child commit");
     });
@@ -295,7 +296,11 @@ fn sigkill_loses_no_acknowledged_transaction_and_leaves_none_partial() {
             }
             let count = counter_of(db.get(b"tx-count").expect("get"));
             let sum = counter_of(db.get(b"tx-sum").expect("get"));
-            assert_eq!((count, sum), (n, total), "round {round}: a partial transaction");
+            assert_eq!(
+                (count, sum),
+                (n, total),
+                "round {round}: a partial transaction"
+            );
         },
     );
     assert!(

@@ -55,13 +55,19 @@ fn transfers_between_accounts_keep_the_total_and_every_transfer() {
     for item in db.prefix(b"log/") {
         let (_, v) = item.expect("log");
         let text = String::from_utf8(v).expect("utf-8");
-        let parts: Vec<i64> = text.split(' ').map(|p| p.parse().expect("number")).collect();
+        let parts: Vec<i64> = text
+            .split(' ')
+            .map(|p| p.parse().expect("number"))
+            .collect();
         let (from, to, amount) = (parts[0] as usize, parts[1] as usize, parts[2]);
         want[from] -= amount;
         want[to] += amount;
         logged += 1;
     }
-    assert_eq!(logged, committed, "a committed transfer is missing from the log");
+    assert_eq!(
+        logged, committed,
+        "a committed transfer is missing from the log"
+    );
     let mut total = 0;
     for (a, want) in want.iter().enumerate() {
         let got = as_u64(db.get(format!("acct/{a:02}").as_bytes()).expect("get"));
@@ -149,7 +155,10 @@ fn a_scan_conflicts_with_an_insert_into_its_range() {
     // A key outside the prefix does not matter; one inside is a phantom.
     db.put(b"q/1", b"c").expect("put");
     db.put(b"p/15", b"d").expect("put");
-    assert!(is_conflict(tx.commit()), "an insert into the scanned prefix");
+    assert!(
+        is_conflict(tx.commit()),
+        "an insert into the scanned prefix"
+    );
     assert_eq!(db.get(b"count").expect("get"), None, "nothing written");
 
     let mut tx = db.transaction();
@@ -157,7 +166,8 @@ fn a_scan_conflicts_with_an_insert_into_its_range() {
     tx.put(b"count", b"2").expect("put");
     db.put(b"p/3", b"outside the range").expect("put");
     db.put(b"o", b"before it").expect("put");
-    tx.commit().expect("writes outside the range do not conflict");
+    tx.commit()
+        .expect("writes outside the range do not conflict");
 }
 
 #[test]
@@ -214,7 +224,8 @@ fn a_flush_of_newer_writes_makes_the_commit_unverifiable() {
     tx.get(b"k").expect("get");
     db.flush().expect("flush");
     tx.put(b"k", b"2").expect("put");
-    tx.commit().expect("nothing newer than the snapshot reached a table");
+    tx.commit()
+        .expect("nothing newer than the snapshot reached a table");
     // A flush of a write after it, even to another key, is not.
     let mut tx = db.transaction();
     tx.get(b"k").expect("get");
@@ -277,7 +288,8 @@ fn dropped_transactions_write_nothing_and_read_only_ones_commit_for_free() {
     assert_eq!(tx.get(b"k").expect("get"), Some(b"1".to_vec()));
     db.put(b"k", b"changed").expect("put");
     assert!(tx.is_read_only());
-    tx.commit().expect("a read-only transaction commits, whatever changed");
+    tx.commit()
+        .expect("a read-only transaction commits, whatever changed");
     let stats = db.stats();
     assert_eq!(stats.commits, commits + 1, "only the put committed");
     assert_eq!((stats.txn_commits, stats.txn_conflicts), (0, 0));
@@ -293,7 +305,11 @@ fn transactions_span_keyspaces_atomically() {
     tx.put_in(&users, b"1", b"ada").expect("put");
     tx.put_in(&index, b"ada", b"1").expect("put");
     assert_eq!(tx.get_in(&users, b"1").expect("get"), Some(b"ada".to_vec()));
-    assert_eq!(tx.get(b"1").expect("get"), None, "the default keyspace is apart");
+    assert_eq!(
+        tx.get(b"1").expect("get"),
+        None,
+        "the default keyspace is apart"
+    );
     assert_eq!(tx.iter_in(&index).count(), 1);
     tx.commit().expect("commit");
     assert_eq!(index.get(b"ada").expect("get"), Some(b"1".to_vec()));
@@ -363,8 +379,14 @@ fn bad_input_is_refused_when_written() {
     let db = open(&dir);
     let mut tx = db.transaction();
     let long = vec![0u8; lamina::MAX_KEY_LEN + 1];
-    assert!(matches!(tx.put(&long, b"v"), Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        tx.put(&long, b"v"),
+        Err(Error::InvalidArgument(_))
+    ));
     // The default merge operator adds 8-byte counters.
-    assert!(matches!(tx.merge(b"n", b"not 8 bytes"), Err(Error::Merge(_))));
+    assert!(matches!(
+        tx.merge(b"n", b"not 8 bytes"),
+        Err(Error::Merge(_))
+    ));
     tx.commit().expect("nothing to write");
 }

@@ -257,11 +257,14 @@ impl Transaction {
     /// The snapshot's entries between tree keys `lower` and `upper` merged
     /// with its own writes there; records the range as read.
     fn scan(&self, lower: Bound<Vec<u8>>, upper: Bound<Vec<u8>>) -> TxnIter {
-        let own: VecDeque<_> = self
-            .writes
-            .range((lower.clone(), upper.clone()))
-            .map(|(k, p)| (k.clone(), p.clone()))
-            .collect();
+        let own: VecDeque<_> = if is_empty(&lower, &upper) {
+            VecDeque::new()
+        } else {
+            self.writes
+                .range((lower.clone(), upper.clone()))
+                .map(|(k, p)| (k.clone(), p.clone()))
+                .collect()
+        };
         let base = Iter::with_bounds(
             Arc::clone(&self.db.handle),
             lower.clone(),
@@ -331,6 +334,17 @@ impl std::fmt::Debug for Transaction {
             .field("writes", &self.writes.len())
             .field("exclusive", &self.exclusive)
             .finish()
+    }
+}
+
+/// Whether no key lies between `lower` and `upper` (a map's `range` would
+/// panic on bounds the wrong way round).
+fn is_empty(lower: &Bound<Vec<u8>>, upper: &Bound<Vec<u8>>) -> bool {
+    match (lower, upper) {
+        (Bound::Included(a), Bound::Included(b)) => a > b,
+        (Bound::Included(a) | Bound::Excluded(a), Bound::Excluded(b))
+        | (Bound::Excluded(a), Bound::Included(b)) => a >= b,
+        _ => false,
     }
 }
 
