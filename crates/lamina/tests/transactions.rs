@@ -198,6 +198,11 @@ fn reads_see_own_puts_deletes_and_merges_in_order() {
     assert_eq!(keys, [&b"a"[..], b"b", b"d", b"e", b"m", b"n"]);
     assert_eq!(items[1].1, b"B");
     assert_eq!(items[5].1, counter(15));
+    assert_eq!(
+        tx.range(&b"z"[..]..&b"a"[..]).count(),
+        0,
+        "bounds the wrong way round"
+    );
     let back: Vec<Vec<u8>> = tx.iter().rev().map(|e| e.expect("entry").0).collect();
     assert_eq!(back, [&b"n"[..], b"m", b"e", b"d", b"b", b"a"]);
     // A put after merges replaces them; a delete after a put hides it.

@@ -21,6 +21,10 @@ use crate::options::Durability;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+/// A precondition of a commit, run under the commit lock (see
+/// [`Inner::write_if`]).
+pub(crate) type CommitCheck<'a> = &'a dyn Fn(&Inner) -> Result<()>;
+
 /// Bytes buffered in the process for `Durability::None` writes before they
 /// are handed to the operating system.
 const NONE_BUFFER_BYTES: usize = 1 << 20;
@@ -92,7 +96,7 @@ impl Inner {
         &self,
         batch: &mut Batch,
         durability: Durability,
-        check: &dyn Fn(&Inner) -> Result<()>,
+        check: CommitCheck<'_>,
     ) -> Result<()> {
         self.check_batch(batch)?;
         if batch.is_empty() {
@@ -160,7 +164,7 @@ impl Inner {
         durability: Durability,
         large: Option<(KeyspaceId, &[u8], &[u8])>,
         may_wait: bool,
-        check: Option<&dyn Fn(&Inner) -> Result<()>>,
+        check: Option<CommitCheck<'_>>,
     ) -> Result<bool> {
         let count = if large.is_some() {
             1

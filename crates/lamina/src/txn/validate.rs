@@ -11,12 +11,15 @@ use std::collections::BTreeSet;
 use std::ops::Bound;
 use std::sync::atomic::Ordering;
 
+/// A range of tree keys.
+pub(crate) type KeyRange = (Bound<Vec<u8>>, Bound<Vec<u8>>);
+
 /// What a transaction read from its snapshot: keys (tree keys, found or
 /// missing) and ranges of tree keys it scanned.
 #[derive(Debug, Default)]
 pub(crate) struct ReadSet {
     pub keys: BTreeSet<Vec<u8>>,
-    pub ranges: Vec<(Bound<Vec<u8>>, Bound<Vec<u8>>)>,
+    pub ranges: Vec<KeyRange>,
 }
 
 impl ReadSet {
