@@ -71,7 +71,8 @@
 // What is public, and why.
 //
 // The public API is what an application needs: `Db` and its handles
-// (`Keyspace`, `Snapshot`, `Iter`, `SeekCursor`, `Batch`), `Options`,
+// (`Keyspace`, `Snapshot`, `Iter`, `SeekCursor`, `Batch`, `Transaction`,
+// `TxnIter`), `Options`,
 // `Error`, the bulk paths (`TableWriter`, `BulkLoader`, `Db::ingest`), the
 // limits on keys and values, and three modules:
 // - `fs`: the `FileSystem` trait every file access goes through, with the

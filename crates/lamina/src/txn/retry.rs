@@ -38,7 +38,9 @@ impl Attempts {
 
     /// Begins the next run: exclusive once it has conflicted
     /// `EXCLUSIVE_AFTER` times (it may then wait for commits passing the
-    /// gate, and for another exclusive run to end).
+    /// gate, and for another exclusive run to end). An exclusive run keeps
+    /// every other transaction from committing until it is committed or
+    /// dropped: end it promptly.
     pub fn begin(&self, db: &Db) -> Transaction {
         if self.conflicts >= EXCLUSIVE_AFTER {
             db.inner().txn_gate().enter_exclusive();
