@@ -34,6 +34,7 @@ from typing import Any, Callable, Optional
 from ._lamina import (
     OPTIONS as _OPTIONS,
     Batch,
+    Conflict,
     Cursor,
     Db,
     Iterator,
@@ -41,6 +42,7 @@ from ._lamina import (
     Ranges,
     Snapshot,
     TableWriter,
+    Transaction,
     __version__,
     bulk_load,
     destroy,
@@ -49,6 +51,7 @@ from ._lamina import (
 
 __all__ = [
     "Batch",
+    "Conflict",
     "Cursor",
     "Db",
     "Iterator",
@@ -56,6 +59,7 @@ __all__ = [
     "Ranges",
     "Snapshot",
     "TableWriter",
+    "Transaction",
     "bulk_load",
     "destroy",
     "error",

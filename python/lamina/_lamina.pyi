@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator as _Iterator, Mapping
 from types import TracebackType
+from collections.abc import Callable
 from typing import Any, Literal, TypeVar, final, overload
 
 _Key = bytes | str
@@ -15,6 +16,7 @@ _T = TypeVar("_T")
 
 __all__ = [
     "Batch",
+    "Conflict",
     "Cursor",
     "Db",
     "Iterator",
@@ -22,6 +24,7 @@ __all__ = [
     "OPTIONS",
     "Ranges",
     "Snapshot",
+    "Transaction",
     "destroy",
     "error",
     "__version__",
@@ -32,6 +35,9 @@ OPTIONS: list[str]
 
 class error(OSError):
     """lamina's exception class (a subclass of OSError, as dbm.gnu.error is)."""
+
+class Conflict(error):
+    """A transaction did not commit: something it read changed after it began."""
 
 def destroy(path: _Path) -> None:
     """Remove the lamina database at ``path``; ``error`` if it is not one."""
@@ -190,6 +196,13 @@ class Db(Keyspace):
     def compact(self, start: _Key | None = None, stop: _Key | None = None) -> None: ...
     def snapshot(self) -> Snapshot: ...
     def batch(self, durability: _Durability | None = None) -> Batch: ...
+    def transaction(self, durability: _Durability | None = None) -> Transaction: ...
+    def transact(
+        self,
+        fn: Callable[[Transaction], _T],
+        retries: int = 100,
+        durability: _Durability | None = None,
+    ) -> _T: ...
     def keyspace(self, name: str, create: bool = True) -> Keyspace: ...
     def keyspaces(self) -> list[str]: ...
     def drop_keyspace(self, name: str) -> None: ...
@@ -234,6 +247,37 @@ class Batch:
     def commit(self) -> None: ...
     def discard(self) -> None: ...
     def __enter__(self) -> Batch: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None = None,
+        exc_value: BaseException | None = None,
+        traceback: TracebackType | None = None,
+    ) -> bool: ...
+
+@final
+class Transaction:
+    """Reads as of its start that see its own writes; commits only if nothing read changed."""
+
+    def __getitem__(self, key: _Key, /) -> bytes: ...
+    def __setitem__(self, key: _Key, value: _Value, /) -> None: ...
+    def __delitem__(self, key: _Key, /) -> None: ...
+    def __contains__(self, key: _Key, /) -> bool: ...
+    def get(self, key: _Key, default: Any = None, *, keyspace: Keyspace | None = None) -> Any: ...
+    def put(self, key: _Key, value: _Value, *, keyspace: Keyspace | None = None) -> None: ...
+    def delete(self, key: _Key, *, keyspace: Keyspace | None = None) -> None: ...
+    def increment(self, key: _Key, n: int = 1, *, keyspace: Keyspace | None = None) -> None: ...
+    def items(
+        self,
+        start: _Key | None = None,
+        stop: _Key | None = None,
+        *,
+        prefix: _Key | None = None,
+        reverse: bool = False,
+        keyspace: Keyspace | None = None,
+    ) -> list[tuple[bytes, bytes]]: ...
+    def commit(self, durability: _Durability | None = None) -> None: ...
+    def rollback(self) -> None: ...
+    def __enter__(self) -> Transaction: ...
     def __exit__(
         self,
         exc_type: type[BaseException] | None = None,

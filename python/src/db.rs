@@ -151,6 +151,49 @@ impl Db {
         Ok(Batch::new(self.shared.clone(), self.default.clone(), d))
     }
 
+    /// A transaction (a context manager: commits on exit, discards if the
+    /// block raises): reads as of now that see its own writes, committed
+    /// only if nothing read has changed (`lamina.Conflict` otherwise).
+    /// `durability` as for `batch()`.
+    #[pyo3(signature = (durability=None))]
+    fn transaction(
+        &self,
+        py: Python<'_>,
+        durability: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<crate::transaction::Transaction> {
+        let db = self.shared.writable()?;
+        let d = durability
+            .filter(|d| !d.is_none())
+            .map(options::durability)
+            .transpose()?;
+        let tx = py.detach(|| db.transaction());
+        Ok(crate::transaction::Transaction::new(
+            self.shared.clone(),
+            self.default.clone(),
+            d,
+            tx,
+        ))
+    }
+
+    /// Calls `fn(tx)` in a transaction and commits it, calling it again in
+    /// a new transaction on conflict, up to `retries` times (backing off,
+    /// then running alone among transactions); returns what `fn` returned.
+    /// `fn` may run several times: it should have no other effects.
+    #[pyo3(signature = (r#fn, retries=100, durability=None))]
+    fn transact(
+        &self,
+        py: Python<'_>,
+        r#fn: &Bound<'_, PyAny>,
+        retries: usize,
+        durability: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let d = durability
+            .filter(|d| !d.is_none())
+            .map(options::durability)
+            .transpose()?;
+        crate::transaction::transact(py, &self.shared, &self.default, r#fn, retries, d)
+    }
+
     /// The keyspace `name`, created when missing (unless `create=False`,
     /// which raises `KeyError` instead; a read-only database never creates).
     #[pyo3(signature = (name, create=true))]

@@ -34,6 +34,21 @@ mod class {
 
 pub use class::error;
 
+pyo3::create_exception!(
+    lamina,
+    Conflict,
+    error,
+    "A transaction did not commit because something it read changed after\n\
+     it began (the message names the key), or the engine could no longer\n\
+     tell; nothing of it was written. Run it again: `Db.transact(fn)` does."
+);
+
+/// The message of `e` if it is a `Conflict`: `Db.transact` runs again.
+pub fn conflict_message(py: Python<'_>, e: &PyErr) -> Option<String> {
+    e.is_instance_of::<Conflict>(py)
+        .then(|| e.value(py).to_string())
+}
+
 /// An `error` with a message only.
 pub fn plain(msg: impl Into<String>) -> PyErr {
     error::new_err(msg.into())
@@ -121,6 +136,7 @@ fn convert(py: Python<'_>, err: Error) -> PyErr {
         Error::InvalidArgument(msg) => PyValueError::new_err(msg),
         Error::NoSuchKeyspace(name) => PyKeyError::new_err(name),
         Error::Merge(msg) => PyValueError::new_err(msg),
+        Error::Conflict(msg) => Conflict::new_err(msg),
         Error::KeyspaceDropped(_) => plain(err.to_string()),
         Error::Closed => closed("database"),
         Error::WrongProcess => plain(Error::WrongProcess.to_string()),

@@ -22,6 +22,7 @@ mod snapshot;
 mod state;
 mod stats;
 mod table_writer;
+mod transaction;
 mod value;
 
 use pyo3::prelude::*;
@@ -31,6 +32,8 @@ fn _lamina(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     errors::install_str(py)?;
     m.add("error", py.get_type::<errors::error>())?;
+    m.add("Conflict", py.get_type::<errors::Conflict>())?;
+    m.add_class::<transaction::Transaction>()?;
     m.add_class::<ranges::Ranges>()?;
     m.add_class::<keyspace::Keyspace>()?;
     m.add_class::<db::Db>()?;

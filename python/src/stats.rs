@@ -27,6 +27,9 @@ pub fn stats_dict<'py>(py: Python<'py>, s: &lamina::Stats) -> PyResult<Bound<'py
     d.set_item("memtable_bytes", s.memtable_bytes)?;
     d.set_item("immutable_memtables", s.immutable_memtables)?;
     d.set_item("last_seqno", s.last_seqno)?;
+    d.set_item("txn_commits", s.txn_commits)?;
+    d.set_item("txn_conflicts", s.txn_conflicts)?;
+    d.set_item("txn_conflicts_unverifiable", s.txn_conflicts_unverifiable)?;
     d.set_item("user_bytes_written", s.user_bytes_written)?;
     d.set_item("wal_bytes_written", s.wal_bytes_written)?;
     d.set_item("flush_bytes_written", s.flush_bytes_written)?;

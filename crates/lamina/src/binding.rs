@@ -26,6 +26,9 @@ use crate::error::Result;
 use crate::{Db, Keyspace, LazyValue, Snapshot};
 
 pub use crate::read::Cached;
+/// `Db::transact`'s loop, step by step, for a binding that calls back into
+/// its own language between the runs of a transaction.
+pub use crate::txn::Attempts;
 
 /// Reads and writes that never wait for the disk, a sync or another
 /// writer, on a [`Db`] (its default keyspace) or a [`Keyspace`].

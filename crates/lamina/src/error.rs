@@ -80,6 +80,12 @@ pub enum Error {
     /// unaffected, and an iterator can go on past it.
     #[error("merge failed for {0}")]
     Merge(String),
+    /// A transaction did not commit: something it read changed after its
+    /// snapshot (the message names the key or range, in words), or the
+    /// engine could no longer tell. Nothing of it was written; run it
+    /// again ([`crate::Db::transact`] does).
+    #[error("transaction conflict: {0}")]
+    Conflict(String),
 }
 
 fn path_suffix(path: &Option<PathBuf>) -> String {
@@ -168,6 +174,7 @@ impl Clone for Error {
             Error::NoSuchKeyspace(s) => Error::NoSuchKeyspace(s.clone()),
             Error::KeyspaceDropped(s) => Error::KeyspaceDropped(s.clone()),
             Error::Merge(s) => Error::Merge(s.clone()),
+            Error::Conflict(s) => Error::Conflict(s.clone()),
             Error::WrongProcess => Error::WrongProcess,
         }
     }

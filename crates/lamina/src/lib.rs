@@ -71,7 +71,8 @@
 // What is public, and why.
 //
 // The public API is what an application needs: `Db` and its handles
-// (`Keyspace`, `Snapshot`, `Iter`, `SeekCursor`, `Batch`), `Options`,
+// (`Keyspace`, `Snapshot`, `Iter`, `SeekCursor`, `Batch`, `Transaction`,
+// `TxnIter`), `Options`,
 // `Error`, the bulk paths (`TableWriter`, `BulkLoader`, `Db::ingest`), the
 // limits on keys and values, and three modules:
 // - `fs`: the `FileSystem` trait every file access goes through, with the
@@ -138,6 +139,7 @@ mod recovery;
 mod sampled_use;
 mod table_writer;
 mod tuning;
+mod txn;
 
 pub use batch::Batch;
 pub use blob::{Kept, KeptBytes, LazyValue};
@@ -150,3 +152,4 @@ pub use key::{MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use options::{Compression, Durability, Options};
 pub use read::{Iter, SeekCursor, Snapshot};
 pub use table_writer::{TableInfo, TableWriter, TableWriterOptions};
+pub use txn::{Transaction, TxnIter};

@@ -256,3 +256,55 @@ fn sigkill_loses_no_acknowledged_large_value_written_at_commit() {
         },
     );
 }
+
+/// The 8-byte counter under `k`, 0 when missing.
+fn counter_of(v: Option<Vec<u8>>) -> u64 {
+    v.map_or(0, |v| u64::from_le_bytes(v.try_into().expect("8 bytes")))
+}
+
+#[test]
+fn sigkill_loses_no_acknowledged_transaction_and_leaves_none_partial() {
+    // Each transaction reads two counters and writes them with one key:
+    // after a kill, the counters agree with the keys there, all or none.
+    run_child_if_asked(256 << 10, |db, i| {
+        let mut tx = db.transaction();
+        let count = counter_of(tx.get(b"tx-count").expect("get"));
+        let sum = counter_of(tx.get(b"tx-sum").expect("get"));
+        tx.put(&key(i), &sync_value(i)).expect("put");
+        tx.put(b"tx-count", &(count + 1).to_le_bytes())
+            .expect("put");
+        tx.put(b"tx-sum", &(sum + i).to_le_bytes()).expect("put");
+        tx.commit_with(Durability::Sync).expect("child commit");
+    });
+    let mut rng = rand::thread_rng();
+    let acked = kill_rounds(
+        "sigkill_loses_no_acknowledged_transaction_and_leaves_none_partial",
+        4,
+        |_, _| std::thread::sleep(Duration::from_millis(rng.gen_range(50..600))),
+        |db, round, acked| {
+            if let Some(a) = acked {
+                assert_acknowledged(db, round, a, 2000, sync_value);
+            }
+            let (mut n, mut total) = (0u64, 0u64);
+            for item in db.range(&b"key"[..]..&b"kez"[..]) {
+                let (k, _) = item.expect("entry");
+                let i: u64 = String::from_utf8_lossy(k.get(3..).expect("digits"))
+                    .parse()
+                    .expect("key number");
+                n += 1;
+                total += i;
+            }
+            let count = counter_of(db.get(b"tx-count").expect("get"));
+            let sum = counter_of(db.get(b"tx-sum").expect("get"));
+            assert_eq!(
+                (count, sum),
+                (n, total),
+                "round {round}: a partial transaction"
+            );
+        },
+    );
+    assert!(
+        acked.is_some_and(|a| a > 0),
+        "the child never acknowledged a transaction"
+    );
+}

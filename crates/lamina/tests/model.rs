@@ -1,10 +1,10 @@
 //! Model-based tests: random operation sequences run against the database and
-//! against a `BTreeMap` oracle, across configurations, with reopens and
-//! simulated crashes. Each run prints its seed; set `LAMINA_MODEL_SEED` to
+//! against a `BTreeMap` oracle, across configurations, with reopens,
+//! simulated crashes and transactions (some of which must conflict). Each run prints its seed; set `LAMINA_MODEL_SEED` to
 //! replay one, `LAMINA_MODEL_RUNS` / `LAMINA_MODEL_OPS` to run longer.
 
 use lamina::fs::MemFs;
-use lamina::{Batch, Db, Durability, IngestOptions, Options, Snapshot, TableWriter};
+use lamina::{Batch, Db, Durability, Error, IngestOptions, Options, Snapshot, TableWriter};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
@@ -204,7 +204,7 @@ impl Run {
     }
 
     fn step(&mut self) {
-        let op = self.rng.gen_range(0..104);
+        let op = self.rng.gen_range(0..108);
         match op {
             0..=29 => {
                 let k = key(&mut self.rng);
@@ -341,6 +341,7 @@ impl Run {
                 self.check_all("after reopen");
             }
             100..=103 => self.ingest(),
+            104..=107 => self.transaction(),
             _ => {
                 let seed = self.rng.gen::<u64>();
                 self.log.push(format!("crash (seed {seed})"));
@@ -379,6 +380,103 @@ impl Run {
 
     /// Writes one to three tables of random sorted non-counter keys (they
     /// may overlap each other) and ingests them; a later file wins.
+    /// A transaction of a few reads (checked against the model with its
+    /// own writes), writes and perhaps a range; sometimes a plain write to
+    /// a key it read comes before its commit, which must then conflict.
+    fn transaction(&mut self) {
+        let d = self.durability();
+        let db = self.db().clone();
+        let mut tx = db.transaction();
+        let mut view = self.model.clone();
+        // A key read from the snapshot (one the transaction had put or
+        // deleted first is read from its own writes: no conflict).
+        let mut read = None;
+        let mut own = std::collections::BTreeSet::new();
+        for _ in 0..self.rng.gen_range(1..8) {
+            let k = key(&mut self.rng);
+            match self.rng.gen_range(0..5) {
+                0 => {
+                    self.log
+                        .push(format!("  tx get {:?}", String::from_utf8_lossy(&k)));
+                    let got = tx.get(&k).expect("transaction get");
+                    assert_eq!(got.as_ref(), view.get(&k), "transaction get");
+                    if !own.contains(&k) {
+                        read = Some(k);
+                    }
+                }
+                1 => {
+                    self.log
+                        .push(format!("  tx delete {:?}", String::from_utf8_lossy(&k)));
+                    tx.delete(&k).expect("transaction delete");
+                    view.remove(&k);
+                    own.insert(k);
+                }
+                2 if is_counter(&k) => {
+                    let x = self.rng.gen_range(0..10u64);
+                    self.log
+                        .push(format!("  tx merge {:?}", String::from_utf8_lossy(&k)));
+                    tx.merge(&k, &x.to_le_bytes()).expect("transaction merge");
+                    add(&mut view, &k, x);
+                }
+                _ => {
+                    let v = if is_counter(&k) {
+                        self.rng.gen::<u64>().to_le_bytes().to_vec()
+                    } else {
+                        value(&mut self.rng)
+                    };
+                    self.log
+                        .push(format!("  tx put {:?}", String::from_utf8_lossy(&k)));
+                    tx.put(&k, &v).expect("transaction put");
+                    view.insert(k.clone(), v);
+                    own.insert(k);
+                }
+            }
+        }
+        if self.rng.gen_bool(0.3) {
+            let (lo, hi) = (random_bound(&mut self.rng), random_bound(&mut self.rng));
+            let want = model_range(&view, &lo, &hi);
+            let got: Vec<_> = tx
+                .range::<Vec<u8>, _>((lo, hi))
+                .collect::<Result<_, _>>()
+                .expect("transaction range");
+            assert!(got == want, "transaction range differs");
+        }
+        let interfere = read.filter(|_| self.rng.gen_bool(0.2));
+        let read_only = tx.is_read_only();
+        let conflict = interfere.is_some() && !read_only;
+        self.log.push(format!(
+            "transaction {d:?}, {} a read key written before its commit",
+            if interfere.is_some() {
+                "with"
+            } else {
+                "without"
+            }
+        ));
+        if let Some(k) = interfere {
+            let v = if is_counter(&k) {
+                7u64.to_le_bytes().to_vec()
+            } else {
+                b"plain".to_vec()
+            };
+            let plain = self.durability();
+            let mut b = Batch::new();
+            b.put(&k, &v);
+            self.db().write_with(b, plain).expect("plain put");
+            self.model.insert(k, v);
+            self.wrote(plain);
+        }
+        match tx.commit_with(d) {
+            Err(Error::Conflict(_)) if conflict => {}
+            // A read-only transaction writes nothing, whatever changed.
+            Ok(()) if read_only => {}
+            Ok(()) if !conflict => {
+                self.model = view;
+                self.wrote(d);
+            }
+            other => panic!("transaction commit (conflict expected: {conflict}): {other:?}"),
+        }
+    }
+
     fn ingest(&mut self) {
         let files = self.rng.gen_range(1..=3);
         let dir = Path::new("/ingest");

@@ -21,6 +21,10 @@ use crate::options::Durability;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+/// A precondition of a commit, run under the commit lock (see
+/// [`Inner::write_if`]).
+pub(crate) type CommitCheck<'a> = &'a dyn Fn(&Inner) -> Result<()>;
+
 /// Bytes buffered in the process for `Durability::None` writes before they
 /// are handed to the operating system.
 const NONE_BUFFER_BYTES: usize = 1 << 20;
@@ -79,7 +83,27 @@ impl Inner {
         if durability == Durability::Sync || batch.encoded_len() >= self.blob_threshold() {
             return Ok(false);
         }
-        self.commit_batch_if(batch, durability, None, false)
+        self.commit_batch_if(batch, durability, None, false, None)
+    }
+
+    /// Commits `batch` as [`Inner::write`] does, only if `check` passes:
+    /// it runs under the commit lock, with no leader active, once every
+    /// writer that took seqnos has inserted into the memtable, and before
+    /// the batch takes its own (a transaction's validation, `crate::txn`).
+    /// No writer takes a seqno between the check and the commit. An error
+    /// of `check` is returned with nothing written.
+    pub(crate) fn write_if(
+        &self,
+        batch: &mut Batch,
+        durability: Durability,
+        check: CommitCheck<'_>,
+    ) -> Result<()> {
+        self.check_batch(batch)?;
+        if batch.is_empty() {
+            return Ok(());
+        }
+        self.commit_batch_if(batch, durability, None, true, Some(check))
+            .map(|_| ())
     }
 
     /// Sets `key` in keyspace `ks` to `value`, a value of at least
@@ -126,19 +150,21 @@ impl Inner {
         durability: Durability,
         large: Option<(KeyspaceId, &[u8], &[u8])>,
     ) -> Result<()> {
-        self.commit_batch_if(batch, durability, large, true)
+        self.commit_batch_if(batch, durability, large, true, None)
             .map(|_| ())
     }
 
     /// [`Inner::commit_batch`]; unless `may_wait`, only if nothing has to
     /// wait (see [`Inner::try_write`]: `Ok(false)`, nothing written, when
-    /// something would).
+    /// something would). With a `check`, it runs before any route once no
+    /// writer is between the WAL and the memtable (see [`Inner::write_if`]).
     fn commit_batch_if(
         &self,
         batch: &mut Batch,
         durability: Durability,
         large: Option<(KeyspaceId, &[u8], &[u8])>,
         may_wait: bool,
+        check: Option<CommitCheck<'_>>,
     ) -> Result<bool> {
         let count = if large.is_some() {
             1
@@ -161,6 +187,12 @@ impl Inner {
             q.waiters += 1;
             self.commit().leader_cv.wait(&mut q);
             q.waiters -= 1;
+        }
+        if let Some(check) = check {
+            // Every writer that took seqnos has inserted, and none takes
+            // new ones while the queue is held: the memtables say all.
+            self.commit().pipeline.wait_for_inserts();
+            check(self)?;
         }
         // A single writer's commit: no other writer is between its seqnos
         // and publishing them, and none is to wait for a sync.

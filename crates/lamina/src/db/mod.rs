@@ -131,6 +131,11 @@ impl Numbered for crate::blob::BlobMeta {
 ///    the threads and data shape ([`Background`]) and `lock`, held briefly,
 ///    with none of the locks above taken under them.
 ///
+/// The transaction gate (`txn_gate`, not a lock but waited for like one)
+/// comes before all of them: a transaction's commit passes it shared, an exclusive
+/// attempt ([`crate::Db::transact`]) holds it for writing from its snapshot
+/// to its commit.
+///
 /// The compaction lock ([`Background`]) is taken before `versions` and
 /// `state`; a thread that holds commit leadership only `try_lock`s it, so
 /// the two never wait on each other. The published view is lock-free. The
@@ -176,6 +181,10 @@ pub(crate) struct Inner {
     poison_set: AtomicBool,
     /// Running counters behind `Stats`.
     counters: Counters,
+    /// Transactions' commits hold it shared; an attempt of `transact` that
+    /// conflicted too often holds it exclusively from its snapshot to its
+    /// commit, so that no other transaction commits meanwhile (`crate::txn`).
+    txn_gate: crate::txn::Gate,
     /// Level 1's target and the growth factor between levels, chosen at open
     /// from the memtable size unless the options set them (`crate::tuning`).
     levels: crate::tuning::LevelChoice,
@@ -244,6 +253,7 @@ impl Inner {
             poisoned: Mutex::new(None),
             poison_set: AtomicBool::new(false),
             counters: Counters::default(),
+            txn_gate: crate::txn::Gate::default(),
             levels: crate::tuning::choose_levels(
                 opts.level_base_size,
                 opts.level_multiplier,
@@ -342,6 +352,12 @@ impl Inner {
     #[inline]
     pub(crate) fn counters(&self) -> &Counters {
         &self.counters
+    }
+
+    /// The transaction gate (see the field).
+    #[inline]
+    pub(crate) fn txn_gate(&self) -> &crate::txn::Gate {
+        &self.txn_gate
     }
 
     /// Level 1's target and the growth factor between levels.

@@ -49,6 +49,13 @@ pub(crate) struct Counters {
     /// sleep once it reaches a millisecond).
     pub owed_delay_nanos: AtomicU64,
     pub blob_bytes_moved: AtomicU64,
+    /// Transactions committed with writes (`crate::txn`).
+    pub txn_commits: AtomicU64,
+    /// Transactions refused at commit because something they read changed.
+    pub txn_conflicts: AtomicU64,
+    /// Of those, the ones refused because a flush or an ingest since their
+    /// snapshot left the engine unable to tell what changed.
+    pub txn_conflicts_unverifiable: AtomicU64,
 }
 
 /// The tables of one level.
@@ -203,6 +210,15 @@ pub struct Stats {
     pub blob_dead_bytes: u64,
     /// Value bytes moved out of collected blob files since open.
     pub blob_bytes_moved: u64,
+    /// Transactions with writes committed since open (a read-only
+    /// transaction is not counted: it writes nothing).
+    pub txn_commits: u64,
+    /// Transactions refused with [`crate::Error::Conflict`] since open.
+    pub txn_conflicts: u64,
+    /// Of `txn_conflicts`, those refused because a flush or an ingest after
+    /// their snapshot wrote newer entries to a table, where the engine no
+    /// longer tells which keys changed (docs/design.md#transactions).
+    pub txn_conflicts_unverifiable: u64,
 }
 
 /// Time writers were slowed and times they were stopped, per cause.
@@ -319,6 +335,9 @@ fn collect(inner: &Inner) -> Stats {
         blob_value_bytes: blobs.values().map(|m| m.value_bytes).sum(),
         blob_dead_bytes: blobs.keys().map(|n| version.blob_dead(*n)).sum(),
         blob_bytes_moved: get(&c.blob_bytes_moved),
+        txn_commits: get(&c.txn_commits),
+        txn_conflicts: get(&c.txn_conflicts),
+        txn_conflicts_unverifiable: get(&c.txn_conflicts_unverifiable),
         total_table_bytes: levels.iter().map(|l| l.bytes).sum(),
         live_entries_estimate: levels.iter().map(|l| l.entries).sum::<u64>() + mem_entries,
         levels,

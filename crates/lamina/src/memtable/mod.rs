@@ -257,6 +257,59 @@ impl Memtable {
             }
         }
     }
+
+    /// The seqno of the newest entry of `tree_key`, if the memtable holds
+    /// one: the first entry of the key in each skip list (entries sort
+    /// newest first), the largest of them. For a transaction's validation.
+    pub fn newest_seqno(&self, tree_key: &[u8]) -> Option<SeqNo> {
+        let target = key::seek_key(tree_key);
+        self.lists
+            .all()
+            .filter_map(|list| list.lower_bound(&target))
+            .filter_map(|e| key::parse(e.key()).filter(|p| p.tree_key == tree_key))
+            .map(|p| p.seqno)
+            .max()
+    }
+
+    /// The tree key of an entry newer than `seqno` whose tree key lies
+    /// between `lower` and `upper`, if the memtable holds one: a walk of
+    /// each skip list over the range. For a transaction's validation of a
+    /// range it scanned.
+    pub fn newer_in_range(
+        &self,
+        lower: std::ops::Bound<&[u8]>,
+        upper: std::ops::Bound<&[u8]>,
+        seqno: SeqNo,
+    ) -> Option<Vec<u8>> {
+        use std::ops::Bound;
+        let start = match lower {
+            Bound::Included(k) | Bound::Excluded(k) => Some(key::seek_key(k)),
+            Bound::Unbounded => None,
+        };
+        let below_upper = |tk: &[u8]| match upper {
+            Bound::Included(u) => tk <= u,
+            Bound::Excluded(u) => tk < u,
+            Bound::Unbounded => true,
+        };
+        for list in self.lists.all() {
+            let mut at = match &start {
+                Some(target) => list.lower_bound(target),
+                None => list.front(),
+            };
+            while let Some(e) = at {
+                let Some(p) = key::parse(e.key()) else { break };
+                if !below_upper(p.tree_key) {
+                    break;
+                }
+                let excluded = matches!(lower, Bound::Excluded(k) if k == p.tree_key);
+                if p.seqno > seqno && !excluded {
+                    return Some(p.tree_key.to_vec());
+                }
+                at = e.next();
+            }
+        }
+        None
+    }
 }
 
 /// Registers a database whose memtables are of `memtable_size` bytes with

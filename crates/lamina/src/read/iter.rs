@@ -148,7 +148,7 @@ impl Iter {
         Iter::with_bounds(handle, lower, upper, seqno)
     }
 
-    fn with_bounds(
+    pub(crate) fn with_bounds(
         handle: Arc<Handle>,
         lower: Bound<Vec<u8>>,
         upper: Bound<Vec<u8>>,
