@@ -178,7 +178,9 @@ impl Db {
     /// Calls `fn(tx)` in a transaction and commits it, calling it again in
     /// a new transaction on conflict, up to `retries` times (backing off,
     /// then running alone among transactions); returns what `fn` returned.
-    /// `fn` may run several times: it should have no other effects.
+    /// `fn` may run several times: it should have no other effects, and
+    /// must not commit another transaction (a run that holds the others
+    /// off would wait for itself).
     #[pyo3(signature = (r#fn, retries=100, durability=None))]
     fn transact(
         &self,

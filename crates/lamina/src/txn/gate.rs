@@ -64,3 +64,50 @@ impl Gate {
         self.changed.notify_all();
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::Gate;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+
+    #[test]
+    fn an_exclusive_holder_keeps_commits_out_until_it_leaves() {
+        let gate = Gate::default();
+        let passed = AtomicBool::new(false);
+        gate.enter_exclusive();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                gate.enter_shared();
+                passed.store(true, Ordering::SeqCst);
+                gate.leave_shared();
+            });
+            std::thread::sleep(Duration::from_millis(50));
+            assert!(
+                !passed.load(Ordering::SeqCst),
+                "a commit passed an exclusive holder"
+            );
+            gate.leave_exclusive();
+        });
+        assert!(passed.load(Ordering::SeqCst));
+    }
+
+    #[test]
+    fn an_exclusive_entry_waits_for_commits_passing() {
+        let gate = Gate::default();
+        let entered = AtomicBool::new(false);
+        gate.enter_shared();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                gate.enter_exclusive();
+                entered.store(true, Ordering::SeqCst);
+                gate.leave_exclusive();
+            });
+            std::thread::sleep(Duration::from_millis(50));
+            assert!(!entered.load(Ordering::SeqCst), "entered beside a commit");
+            gate.leave_shared();
+        });
+        assert!(entered.load(Ordering::SeqCst));
+    }
+}

@@ -92,3 +92,61 @@ fn as_slice(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
         Bound::Unbounded => Bound::Unbounded,
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use crate::key::{tree_key, Kind};
+    use crate::memtable::Memtable;
+    use std::ops::Bound::{Excluded, Included, Unbounded};
+
+    /// A memtable of the smallest size: key `k` written at seqnos 1 and 5,
+    /// `m` at 3, `p` at 7 (a delete).
+    fn memtable() -> Memtable {
+        let m = Memtable::new(1, 1);
+        m.insert(&tree_key(0, b"k"), 1, Kind::Put, b"1");
+        m.insert(&tree_key(0, b"m"), 3, Kind::Put, b"3");
+        m.insert(&tree_key(0, b"k"), 5, Kind::Merge, b"5");
+        m.insert(&tree_key(0, b"p"), 7, Kind::Delete, b"");
+        m
+    }
+
+    #[test]
+    fn the_newest_seqno_of_a_key_is_its_first_entry_in_any_list() {
+        let m = memtable();
+        assert_eq!(m.newest_seqno(&tree_key(0, b"k")), Some(5));
+        assert_eq!(m.newest_seqno(&tree_key(0, b"p")), Some(7));
+        assert_eq!(m.newest_seqno(&tree_key(0, b"l")), None);
+        assert_eq!(m.newest_seqno(&tree_key(1, b"k")), None, "another keyspace");
+    }
+
+    #[test]
+    fn a_range_finds_newer_entries_within_its_bounds_only() {
+        let m = memtable();
+        let (k, m_, p) = (tree_key(0, b"k"), tree_key(0, b"m"), tree_key(0, b"p"));
+        assert_eq!(
+            m.newer_in_range(Included(&k[..]), Included(&p[..]), 6),
+            Some(p.clone())
+        );
+        assert_eq!(
+            m.newer_in_range(Included(&k[..]), Excluded(&p[..]), 6),
+            None
+        );
+        assert_eq!(
+            m.newer_in_range(Included(&k[..]), Excluded(&p[..]), 4),
+            Some(k.clone())
+        );
+        assert_eq!(
+            m.newer_in_range(Excluded(&k[..]), Excluded(&p[..]), 2),
+            Some(m_.clone())
+        );
+        assert_eq!(
+            m.newer_in_range(Excluded(&k[..]), Excluded(&p[..]), 3),
+            None
+        );
+        assert_eq!(m.newer_in_range(Unbounded, Unbounded, 6), Some(p));
+        assert_eq!(m.newer_in_range(Unbounded, Unbounded, 7), None);
+        let after = tree_key(0, b"q");
+        assert_eq!(m.newer_in_range(Included(&after[..]), Unbounded, 0), None);
+    }
+}
