@@ -87,11 +87,11 @@ impl NonBlocking for Db {
     }
 
     fn try_put(&self, key: &[u8], value: &[u8]) -> Result<bool> {
-        self.try_put_in_keyspace(0, key, value)
+        self.inner().try_put_one(0, key, value)
     }
 
     fn try_delete(&self, key: &[u8]) -> Result<bool> {
-        self.try_write_one_op(|b| b.delete(key))
+        self.inner().try_delete_one(0, key)
     }
 }
 
@@ -119,11 +119,11 @@ impl NonBlocking for Keyspace {
     }
 
     fn try_put(&self, key: &[u8], value: &[u8]) -> Result<bool> {
-        self.db().try_put_in_keyspace(self.id(), key, value)
+        self.db().inner().try_put_one(self.id(), key, value)
     }
 
     fn try_delete(&self, key: &[u8]) -> Result<bool> {
-        self.db().try_write_one_op(|b| b.delete_in(self, key))
+        self.db().inner().try_delete_one(self.id(), key)
     }
 }
 

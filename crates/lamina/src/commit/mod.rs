@@ -8,6 +8,7 @@
 
 mod blobs;
 mod merge_check;
+mod one_op;
 mod pipeline;
 mod room;
 mod rotation;

@@ -6,40 +6,18 @@ use super::{CheckReport, Keyspace, Stats};
 use super::{Db, Handle, Inner};
 use crate::batch::Batch;
 use crate::error::Result;
-use crate::key::KeyspaceId;
 use crate::options::{Durability, Options};
 use crate::read::{Iter, Snapshot};
 use std::ops::RangeBounds;
 use std::path::Path;
 use std::sync::Arc;
 
-/// Runs `f` on an empty batch kept by the thread, so that a single put or
-/// delete reuses its buffer instead of allocating one per call (a fresh
-/// batch if the thread's is in use, as when `f` reenters).
-fn with_one_op_batch<T>(f: impl FnOnce(&mut Batch) -> T) -> T {
-    thread_local! {
-        static ONE_OP: std::cell::RefCell<Batch> = std::cell::RefCell::new(Batch::new());
-    }
-    ONE_OP.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut b) => {
-            b.clear();
-            let out = f(&mut b);
-            // A large value's buffer is not kept for the thread's whole life.
-            if b.encoded_len() > 64 << 10 {
-                *b = Batch::new();
-            }
-            out
-        }
-        Err(_) => f(&mut Batch::new()),
-    })
-}
-
 impl Db {
     /// Opens (or creates, as `options` say) the database in directory `path`.
     ///
     /// Recovers every write whose durability had been reached before a crash.
     /// Errors: [`Error::Locked`](crate::Error::Locked) if another read-write handle has it open,
-    /// [`Error::NotADatabase`](crate::Error::NotADatabase)(crate::Error::NotADatabase) if `path` is a file or a directory that holds
+    /// [`Error::NotADatabase`](crate::Error::NotADatabase) if `path` is a file or a directory that holds
     /// something else, [`Error::Corruption`](crate::Error::Corruption) if its files are damaged beyond a
     /// torn WAL tail.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
@@ -65,7 +43,7 @@ impl Db {
 
     /// Removes the database at `path`: its files, then the directory if empty.
     /// Fails with [`Error::NotADatabase`](crate::Error::NotADatabase) if `path` does not hold one, and with
-    /// [`Error::Locked`](crate::Error::Locked)(crate::Error::Locked) if it is open.
+    /// [`Error::Locked`](crate::Error::Locked) if it is open.
     pub fn destroy(path: impl AsRef<Path>, options: &Options) -> Result<()> {
         crate::recovery::destroy(path.as_ref(), options)
     }
@@ -108,37 +86,12 @@ impl Db {
 
     /// Sets `key` to `value` in the default keyspace.
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
-        self.put_in_keyspace(0, key, value)
-    }
-
-    /// Sets `key` to `value` in keyspace `ks` with the default durability: a
-    /// value large enough for a blob file goes there straight from `value`.
-    pub(crate) fn put_in_keyspace(&self, ks: KeyspaceId, key: &[u8], value: &[u8]) -> Result<()> {
-        let inner = self.inner();
-        if value.len() >= inner.blob_threshold() {
-            return inner.write_large_put(ks, key, value, inner.opts.durability);
-        }
-        self.write_one_op(|b| b.push_put(ks, key, value))
+        self.inner().put_one(0, key, value)
     }
 
     /// Deletes `key` from the default keyspace (a missing key is not an error).
     pub fn delete(&self, key: &[u8]) -> Result<()> {
-        self.write_one_op(|b| b.delete(key))
-    }
-
-    /// [`NonBlocking::try_put`](crate::binding::NonBlocking::try_put) in keyspace `ks`. A value large enough for a blob
-    /// file is refused before it is copied anywhere: its commit writes it
-    /// to the file, which `put` does straight from `value`.
-    pub(crate) fn try_put_in_keyspace(
-        &self,
-        ks: KeyspaceId,
-        key: &[u8],
-        value: &[u8],
-    ) -> Result<bool> {
-        if value.len() >= self.inner().blob_threshold() {
-            return Ok(false);
-        }
-        self.try_write_one_op(|b| b.push_put(ks, key, value))
+        self.inner().delete_one(0, key)
     }
 
     /// Deletes `key` from the default keyspace if it has a value; returns
@@ -156,7 +109,7 @@ impl Db {
     }
 
     /// Adds a merge operand for `key` without reading it (a blind update).
-    /// [`Error::Merge`](crate::Error::Merge)(crate::Error::Merge) naming the key if the operand certainly cannot be
+    /// [`Error::Merge`](crate::Error::Merge) naming the key if the operand certainly cannot be
     /// folded onto the stored value (found in the memtable); when the stored
     /// value is older the operand is written and reads of the key fail.
     pub fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()> {
@@ -164,27 +117,6 @@ impl Db {
         let mut b = Batch::new();
         b.merge(key, operand);
         self.write(b)
-    }
-
-    /// Applies the one operation `fill` adds to an empty batch, with the
-    /// default durability, without allocating a batch (see
-    /// [`with_one_op_batch`]).
-    pub(crate) fn write_one_op(&self, fill: impl FnOnce(&mut Batch)) -> Result<()> {
-        let d = self.inner().opts.durability;
-        with_one_op_batch(|b| {
-            fill(b);
-            self.inner().write(b, d)
-        })
-    }
-
-    /// [`Db::write_one_op`] if the commit needs no waiting (see
-    /// [`NonBlocking::try_put`](crate::binding::NonBlocking::try_put)); `Ok(false)`, nothing written, if it would.
-    pub(crate) fn try_write_one_op(&self, fill: impl FnOnce(&mut Batch)) -> Result<bool> {
-        let d = self.inner().opts.durability;
-        with_one_op_batch(|b| {
-            fill(b);
-            self.inner().try_write(b, d)
-        })
     }
 
     /// Applies `batch` atomically with the default durability.

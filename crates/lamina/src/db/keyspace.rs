@@ -156,12 +156,12 @@ impl Keyspace {
 
     /// Sets `key` to `value`.
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
-        self.db.put_in_keyspace(self.id, key, value)
+        self.db.inner().put_one(self.id, key, value)
     }
 
     /// Deletes `key`.
     pub fn delete(&self, key: &[u8]) -> Result<()> {
-        self.db.write_one_op(|b| b.delete_in(self, key))
+        self.db.inner().delete_one(self.id, key)
     }
 
     /// Deletes `key` if it has a value; returns whether it had one (see
