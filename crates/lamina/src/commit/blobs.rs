@@ -27,12 +27,6 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
 impl Inner {
-    /// The smallest value written to a blob file: `blob_threshold`, at
-    /// least one byte.
-    pub(crate) fn blob_threshold(&self) -> usize {
-        self.opts().blob_threshold.max(1)
-    }
-
     /// `batch` with each Put of a value of at least `blob_threshold` bytes
     /// written to the blob file of `mem` and replaced by a pointer to it
     /// (kind 3), or `None` if it holds no such value.

@@ -3,7 +3,7 @@
 //! to the subsystem that owns it.
 
 use super::{CheckReport, Keyspace, Stats};
-use super::{Db, Handle, Inner};
+use super::{Db, Handle};
 use crate::batch::Batch;
 use crate::error::Result;
 use crate::options::{Durability, Options};
@@ -46,10 +46,6 @@ impl Db {
     /// [`Error::Locked`](crate::Error::Locked) if it is open.
     pub fn destroy(path: impl AsRef<Path>, options: &Options) -> Result<()> {
         crate::recovery::destroy(path.as_ref(), options)
-    }
-
-    pub(crate) fn inner(&self) -> &Arc<Inner> {
-        &self.handle.inner
     }
 
     /// The database directory.

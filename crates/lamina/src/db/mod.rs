@@ -46,6 +46,14 @@ pub struct Db {
     pub(crate) handle: Arc<Handle>,
 }
 
+impl Db {
+    /// The state this handle shares.
+    #[inline]
+    pub(crate) fn inner(&self) -> &Arc<Inner> {
+        &self.handle.inner
+    }
+}
+
 /// Closes the database when the last user-facing reference goes away.
 pub(crate) struct Handle {
     pub(crate) inner: Arc<Inner>,
@@ -284,6 +292,13 @@ impl Inner {
     #[inline]
     pub(crate) fn opts(&self) -> &Options {
         &self.opts
+    }
+
+    /// The smallest value written to a blob file: `blob_threshold`, at
+    /// least one byte.
+    #[inline]
+    pub(crate) fn blob_threshold(&self) -> usize {
+        self.opts.blob_threshold.max(1)
     }
 
     /// Open tables, by file number.
