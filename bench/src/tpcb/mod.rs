@@ -80,7 +80,7 @@ pub struct TpcbArgs {
     /// Skip testfile (the write + fsync loop beside the engines).
     #[arg(long)]
     pub no_testfile: bool,
-    /// Where the table (Markdown), the CSV and the chart go.
+    /// Where the table (tpcb.md) and the CSV (tpcb.csv) go.
     #[arg(long, value_name = "DIR", default_value = "target/bench-results/tpcb")]
     pub out: PathBuf,
     /// Where the databases go: a directory per engine, removed after it ran
@@ -757,7 +757,8 @@ fn render(
     s
 }
 
-/// Writes tpcb.md, tpcb.csv (appended) and the chart (bench/plot_tpcb.py).
+/// Writes tpcb.md and tpcb.csv (replaced); bench/plot_tpcb.py draws the
+/// chart from the CSV (`make bench-tpcb` runs it).
 fn save(out: &Path, rows: &[Row], testfile: &[(String, f64)], table: &str) -> Result<(), String> {
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let md = out.join("tpcb.md");
@@ -805,18 +806,6 @@ fn save(out: &Path, rows: &[Row], testfile: &[(String, f64)], table: &str) -> Re
         md.display(),
         csv_path.display()
     );
-    // The chart, where Python and matplotlib are.
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("plot_tpcb.py");
-    let png = out.join("tpcb.png");
-    let py = ["python3"];
-    for p in py {
-        let _ = Command::new(p)
-            .arg(&script)
-            .arg(&csv_path)
-            .arg(&png)
-            .stdout(Stdio::null())
-            .status();
-    }
     Ok(())
 }
 
