@@ -88,18 +88,23 @@ impl RocksWorker<'_> {
             .r
             .db
             .transaction_opt(&self.r.wo, &TransactionOptions::default());
-        let body = || -> Result<(), rocksdb::Error> {
+        // Err: RocksDB's error; Ok(Err): a row missing or malformed.
+        let body = || -> Result<Result<(), String>, rocksdb::Error> {
             for k in [&t.account, &t.branch, &t.teller] {
                 let v = tx.get_for_update(k, true)?;
-                // A missing row is reported below, after the rollback.
-                if let Ok(row) = add(v.as_deref(), t.delta, "a row") {
-                    tx.put(k, row)?;
+                match add(v.as_deref(), t.delta, "a row") {
+                    Ok(row) => tx.put(k, row)?,
+                    Err(m) => return Ok(Err(m)),
                 }
             }
-            tx.put(t.history, t.history_row)
+            tx.put(t.history, t.history_row).map(Ok)
         };
         match body() {
-            Ok(()) => {}
+            Ok(Ok(())) => {}
+            Ok(Err(m)) => {
+                let _ = tx.rollback();
+                return Err(format!("rocksdb: {m}"));
+            }
             Err(e) if is_conflict(&e) => {
                 let _ = tx.rollback();
                 return Ok(false);
