@@ -281,6 +281,7 @@ def importable(engine):
 def child(a, scale):
     path = os.path.join(a.dir, a.child)
     shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(a.dir, exist_ok=True)
     db = {"lamina": Lamina, "sqlite": Sqlite, "lmdb": Lmdb}[a.child](path)
     t0 = time.monotonic()
     for b in batches(load_rows(scale), LOAD_BATCH):
@@ -433,6 +434,7 @@ def main(argv=None):
     tmp = None
     if not a.dir:
         tmp = a.dir = tempfile.mkdtemp(prefix="tpcb-py.")
+    os.makedirs(a.dir, exist_ok=True)
     rows, notes, described, tf = [], [], [], {}
     try:
         before = testfile_rate(a)
