@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """TPC-B chart: durable transactions per second against threads, one line per engine in the
 CSV (`lamina-bench tpcb` writes tpcb.csv, bench/tpcb.py tpcb-python.csv, in the same columns;
-give one or more), with lamina's targets: 8x its one-thread rate, and testfile (the disk's
-write + lseek + fsync rate, the mean of the runs around the engines).
+give one or more), with lamina's targets: 8x its one-thread rate, and each file's testfile (the
+disk's write + lseek + fsync rate, the mean of the runs around its engines).
 
     bench/plot_tpcb.py RESULTS/tpcb/tpcb.csv [MORE.csv ...] RESULTS/tpcb/tpcb.png
 """
 import csv
+import os
 import sys
 
 
@@ -15,13 +16,19 @@ def main(argv):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     srcs, dst = argv[1:-1], argv[-1]
-    rows = []
+    rows, testfile = [], {}
     for src in srcs:
         try:
             with open(src, newline="") as f:
-                rows += list(csv.DictReader(f))
+                got = list(csv.DictReader(f))
         except OSError as e:
             print(f"plot_tpcb: {e}", file=sys.stderr)
+            continue
+        rows += got
+        # Each run's own testfile: the two runs were at different times.
+        tf = [float(r["testfile_ops_per_s"]) for r in got if r.get("testfile_ops_per_s")]
+        if tf:
+            testfile[os.path.basename(src)] = sum(tf) / len(tf)
     if not rows:
         print("plot_tpcb: no rows; no chart", file=sys.stderr)
         return 0
@@ -42,16 +49,16 @@ def main(argv):
         threads = [int(r["threads"]) for r in erows]
         ticks.update(threads)
         bad = any(r["invariant"] != "ok" for r in erows)
-        ax.plot(threads, [float(r["txns_per_s"]) for r in erows], "o-",
-                label=engine + (" (INVARIANT FAILED)" if bad else ""))
+        (line,) = ax.plot(threads, [float(r["txns_per_s"]) for r in erows], "o-",
+                          label=engine + (" (INVARIANT FAILED)" if bad else ""))
         if engine.startswith("lamina"):
             one = [float(r["txns_per_s"]) for r in erows if int(r["threads"]) == 1]
             if one:
-                ax.axhline(8 * one[0], linestyle=":", alpha=0.6, label=f"8x {engine} at 1 thread")
-    tf = [float(r["testfile_ops_per_s"]) for r in rows if r.get("testfile_ops_per_s")]
-    if tf:
-        mean = sum(tf) / len(tf)
-        ax.axhline(mean, color="grey", linestyle="--", label=f"testfile {mean:,.0f} fsyncs/s")
+                ax.axhline(8 * one[0], color=line.get_color(), linestyle=":", alpha=0.6,
+                           label=f"8x {engine} at 1 thread")
+    for (name, mean), style in zip(testfile.items(), ["--", "-.", ":"] * len(testfile)):
+        ax.axhline(mean, color="grey", linestyle=style,
+                   label=f"testfile {mean:,.0f} fsyncs/s ({name})")
     ax.set_xscale("log", base=2)
     ticks = sorted(ticks)
     ax.set_xticks(ticks)
