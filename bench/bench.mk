@@ -13,6 +13,11 @@
 #   bench-engines `lamina-bench engines`: lamina beside release-built RocksDB, LMDB, redb and
 #                 fjall on db_bench's workloads; tables and CSV in $(BENCH_OUT)/engines/
 #                 e.g. make bench-engines BENCH_ARGS='--num 1000000'
+#   bench-tpcb    `lamina-bench tpcb`: the TPC-B transaction (ex_tpcb's) at 1, 2, 4, 8, 16 threads,
+#                 every commit durable, lamina beside RocksDB (TransactionDB), LMDB, SQLite and
+#                 Berkeley DB (C), then bench/tpcb.py (the same from Python at 1 and 16 threads);
+#                 tables, CSV and a chart in $(BENCH_OUT)/tpcb/ (about 5 minutes at the defaults)
+#                 e.g. make bench-tpcb TPCB_ARGS='--seconds 2 --engines lamina,lmdb'
 #   bench-migrate bench/migrate_bench.py: a 2^20-record gdbm file and Berkeley DB file loaded into
 #                 lamina directly (`lamina load DB FILE`) beside `gdbm_dump | lamina load` and
 #                 `db5.3_dump | lamina load`, and lamina.migrate(); MIGRATE_N sets the records
@@ -46,7 +51,7 @@ BENCH_BUILD := $(if $(wildcard crates/lamina-cli/Cargo.toml),bench-cli)
 BENCH_BUILD += $(if $(wildcard python/python.mk),py-build)
 
 .PHONY: bench-setup bench bench-quick bench-engines bench-test bench-test-harness \
-	bench-test-package bench-cli bench-migrate bench-open-loop
+	bench-test-package bench-cli bench-migrate bench-open-loop bench-tpcb
 
 EXTRA_TESTS += bench-test-harness
 
@@ -67,6 +72,17 @@ bench-quick: $(BENCH_BUILD)
 bench-engines:
 	$(BENCH_CARGO) build --release
 	$(LAMINA_BENCH) engines $(BENCH_ARGS)
+
+# `lamina-bench tpcb`'s options (TPCB_ARGS) and bench/tpcb.py's (TPCB_PY_ARGS).
+TPCB_ARGS    ?=
+TPCB_PY_ARGS ?=
+
+bench-tpcb: $(if $(wildcard python/python.mk),py-build)
+	$(BENCH_CARGO) build --release
+	$(LAMINA_BENCH) tpcb --out $(BENCH_OUT)/tpcb $(TPCB_ARGS)
+	$(BENCH_PY) bench/tpcb.py --out $(BENCH_OUT)/tpcb $(TPCB_PY_ARGS)
+	$(BENCH_PY) bench/plot_tpcb.py $(BENCH_OUT)/tpcb/tpcb.csv $(BENCH_OUT)/tpcb/tpcb-python.csv \
+		$(BENCH_OUT)/tpcb/tpcb.png
 
 MIGRATE_N        ?= 1048576
 OPEN_LOOP_ROUNDS ?= 500

@@ -3,13 +3,15 @@
 
 use std::path::Path;
 
-const CRATES: [&str; 6] = [
+const CRATES: [&str; 8] = [
     "rocksdb",
     "librocksdb-sys",
     "heed",
     "lmdb-master-sys",
     "redb",
     "fjall",
+    "rusqlite",
+    "libsqlite3-sys",
 ];
 
 fn main() {

@@ -176,7 +176,7 @@ fn testfile_path(db: &Path) -> PathBuf {
 
 /// How long testfile runs.
 #[derive(Debug, Clone, Copy)]
-enum Length {
+pub(crate) enum Length {
     /// This many operations.
     Ops(u64),
     /// Operations until this many seconds have passed.
@@ -184,7 +184,7 @@ enum Length {
 }
 
 /// testfile's ops/s at `path`, the file removed after.
-fn testfile_rate(path: &Path, length: Length) -> Result<f64, String> {
+pub(crate) fn testfile_rate(path: &Path, length: Length) -> Result<f64, String> {
     let done = testfile(path, length);
     let _ = std::fs::remove_file(path);
     let (ops, secs) = done.map_err(|e| format!("testfile {}: {e}", path.display()))?;

@@ -3,7 +3,9 @@
 //! bench/README.md defines them: `numbers`, `insert`, `scan`, `update`,
 //! `multi`, `commit`, `blocksize` (lamina alone, beside the published
 //! figures of the programs they come from), `engines` (lamina beside
-//! RocksDB, LMDB, redb and fjall, all built here in release mode), and what
+//! RocksDB, LMDB, redb and fjall, all built here in release mode), `tpcb`
+//! (the TPC-B transaction beside RocksDB, LMDB, SQLite and Berkeley DB,
+//! durable, at 1 to 16 threads), and what
 //! they share (where the database goes, CSV output, the original programs'
 //! random number generators, sizes on disk).
 //!
@@ -27,6 +29,7 @@ mod meter;
 mod multi;
 mod numbers;
 mod scan;
+mod tpcb;
 mod update;
 
 // The `lamina` tool's modules this package shares, under the paths the
@@ -77,6 +80,9 @@ enum Workload {
     /// lamina, RocksDB, LMDB, redb and fjall on db_bench's workloads (fillseq,
     /// fillrandom, overwrite, readrandom, readseq, deleterandom), one driver.
     Engines(engines::EnginesArgs),
+    /// TPC-B (ex_tpcb's transaction) at 1..16 threads, durable commits: lamina beside
+    /// RocksDB's TransactionDB, LMDB, SQLite (WAL) and Berkeley DB; invariant checked.
+    Tpcb(tpcb::TpcbArgs),
 }
 
 /// What every workload gets from the global options.
@@ -113,6 +119,7 @@ fn run(workload: Workload, ctx: &Ctx) -> Result<(), String> {
         Workload::Commit(a) => commit::run(a, ctx),
         Workload::Blocksize(a) => blocksize::run(a, ctx),
         Workload::Engines(a) => engines::run(a, ctx),
+        Workload::Tpcb(a) => tpcb::run(a, ctx),
     }
 }
 

@@ -18,9 +18,9 @@
 //! `row,...` line per workload; this process prints the tables (Markdown on
 //! standard output) and writes them, with CSV, to `--out`.
 
-mod measure;
+pub(crate) mod measure;
 mod order;
-mod peers;
+pub(crate) mod peers;
 mod report;
 mod store;
 
