@@ -4,8 +4,8 @@
 threads; the same data, transaction and invariant as `lamina-bench tpcb` (bench/README.md,
 "TPC-B transactions: durable read-modify-write at 1 to 16 threads"), and the same table.
 
-  bench/tpcb.py [--engines lamina,sqlite,lmdb] [--threads 1,16] [--seconds 5] [--branches 1]
-                [--accounts-per-branch 100000] [--dir DIR] [--out DIR] [--csv FILE]
+  bench/tpcb.py [--engines lamina,sqlite,lmdb] [--threads 1,16] [--seconds 5] [--branches 10]
+                [--accounts-per-branch 10000] [--dir DIR] [--out DIR] [--csv FILE]
                 [--no-testfile]
 
 Every commit is durable: lamina with durability='sync', sqlite3 with synchronous=FULL in WAL
@@ -410,8 +410,8 @@ def main(argv=None):
     p.add_argument("--engines", default=",".join(ENGINES))
     p.add_argument("--threads", default="1,16")
     p.add_argument("--seconds", type=float, default=5.0)
-    p.add_argument("--branches", type=int, default=1)
-    p.add_argument("--accounts-per-branch", type=int, default=100_000)
+    p.add_argument("--branches", type=int, default=10)
+    p.add_argument("--accounts-per-branch", type=int, default=10_000)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--dir", help="where the databases go (default: a temporary directory)")
     p.add_argument("--out", default=(os.path.join(os.environ["BENCH_OUT"], "tpcb")

@@ -4,9 +4,9 @@
 //! bench/tpcb_bdb.c), every commit durable.
 //!
 //! The data (bench/README.md, "TPC-B transactions: durable read-modify-write
-//! at 1 to 16 threads", is the definition): `--branches` B branches, 10
-//! tellers per branch, `--accounts-per-branch` (100,000) accounts per
-//! branch, each row an 8-byte little-endian balance padded to ex_tpcb's
+//! at 1 to 16 threads", is the definition): `--branches` B branches (10), 10
+//! tellers per branch, `--accounts-per-branch` (10,000) accounts per
+//! branch (ex_tpcb's defaults), each row an 8-byte little-endian balance padded to ex_tpcb's
 //! 100-byte record, starting at 0; keys `a`/`t`/`b` + the 4-byte big-endian
 //! id; history rows `h` + round + thread + counter (17 bytes), 100 bytes
 //! holding the delta and the three ids. One transaction: a random account,
@@ -68,11 +68,13 @@ pub struct TpcbArgs {
     /// Seconds per thread count.
     #[arg(long, default_value_t = 5.0)]
     pub seconds: f64,
-    /// Branches (the scale: 10 tellers and --accounts-per-branch accounts each).
-    #[arg(long, default_value_t = 1)]
+    /// Branches (the scale: 10 tellers and --accounts-per-branch accounts
+    /// each; ex_tpcb's default, 10).
+    #[arg(long, default_value_t = 10)]
     pub branches: u32,
-    /// Accounts per branch (TPC-B's 100,000; smaller for a smoke run).
-    #[arg(long, value_name = "N", default_value_t = 100_000)]
+    /// Accounts per branch (ex_tpcb's default, 10,000: 100,000 in all;
+    /// TPC-B's scaling rule is 100,000).
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub accounts_per_branch: u32,
     /// Seed of the random draws (each thread of each round its own stream).
     #[arg(long, default_value_t = 1)]
