@@ -24,9 +24,9 @@ def test_an_unfoldable_key_breaks_nothing_else(path):
         d[b"a"] = b"1"
         d[b"k"] = b"hello"
         d[b"z"] = b"26"
-        d.sync()
+        d.flush()
     with lamina.open(path, "w") as d:
-        # The stored value is no longer in the memtable: the operand is taken.
+        # The stored value is in a table, not the memtable: the operand is taken.
         d.increment(b"k", 1)
         with pytest.raises(ValueError, match=r'key "k" in the default keyspace'):
             d[b"k"]

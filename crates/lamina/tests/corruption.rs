@@ -136,6 +136,17 @@ fn flipped_bytes_in_every_file_kind() {
                 match probe(&copy, &model) {
                     Ok(true) => {}
                     Ok(false) => detected += 1,
+                    // A flipped length field hides where the next fragment
+                    // starts: the segment ends there as at a torn tail (only
+                    // a fragment right after the damage or at a later block
+                    // start proves damage: docs/format.md#wal), and the
+                    // records after it are lost, never wrong. The segment of
+                    // the late writes stays live after an open that keeps
+                    // what it replayed in its memtable.
+                    Err(why) if kind == ".wal" && holds_a_prefix(&copy, &model) => {
+                        let _ = why;
+                        detected += 1;
+                    }
                     Err(why) => panic!("{name} byte {off} of {len}: {why}"),
                 }
             }
@@ -165,6 +176,27 @@ fn truncated_files() {
             }
         }
     }
+}
+
+/// Whether the database holds every write of `model` but the late ones
+/// (`late000`...), and of those a prefix.
+fn holds_a_prefix(fs: &MemFs, model: &Model) -> bool {
+    let Ok(db) = Db::open(Path::new("/db"), opts(fs)) else {
+        return false;
+    };
+    let Ok(data) = db.iter().collect::<Result<Model, Error>>() else {
+        return false;
+    };
+    let late = |k: &[u8]| k.starts_with(b"late");
+    let early_same = model
+        .iter()
+        .filter(|(k, _)| !late(k))
+        .all(|(k, v)| data.get(k) == Some(v));
+    let got: Vec<&Vec<u8>> = data.keys().filter(|k| late(k)).collect();
+    let want: Vec<&Vec<u8>> = model.keys().filter(|k| late(k)).take(got.len()).collect();
+    early_same
+        && data.len() == model.len() - (model.keys().filter(|k| late(k)).count() - got.len())
+        && got == want
 }
 
 trait SizeOf {

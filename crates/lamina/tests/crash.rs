@@ -220,3 +220,170 @@ fn a_crash_at_every_sync_point_keeps_acknowledged_writes() {
     }
     assert!(k > 100, "the workload passed only {k} sync points");
 }
+
+/// A power loss at every sync point of a loop of opens that each write a
+/// batch and close (the shelve-style use: each open keeps the small log it
+/// replays in its memtable, appends its edit to the manifest it found, and
+/// writes a table only every few rounds): the database is as it was after
+/// some round at least as late as the last whose close returned, never a
+/// mix of rounds, whether the unsynced bytes are all lost or a random part
+/// of them was written back.
+#[test]
+fn a_crash_at_every_sync_point_of_an_open_write_close_loop_keeps_a_prefix() {
+    use lamina::fs::{FaultFs, FaultKind, FileSystem};
+    const ROUNDS: u64 = 14;
+    /// What the database holds after `round` rounds.
+    fn after(round: u64) -> Model {
+        let mut m = Model::new();
+        for r in 1..=round {
+            m.insert(
+                format!("k{}", r % 5).into_bytes(),
+                r.to_string().into_bytes(),
+            );
+            m.insert(b"round".to_vec(), r.to_string().into_bytes());
+        }
+        m
+    }
+    let path = Path::new("/loop");
+    let mut k = 0u64;
+    loop {
+        let mem = MemFs::new();
+        let faulty = FaultFs::new(Arc::new(mem.clone()));
+        faulty.faults().fail_after(FaultKind::Sync, k);
+        let fs: Arc<dyn FileSystem> = Arc::new(faulty);
+        let mut closed = 0u64;
+        let mut failed = false;
+        for round in 1..=ROUNDS {
+            let o = Options {
+                fs: Arc::clone(&fs),
+                ..Options::default()
+            };
+            let Ok(db) = Db::open(path, o) else {
+                failed = true;
+                break;
+            };
+            let mut b = Batch::new();
+            b.put(
+                format!("k{}", round % 5).as_bytes(),
+                round.to_string().as_bytes(),
+            );
+            b.put(b"round", round.to_string().as_bytes());
+            let written = db.write_with(b, Durability::Os).is_ok();
+            if !(written && db.close().is_ok()) {
+                failed = true;
+                break;
+            }
+            closed = round;
+        }
+        for seed in [None, Some(k), Some(k + 7000)] {
+            let crashed = match seed {
+                None => mem.crash_clone(),
+                Some(s) => mem.crash_clone_with(s),
+            };
+            let o = Options {
+                fs: Arc::new(crashed.clone()),
+                ..Options::default()
+            };
+            let db = Db::open(path, o).unwrap_or_else(|e| {
+                panic!("sync point {k}, seed {seed:?}: open after the crash failed: {e}")
+            });
+            let got = contents(&db);
+            let round = got.get(b"round".as_slice()).map_or(0, |v| {
+                String::from_utf8_lossy(v).parse::<u64>().expect("round")
+            });
+            assert!(
+                round >= closed,
+                "sync point {k}, seed {seed:?}: round {closed} was closed, the database holds round {round}"
+            );
+            assert_eq!(
+                got,
+                after(round),
+                "sync point {k}, seed {seed:?}: not the state after round {round}"
+            );
+            let report = db.check().expect("check");
+            assert!(report.is_ok(), "sync point {k}: {:?}", report.problems);
+            db.close().expect("close");
+        }
+        if !failed {
+            break;
+        }
+        k += 1;
+    }
+    assert!(k > 3 * ROUNDS, "the loop passed only {k} sync points");
+}
+
+/// Known problem, kept as a reproducer: with partial write-back
+/// (`crash_clone_with`, which applies each pending directory operation
+/// independently) a workload whose 2 KiB memtables rotate every few writes,
+/// reusing retired segments, can come back (a) not as a prefix of its
+/// writes (a middle segment's rename undone, a later one's creation kept:
+/// the later, unrecorded segment is replayed across the gap), and (b) after
+/// a reopen, a `Sync` write and a second crash, with writes the first
+/// crash lost replayed on top of it (a retired file whose header names a
+/// number the counter hands out again). Both reproduce on the code before
+/// the cheap-open changes; a few of 200 seeds fail per run.
+#[test]
+#[ignore = "known problem: partial write-back with undone reuse renames (see the comment)"]
+fn a_segment_whose_reuse_a_crash_undid_is_not_reused_again() {
+    use lamina::fs::FileSystem;
+    fn value(i: u64) -> Vec<u8> {
+        format!("{i:030}").into_bytes()
+    }
+    let path = Path::new("/undone");
+    let mut checked = 0;
+    for seed in 0..200u64 {
+        let fs = MemFs::new();
+        let db = Db::open(path, opts(&fs)).expect("open");
+        for i in 0..300u64 {
+            db.put(format!("k{:02}", i % 40).as_bytes(), &value(i))
+                .expect("put");
+        }
+        let first = fs.crash_clone_with(seed);
+        drop(db);
+        let undone = first.file_names(path).iter().any(|n| {
+            let Some(num) = n.strip_suffix(".wal").and_then(|s| s.parse::<u64>().ok()) else {
+                return false;
+            };
+            let bytes = first.read_all(&path.join(n)).unwrap_or_default();
+            bytes
+                .get(28..36)
+                .is_some_and(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")) != num)
+        });
+        if !undone {
+            continue;
+        }
+        checked += 1;
+        let db = Db::open(path, opts(&first)).expect("open after the crash");
+        let mut want = contents(&db);
+        let mut b = Batch::new();
+        b.put(b"k00", &value(1000));
+        db.write_with(b, Durability::Sync).expect("sync write");
+        want.insert(b"k00".to_vec(), value(1000));
+        let second = first.crash_clone();
+        drop(db);
+        let db = Db::open(path, opts(&second)).expect("reopen");
+        let got = contents(&db);
+        let show = |b: &[u8]| {
+            String::from_utf8_lossy(b)
+                .trim_start_matches('0')
+                .to_string()
+        };
+        let differ: Vec<String> = want
+            .iter()
+            .filter(|(k, v)| got.get(*k) != Some(v))
+            .map(|(k, v)| {
+                format!(
+                    "{}: {:?} not {}",
+                    show(k),
+                    got.get(k).map(|g| show(g)),
+                    show(v)
+                )
+            })
+            .collect();
+        assert!(
+            differ.is_empty() && got.len() == want.len(),
+            "seed {seed}: writes lost by the crash came back after a later one: {differ:?}"
+        );
+    }
+    assert!(checked > 0, "no crash undid a reuse");
+}

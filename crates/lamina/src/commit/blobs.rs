@@ -236,6 +236,12 @@ pub(crate) struct ReplayedBlobs {
 }
 
 impl ReplayedBlobs {
+    /// Whether no replayed record points into a blob file no manifest
+    /// record names.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
     /// Counts the value `p` names, written under `tree_key`.
     pub fn note(&mut self, tree_key: &[u8], p: &BlobPointer) {
         let (end, m) = self.files.entry(p.file).or_insert_with(|| {

@@ -504,11 +504,6 @@ impl Inner {
         if self.closed.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
-        let synced = if self.opts.read_only {
-            Ok(())
-        } else {
-            self.sync_wal()
-        };
         {
             let mut st = self.state.lock();
             st.shutting_down = true;
@@ -529,11 +524,13 @@ impl Inner {
         if !self.opts.read_only {
             self.remove_reusable_wals();
         }
+        // One sync makes every write durable: END, then the segment's sync
+        // (after the threads are joined, so nothing is written after it).
         let last = self.close_wal();
         self.let_go_of_files();
         *self.lock.lock() = None;
         *self.reader.lock() = None;
-        synced.and(last)
+        last
     }
 
     /// Closes every file the handle keeps open and unmaps every mapping, for

@@ -17,13 +17,22 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
+/// At most this many WAL segments are replayed into the active memtable of
+/// a read-write handle and kept (see [`keeps_replayed`]); more are written
+/// to a level-0 table at open. An open that writes once starts a segment,
+/// so a loop of such opens writes a table once every this many rounds.
+const SEGMENTS_KEPT: usize = 4;
+
 /// Replays the WAL segments numbered `log_number` and above into memtables;
-/// for a read-write handle, writes them to level-0 tables and starts a new segment.
+/// for a read-write handle, starts a new segment, and writes them to
+/// level-0 tables unless they are kept in the active memtable.
 pub(super) fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     let found = Segments::find(inner, log_number)?;
     let mut replay = Replay::new(inner, &found);
+    let mut whole = true;
     for &num in &found.wals {
         if !replay.segment(num)? {
+            whole = false;
             break;
         }
     }
@@ -33,8 +42,12 @@ pub(super) fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         runs,
         blobs,
         last_seqno,
+        torn,
         ..
     } = replay;
+    // Every segment replayed to its END: the log is whole and durable as
+    // it stands (a clean close synced it), and may be kept as it is.
+    let whole = whole && torn.is_none();
     sealed.push(mem);
     if let Err(e) = check_orphans(inner, &found.names, found.manifest_seqno, &runs) {
         // A live writer's flush or bulk load writes tables before the
@@ -51,7 +64,66 @@ pub(super) fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         st.imm = sealed;
         return Ok(());
     }
+    if whole && keeps_replayed(inner, &sealed, &blobs, found.wals.len()) {
+        return keep(inner, sealed, last_seqno, log_number);
+    }
     install(inner, &sealed, blobs, last_seqno, log_number)
+}
+
+/// Whether the replayed records stay in the active memtable, their
+/// segments still needed, instead of being written to a table at open (a
+/// sync of the table and a compaction every few opens, for a database
+/// opened to write a key or two): when every segment was replayed to its
+/// END, into one memtable holding something and under a quarter of its
+/// size, with no value in a blob file the manifest does not name, from at
+/// most [`SEGMENTS_KEPT`] segments.
+fn keeps_replayed(
+    inner: &Inner,
+    sealed: &[Arc<Memtable>],
+    blobs: &ReplayedBlobs,
+    segments: usize,
+) -> bool {
+    let [mem] = sealed else {
+        return false;
+    };
+    !mem.is_empty()
+        && mem.approximate_size() <= (inner.opts().memtable_size / 4) as u64
+        && blobs.is_empty()
+        && segments < SEGMENTS_KEPT
+}
+
+/// Keeps the replayed memtable as the active one: starts a new WAL segment
+/// for its next writes and records it (with the last seqno) in one manifest
+/// edit; the log number stays, so the replayed segments stay needed until
+/// the memtable is flushed (its flush's edit passes them all).
+fn keep(
+    inner: &Inner,
+    mut sealed: Vec<Arc<Memtable>>,
+    last_seqno: u64,
+    log_number: u64,
+) -> Result<()> {
+    let Some(mem) = sealed.pop() else {
+        return Ok(());
+    };
+    // Segments a previous run retired are reused first.
+    inner.retire_wals_below(log_number);
+    let wal_number = inner.versions().lock().new_file_number();
+    let w = inner.start_wal_segment(wal_number)?;
+    inner.sync_dir()?;
+    let edit = VersionEdit {
+        wals_started: vec![wal_number],
+        last_seqno: Some(last_seqno),
+        lifetime: Some(inner.lifetime_now()),
+        ..VersionEdit::default()
+    };
+    let version = inner.versions().lock().log_and_apply(edit)?;
+    {
+        let mut st = inner.state().lock();
+        st.version = version;
+        st.mem = mem;
+    }
+    inner.commit().start_wal(w);
+    Ok(())
 }
 
 /// The directory's files and the WAL segments to replay, with what the
@@ -318,9 +390,18 @@ fn install(
     last_seqno: u64,
     log_number: u64,
 ) -> Result<()> {
+    let wal_number = inner.versions().lock().new_file_number();
+    // Segments a previous run retired are reused first.
+    inner.retire_wals_below(log_number);
+    // Started before the tables: the directory's sync that ends writing
+    // them makes the segment's name durable too.
+    let w = inner.start_wal_segment(wal_number)?;
     let mut edit = VersionEdit::default();
     let mut dead: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut dir_synced = false;
     for m in sealed {
+        // A memtable holding anything is written, and the directory synced.
+        dir_synced |= !m.is_empty();
         let (tables, written) = inner.write_level0(m)?;
         for t in tables {
             edit.new_files.push((0, Arc::new(t)));
@@ -333,11 +414,9 @@ fn install(
     }
     let opened = inner.seal_replayed_blobs(blobs)?;
     let all_dead = inner.name_commit_blobs(&mut edit, opened, &dead);
-    let wal_number = inner.versions().lock().new_file_number();
-    // Segments a previous run retired are reused first.
-    inner.retire_wals_below(log_number);
-    let w = inner.start_wal_segment(wal_number)?;
-    inner.sync_dir()?;
+    if !dir_synced {
+        inner.sync_dir()?;
+    }
     edit.log_number = Some(wal_number);
     edit.wals_started.push(wal_number);
     edit.last_seqno = Some(last_seqno);

@@ -1,8 +1,8 @@
 //! Appends records to a log file.
 
 use super::{
-    file_header, wal_header, BlobSynced, FragmentCrc, Origin, BLOCK_SIZE, END, FIRST,
-    FRAGMENT_HEADER_LEN, FULL, LAST, MIDDLE, ZERO_FILL_STEP,
+    file_header, wal_header, BlobSynced, FragmentCrc, Origin, BLOCK_SIZE, END, FILE_HEADER_LEN,
+    FIRST, FRAGMENT_HEADER_LEN, FULL, LAST, MIDDLE, ZERO_FILL_STEP,
 };
 use crate::fs::{FileSyncer, FileSystem, WritableFile, Writeback, WritebackMark};
 use crate::{Error, Result};
@@ -111,6 +111,36 @@ impl LogWriter {
             file_len: 0,
             window_end: 0,
             mappable: true,
+            written_back: WritebackMark::default(),
+            last_mark: None,
+            grow: false,
+        })
+    }
+
+    /// Opens the manifest at `path`, whose records end cleanly at `end` (its
+    /// length: no torn tail), to append more records after them
+    /// (docs/format.md#manifest). Nothing is written until the first flush.
+    pub fn append_manifest(fs: &dyn FileSystem, path: &Path, end: u64) -> Result<LogWriter> {
+        let file = fs.reopen(path).map_err(|e| Error::io(path, e))?;
+        let file_len = file.len();
+        if end != file_len || end < FILE_HEADER_LEN as u64 {
+            return Err(Error::corruption(
+                path,
+                end,
+                "the manifest does not end where its records do",
+            ));
+        }
+        let in_block = (end - FILE_HEADER_LEN as u64) % BLOCK_SIZE as u64;
+        Ok(LogWriter {
+            file,
+            path: path.to_path_buf(),
+            buf: Vec::new(),
+            flushed: end,
+            block_offset: usize::try_from(in_block).unwrap_or(0),
+            crc: FragmentCrc::new(None),
+            file_len,
+            window_end: 0,
+            mappable: false,
             written_back: WritebackMark::default(),
             last_mark: None,
             grow: false,
