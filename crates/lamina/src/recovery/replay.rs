@@ -170,12 +170,21 @@ impl Segments {
         {
             // Files numbered past the manifest's counter exist when a crash
             // came before the next edit recorded it; never hand their numbers
-            // out again.
+            // out again. Nor the number a WAL file's header names: a crash
+            // that undid the rename of a reused segment leaves its records
+            // under the old name, and a segment given that number again would
+            // read them as its own.
             let mut vs = inner.versions().lock();
             for n in &names {
                 match parse_file_name(n) {
                     // Reader files are numbered by their process, not the counter.
                     Some((FileKind::Reader, _)) | None => {}
+                    Some((FileKind::Wal, num)) => {
+                        vs.mark_file_number_used(num);
+                        if let Some(named) = header_number(inner, num) {
+                            vs.mark_file_number_used(named);
+                        }
+                    }
                     Some((_, num)) => vs.mark_file_number_used(num),
                 }
             }
@@ -188,6 +197,13 @@ impl Segments {
             manifest_seqno: inner.commit().visible_seqno(),
         })
     }
+}
+
+/// The file number the header of WAL file `num` names, if it can be read.
+fn header_number(inner: &Inner, num: u64) -> Option<u64> {
+    let path = filename::path(inner.path(), FileKind::Wal, num);
+    let reader = LogReader::open(inner.fs().as_ref(), &path, WAL_MAGIC).ok()?;
+    reader.origin().map(|o| o.number)
 }
 
 /// What a record's replay says about the log.
@@ -229,6 +245,9 @@ struct Replay<'a> {
     /// The first seqno the next record should hold (a read-only handle
     /// beside a live writer ends its view where one does not).
     next_seqno: Option<u64>,
+    /// The last seqno the manifest records: seqnos up to it may be missing
+    /// from the WAL (given to an ingest, or flushed).
+    manifest_seqno: u64,
     last_seqno: u64,
 }
 
@@ -259,6 +278,7 @@ impl<'a> Replay<'a> {
             blobs: ReplayedBlobs::default(),
             torn: None,
             next_seqno: None,
+            manifest_seqno: found.manifest_seqno,
             last_seqno: found.manifest_seqno,
         }
     }
@@ -327,6 +347,9 @@ impl<'a> Replay<'a> {
             inner.forgive_live_writer(Error::corruption(path, at, "seqno gap"))?;
             return Ok(Step::EndLog);
         }
+        if let Some(step) = self.gap_before(d.first_seqno, path, num, at) {
+            return step;
+        }
         if let Some(p) = missing_value(&mut self.values, &d.batch, num, at)? {
             // The record survived a crash that its value did not (it was
             // not yet durable): the log ends here
@@ -347,6 +370,37 @@ impl<'a> Replay<'a> {
         }
         self.insert(&d, path, num, at)?;
         Ok(Step::Next)
+    }
+
+    /// Where a record of segment `num` (ending at `at`) whose first seqno is
+    /// `first` does not follow on from the record before it, and the
+    /// seqnos between were given to WAL records (they are past the
+    /// manifest's last seqno; an ingest's are not), a segment between is
+    /// gone: a crash undid its creation or renaming while keeping a later
+    /// segment's. If no segment from `num` on is recorded in the manifest,
+    /// no sync covered the missing records, and the log ends before this
+    /// one; otherwise acknowledged writes are lost: corruption.
+    fn gap_before(&self, first: u64, path: &Path, num: u64, at: u64) -> Option<Result<Step>> {
+        let expected = self.next_seqno?;
+        if first <= expected || first - 1 <= self.manifest_seqno {
+            return None;
+        }
+        if self.recorded.range(num..).next().is_none() {
+            return Some(Ok(Step::EndLog));
+        }
+        Some(
+            self.inner
+                .forgive_live_writer(Error::corruption(
+                    path,
+                    at,
+                    format!(
+                        "WAL records hold seqnos from {first} on, but the records before them \
+                         end at {}: a segment the manifest's later records cover is missing",
+                        expected - 1
+                    ),
+                ))
+                .map(|()| Step::EndLog),
+        )
     }
 
     /// Inserts the operations of record `d` (of segment `num`) into the
