@@ -203,10 +203,17 @@ struct Tear {
 /// the log like a torn tail; one gone that was durable is a problem.
 fn check_wals(inner: &Inner, report: &mut CheckReport) -> Result<()> {
     let names = filename::list(inner.fs.as_ref(), &inner.path)?;
-    let (log_number, identity, required, recorded) = {
+    let (log_number, identity, required, recorded, manifest_seqno) = {
         let vs = inner.versions.lock();
         let recorded = vs.wals_recorded().clone();
-        (vs.log_number(), vs.identity(), vs.wals_required(), recorded)
+        let seqno = vs.last_seqno();
+        (
+            vs.log_number(),
+            vs.identity(),
+            vs.wals_required(),
+            recorded,
+            seqno,
+        )
     };
     let wals = filename::wal_numbers(&names, log_number);
     for missing in required.iter().filter(|n| !wals.contains(n)) {
@@ -222,6 +229,8 @@ fn check_wals(inner: &Inner, report: &mut CheckReport) -> Result<()> {
         values: ReplayedValues::new(inner, &wals, &recorded),
         torn: None,
         last_tail: None,
+        next_seqno: None,
+        manifest_seqno,
     };
     for &num in &wals {
         let path = filename::path(&inner.path, FileKind::Wal, num);
@@ -261,6 +270,11 @@ struct WalWalk<'a> {
     torn: Option<Tear>,
     /// The torn tail of the last segment read, if nothing was read after it.
     last_tail: Option<(std::path::PathBuf, crate::wal::TornTail)>,
+    /// The first seqno the next record should hold.
+    next_seqno: Option<u64>,
+    /// The last seqno the manifest records (an ingest's seqnos are at or
+    /// below it, and have no record).
+    manifest_seqno: u64,
 }
 
 impl WalWalk<'_> {
@@ -335,6 +349,9 @@ impl WalWalk<'_> {
         }
         match crate::batch::decode_record(rec) {
             Ok(d) => {
+                if let Some(read) = self.gap_before(&d, num, path, at, report) {
+                    return read;
+                }
                 if let Some(p) = check_wal_blob_values(&mut self.values, &d.batch, num, at, report)
                 {
                     self.torn = Some(Tear {
@@ -352,6 +369,43 @@ impl WalWalk<'_> {
                 .push(format!("{} at {at}: {why}", path.display())),
         }
         Read::Next
+    }
+
+    /// A record whose seqnos do not follow on from the record before it
+    /// (past the manifest's last seqno) shows a segment between is gone:
+    /// the log ends before it (a note) unless a later segment is recorded
+    /// (a problem), the rule recovery applies (docs/format.md#wal).
+    fn gap_before(
+        &mut self,
+        d: &crate::batch::DecodedBatch,
+        num: u64,
+        path: &Path,
+        at: u64,
+        report: &mut CheckReport,
+    ) -> Option<Read> {
+        let first = d.first_seqno;
+        let expected = self.next_seqno.replace(first + d.batch.len() as u64)?;
+        if first <= expected || first - 1 <= self.manifest_seqno {
+            return None;
+        }
+        if self.recorded.range(num..).next().is_none() {
+            report.notes.push(format!(
+                "{} at {at}: the records before it end at seqno {}, and it starts at {first}: \
+                 a segment a power loss undid is missing; the writes from here on were never \
+                 synced and will be dropped at the next open",
+                path.display(),
+                expected - 1
+            ));
+            return Some(Read::EndLog);
+        }
+        report.problems.push(format!(
+            "{} at {at}: the records before it end at seqno {}, and it starts at {first}: \
+             a segment the manifest's later records cover is missing; writes acknowledged in \
+             it are lost",
+            path.display(),
+            expected - 1
+        ));
+        None
     }
 
     /// The note on where the log ends, if a tear or a lost value ends it.
