@@ -49,6 +49,9 @@ test-rust:
 	$(CARGO) test --workspace
 
 lint:
+	@# The library alone, as a user builds it: without the internals feature
+	@# that the tests' dev-dependency turns on for every target below.
+	$(CARGO) check -p lamina --lib
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) fmt --all -- --check
 

@@ -284,7 +284,6 @@ impl LogReader {
         }
     }
 
-    #[cfg(any(test, feature = "internals"))]
     /// Whose WAL segment this is, as its header says; `None` for a manifest
     /// or a header cut short.
     pub fn origin(&self) -> Option<Origin> {
