@@ -184,7 +184,11 @@ mod tests {
             assert_eq!(masked_crc2(a, c), masked_crc(&[a, c].concat()), "len {len}");
             let mut copy = vec![std::mem::MaybeUninit::uninit(); whole.len()];
             let (crc, copy) = masked_crc_copy(&whole, &mut copy);
-            assert_eq!((crc, copy), (masked_crc(&whole), whole.as_slice()), "len {len}");
+            assert_eq!(
+                (crc, copy),
+                (masked_crc(&whole), whole.as_slice()),
+                "len {len}"
+            );
             let mut copy = vec![0; whole.len()];
             assert_eq!(masked_crc_copy_into(&whole, &mut copy), masked_crc(&whole));
             assert_eq!(copy, whole, "len {len}");

@@ -77,7 +77,10 @@ pub fn crc32c_append_copy_uninit<'d>(
     #[allow(unsafe_code)]
     unsafe {
         let crc = append_copy(crc, src, dst.as_mut_ptr().cast());
-        (crc, std::slice::from_raw_parts(dst.as_ptr().cast::<u8>(), dst.len()))
+        (
+            crc,
+            std::slice::from_raw_parts(dst.as_ptr().cast::<u8>(), dst.len()),
+        )
     }
 }
 
@@ -207,7 +210,8 @@ mod x86 {
                 // every 64-byte store of the loop fills one cache line
                 // instead of straddling two.
                 let head = dst.map_or(0, |d| d.align_offset(64));
-                if let Some(d) = dst.filter(|_| (1..64).contains(&head) && src.len() >= head + 256) {
+                if let Some(d) = dst.filter(|_| (1..64).contains(&head) && src.len() >= head + 256)
+                {
                     let (first, rest) = src.split_at(head);
                     std::ptr::copy_nonoverlapping(first.as_ptr(), d, head);
                     let crc = short_unchecked(crc, first);
@@ -249,7 +253,10 @@ mod x86 {
 
     #[target_feature(enable = "pclmulqdq,sse2")]
     fn fold128(x: __m128i, k: __m128i) -> __m128i {
-        _mm_xor_si128(_mm_clmulepi64_si128::<0x00>(x, k), _mm_clmulepi64_si128::<0x11>(x, k))
+        _mm_xor_si128(
+            _mm_clmulepi64_si128::<0x00>(x, k),
+            _mm_clmulepi64_si128::<0x11>(x, k),
+        )
     }
 
     /// Two constants in each 128-bit lane of a 512-bit register.
@@ -272,7 +279,12 @@ mod x86 {
     /// REQUIRES: the CPU features enabled; `len >= 256`; `src` readable and
     /// `dst`, if given, writable for `len` bytes, the two not overlapping.
     #[target_feature(enable = "avx512f,avx512vl,vpclmulqdq,avx2,pclmulqdq,sse4.2")]
-    pub(super) unsafe fn fold512_unchecked(crc: u32, src: *const u8, len: usize, dst: Option<*mut u8>) -> u32 {
+    pub(super) unsafe fn fold512_unchecked(
+        crc: u32,
+        src: *const u8,
+        len: usize,
+        dst: Option<*mut u8>,
+    ) -> u32 {
         // SAFETY (every load and store below): each reads or writes inside
         // `src[..len]` or `dst[..len]`: a 64-byte access at `at` only when
         // `at + 64 <= len`, a 32-byte one when `at + 32 <= len`.
@@ -331,7 +343,12 @@ mod x86 {
     /// REQUIRES: the CPU features enabled; `len >= 128`; `src` readable and
     /// `dst`, if given, writable for `len` bytes, the two not overlapping.
     #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.2")]
-    pub(super) unsafe fn fold_unchecked(crc: u32, src: *const u8, len: usize, dst: Option<*mut u8>) -> u32 {
+    pub(super) unsafe fn fold_unchecked(
+        crc: u32,
+        src: *const u8,
+        len: usize,
+        dst: Option<*mut u8>,
+    ) -> u32 {
         // SAFETY (every load and store below): each reads or writes inside
         // `src[..len]` or `dst[..len]`: a 32-byte access at `at` only when
         // `at + 32 <= len`, a 16-byte one when `at + 16 <= len`.
@@ -378,7 +395,13 @@ mod x86 {
     /// readable and `dst`, if given, writable for `len` bytes, the two not
     /// overlapping.
     #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.2")]
-    unsafe fn finish(one: __m256i, src: *const u8, mut at: usize, len: usize, dst: Option<*mut u8>) -> u32 {
+    unsafe fn finish(
+        one: __m256i,
+        src: *const u8,
+        mut at: usize,
+        len: usize,
+        dst: Option<*mut u8>,
+    ) -> u32 {
         let (k1, k2) = const { fold_constants(128) };
         let by_128 = _mm_set_epi64x(k2 as i64, k1 as i64);
         let mut piece = _mm_xor_si128(
@@ -446,7 +469,9 @@ mod tests {
         let data = bytes(5000, 7);
         for len in (0..700).chain([1023, 1024, 1025, 4095, 4096, 4097, 4999]) {
             for start in [0, 1, 5, 31] {
-                let Some(piece) = data.get(start..start + len) else { continue };
+                let Some(piece) = data.get(start..start + len) else {
+                    continue;
+                };
                 let want = crc32c::crc32c(piece);
                 assert_eq!(crc32c_append(0, piece), want, "len {len} start {start}");
                 let mut out = vec![0xAA; len];
@@ -473,11 +498,16 @@ mod tests {
         let data = bytes(5000, 9);
         for len in (256..700).chain([1023, 1024, 1025, 2047, 2048, 2049, 4095, 4999]) {
             for start in [0, 3] {
-                let Some(piece) = data.get(start..start + len) else { continue };
+                let Some(piece) = data.get(start..start + len) else {
+                    continue;
+                };
                 let want = crc32c::crc32c_append(0x1234_5678, piece);
                 let widths: [(bool, FoldFn); 2] = [
                     (x86::has_fold(), x86::fold_unchecked),
-                    (x86::has_fold() && x86::has_fold512(), x86::fold512_unchecked),
+                    (
+                        x86::has_fold() && x86::has_fold512(),
+                        x86::fold512_unchecked,
+                    ),
                 ];
                 for (i, (has, f)) in widths.into_iter().enumerate() {
                     if !has {
@@ -486,7 +516,8 @@ mod tests {
                     let mut out = vec![0u8; len];
                     // SAFETY: the CPU has the width's features; `out` is
                     // as long as `piece`, apart from it.
-                    let crc = unsafe { f(0x1234_5678, piece.as_ptr(), len, Some(out.as_mut_ptr())) };
+                    let crc =
+                        unsafe { f(0x1234_5678, piece.as_ptr(), len, Some(out.as_mut_ptr())) };
                     assert_eq!(crc, want, "width {i} len {len} start {start}");
                     assert_eq!(out, piece, "width {i} copy of len {len}");
                 }
@@ -504,12 +535,28 @@ mod tests {
         // The first byte of `buf` that starts a cache line.
         let line = buf.as_ptr().align_offset(64);
         for shift in 0..64 {
-            for len in [255, 256, 257, 256 + 63, 256 + 64, 319, 320, 321, 1000, 4099, 5999] {
+            for len in [
+                255,
+                256,
+                257,
+                256 + 63,
+                256 + 64,
+                319,
+                320,
+                321,
+                1000,
+                4099,
+                5999,
+            ] {
                 let piece = &data[..len];
                 buf.fill(0x5A);
                 let at = line + shift;
                 let crc = crc32c_append_copy(7, piece, &mut buf[at..at + len]);
-                assert_eq!(crc, crc32c::crc32c_append(7, piece), "shift {shift} len {len}");
+                assert_eq!(
+                    crc,
+                    crc32c::crc32c_append(7, piece),
+                    "shift {shift} len {len}"
+                );
                 assert_eq!(&buf[at..at + len], piece, "shift {shift} len {len}");
                 assert!(buf[..at].iter().chain(&buf[at + len..]).all(|&b| b == 0x5A));
             }

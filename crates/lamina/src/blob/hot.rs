@@ -119,7 +119,12 @@ mod tests {
     use super::*;
 
     fn ptr(file: u64, offset: u64, len: u32) -> BlobPointer {
-        BlobPointer { file, offset, len, crc: 0 }
+        BlobPointer {
+            file,
+            offset,
+            len,
+            crc: 0,
+        }
     }
 
     #[test]
@@ -138,7 +143,10 @@ mod tests {
         let value = vec![1u8; (1 << 17) + 1];
         c.offer(&big, &value);
         c.offer(&big, &value);
-        assert!(c.get(&big).is_none(), "more than an eighth of the cache is not kept");
+        assert!(
+            c.get(&big).is_none(),
+            "more than an eighth of the cache is not kept"
+        );
         let none = HotValues::new(0);
         none.offer(&p, b"abc");
         none.offer(&p, b"abc");
@@ -170,7 +178,10 @@ mod tests {
         assert_eq!(made.get(), 1);
         let kept = c.get(&p).unwrap();
         let any: &dyn Any = &*kept;
-        assert_eq!(any.downcast_ref::<Theirs>().map(|t| t.0.as_slice()), Some(&b"value"[..]));
+        assert_eq!(
+            any.downcast_ref::<Theirs>().map(|t| t.0.as_slice()),
+            Some(&b"value"[..])
+        );
         c.offer_with(&ptr(3, 128, 5), 4, make);
         c.offer_with(&ptr(3, 128, 5), 4, make);
         assert_eq!(made.get(), 1, "an object of another length is not kept");

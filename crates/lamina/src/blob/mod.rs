@@ -25,14 +25,14 @@ mod writer;
 
 #[cfg(any(test, feature = "internals"))]
 pub use file::BlobFile;
+pub use hot::{Kept, KeptBytes};
 pub use pointer::BlobPointer;
 pub(crate) use reader::has_zero_page;
-pub use reader::{scan, scan_open};
 #[cfg(any(test, feature = "internals"))]
 pub use reader::{read_value, BlobListing, BlobRecord};
+pub use reader::{scan, scan_open};
 pub use separator::Separator;
 pub use store::BlobStore;
-pub use hot::{Kept, KeptBytes};
 pub use value::LazyValue;
 #[cfg(any(test, feature = "internals"))]
 pub use writer::{BlobWriter, SealedBlob};
@@ -136,24 +136,39 @@ mod tests {
         let listing = scan_open(open(&fs).as_ref(), &path, 9).unwrap();
         let pointers: Vec<_> = listing.records.iter().map(|r| r.pointer).collect();
         assert_eq!(pointers, vec![a, b]);
-        assert_eq!((listing.footer_records, listing.footer_value_bytes), (2, 400));
+        assert_eq!(
+            (listing.footer_records, listing.footer_value_bytes),
+            (2, 400)
+        );
         // The zeros after the records run to a whole 256 KiB; a byte among
         // them that is not zero is corruption at its offset.
         let end = b.offset + 300;
         assert_eq!(open(&fs).len(), 256 << 10);
         fs.corrupt_byte(&path, end + 5000).unwrap();
-        let err = scan_open(open(&fs).as_ref(), &path, 9).unwrap_err().to_string();
+        let err = scan_open(open(&fs).as_ref(), &path, 9)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains(&format!("offset {}", end + 5000)), "{err}");
         // Zeros a full disk cut short, fewer than a record header, end the
         // records too (before, "record header runs into the end of the file").
         fs.truncate(&path, end + 5).unwrap();
-        assert_eq!(scan_open(open(&fs).as_ref(), &path, 9).unwrap().records.len(), 2);
+        assert_eq!(
+            scan_open(open(&fs).as_ref(), &path, 9)
+                .unwrap()
+                .records
+                .len(),
+            2
+        );
         fs.corrupt_byte(&path, end + 3).unwrap();
-        let err = scan_open(open(&fs).as_ref(), &path, 9).unwrap_err().to_string();
+        let err = scan_open(open(&fs).as_ref(), &path, 9)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("runs into the end of the file"), "{err}");
         // A torn append is corruption at the record it cuts.
         fs.truncate(&path, b.offset + 10).unwrap();
-        let err = scan_open(open(&fs).as_ref(), &path, 9).unwrap_err().to_string();
+        let err = scan_open(open(&fs).as_ref(), &path, 9)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("runs into the end of the file"), "{err}");
         // Sealed, it lists through its footer.
         let fs = MemFs::new();
@@ -161,7 +176,11 @@ mod tests {
         let mut w = BlobWriter::create_at_commit(&fs, dir, 9).unwrap();
         w.add(b"\0\0\0\0a", &[1u8; 100]).unwrap();
         let meta = w.finish().unwrap();
-        assert_eq!(meta.size, 16 + 16 + 5 + 100 + FOOTER_LEN as u64, "the zeros cut");
+        assert_eq!(
+            meta.size,
+            16 + 16 + 5 + 100 + FOOTER_LEN as u64,
+            "the zeros cut"
+        );
         assert_eq!(open(&fs).len(), meta.size);
         assert_eq!(scan(open(&fs).as_ref(), &path, 9).unwrap().records.len(), 1);
     }

@@ -4,9 +4,7 @@
 
 use super::pointer::BlobPointer;
 use super::{FOOTER_LEN, HEADER_LEN, MAGIC, RECORD_HEADER_LEN, VERSION};
-use crate::coding::{
-    get_u32, get_u64, masked_crc, masked_crc_copy, masked_crc_copy_into,
-};
+use crate::coding::{get_u32, get_u64, masked_crc, masked_crc_copy, masked_crc_copy_into};
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use std::mem::MaybeUninit;
@@ -124,7 +122,9 @@ fn check_zeros(file: &dyn RandomAccessFile, path: &Path, from: u64, to: u64) -> 
     let mut at = from;
     while at < to {
         let len = (to - at).min(PIECE);
-        let bytes = file.read_at(at, len as usize).map_err(|e| Error::io(path, e))?;
+        let bytes = file
+            .read_at(at, len as usize)
+            .map_err(|e| Error::io(path, e))?;
         if let Some(i) = bytes.iter().position(|&b| b != 0) {
             let bad = at + i as u64;
             return Err(Error::corruption(
@@ -193,7 +193,9 @@ pub fn scan(file: &dyn RandomAccessFile, path: &Path, number: u64) -> Result<Blo
     }
     check_header(file, path)?;
     let footer_at = len - FOOTER_LEN as u64;
-    let footer = file.read_at(footer_at, FOOTER_LEN).map_err(|e| Error::io(path, e))?;
+    let footer = file
+        .read_at(footer_at, FOOTER_LEN)
+        .map_err(|e| Error::io(path, e))?;
     if footer.get(20..) != Some(MAGIC.as_slice())
         || get_u32(&footer, 16) != Some(masked_crc(footer.get(..16).unwrap_or(&[])))
     {
@@ -235,7 +237,10 @@ pub fn scan_open(file: &dyn RandomAccessFile, path: &Path, number: u64) -> Resul
         return Err(Error::corruption(
             path,
             0,
-            format!("blob file of {} bytes is shorter than its header", file.len()),
+            format!(
+                "blob file of {} bytes is shorter than its header",
+                file.len()
+            ),
         ));
     }
     check_header(file, path)?;
@@ -252,7 +257,9 @@ pub fn scan_open(file: &dyn RandomAccessFile, path: &Path, number: u64) -> Resul
 /// version 1 is refused in those words) and checksum.
 fn check_header(file: &dyn RandomAccessFile, path: &Path) -> Result<()> {
     let bad = |why: String| Error::corruption(path, 0, why);
-    let header = file.read_at(0, HEADER_LEN).map_err(|e| Error::io(path, e))?;
+    let header = file
+        .read_at(0, HEADER_LEN)
+        .map_err(|e| Error::io(path, e))?;
     let (magic, rest) = header.split_at(MAGIC.len().min(header.len()));
     if magic != MAGIC {
         return Err(bad("not a blob file (bad magic)".into()));
@@ -348,7 +355,10 @@ mod tests {
         v[3996..8092].fill(0); // the whole second piece
         assert!(has_zero_page(100, &v));
         v[4000] = 1;
-        assert!(!has_zero_page(100, &v), "zeros across a boundary are not a page");
+        assert!(
+            !has_zero_page(100, &v),
+            "zeros across a boundary are not a page"
+        );
         let mut tail = vec![7u8; 10_000];
         tail[8092..].fill(0); // the last piece, up to the value's end
         assert!(has_zero_page(100, &tail));

@@ -125,7 +125,11 @@ impl BlobStore {
         if let Some(v) = self.hot.get(&p) {
             return Ok(LazyValue::hot(v));
         }
-        Ok(LazyValue::blob(self.file_for(&p)?, p, Arc::clone(&self.hot)))
+        Ok(LazyValue::blob(
+            self.file_for(&p)?,
+            p,
+            Arc::clone(&self.hot),
+        ))
     }
 
     /// The value a pointer names, not yet read, if that needs no file to be

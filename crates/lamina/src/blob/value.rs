@@ -34,7 +34,11 @@ impl LazyValue {
         LazyValue(Repr::Inline(v))
     }
 
-    pub(crate) fn blob(file: Arc<BlobFile>, pointer: BlobPointer, hot: Arc<HotValues>) -> LazyValue {
+    pub(crate) fn blob(
+        file: Arc<BlobFile>,
+        pointer: BlobPointer,
+        hot: Arc<HotValues>,
+    ) -> LazyValue {
         LazyValue(Repr::Blob { file, pointer, hot })
     }
 

@@ -125,19 +125,16 @@ impl BlobWriter {
     /// seal it (recovery): cuts it to `end`, the end of the last value a
     /// replayed pointer names, where `meta` (records, value bytes, key
     /// range) describes the records before it.
-    pub fn resume(
-        fs: &dyn FileSystem,
-        dir: &Path,
-        end: u64,
-        meta: BlobMeta,
-    ) -> Result<BlobWriter> {
+    pub fn resume(fs: &dyn FileSystem, dir: &Path, end: u64, meta: BlobMeta) -> Result<BlobWriter> {
         let path = crate::filename::path(dir, crate::filename::FileKind::Blob, meta.number);
         let mut file = fs.reopen(&path).map_err(|e| Error::io(&path, e))?;
         if file.len() < end {
             return Err(Error::corruption(
                 &path,
                 file.len(),
-                format!("blob file ends before offset {end}, where a replayed pointer's value ends"),
+                format!(
+                    "blob file ends before offset {end}, where a replayed pointer's value ends"
+                ),
             ));
         }
         if file.len() > end {
@@ -297,7 +294,9 @@ impl BlobWriter {
         while !data.is_empty() {
             if self.buf.is_empty() && data.len() >= WRITE_CHUNK {
                 let (whole, rest) = data.split_at(data.len() - data.len() % WRITE_CHUNK);
-                self.file.append(whole).map_err(|e| Error::io(&self.path, e))?;
+                self.file
+                    .append(whole)
+                    .map_err(|e| Error::io(&self.path, e))?;
                 data = rest;
                 continue;
             }
@@ -308,7 +307,9 @@ impl BlobWriter {
             self.buf.extend_from_slice(now);
             data = rest;
             if self.buf.len() == WRITE_CHUNK {
-                self.file.append(&self.buf).map_err(|e| Error::io(&self.path, e))?;
+                self.file
+                    .append(&self.buf)
+                    .map_err(|e| Error::io(&self.path, e))?;
                 self.buf.clear();
             }
         }
@@ -344,7 +345,6 @@ impl BlobWriter {
         self.unsynced = false;
         Ok(())
     }
-
 
     /// Writes the footer after the last record (at commit, cutting the
     /// zeros after it) and syncs the file. Returns what the manifest records
@@ -408,9 +408,7 @@ impl SealedBlob {
 
     /// Makes the whole file durable, footer and cut included.
     pub fn sync(&mut self) -> Result<()> {
-        self.file
-            .sync_data()
-            .map_err(|e| Error::io(&self.path, e))
+        self.file.sync_data().map_err(|e| Error::io(&self.path, e))
     }
 }
 
@@ -426,11 +424,20 @@ mod tests {
 
     /// Values of sizes around, below and above a chunk, each recognisable.
     fn values() -> Vec<Vec<u8>> {
-        [1, 100_000, WRITE_CHUNK - 40, WRITE_CHUNK, 5, 2 * WRITE_CHUNK + 3, 700_000, 0]
-            .iter()
-            .enumerate()
-            .map(|(i, &n)| (0..n).map(|j| (j * 31 + i * 7 + j / 4093) as u8).collect())
-            .collect()
+        [
+            1,
+            100_000,
+            WRITE_CHUNK - 40,
+            WRITE_CHUNK,
+            5,
+            2 * WRITE_CHUNK + 3,
+            700_000,
+            0,
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| (0..n).map(|j| (j * 31 + i * 7 + j / 4093) as u8).collect())
+        .collect()
     }
 
     /// A blob file `number` written at commit in `/w` of a new `MemFs`.
@@ -445,32 +452,60 @@ mod tests {
     #[test]
     fn zeros_run_to_a_step_that_grows_with_the_record() {
         let (fs, mut w) = at_commit(6);
-        assert_eq!(w.file.len(), FILL_STEP as u64, "created with a small step of zeros");
+        assert_eq!(
+            w.file.len(),
+            FILL_STEP as u64,
+            "created with a small step of zeros"
+        );
         let sizes = [65_536, 70_000, 10, 300_000, 2_000_000, 20];
         let (mut lens, mut ends) = (Vec::new(), Vec::new());
         for (i, &n) in sizes.iter().enumerate() {
-            w.add(format!("\0\0\0\0k{i}").as_bytes(), &vec![i as u8 + 1; n]).unwrap();
+            w.add(format!("\0\0\0\0k{i}").as_bytes(), &vec![i as u8 + 1; n])
+                .unwrap();
             lens.push(w.file.len());
             ends.push(w.end);
         }
         let large = LARGE_FILL_STEP as u64;
-        assert_eq!(lens[0], FILL_STEP as u64, "a record of 64 KiB stays in the first small step");
+        assert_eq!(
+            lens[0], FILL_STEP as u64,
+            "a record of 64 KiB stays in the first small step"
+        );
         assert_eq!(lens[1], large, "a large one runs the zeros to a large step");
-        assert_eq!(lens[2], large, "a small record after it falls inside the zeros");
-        assert!(ends[3] < large && lens[3] == large, "so does a large one that fits");
-        assert!(ends[4] > 2 * large, "a record longer than the step extends the file...");
-        assert_eq!(lens[4], 3 * large, "...and zeros run to a whole step after it");
+        assert_eq!(
+            lens[2], large,
+            "a small record after it falls inside the zeros"
+        );
+        assert!(
+            ends[3] < large && lens[3] == large,
+            "so does a large one that fits"
+        );
+        assert!(
+            ends[4] > 2 * large,
+            "a record longer than the step extends the file..."
+        );
+        assert_eq!(
+            lens[4],
+            3 * large,
+            "...and zeros run to a whole step after it"
+        );
         assert_eq!(lens[5], lens[4]);
         let path = w.path.clone();
         w.finish().unwrap();
         let file = fs.open(&path).unwrap();
         let listing = scan(file.as_ref(), &path, 6).unwrap();
-        let read: Vec<usize> = listing.records.iter().map(|r| r.pointer.len as usize).collect();
+        let read: Vec<usize> = listing
+            .records
+            .iter()
+            .map(|r| r.pointer.len as usize)
+            .collect();
         assert_eq!(read, sizes);
         for (i, r) in listing.records.iter().enumerate() {
             let mut buf = vec![0u8; r.pointer.len as usize];
             super::super::reader::read_value(file.as_ref(), &path, &r.pointer, &mut buf).unwrap();
-            assert!(buf.iter().all(|&b| b == i as u8 + 1), "record {i} reads back");
+            assert!(
+                buf.iter().all(|&b| b == i as u8 + 1),
+                "record {i} reads back"
+            );
         }
     }
 
@@ -491,10 +526,16 @@ mod tests {
         let value = vec![5u8; LARGE_FILL_STEP + 10];
         let record_len = (RECORD_HEADER_LEN + 5 + value.len()) as u64;
         // Room for the record past the first step of zeros, and 100 bytes.
-        fs.faults().limit_space(HEADER_LEN as u64 + record_len - FILL_STEP as u64 + 100);
-        let p = w.add(b"\0\0\0\0a", &value).expect("a whole record is written");
+        fs.faults()
+            .limit_space(HEADER_LEN as u64 + record_len - FILL_STEP as u64 + 100);
+        let p = w
+            .add(b"\0\0\0\0a", &value)
+            .expect("a whole record is written");
         assert_eq!(w.file.len(), w.end + 100, "the zeros that fit");
-        assert!(w.add(b"\0\0\0\0b", &[1; 10]).is_err(), "no room for another record");
+        assert!(
+            w.add(b"\0\0\0\0b", &[1; 10]).is_err(),
+            "no room for another record"
+        );
         fs.faults().clear();
         let path = w.path.clone();
         w.finish().unwrap();
@@ -512,7 +553,11 @@ mod tests {
         w.add(b"\0\0\0\0a", &[1u8; 10]).unwrap();
         w.sync().unwrap();
         w.add(b"\0\0\0\0b", &vec![2u8; 100_000]).unwrap();
-        assert_eq!(w.file.len(), FILL_STEP as u64, "a large record after a sync");
+        assert_eq!(
+            w.file.len(),
+            FILL_STEP as u64,
+            "a large record after a sync"
+        );
         w.add(b"\0\0\0\0c", &vec![3u8; 200_000]).unwrap();
         assert_eq!(w.file.len(), w.end.next_multiple_of(FILL_STEP as u64));
         assert!(w.file.len() < LARGE_FILL_STEP as u64);
@@ -528,18 +573,28 @@ mod tests {
         for i in 0..5 {
             w.add(format!("\0\0\0\0k{i}").as_bytes(), &value).unwrap();
             assert_eq!(w.end, w.bytes(), "handed to the file at once");
-            assert_eq!(w.file.len(), w.end.next_multiple_of(LARGE_FILL_STEP as u64), "zeros to a whole step");
+            assert_eq!(
+                w.file.len(),
+                w.end.next_multiple_of(LARGE_FILL_STEP as u64),
+                "zeros to a whole step"
+            );
             if let Some((_, from, to)) = w.writeback_due() {
                 asked.push((from, to));
             }
             assert!(w.writeback_due().is_none(), "asked once");
         }
         // 5 values of 3 MiB: steps end at 4, 8 and 12 MiB as they are passed.
-        assert_eq!(asked, vec![(0, step), (step, 2 * step), (2 * step, 3 * step)]);
+        assert_eq!(
+            asked,
+            vec![(0, step), (step, 2 * step), (2 * step, 3 * step)]
+        );
         let mut flushed = BlobWriter::create(&fs, dir, 5).unwrap();
         flushed.add(b"\0\0\0\0k", &value).unwrap();
         flushed.add(b"\0\0\0\0l", &value).unwrap();
-        assert!(flushed.writeback_due().is_none(), "only files written at commit");
+        assert!(
+            flushed.writeback_due().is_none(),
+            "only files written at commit"
+        );
     }
 
     #[test]
@@ -573,7 +628,13 @@ mod tests {
         std::fs::write(&path, &bytes).unwrap();
         let file = BlobFile::new(RealFs.open(&path).unwrap(), path.clone());
         let mut buf = vec![MaybeUninit::uninit(); big.len as usize];
-        let err = file.read_into_uninit(big, &mut buf).unwrap_err().to_string();
-        assert!(err.contains("000003.blob") && err.contains(&big.offset.to_string()), "{err}");
+        let err = file
+            .read_into_uninit(big, &mut buf)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("000003.blob") && err.contains(&big.offset.to_string()),
+            "{err}"
+        );
     }
 }

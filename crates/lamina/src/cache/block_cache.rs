@@ -38,7 +38,8 @@ impl Lifecycle<(u64, u64), Arc<Block>> for BlockLifecycle {
     }
 }
 
-type Blocks = Cache<(u64, u64), Arc<Block>, BlockWeighter, quick_cache::DefaultHashBuilder, BlockLifecycle>;
+type Blocks =
+    Cache<(u64, u64), Arc<Block>, BlockWeighter, quick_cache::DefaultHashBuilder, BlockLifecycle>;
 
 /// Table slots serve point lookups only while the cache has let go of less
 /// than this fraction (1/n) of the bytes it took in: past it, the working
@@ -193,8 +194,7 @@ impl BlockCache {
     /// Bytes left for blocks when `charged` bytes are charged.
     fn room_for(&self, charged: u64) -> u64 {
         let cap = self.capacity as u64;
-        cap.saturating_sub(charged)
-            .max(cap / MIN_SHARE as u64)
+        cap.saturating_sub(charged).max(cap / MIN_SHARE as u64)
     }
 
     /// Bytes charged to the cache now (0 for a cache made with
@@ -338,7 +338,10 @@ impl BlockCache {
     /// Whether `block` is the block cached at `offset` of `file_number`
     /// (without counting a hit or touching the replacement policy).
     pub fn holds(&self, file_number: u64, offset: u64, block: &Arc<Block>) -> bool {
-        let cached = self.cache.as_ref().and_then(|c| c.peek(&(file_number, offset)));
+        let cached = self
+            .cache
+            .as_ref()
+            .and_then(|c| c.peek(&(file_number, offset)));
         cached.is_some_and(|c| Arc::ptr_eq(&c, block))
     }
 
@@ -424,12 +427,18 @@ mod tests {
                     c.charge(kind, last);
                 })
             };
-            let (a, b) = (run(Charge::Memtables, cap / 4), run(Charge::Tables, cap / 8));
+            let (a, b) = (
+                run(Charge::Memtables, cap / 4),
+                run(Charge::Tables, cap / 8),
+            );
             a.join().unwrap();
             b.join().unwrap();
             let (charged, room) = c.charge_state();
             assert_eq!(charged, cap / 4 + cap / 8);
-            assert!(room.abs_diff(cap - charged) < step, "room {room} for {charged} charged");
+            assert!(
+                room.abs_diff(cap - charged) < step,
+                "room {room} for {charged} charged"
+            );
         }
     }
 

@@ -60,6 +60,7 @@ impl Doorkeeper {
             return false;
         };
         // A plain load first: a key seen before costs no locked write.
-        word.load(Ordering::Relaxed) & mask != 0 || word.fetch_or(mask, Ordering::Relaxed) & mask != 0
+        word.load(Ordering::Relaxed) & mask != 0
+            || word.fetch_or(mask, Ordering::Relaxed) & mask != 0
     }
 }

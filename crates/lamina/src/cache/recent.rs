@@ -303,7 +303,10 @@ mod tests {
         put(cache, 3, 4096, &b);
         assert!(Arc::ptr_eq(&get(cache, 3, 4096).unwrap(), &b));
         assert!(get(cache, 3, 0).is_none(), "another block of the table");
-        assert!(get(cache, 3 + SLOTS as u64, 4096).is_none(), "another table, same slot");
+        assert!(
+            get(cache, 3 + SLOTS as u64, 4096).is_none(),
+            "another table, same slot"
+        );
         assert!(get(new_cache_id(), 3, 4096).is_none(), "another cache");
         // The next block of the table takes the slot.
         let next = block();
@@ -326,10 +329,21 @@ mod tests {
         let ik = |k: &[u8], seqno| crate::key::internal_key(k, seqno, 1);
         let cache = new_cache_id();
         let b = block();
-        put_bounded(cache, 9, 4096, &b, &ik(b"\0\0\0\0c", 5), &ik(b"\0\0\0\0f", 5));
+        put_bounded(
+            cache,
+            9,
+            4096,
+            &b,
+            &ik(b"\0\0\0\0c", 5),
+            &ik(b"\0\0\0\0f", 5),
+        );
         // Older than `c`'s entry at 5 sorts after it; `f`'s entry at 5 is
         // the last.
-        for inside in [ik(b"\0\0\0\0c", 4), ik(b"\0\0\0\0d", 1), ik(b"\0\0\0\0f", 5)] {
+        for inside in [
+            ik(b"\0\0\0\0c", 4),
+            ik(b"\0\0\0\0d", 1),
+            ik(b"\0\0\0\0f", 5),
+        ] {
             assert!(Arc::ptr_eq(&found(cache, 9, &inside).unwrap(), &b));
         }
         // The key before the range is not in it; newer than `c`'s entry at
@@ -346,7 +360,10 @@ mod tests {
         assert!(found(cache, 9 + SLOTS as u64, &ik(b"\0\0\0\0d", 1)).is_none());
         assert!(found(new_cache_id(), 9, &ik(b"\0\0\0\0d", 1)).is_none());
         assert!(found(cache, 9, &ik(b"\0\0\0\0d", 1)).is_some());
-        assert!(reading_in_order(), "the last read went to the block read before");
+        assert!(
+            reading_in_order(),
+            "the last read went to the block read before"
+        );
         assert!(found(cache, 9, &ik(b"\0\0\0\0z", 1)).is_none());
         assert!(!reading_in_order(), "the last read did not");
         // Another block of the table served (no bounds known) replaces it.
@@ -354,7 +371,14 @@ mod tests {
         put(cache, 9, 0, &other);
         assert!(found(cache, 9, &ik(b"\0\0\0\0d", 1)).is_none());
         // A block no one holds is not covered any more.
-        put_bounded(cache, 9, 4096, &b, &ik(b"\0\0\0\0c", 5), &ik(b"\0\0\0\0f", 5));
+        put_bounded(
+            cache,
+            9,
+            4096,
+            &b,
+            &ik(b"\0\0\0\0c", 5),
+            &ik(b"\0\0\0\0f", 5),
+        );
         drop(b);
         assert!(found(cache, 9, &ik(b"\0\0\0\0d", 1)).is_none());
     }
@@ -399,14 +423,20 @@ mod tests {
         assert!(!recording());
         let (none, records) = covering(cache, 13 + SLOTS as u64, &inside);
         assert!(none.is_none());
-        assert!(records, "the count went on from a sampled read, and the read says so");
+        assert!(
+            records,
+            "the count went on from a sampled read, and the read says so"
+        );
         assert!(recording());
         put_bounded(cache, 13, 0, &b, &[], &ik(b"\0\0\0\0f", 5));
         assert!(found(cache, 13, &inside).is_some());
         // Served from the memo: every read records again.
         assert!(reading_in_order());
         put_place(cache, 13, Arc::as_ptr(&b), 7, b"k");
-        assert_eq!(with_place(cache, 13, Arc::as_ptr(&b), |next, _| Some(*next)), Some(7));
+        assert_eq!(
+            with_place(cache, 13, Arc::as_ptr(&b), |next, _| Some(*next)),
+            Some(7)
+        );
     }
 
     #[test]

@@ -144,12 +144,27 @@ mod tests {
         let c = RowCache::new(1 << 20);
         assert!(c.get(b"k", key_hash(b"k"), 1).is_none());
         c.insert_hashed(b"k", key_hash(b"k"), 1, Kind::Put, b"v");
-        assert!(c.get(b"k", key_hash(b"k"), 1).is_none(), "a key read once is not kept");
+        assert!(
+            c.get(b"k", key_hash(b"k"), 1).is_none(),
+            "a key read once is not kept"
+        );
         c.insert_hashed(b"k", key_hash(b"k"), 1, Kind::Put, b"v");
         assert_eq!(&*c.get(b"k", key_hash(b"k"), 1).unwrap().1, b"v");
         assert!(c.get(b"k", key_hash(b"k"), 2).is_none());
-        c.insert_hashed(b"big", key_hash(b"big"), 1, Kind::Put, &vec![0u8; MAX_ROW_VALUE + 1]);
-        c.insert_hashed(b"big", key_hash(b"big"), 1, Kind::Put, &vec![0u8; MAX_ROW_VALUE + 1]);
+        c.insert_hashed(
+            b"big",
+            key_hash(b"big"),
+            1,
+            Kind::Put,
+            &vec![0u8; MAX_ROW_VALUE + 1],
+        );
+        c.insert_hashed(
+            b"big",
+            key_hash(b"big"),
+            1,
+            Kind::Put,
+            &vec![0u8; MAX_ROW_VALUE + 1],
+        );
         assert!(c.get(b"big", key_hash(b"big"), 1).is_none());
         let none = RowCache::new(0);
         none.insert_hashed(b"k", key_hash(b"k"), 1, Kind::Put, b"v");
@@ -163,7 +178,10 @@ mod tests {
         let h = key_hash(b"hot");
         c.insert_hashed(b"hot", h, 1, Kind::Blob, b"v");
         c.insert_hashed(b"hot", h, 1, Kind::Blob, b"v");
-        assert_eq!(c.get(b"hot", h, 1).unwrap(), (Kind::Blob, Arc::from(&b"v"[..])));
+        assert_eq!(
+            c.get(b"hot", h, 1).unwrap(),
+            (Kind::Blob, Arc::from(&b"v"[..]))
+        );
         // Offer other keys, each once (none is admitted, nothing is
         // evicted), until the doorkeeper is cleared.
         for i in 0..DOORKEEPER_PERIOD {
@@ -171,9 +189,16 @@ mod tests {
             c.insert_hashed(&k, key_hash(&k), 1, Kind::Put, b"w");
         }
         assert!(!c.door.marked(h), "the doorkeeper was cleared");
-        assert!(c.get(b"hot", h, 1).is_none(), "an unmarked key is not looked up");
+        assert!(
+            c.get(b"hot", h, 1).is_none(),
+            "an unmarked key is not looked up"
+        );
         assert!(c.rows.as_ref().unwrap().get(b"hot".as_slice()).is_some());
         c.insert_hashed(b"hot", h, 1, Kind::Blob, b"v");
-        assert_eq!(&*c.get(b"hot", h, 1).unwrap().1, b"v", "marked again, found again");
+        assert_eq!(
+            &*c.get(b"hot", h, 1).unwrap().1,
+            b"v",
+            "marked again, found again"
+        );
     }
 }

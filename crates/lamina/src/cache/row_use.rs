@@ -49,11 +49,17 @@ mod tests {
             u.record(hash(false, i), true); // not sampled: not counted
             u.record(hash(true, i), i % u64::from(HIT_SHARE * 2) == 0);
         }
-        assert!(!u.asks(hash(false, 1)), "one sampled ask in 16 hit: unsampled keys do not ask");
+        assert!(
+            !u.asks(hash(false, 1)),
+            "one sampled ask in 16 hit: unsampled keys do not ask"
+        );
         assert!(u.asks(hash(true, 1)), "sampled keys always ask");
         for i in 0..u64::from(Rows::WINDOW) {
             u.record(hash(true, i), i % u64::from(HIT_SHARE) == 0);
         }
-        assert!(u.asks(hash(false, 1)), "one in 8 hit: every lookup asks again");
+        assert!(
+            u.asks(hash(false, 1)),
+            "one in 8 hit: every lookup asks again"
+        );
     }
 }

@@ -63,7 +63,12 @@ impl Limits {
     /// that may wait for flush (`max_waiting`): slowed once the second to
     /// last is waiting and the active one is half full, stopped only when
     /// all of them wait and the active one is full.
-    pub fn new(l0_slowdown: usize, l0_stop: usize, level_base_size: u64, max_waiting: usize) -> Self {
+    pub fn new(
+        l0_slowdown: usize,
+        l0_stop: usize,
+        level_base_size: u64,
+        max_waiting: usize,
+    ) -> Self {
         let m = max_waiting.max(1) as f64;
         Limits {
             l0: (l0_slowdown, l0_stop.max(l0_slowdown)),
@@ -172,7 +177,15 @@ pub fn go_below(
     let goes = |active: u64| {
         let memtables = waiting as f64 + (active as f64 / memtable_size.max(1) as f64).min(1.0);
         matches!(
-            pace(&Debt { l0_tables, pending_bytes, memtables }, limits, 0),
+            pace(
+                &Debt {
+                    l0_tables,
+                    pending_bytes,
+                    memtables
+                },
+                limits,
+                0
+            ),
             Pace::Go
         )
     };
@@ -245,7 +258,10 @@ mod tests {
         ];
         for &((l0, pending, waiting), want) in cases {
             let got = go_below(&l, l0, pending << 20, waiting, size);
-            assert_eq!(got, want, "l0 {l0}, pending {pending} MiB, {waiting} waiting");
+            assert_eq!(
+                got, want,
+                "l0 {l0}, pending {pending} MiB, {waiting} waiting"
+            );
             // Exact: the last size below the bound goes, the bound does not
             // (or is a full memtable).
             let pace_at = |active: u64| {
@@ -365,9 +381,17 @@ mod tests {
             ..Default::default()
         };
         let v = Version::default()
-            .apply(&edit(vec![(0, meta(1, 50)), (1, meta(2, 1500)), (2, meta(3, 9000))]))
+            .apply(&edit(vec![
+                (0, meta(1, 50)),
+                (1, meta(2, 1500)),
+                (2, meta(3, 9000)),
+            ]))
             .unwrap();
-        assert_eq!(pending_bytes(&v, &opts), 500, "one level-0 table is below the trigger");
+        assert_eq!(
+            pending_bytes(&v, &opts),
+            500,
+            "one level-0 table is below the trigger"
+        );
         let v = v.apply(&edit(vec![(0, meta(4, 70))])).unwrap();
         assert_eq!(pending_bytes(&v, &opts), 500 + 120);
         assert_eq!(pending_bytes(&Version::default(), &opts), 0);

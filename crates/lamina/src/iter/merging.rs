@@ -41,8 +41,9 @@ impl<C: InternalIterator> MergingIter<C> {
     /// Makes the heap of the valid children, and the smallest current.
     fn find_smallest(&mut self) {
         self.heap.clear();
-        self.heap
-            .extend((0..self.children.len()).filter(|&i| self.children.get(i).is_some_and(|c| c.valid())));
+        self.heap.extend(
+            (0..self.children.len()).filter(|&i| self.children.get(i).is_some_and(|c| c.valid())),
+        );
         for at in (0..self.heap.len() / 2).rev() {
             self.sift_down(at);
         }

@@ -235,7 +235,8 @@ mod tests {
             vec![3, 4]
         );
         assert_eq!(
-            v.find_in_level(1, &tree_key(0, b"o")).map(|(i, f)| (i, f.number)),
+            v.find_in_level(1, &tree_key(0, b"o"))
+                .map(|(i, f)| (i, f.number)),
             Some((1, 4))
         );
         assert!(v.find_in_level(1, &tree_key(0, b"d")).is_none());

@@ -260,7 +260,11 @@ impl VersionSet {
     fn reopen_manifest(&mut self) -> Option<LogWriter> {
         let end = self.append_at.take()?;
         let snapshot = self.snapshot_edit().encode().len() as u64;
-        if end > snapshot.saturating_mul(MANIFEST_REUSE_FACTOR).max(MANIFEST_REUSE_FLOOR) {
+        if end
+            > snapshot
+                .saturating_mul(MANIFEST_REUSE_FACTOR)
+                .max(MANIFEST_REUSE_FLOOR)
+        {
             return None;
         }
         let path = filename::path(&self.dir, FileKind::Manifest, self.manifest_number);

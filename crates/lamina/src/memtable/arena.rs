@@ -152,7 +152,12 @@ impl Arena {
     /// the arena past its limit — unless `past_limit`: then a chunk just
     /// large enough is made whatever the limit (for a list's first entries,
     /// which must go somewhere).
-    pub(super) fn alloc(&self, size: usize, past_limit: bool, who: Inserters) -> Option<NonNull<u8>> {
+    pub(super) fn alloc(
+        &self,
+        size: usize,
+        past_limit: bool,
+        who: Inserters,
+    ) -> Option<NonNull<u8>> {
         let size = size.max(1).next_multiple_of(ALIGN);
         loop {
             let seen = self.current.load(Ordering::Acquire);
@@ -204,7 +209,9 @@ impl Arena {
         let own = size > next / 4;
         let block = match own {
             true => size,
-            false => next.min(room).max(if past_limit { CHUNK_HEAD + size } else { 0 }),
+            false => next
+                .min(room)
+                .max(if past_limit { CHUNK_HEAD + size } else { 0 }),
         };
         let needed = if own { size } else { CHUNK_HEAD + size };
         if block < needed || (block > room && !past_limit) {
@@ -212,7 +219,8 @@ impl Arena {
         }
         let (raw, layout) = allocate(block);
         blocks.push((raw, layout));
-        self.reserved.store(reserved + layout.size(), Ordering::Relaxed);
+        self.reserved
+            .store(reserved + layout.size(), Ordering::Relaxed);
         if own {
             return Grown::Own(raw);
         }
@@ -288,7 +296,12 @@ mod tests {
         let mut sorted = claims.to_vec();
         sorted.sort_unstable();
         for w in sorted.windows(2) {
-            assert!(w[0].0 + w[0].1 <= w[1].0, "ranges overlap: {:?} {:?}", w[0], w[1]);
+            assert!(
+                w[0].0 + w[0].1 <= w[1].0,
+                "ranges overlap: {:?} {:?}",
+                w[0],
+                w[1]
+            );
         }
         for &(at, n, fill) in claims {
             // SAFETY: the arena is alive and the range was claimed above.
@@ -381,10 +394,16 @@ mod tests {
             claims.push(claim(&arena, 200, 7));
         }
         let blocks = arena.blocks.lock();
-        assert!(blocks.iter().all(|(_, l)| l.size() < MAX_BLOCK), "no huge chunk");
+        assert!(
+            blocks.iter().all(|(_, l)| l.size() < MAX_BLOCK),
+            "no huge chunk"
+        );
         assert_eq!(blocks.first().map(|(_, l)| l.size()), Some(FIRST_BLOCK));
         drop(blocks);
-        assert!(arena.charged() < arena.reserved(), "the current chunk's rest is not charged");
+        assert!(
+            arena.charged() < arena.reserved(),
+            "the current chunk's rest is not charged"
+        );
         intact(&claims);
     }
 
@@ -403,7 +422,11 @@ mod tests {
             }
             drop(blocks);
             assert_eq!(arena.reserved(), 2 * MAX_BLOCK);
-            assert_eq!(arena.charged(), 2 * MAX_BLOCK, "a huge chunk is charged whole");
+            assert_eq!(
+                arena.charged(),
+                2 * MAX_BLOCK,
+                "a huge chunk is charged whole"
+            );
             intact(&claims);
         }
     }

@@ -106,7 +106,6 @@ impl InternalIterator for MemtableIter {
 /// [`Memtable::scan`]).
 pub type MemtableScan<'a> = MergingIter<ListScan<'a>>;
 
-
 /// Cursor over one borrowed skip list.
 pub struct ListScan<'a> {
     list: &'a SkipList,

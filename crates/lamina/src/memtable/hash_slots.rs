@@ -210,7 +210,10 @@ mod tests {
         }
         assert_eq!(t.len(), 5_000);
         for i in 0..5_000u64 {
-            assert_eq!(t.find(hash(i), |_, x| x == v(i)), Some(((i % 16) as u8, v(i))));
+            assert_eq!(
+                t.find(hash(i), |_, x| x == v(i)),
+                Some(((i % 16) as u8, v(i)))
+            );
         }
         assert_eq!(t.find(hash(5_001), |_, x| x == v(5_001)), None);
     }

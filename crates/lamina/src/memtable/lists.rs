@@ -14,8 +14,8 @@
 //! [`IdBlock`]), so the hash index's position of an entry says which list
 //! holds it, and only that list resolves it.
 
-use super::skiplist::{Entry, IdBlock, Position, SkipList};
 use super::arena::Inserters;
+use super::skiplist::{Entry, IdBlock, Position, SkipList};
 use crate::key;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -117,7 +117,10 @@ impl Lists {
         }
         let limit = usize::try_from(self.list_bytes).unwrap_or(usize::MAX);
         let next_limit = if i + 2 < MAX_LISTS { limit } else { usize::MAX };
-        if let (Some(slot), Some(list)) = (self.lists.get(i + 1), SkipList::from_block(&mut ids, next_limit)) {
+        if let (Some(slot), Some(list)) = (
+            self.lists.get(i + 1),
+            SkipList::from_block(&mut ids, next_limit),
+        ) {
             let _ = slot.set(list);
             // Charged before inserts move on: a reader may count it twice
             // for a moment, never not at all.
@@ -196,12 +199,22 @@ mod tests {
         // Every list but the last holds a few entries within its bytes.
         for i in 0..MAX_LISTS - 1 {
             let list = lists.get(i).unwrap();
-            assert!(list.reserved() <= 1000, "list {i}: {} bytes", list.reserved());
-            assert!((2..=8).contains(&list.len()), "list {i}: {} entries", list.len());
+            assert!(
+                list.reserved() <= 1000,
+                "list {i}: {} bytes",
+                list.reserved()
+            );
+            assert!(
+                (2..=8).contains(&list.len()),
+                "list {i}: {} entries",
+                list.len()
+            );
         }
         let last = lists.get(MAX_LISTS - 1).unwrap();
         assert!(last.reserved() > 1000, "the last list grows");
-        let in_others: usize = (0..MAX_LISTS - 1).map(|i| lists.get(i).unwrap().len()).sum();
+        let in_others: usize = (0..MAX_LISTS - 1)
+            .map(|i| lists.get(i).unwrap().len())
+            .sum();
         assert_eq!(last.len(), 200 - in_others);
         // The full lists are charged their limit, the last what it holds.
         let held = (MAX_LISTS as u64 - 1) * 1000 + last.charged() as u64;
@@ -234,7 +247,11 @@ mod tests {
                 let lists = std::sync::Arc::clone(&lists);
                 std::thread::spawn(move || {
                     for i in 0u32..2_000 {
-                        lists.insert(&[&(i * 4 + t).to_be_bytes()], &[t as u8; 40], Inserters::Many);
+                        lists.insert(
+                            &[&(i * 4 + t).to_be_bytes()],
+                            &[t as u8; 40],
+                            Inserters::Many,
+                        );
                     }
                 })
             })
@@ -246,9 +263,17 @@ mod tests {
         let made = lists.all().count();
         for i in 0..made - 1 {
             let list = lists.get(i).unwrap();
-            assert!(list.reserved() <= 64 << 10, "list {i}: {} bytes", list.reserved());
+            assert!(
+                list.reserved() <= 64 << 10,
+                "list {i}: {} bytes",
+                list.reserved()
+            );
             // Full: less than one more chunk's worth is left.
-            assert!(list.reserved() > 60 << 10, "list {i}: {} bytes", list.reserved());
+            assert!(
+                list.reserved() > 60 << 10,
+                "list {i}: {} bytes",
+                list.reserved()
+            );
         }
     }
 

@@ -3,8 +3,8 @@
 //! newest entry for lookups as of now.
 
 mod arena;
-mod hash_slots;
 mod cursor;
+mod hash_slots;
 mod lists;
 mod newest;
 mod skiplist;
@@ -229,7 +229,12 @@ impl Memtable {
     /// Calls `visit` with each entry of `tree_key` at or after seek target
     /// `target` in internal-key order (newest first), merged from every
     /// skip list, until it returns true or the key's entries end.
-    fn walk_key<'a>(&'a self, tree_key: &[u8], target: &[u8], mut visit: impl FnMut(Kind, &'a [u8]) -> bool) {
+    fn walk_key<'a>(
+        &'a self,
+        tree_key: &[u8],
+        target: &[u8],
+        mut visit: impl FnMut(Kind, &'a [u8]) -> bool,
+    ) {
         let of_key = |e: Option<Entry<'a>>| {
             e.filter(|e| key::parse(e.key()).is_some_and(|p| p.tree_key == tree_key))
         };

@@ -164,7 +164,9 @@ impl NewestIndex {
             list: lists.id(),
             state: AtomicU8::new(if kept { ON } else { OFF }),
             seed: RandomState::new().hash_one(lists.id()),
-            shards: (0..SHARDS).map(|_| RwLock::new(ShardTable::new())).collect(),
+            shards: (0..SHARDS)
+                .map(|_| RwLock::new(ShardTable::new()))
+                .collect(),
         }
     }
 
@@ -198,7 +200,9 @@ impl NewestIndex {
         if self.state.load(Ordering::Acquire) != OFF {
             return 0;
         }
-        let started = self.state.compare_exchange(OFF, BUILDING, Ordering::SeqCst, Ordering::Relaxed);
+        let started =
+            self.state
+                .compare_exchange(OFF, BUILDING, Ordering::SeqCst, Ordering::Relaxed);
         if started.is_err() {
             return 0;
         }
@@ -220,7 +224,13 @@ impl NewestIndex {
     /// Records `entry` of `list`, whose tree key and seqno the caller has
     /// parsed; it becomes its key's newest unless a newer one is already
     /// recorded. Returns the bytes a new key added.
-    pub(super) fn record(&self, list: &Lists, entry: Entry<'_>, tree_key: &[u8], seqno: SeqNo) -> usize {
+    pub(super) fn record(
+        &self,
+        list: &Lists,
+        entry: Entry<'_>,
+        tree_key: &[u8],
+        seqno: SeqNo,
+    ) -> usize {
         if list.id() != self.list {
             return 0;
         }
@@ -290,7 +300,11 @@ mod tests {
     /// Inserts a Put of `tree_key` at `seqno` with `value` into `list`.
     fn insert<'a>(list: &'a Lists, tree_key: &[u8], seqno: SeqNo, value: &[u8]) -> Entry<'a> {
         let trailer = ((seqno << 8) | Kind::Put as u64).to_le_bytes();
-        list.insert(&[tree_key, &trailer], value, super::super::arena::Inserters::Many)
+        list.insert(
+            &[tree_key, &trailer],
+            value,
+            super::super::arena::Inserters::Many,
+        )
     }
 
     /// Inserts `tree_key` at `seqno` with `value` into `list` and records
@@ -329,7 +343,11 @@ mod tests {
         for (i, k) in keys.iter().enumerate() {
             assert_eq!(put(&list, &ix, k, i as u64 + 1, k), INDEX_OVERHEAD);
         }
-        let used = ix.shards.iter().filter(|s| s.read().slots.len() > 0).count();
+        let used = ix
+            .shards
+            .iter()
+            .filter(|s| s.read().slots.len() > 0)
+            .count();
         assert_eq!(used, SHARDS, "keys spread over every shard");
         for (i, k) in keys.iter().enumerate() {
             assert_eq!(newest(&list, &ix, k), Some((i as u64 + 1, k.clone())));
@@ -365,7 +383,10 @@ mod tests {
             assert!(s.low >= range_key(first) && s.high <= range_key(last));
             assert!(!s.may_hold(range_key(&key::tree_key(0, b"k0"))));
             assert!(!s.may_hold(range_key(&key::tree_key(0, b"k3"))));
-            assert!(!s.may_hold(range_key(&key::tree_key(1, b"k150"))), "another keyspace");
+            assert!(
+                !s.may_hold(range_key(&key::tree_key(1, b"k150"))),
+                "another keyspace"
+            );
         }
         // The keys at the edges of every shard's range are found.
         for (i, k) in keys.iter().enumerate() {

@@ -25,8 +25,8 @@
 //! which needs `&mut`.
 #![allow(unsafe_code)]
 
-use super::arena::{Arena, ALIGN as ARENA_ALIGN};
 use super::arena::Inserters;
+use super::arena::{Arena, ALIGN as ARENA_ALIGN};
 use crate::key;
 use crate::prefetch::prefetch;
 use parking_lot::Mutex;
@@ -76,7 +76,12 @@ fn layout(height: usize, key_len: usize, value_len: usize) -> Option<Layout> {
 unsafe fn link<'a>(node: *const Node, level: usize) -> &'a AtomicPtr<Node> {
     // SAFETY: the tower starts right after the header and holds `height`
     // links, aligned by the layout; see the caller's requirement.
-    unsafe { &*(node.cast::<u8>().add(HEADER + level * LINK).cast::<AtomicPtr<Node>>()) }
+    unsafe {
+        &*(node
+            .cast::<u8>()
+            .add(HEADER + level * LINK)
+            .cast::<AtomicPtr<Node>>())
+    }
 }
 
 /// The entry after `node` at `level` (null at the end).
@@ -119,7 +124,8 @@ unsafe fn value_of<'a>(node: *const Node) -> &'a [u8] {
 /// SAFETY (callers): `node` is null, the head, or a live entry.
 unsafe fn is_after(key: &[u8], node: *const Node, head: *const Node) -> bool {
     // SAFETY: a non-null entry other than the head has a key.
-    node == head || (!node.is_null() && key::compare(key, unsafe { key_of(node) }) == Order::Greater)
+    node == head
+        || (!node.is_null() && key::compare(key, unsafe { key_of(node) }) == Order::Greater)
 }
 
 /// The predecessors and successors of a key at every level: where it goes.
@@ -394,7 +400,12 @@ impl SkipList {
     /// REQUIRES: no entry with an equal key is in the list (the memtable
     /// inserts each internal key once). Concurrent inserts are allowed
     /// unless `who` is [`Inserters::One`].
-    pub fn try_insert(&self, key_parts: &[&[u8]], value: &[u8], who: Inserters) -> Option<Entry<'_>> {
+    pub fn try_insert(
+        &self,
+        key_parts: &[&[u8]],
+        value: &[u8],
+        who: Inserters,
+    ) -> Option<Entry<'_>> {
         let height = random_height();
         let node = alloc_node(&self.arena, height, key_parts, value, self.is_empty(), who)?;
         let node_ptr = node.as_ptr();
@@ -535,7 +546,12 @@ impl SkipList {
     /// goes down there, whose cache miss then overlaps this level's.
     /// Random inserts into a memtable of 400,000 entries took 12% less time
     /// with it (`cargo run --release -p lamina --example memtable_inserts`).
-    fn find_for_level(&self, key: &[u8], mut before: *mut Node, level: usize) -> (*mut Node, *mut Node) {
+    fn find_for_level(
+        &self,
+        key: &[u8],
+        mut before: *mut Node,
+        level: usize,
+    ) -> (*mut Node, *mut Node) {
         let head = self.head.as_ptr();
         loop {
             // SAFETY: `before` is the head or an entry linked at `level`.
@@ -557,7 +573,14 @@ impl SkipList {
     /// brackets, searching a level again where another writer got there
     /// first. Level 0 first: once linked there the entry is in the list.
     /// The only inserter stores each link; others compare and swap.
-    fn link_node(&self, splice: &mut Splice, node: *mut Node, key: &[u8], height: usize, who: Inserters) {
+    fn link_node(
+        &self,
+        splice: &mut Splice,
+        node: *mut Node,
+        key: &[u8],
+        height: usize,
+        who: Inserters,
+    ) {
         for level in 0..height {
             loop {
                 let (Some(&prev), Some(&succ)) = (splice.prev.get(level), splice.next.get(level))
@@ -585,7 +608,10 @@ impl SkipList {
                     at.store(node, order);
                     break;
                 }
-                if at.compare_exchange(succ, node, order, Ordering::Relaxed).is_ok() {
+                if at
+                    .compare_exchange(succ, node, order, Ordering::Relaxed)
+                    .is_ok()
+                {
                     break;
                 }
                 let (p, n) = self.find_for_level(key, prev, level);

@@ -112,7 +112,9 @@ fn concurrent_writers_lose_nothing_and_readers_always_see_order() {
         std::thread::spawn(move || {
             for _ in 0..50 {
                 let keys = keys_in_order(&list);
-                assert!(keys.windows(2).all(|w| key::compare(&w[0], &w[1]) == Order::Less));
+                assert!(keys
+                    .windows(2)
+                    .all(|w| key::compare(&w[0], &w[1]) == Order::Less));
                 if let (Some(f), Some(l)) = (list.front(), list.back()) {
                     assert!(key::compare(f.key(), l.key()) != Order::Greater);
                 }
@@ -169,7 +171,9 @@ fn the_only_inserter_loses_nothing_and_readers_always_see_order() {
                 let mut seen = 0;
                 for _ in 0..40 {
                     let keys = keys_in_order(&list);
-                    assert!(keys.windows(2).all(|w| key::compare(&w[0], &w[1]) == Order::Less));
+                    assert!(keys
+                        .windows(2)
+                        .all(|w| key::compare(&w[0], &w[1]) == Order::Less));
                     assert!(keys.len() >= seen, "{} entries after {seen}", keys.len());
                     seen = keys.len();
                 }
@@ -184,7 +188,10 @@ fn the_only_inserter_loses_nothing_and_readers_always_see_order() {
     assert_eq!(keys_in_order(&list), want);
     assert_eq!(list.len(), n as usize);
     for k in (0..n).step_by(997) {
-        assert_eq!(list.lower_bound(&ikey(k, 1)).unwrap().value(), &k.to_le_bytes());
+        assert_eq!(
+            list.lower_bound(&ikey(k, 1)).unwrap().value(),
+            &k.to_le_bytes()
+        );
     }
 }
 

@@ -208,7 +208,6 @@ fn limit(registered: usize) -> usize {
     }
 }
 
-
 impl Drop for Registration {
     fn drop(&mut self) {
         self.release();
@@ -377,11 +376,13 @@ mod tests {
         for kept in [0, 6 * M as u64, 48 * M as u64, 288 * M as u64] {
             let (ca, cb) = (share(kept, registered, a), share(kept, registered, b));
             assert!(ca <= 3 * a as u64 && cb <= 3 * b as u64);
-            assert!((kept.saturating_sub(1)..=kept).contains(&(ca + cb)), "{ca} + {cb} of {kept}");
+            assert!(
+                (kept.saturating_sub(1)..=kept).contains(&(ca + cb)),
+                "{ca} + {cb} of {kept}"
+            );
         }
         // A closed database's share, kept until idle, is charged to the
         // others no further than their own size.
         assert_eq!(share(288 * M as u64, b as u64, b), 3 * b as u64);
     }
-
 }

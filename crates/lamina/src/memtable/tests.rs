@@ -45,19 +45,34 @@ fn a_memtable_only_written_keeps_no_index_until_its_first_lookup() {
     let m = Memtable::with_list_bytes(1, 4 << 10, false);
     for i in 0..2_000u32 {
         let k = format!("k{:05}", i % 1_500);
-        m.insert(&key::tree_key(0, k.as_bytes()), u64::from(i) + 1, Kind::Put, &i.to_le_bytes());
+        m.insert(
+            &key::tree_key(0, k.as_bytes()),
+            u64::from(i) + 1,
+            Kind::Put,
+            &i.to_le_bytes(),
+        );
     }
     assert!(m.lists.all().count() > 1);
     let unindexed = m.approximate_size();
     assert!(!uses_index(&m, b"k00001"), "no index before a lookup");
     // The first lookup builds it; every key's newest entry is found.
-    assert_eq!(lookup(&m, b"k00001"), Some((Kind::Put, 1501u32.to_le_bytes().to_vec())));
+    assert_eq!(
+        lookup(&m, b"k00001"),
+        Some((Kind::Put, 1501u32.to_le_bytes().to_vec()))
+    );
     assert!(uses_index(&m, b"k00001"));
-    assert!(m.approximate_size() > unindexed, "the index is counted once built");
+    assert!(
+        m.approximate_size() > unindexed,
+        "the index is counted once built"
+    );
     for i in 0..1_500u32 {
         let newest = if i < 500 { i + 1_500 } else { i };
         let k = format!("k{i:05}");
-        assert_eq!(lookup(&m, k.as_bytes()), Some((Kind::Put, newest.to_le_bytes().to_vec())), "{k}");
+        assert_eq!(
+            lookup(&m, k.as_bytes()),
+            Some((Kind::Put, newest.to_le_bytes().to_vec())),
+            "{k}"
+        );
     }
     assert_eq!(lookup(&m, b"absent"), None);
     // Writers record their entries from now on.
@@ -70,13 +85,21 @@ fn a_key_before_or_after_every_entry_is_answered_without_the_index() {
     let m = Memtable::with_list_bytes(1, 4 << 10, false);
     for i in 100..2_000u32 {
         let k = format!("k{i:05}");
-        m.insert(&key::tree_key(0, k.as_bytes()), u64::from(i), Kind::Put, b"v");
+        m.insert(
+            &key::tree_key(0, k.as_bytes()),
+            u64::from(i),
+            Kind::Put,
+            b"v",
+        );
     }
     assert!(m.lists.all().count() > 1, "several lists");
     for outside in ["a", "k00099", "k02000", "z"] {
         assert_eq!(lookup(&m, outside.as_bytes()), None, "{outside}");
     }
-    assert!(!uses_index(&m, b"k00500"), "no index built for keys outside");
+    assert!(
+        !uses_index(&m, b"k00500"),
+        "no index built for keys outside"
+    );
     // Between the first and the last key: the index answers, absent
     // keys included, and is built for it.
     assert_eq!(lookup(&m, b"k00500"), Some((Kind::Put, b"v".to_vec())));

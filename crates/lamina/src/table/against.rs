@@ -128,7 +128,17 @@ mod tests {
     #[test]
     fn tells_the_order_of_every_key_as_the_full_comparison_does() {
         let mut keys = Vec::new();
-        for tree in [&b"a"[..], b"ab", b"abc", b"abd", b"b", b"ba", b"bab", b"c\xff", b"c\xff\x00"] {
+        for tree in [
+            &b"a"[..],
+            b"ab",
+            b"abc",
+            b"abd",
+            b"b",
+            b"ba",
+            b"bab",
+            b"c\xff",
+            b"c\xff\x00",
+        ] {
             for seqno in [900, 300, 299, 5, 1] {
                 keys.push(ikey(tree, seqno));
             }
@@ -136,7 +146,17 @@ mod tests {
         keys.sort_by(|a, b| key::compare(a, b));
         let entries = encode(&keys);
         let mut targets: Vec<Vec<u8>> = keys.clone();
-        for tree in [&b""[..], b"a\x00", b"aa", b"abb", b"abcd", b"bb", b"c", b"c\xff\x00\x00", b"d"] {
+        for tree in [
+            &b""[..],
+            b"a\x00",
+            b"aa",
+            b"abb",
+            b"abcd",
+            b"bb",
+            b"c",
+            b"c\xff\x00\x00",
+            b"d",
+        ] {
             for seqno in [1000, 300, 0] {
                 targets.push(ikey(tree, seqno));
             }
@@ -150,7 +170,11 @@ mod tests {
                     break;
                 };
                 told += 1;
-                assert_eq!(ord, key::compare(&keys[i], target), "key {i} against {target:?}");
+                assert_eq!(
+                    ord,
+                    key::compare(&keys[i], target),
+                    "key {i} against {target:?}"
+                );
                 let mut k = super::super::key_buf::KeyBuf::new();
                 if a.rebuild(*shared, suffix, &mut k) {
                     assert_eq!(&k[..], &keys[i][..]);

@@ -154,7 +154,10 @@ impl BlockBuilder {
 
     /// Size the block would have if finished now.
     pub fn estimated_size(&self) -> usize {
-        let hash_index = self.hashes.as_ref().map_or(0, |h| hash_buckets(h.len()) + 2);
+        let hash_index = self
+            .hashes
+            .as_ref()
+            .map_or(0, |h| hash_buckets(h.len()) + 2);
         self.buf.len() + 4 * self.restarts.len() + 4 + hash_index
     }
 

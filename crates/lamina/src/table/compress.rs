@@ -92,7 +92,12 @@ impl BlockCompressor {
 
     /// [`BlockCompressor::append`], also returning the compression the
     /// block was stored with.
-    fn store(&mut self, raw: &[u8], compression: Compression, out: &mut Vec<u8>) -> (usize, Compression) {
+    fn store(
+        &mut self,
+        raw: &[u8],
+        compression: Compression,
+        out: &mut Vec<u8>,
+    ) -> (usize, Compression) {
         let start = out.len();
         let limit = raw.len() - raw.len() / 8;
         let stored = match compression {
@@ -282,7 +287,10 @@ mod tests {
     fn data_block(c: &mut BlockCompressor, raw: &[u8], comp: Compression) -> u8 {
         let mut out = Vec::new();
         let size = c.append_data(raw, comp, &mut out);
-        assert_eq!(decode_block(out.clone(), Path::new("t.sst"), 0).unwrap(), raw);
+        assert_eq!(
+            decode_block(out.clone(), Path::new("t.sst"), 0).unwrap(),
+            raw
+        );
         out[size]
     }
 
@@ -314,7 +322,10 @@ mod tests {
         // With no compression asked for, nothing is counted.
         let mut c = BlockCompressor::default();
         for i in 0..2 * GIVE_UP_AFTER {
-            assert_eq!(data_block(&mut c, &incompressible(u64::from(i)), Compression::None), 0);
+            assert_eq!(
+                data_block(&mut c, &incompressible(u64::from(i)), Compression::None),
+                0
+            );
         }
         assert_eq!(c.incompressible, 0);
     }
@@ -349,7 +360,14 @@ mod tests {
     fn an_lz4_length_prefix_that_lies_is_corruption() {
         let raw = compressible();
         let body = lz4_flex::block::compress(&raw);
-        for declared in [0, 1, raw.len() / 2, raw.len() - 1, raw.len() + 1, raw.len() * 2] {
+        for declared in [
+            0,
+            1,
+            raw.len() / 2,
+            raw.len() - 1,
+            raw.len() + 1,
+            raw.len() * 2,
+        ] {
             let mut stored = (declared as u32).to_le_bytes().to_vec();
             stored.extend_from_slice(&body);
             let e = decode_block(with_trailer(&stored, 1), Path::new("t.sst"), 0).unwrap_err();
@@ -357,7 +375,10 @@ mod tests {
         }
         let mut stored = (raw.len() as u32).to_le_bytes().to_vec();
         stored.extend_from_slice(&body);
-        assert_eq!(decode_block(with_trailer(&stored, 1), Path::new("t.sst"), 0).unwrap(), raw);
+        assert_eq!(
+            decode_block(with_trailer(&stored, 1), Path::new("t.sst"), 0).unwrap(),
+            raw
+        );
     }
 
     #[test]

@@ -54,12 +54,18 @@ mod tests {
         for i in 0..u64::from(Filters::WINDOW) {
             u.record(hash(true, i), i % 64 != 0); // one in 64 refused
         }
-        assert!(!u.asks(hash(false, 1)), "one sampled key in 64 refused: others skip");
+        assert!(
+            !u.asks(hash(false, 1)),
+            "one sampled key in 64 refused: others skip"
+        );
         assert!(u.asks(hash(true, 1)), "sampled keys always ask");
         for i in 0..u64::from(Filters::WINDOW) {
             u.record(hash(true, i), i % 16 != 0); // one in 16 refused
         }
-        assert!(u.asks(hash(false, 1)), "one in 16 refused: every lookup asks again");
+        assert!(
+            u.asks(hash(false, 1)),
+            "one in 16 refused: every lookup asks again"
+        );
     }
 
     #[test]
@@ -68,6 +74,9 @@ mod tests {
             .map(|i| crate::table::key_hash(&i.to_le_bytes()))
             .filter(|&h| FilterUse::sampled(h) && crate::cache::RowUse::sampled(h))
             .count();
-        assert!(both < 600, "{both} of 65,536 in both samples (about 256 if independent)");
+        assert!(
+            both < 600,
+            "{both} of 65,536 in both samples (about 256 if independent)"
+        );
     }
 }

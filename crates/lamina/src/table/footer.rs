@@ -198,7 +198,9 @@ mod tests {
         let mut f = sample();
         f.version = 1;
         match Footer::decode(&f.encode(), Path::new("f"), 100) {
-            Err(Error::Corruption { offset: 0, reason, .. }) => assert!(
+            Err(Error::Corruption {
+                offset: 0, reason, ..
+            }) => assert!(
                 reason.contains("pre-release build of lamina (table format version 1)"),
                 "{reason}"
             ),

@@ -114,7 +114,12 @@ mod tests {
     #[test]
     fn assigned_keys_are_their_two_parts_whatever_their_length() {
         let mut k = KeyBuf::new();
-        for (head, tail) in [(&b"ab"[..], &b"cd"[..]), (&[1u8; 40][..], &[2u8; 40][..]), (b"", b"z"), (b"hea", b"")] {
+        for (head, tail) in [
+            (&b"ab"[..], &b"cd"[..]),
+            (&[1u8; 40][..], &[2u8; 40][..]),
+            (b"", b"z"),
+            (b"hea", b""),
+        ] {
             k.assign(head, tail);
             assert_eq!(&*k, [head, tail].concat().as_slice());
         }

@@ -32,6 +32,10 @@ mod writer_props;
 
 pub use block::Block;
 pub use builder::TableBuilder;
+pub use reader::{key_hash, Probe, Table};
+pub use slots::evicted as block_evicted;
+pub use table_iter::TableIter;
+pub use writer_props::WriterProps;
 #[cfg(any(test, feature = "internals"))]
 pub use {
     block::{BlockIter, KeyBuf},
@@ -41,10 +45,6 @@ pub use {
     footer::{BlockHandle, Footer, FOOTER_LEN, TABLE_MAGIC, TABLE_VERSION},
     properties::Properties,
 };
-pub use reader::{key_hash, Probe, Table};
-pub use slots::evicted as block_evicted;
-pub use table_iter::TableIter;
-pub use writer_props::WriterProps;
 
 use crate::Compression;
 

@@ -144,7 +144,13 @@ fn slots_hold_only_cached_blocks() {
     let keys = tree_keys(&model);
     for (capacity, fits) in [(4 << 10, false), (16 << 20, true)] {
         let cache = Arc::new(BlockCache::new(capacity));
-        let t = Table::open(RealFs.open(&path).unwrap(), path.clone(), 1, Arc::clone(&cache)).unwrap();
+        let t = Table::open(
+            RealFs.open(&path).unwrap(),
+            path.clone(),
+            1,
+            Arc::clone(&cache),
+        )
+        .unwrap();
         for round in 0..2 {
             for (i, tk) in keys.iter().enumerate() {
                 // Out of order, so that blocks are entered through the index.
@@ -156,7 +162,11 @@ fn slots_hold_only_cached_blocks() {
                 );
                 if i % 97 == 0 {
                     for b in t.slotted_blocks() {
-                        assert!(cache.holds(1, b.offset(), &b), "block at {} slotted but not cached", b.offset());
+                        assert!(
+                            cache.holds(1, b.offset(), &b),
+                            "block at {} slotted but not cached",
+                            b.offset()
+                        );
                     }
                 }
             }
@@ -166,7 +176,10 @@ fn slots_hold_only_cached_blocks() {
             assert!(cache.slots_serve());
             assert!(slotted > 10, "{slotted} blocks slotted");
         } else {
-            assert!(slotted <= 8, "{slotted} blocks slotted in a cache of about 8");
+            assert!(
+                slotted <= 8,
+                "{slotted} blocks slotted in a cache of about 8"
+            );
         }
     }
 }
@@ -258,7 +271,10 @@ fn a_block_past_the_restart_limit_has_no_buckets_and_still_reads() {
     let model = sample_entries(400, 11);
     let (data, _, count) = hashed_block(&model, 1);
     let restarts = u32::from_le_bytes(data[data.len() - 4..].try_into().unwrap()) as usize;
-    assert!(restarts > block_builder::MAX_HASHED_RESTARTS, "{restarts} restart points");
+    assert!(
+        restarts > block_builder::MAX_HASHED_RESTARTS,
+        "{restarts} restart points"
+    );
     assert_eq!(count, 0, "no buckets");
     let b = block(data).unwrap();
     b.verify_hash_index().unwrap();
@@ -268,7 +284,10 @@ fn a_block_past_the_restart_limit_has_no_buckets_and_still_reads() {
         let h = key_hash(&tk);
         assert_eq!(b.hash_seek(&tk, h, &target, &mut key).unwrap(), None);
         let want = expected(&model, &tk, key::MAX_SEQNO).map(|(_, v)| v);
-        let found = b.seek_in_place(&target, &mut key).unwrap().map(|v| b.slice(v).to_vec());
+        let found = b
+            .seek_in_place(&target, &mut key)
+            .unwrap()
+            .map(|v| b.slice(v).to_vec());
         // The first entry at or after the seek key is the newest of `tk`
         // when it has one.
         if let Some(want) = want {
@@ -297,7 +316,10 @@ fn seeks_in_place_agree_with_the_iterator_before_and_after_the_restart_numbers()
             .collect();
         let b = block(hashed_block(&model, interval).0).unwrap();
         let mut targets: Vec<Vec<u8>> = Vec::new();
-        for tk in tree_keys(&model).iter().chain(tree_keys(&sample_entries(100, seed + 9)).iter()) {
+        for tk in tree_keys(&model)
+            .iter()
+            .chain(tree_keys(&sample_entries(100, seed + 9)).iter())
+        {
             for seqno in [key::MAX_SEQNO, 500_000, 1] {
                 targets.push(key::seek_key_at(tk, seqno));
             }
@@ -314,7 +336,10 @@ fn seeks_in_place_agree_with_the_iterator_before_and_after_the_restart_numbers()
                     .seek_in_place(target, &mut k)
                     .unwrap()
                     .map(|v| (k.to_vec(), b.slice(v).to_vec()));
-                assert_eq!(got, want, "pass {pass}, interval {interval}, target {target:02x?}");
+                assert_eq!(
+                    got, want,
+                    "pass {pass}, interval {interval}, target {target:02x?}"
+                );
             }
         }
     }
@@ -329,7 +354,8 @@ fn seeks_in_place_agree_with_the_iterator_before_and_after_the_restart_numbers()
 fn restart_entries_are_found_among_many_numbers_that_tie() {
     let ks: key::KeyspaceId = 0;
     let mut users: Vec<Vec<u8>> = vec![b"a".to_vec(), b"c".to_vec()];
-    users.extend((0..40).map(|i| format!("b-prefix-longer-than-sixteen-bytes/{i:03}").into_bytes()));
+    users
+        .extend((0..40).map(|i| format!("b-prefix-longer-than-sixteen-bytes/{i:03}").into_bytes()));
     users.sort();
     let keys: Vec<Vec<u8>> = users
         .iter()
@@ -349,7 +375,11 @@ fn restart_entries_are_found_among_many_numbers_that_tie() {
         match b.seek_index(&target, true, &mut key, &mut before).unwrap() {
             Some(e) => {
                 assert_eq!((e.ordinal, e.key), (Some(i), k.as_slice()), "key {i}");
-                let want = if i == 0 { &[][..] } else { keys[i - 1].as_slice() };
+                let want = if i == 0 {
+                    &[][..]
+                } else {
+                    keys[i - 1].as_slice()
+                };
                 assert_eq!(e.before, Some(want), "the key before key {i}");
             }
             None => panic!("key {i} not found"),
@@ -376,10 +406,7 @@ fn a_bucket_naming_a_later_restart_point_is_slower_never_wrong() {
     let restarts = u32::from_le_bytes(good[good.len() - 4..].try_into().unwrap()) as u8;
     let bucket_of = |tk: &[u8]| {
         let h = xxhash_rust::xxh3::xxh3_64(tk);
-        (
-            h,
-            start + super::block_builder::bucket_of(h, count),
-        )
+        (h, start + super::block_builder::bucket_of(h, count))
     };
     // A key whose bucket is its own and names an early restart point.
     let (tk, h, bucket) = model
@@ -417,11 +444,20 @@ fn a_bucket_naming_a_later_restart_point_is_slower_never_wrong() {
 /// snapshot, through the bucket alone.
 #[test]
 fn a_key_starting_at_a_restart_point_is_found_from_it_at_every_seqno() {
-    let (a, b, c) = (key::tree_key(0, b"a"), key::tree_key(0, b"b"), key::tree_key(0, b"c"));
+    let (a, b, c) = (
+        key::tree_key(0, b"a"),
+        key::tree_key(0, b"b"),
+        key::tree_key(0, b"c"),
+    );
     // Restart interval 2: [a@5 a@3] [b@9 b@7] [b@3 c@1].
     let model: Entries = [(&a, 5), (&a, 3), (&b, 9), (&b, 7), (&b, 3), (&c, 1)]
         .iter()
-        .map(|(tk, s)| (key::internal_key(tk, *s, key::Kind::Put as u8), format!("{s}").into_bytes()))
+        .map(|(tk, s)| {
+            (
+                key::internal_key(tk, *s, key::Kind::Put as u8),
+                format!("{s}").into_bytes(),
+            )
+        })
         .collect();
     let (data, start, count) = hashed_block(&model, 2);
     let h = xxhash_rust::xxh3::xxh3_64(&b);
@@ -429,7 +465,14 @@ fn a_key_starting_at_a_restart_point_is_found_from_it_at_every_seqno() {
     assert_eq!(data[bucket], 1, "b's bucket names its own restart point");
     let blk = block(data).unwrap();
     let mut key = KeyBuf::new();
-    for (seqno, want) in [(10, Some("9")), (9, Some("9")), (8, Some("7")), (4, Some("3")), (3, Some("3")), (2, None)] {
+    for (seqno, want) in [
+        (10, Some("9")),
+        (9, Some("9")),
+        (8, Some("7")),
+        (4, Some("3")),
+        (3, Some("3")),
+        (2, None),
+    ] {
         let target = key::seek_key_at(&b, seqno);
         let found = blk
             .hash_seek(&b, h, &target, &mut key)
@@ -438,7 +481,10 @@ fn a_key_starting_at_a_restart_point_is_found_from_it_at_every_seqno() {
             .filter(|_| key::tree_key_of(&key) == b.as_slice())
             .map(|v| String::from_utf8(blk.slice(v).to_vec()).unwrap());
         assert_eq!(found.as_deref(), want, "b at {seqno}");
-        assert_eq!(found, expected(&model, &b, seqno).map(|(_, v)| String::from_utf8(v).unwrap()));
+        assert_eq!(
+            found,
+            expected(&model, &b, seqno).map(|(_, v)| String::from_utf8(v).unwrap())
+        );
     }
 }
 
@@ -565,7 +611,12 @@ fn a_large_filter_that_every_key_passes_is_skipped_until_absent_keys_are_asked()
     // Enough keys for a filter of more than 256 KiB at 10 bits a key.
     let n = 240_000u64;
     let model: Entries = (0..n)
-        .map(|i| (key::internal_key(&tk(i * 2), 7, key::Kind::Put as u8), b"v".to_vec()))
+        .map(|i| {
+            (
+                key::internal_key(&tk(i * 2), 7, key::Kind::Put as u8),
+                b"v".to_vec(),
+            )
+        })
         .collect();
     let t = build(&path, &model, options(4096, 4));
     // A hash outside the sample, which asks only while every lookup does.
@@ -582,10 +633,16 @@ fn a_large_filter_that_every_key_passes_is_skipped_until_absent_keys_are_asked()
         let found = lookup(&t, &tk(j * 2), 9).map(|(k, _)| k);
         assert_eq!(found.as_deref(), Some(model[j as usize].0.as_slice()));
     }
-    assert!(!t.asks_filter_first(unsampled), "every sampled key passed: the filter is skipped");
+    assert!(
+        !t.asks_filter_first(unsampled),
+        "every sampled key passed: the filter is skipped"
+    );
     for i in 0..20_000u64 {
         let j = scattered(i) * 2 + 1;
         assert_eq!(lookup(&t, &tk(j), 9), None, "absent key {j}");
     }
-    assert!(t.asks_filter_first(unsampled), "absent keys: every lookup asks again");
+    assert!(
+        t.asks_filter_first(unsampled),
+        "absent keys: every lookup asks again"
+    );
 }

@@ -205,7 +205,9 @@ impl Table {
                 let mut before = KeyBuf::new();
                 // The keys the index sends to the block are kept for the
                 // thread's next read only while it reads keys in order.
-                let Some(hit) = self.index.seek_index(target, records, &mut key, &mut before)?
+                let Some(hit) = self
+                    .index
+                    .seek_index(target, records, &mut key, &mut before)?
                 else {
                     return Ok(Probe::Absent);
                 };
@@ -223,7 +225,10 @@ impl Table {
                 // read from the handle of this index entry, so its offset
                 // is the handle's.
                 let slots_serve = ordinal.is_some() && self.cache.slots_serve();
-                if let Some(held) = ordinal.filter(|_| slots_serve).and_then(|o| self.slots.get(o)) {
+                if let Some(held) = ordinal
+                    .filter(|_| slots_serve)
+                    .and_then(|o| self.slots.get(o))
+                {
                     if let Some(block) = held.as_ref() {
                         // The block's bucket is read next: fetched while
                         // the thread's place is kept.
@@ -239,7 +244,16 @@ impl Table {
                             );
                         }
                         let mut key = KeyBuf::new();
-                        return self.answer(block, tk, h, target, cached_only, records, &mut key, f);
+                        return self.answer(
+                            block,
+                            tk,
+                            h,
+                            target,
+                            cached_only,
+                            records,
+                            &mut key,
+                            f,
+                        );
                     }
                 }
                 if !ask_first && !self.filter_allows(h) {
@@ -342,18 +356,23 @@ impl Table {
         // Keys read in order: the entry after the one this thread's last
         // read in the block answered with, when it is the first `>= target`
         // (a damaged entry there is left to the searches below to report).
-        let after_last = records.then(|| self.cache.with_place(self.file_number, block, |next, prev| {
-            if key::compare(prev, target) != Ordering::Less {
-                return None;
-            }
-            key.clear();
-            key.splice(0, prev);
-            let v = block.next_in_place(*next, target, key).ok().flatten()?;
-            *next = v.1;
-            prev.clear();
-            prev.extend_from_slice(key);
-            Some(v)
-        })).flatten();
+        let after_last = records
+            .then(|| {
+                self.cache
+                    .with_place(self.file_number, block, |next, prev| {
+                        if key::compare(prev, target) != Ordering::Less {
+                            return None;
+                        }
+                        key.clear();
+                        key.splice(0, prev);
+                        let v = block.next_in_place(*next, target, key).ok().flatten()?;
+                        *next = v.1;
+                        prev.clear();
+                        prev.extend_from_slice(key);
+                        Some(v)
+                    })
+            })
+            .flatten();
         if let Some(v) = after_last {
             return Ok(Probe::Found(f(key, block.slice(v))));
         }
@@ -532,11 +551,7 @@ impl Table {
         index.status()?;
         if last.as_deref() != Some(listed.largest.as_slice()) {
             let found = last.map_or_else(|| "no key".to_string(), |k| format!("{k:02x?}"));
-            return Err(self.differs(
-                "the largest key",
-                format!("{:02x?}", listed.largest),
-                found,
-            ));
+            return Err(self.differs("the largest key", format!("{:02x?}", listed.largest), found));
         }
         index.seek_to_first();
         let first = if index.valid() {

@@ -150,7 +150,8 @@ impl LogReader {
             return Ok(reader);
         }
         let header = reader.read(0, len)?;
-        let origin = check_file_header(&header, magic).map_err(|r| Error::corruption(path, 0, r))?;
+        let origin =
+            check_file_header(&header, magic).map_err(|r| Error::corruption(path, 0, r))?;
         reader.origin = origin;
         reader.crc = FragmentCrc::new(origin.map(|o| o.number));
         reader.header_len = len as u64;
@@ -215,8 +216,7 @@ impl LogReader {
                 Step::End => {
                     // Bytes after the last whole record (an unfinished record,
                     // or the zero trailer written with one) are a torn write.
-                    if partial.is_some() || (self.file_len > self.valid_end && !self.crc.salted())
-                    {
+                    if partial.is_some() || (self.file_len > self.valid_end && !self.crc.salted()) {
                         self.stop_torn();
                     } else {
                         self.done = true;

@@ -317,7 +317,10 @@ fn bad_file_headers_are_corruption_at_offset_zero() {
     header[12..].copy_from_slice(&crc.to_le_bytes());
     put_file(&fs, "/db/v7", &header);
     let r = reason("/db/v7", MANIFEST_MAGIC);
-    assert!(r.contains("manifest header version 7, which this build does not read"), "{r}");
+    assert!(
+        r.contains("manifest header version 7, which this build does not read"),
+        "{r}"
+    );
 
     let mut header = file_header(MANIFEST_MAGIC);
     header[13] ^= 1;
@@ -422,11 +425,17 @@ fn wal_headers_of_other_versions_are_refused_in_words() {
     let mut v1 = file_header(WAL_MAGIC).to_vec();
     v1.extend_from_slice(&fragment(FULL, b"batch"));
     let r = open(&v1);
-    assert!(r.contains("pre-release build of lamina (WAL header version 1)"), "{r}");
+    assert!(
+        r.contains("pre-release build of lamina (WAL header version 1)"),
+        "{r}"
+    );
     let mut later = bytes.clone();
     later[8] = 7;
     let r = open(&later);
-    assert!(r.contains("WAL header version 7, which this build does not read"), "{r}");
+    assert!(
+        r.contains("WAL header version 7, which this build does not read"),
+        "{r}"
+    );
 }
 
 const SEG: &str = "/db/000007.wal";
@@ -556,7 +565,10 @@ fn marks_are_kept_by_the_reader_and_never_returned_as_records() {
     let mark = |file, end| BlobSynced { file, end };
     w.add_record(b"a batch");
     assert!(w.add_blob_synced(mark(9, 4_000)));
-    assert!(!w.add_blob_synced(mark(9, 4_000)), "the same mark again is not framed");
+    assert!(
+        !w.add_blob_synced(mark(9, 4_000)),
+        "the same mark again is not framed"
+    );
     w.add_record(b"another");
     assert!(w.add_blob_synced(mark(9, 9_000)));
     assert!(w.add_blob_synced(mark(12, 100)));
@@ -566,7 +578,10 @@ fn marks_are_kept_by_the_reader_and_never_returned_as_records() {
     assert_eq!(got, [b"a batch".to_vec(), b"another".to_vec()]);
     assert!(err.is_none() && !r.ends_open());
     assert_eq!(
-        r.blob_synced().iter().map(|(&f, &e)| (f, e)).collect::<Vec<_>>(),
+        r.blob_synced()
+            .iter()
+            .map(|(&f, &e)| (f, e))
+            .collect::<Vec<_>>(),
         [(9, 9_000), (12, 100)]
     );
     let bytes = fs.read_all(Path::new(SEG)).unwrap();
@@ -577,7 +592,10 @@ fn marks_are_kept_by_the_reader_and_never_returned_as_records() {
     assert_eq!(&bytes[at + 24..at + 32], &4_000u64.to_le_bytes());
 
     // A malformed mark is corruption at its offset.
-    for bad in [[&[0u8; 8][..], &[2], &[0; 16]].concat(), [&[0u8; 8][..], &[1], &[0; 15]].concat()] {
+    for bad in [
+        [&[0u8; 8][..], &[2], &[0; 16]].concat(),
+        [&[0u8; 8][..], &[1], &[0; 15]].concat(),
+    ] {
         let mut w = LogWriter::create_wal(&fs, Path::new(SEG), origin(7)).unwrap();
         w.add_record(b"a batch");
         w.add_record(&bad);
@@ -830,7 +848,10 @@ fn write_failures_name_the_file() {
 fn round_trip_on_the_real_file_system() {
     let dir = tempfile::tempdir().unwrap();
     let records = vec![b"a".to_vec(), vec![5; 100_000], Vec::new()];
-    for (name, magic) in [("MANIFEST-000001", MANIFEST_MAGIC), ("000001.wal", WAL_MAGIC)] {
+    for (name, magic) in [
+        ("MANIFEST-000001", MANIFEST_MAGIC),
+        ("000001.wal", WAL_MAGIC),
+    ] {
         let path = dir.path().join(name);
         let mut w = if magic == WAL_MAGIC {
             LogWriter::create_wal(&RealFs, &path, origin(1)).unwrap()
@@ -931,14 +952,20 @@ proptest::proptest! {
 #[test]
 fn a_segment_asks_for_the_write_back_of_each_whole_step_once_flushed() {
     let fs = mem();
-    let origin = Origin { identity: 9, number: 1 };
+    let origin = Origin {
+        identity: 9,
+        number: 1,
+    };
     let mut w = LogWriter::create_wal(&fs, Path::new(LOG), origin).unwrap();
     let step = crate::fs::WRITEBACK_STEP;
     let record = vec![5u8; 3 << 20];
     let mut asked = Vec::new();
     for _ in 0..5 {
         w.add_record(&record);
-        assert!(w.writeback_due().is_none(), "bytes still buffered are not asked for");
+        assert!(
+            w.writeback_due().is_none(),
+            "bytes still buffered are not asked for"
+        );
         w.flush().unwrap();
         if let Some((_, from, to)) = w.writeback_due() {
             asked.push((from, to));
@@ -946,5 +973,8 @@ fn a_segment_asks_for_the_write_back_of_each_whole_step_once_flushed() {
         assert!(w.writeback_due().is_none(), "asked once");
     }
     // 5 records of 3 MiB and their framing: steps end at 4, 8 and 12 MiB as they are passed.
-    assert_eq!(asked, vec![(0, step), (step, 2 * step), (2 * step, 3 * step)]);
+    assert_eq!(
+        asked,
+        vec![(0, step), (step, 2 * step), (2 * step, 3 * step)]
+    );
 }

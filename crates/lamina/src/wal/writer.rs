@@ -534,13 +534,19 @@ mod tests {
         }
         let last = sizes.windows(2).last().map_or(0, |p| p[1] - p[0]);
         assert!(last >= ZERO_FILL_STEP, "{sizes:?}");
-        assert!(sizes.len() < 20, "a few steps, not one per flush: {sizes:?}");
+        assert!(
+            sizes.len() < 20,
+            "a few steps, not one per flush: {sizes:?}"
+        );
         let mut r = crate::wal::LogReader::open(&fs, path, crate::wal::WAL_MAGIC).unwrap();
         let mut n = 0;
         while r.next_record().unwrap().is_some() {
             n += 1;
         }
         assert!(n > 1000, "{n} records read back");
-        assert!(r.ends_open() && r.torn_tail().is_none(), "zero fill is not a tear");
+        assert!(
+            r.ends_open() && r.torn_tail().is_none(),
+            "zero fill is not a tear"
+        );
     }
 }
