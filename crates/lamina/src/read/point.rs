@@ -377,8 +377,18 @@ impl Inner {
             out: None,
             blob: None,
         };
-        if probe_memtables(pinned, &mut point, &target, op) {
-            return self.settle(&mut point, op, lookup, on_blob);
+        for mem in &pinned.mems {
+            if mem.is_empty() {
+                continue;
+            }
+            let mut decided = false;
+            mem.visit_entries(tk, &target, |kind, value| {
+                decided = point.see(kind, value, op);
+                decided
+            });
+            if decided {
+                return self.settle(&mut point, op, lookup, on_blob);
+            }
         }
         // Rows hold what the tables of one version say at their newest; a
         // read as of now that found nothing in the memtables may use them.
@@ -404,31 +414,6 @@ impl Inner {
                 return self.settle(&mut point, op, lookup, on_blob);
             }
         }
-        let rows = use_rows.then_some(rows);
-        match self.probe_tables(pinned, &mut point, &target, hash, cached_only, rows, op)? {
-            true => self.settle(&mut point, op, lookup, on_blob),
-            false => Ok(Cached::NeedsIo),
-        }
-    }
-
-    /// The tables' part of a lookup the memtables and rows left undecided:
-    /// level-0 tables newest first, then the one table per deeper level
-    /// whose range holds the key. True once the key is decided or every
-    /// table was asked; false if a table or block would have to be read
-    /// and `cached_only` forbids it. A value found fills `rows` if given.
-    #[allow(clippy::too_many_arguments)]
-    #[inline]
-    fn probe_tables<F: FnOnce(&[u8]) -> R, R>(
-        &self,
-        pinned: &Pinned,
-        point: &mut Point<'_, F, R>,
-        target: &InternalKey,
-        hash: u64,
-        cached_only: bool,
-        rows: Option<&crate::cache::RowCache>,
-        op: &dyn MergeOperator,
-    ) -> Result<bool> {
-        let tk = point.tree_key;
         let version = &pinned.version;
         let level0 = version
             .level(0)
@@ -447,7 +432,7 @@ impl Inner {
                     opened = if cached_only {
                         match self.tables().get_if_open(f.number) {
                             Some(t) => t,
-                            None => return Ok(false),
+                            None => return Ok(Cached::NeedsIo),
                         }
                     } else {
                         self.tables().get_listed(f)?
@@ -462,10 +447,10 @@ impl Inner {
                         None => Step::Malformed(k.len()),
                         Some(p) if p.tree_key != tk => Step::Elsewhere,
                         Some(p) => {
-                            if let Some(rows) = rows.filter(|_| {
-                                matches!(p.kind, Kind::Put | Kind::Blob)
-                                    && point.operands.is_empty()
-                            }) {
+                            if use_rows
+                                && matches!(p.kind, Kind::Put | Kind::Blob)
+                                && point.operands.is_empty()
+                            {
                                 rows.insert_hashed(tk, hash, pinned.generation, p.kind, v);
                             }
                             Step::Seen(point.see(p.kind, v, op))
@@ -473,14 +458,16 @@ impl Inner {
                     }
                 })?;
             match step {
-                Probe::NeedsIo => return Ok(false),
+                Probe::NeedsIo => return Ok(Cached::NeedsIo),
                 Probe::Absent | Probe::Found(Step::Elsewhere) => {}
-                Probe::Found(Step::Seen(true)) => return Ok(true),
+                Probe::Found(Step::Seen(true)) => {
+                    return self.settle(&mut point, op, lookup, on_blob)
+                }
                 // The key's older entries in this table may be in blocks not cached.
-                Probe::Found(Step::Seen(false)) if cached_only => return Ok(false),
+                Probe::Found(Step::Seen(false)) if cached_only => return Ok(Cached::NeedsIo),
                 Probe::Found(Step::Seen(false)) => {
-                    if older_in_table(table, tk, target.as_slice(), point, op)? {
-                        return Ok(true);
+                    if older_in_table(table, tk, target.as_slice(), &mut point, op)? {
+                        return self.settle(&mut point, op, lookup, on_blob);
                     }
                 }
                 Probe::Found(Step::Malformed(len)) => {
@@ -492,7 +479,7 @@ impl Inner {
                 }
             }
         }
-        Ok(true)
+        self.settle(&mut point, op, lookup, on_blob)
     }
 
     /// The answer of a decided (or exhausted) lookup: a value in a blob
@@ -534,29 +521,6 @@ impl Inner {
         let base = lazy.into_vec()?;
         point.fold(Some(&base), op).map(Cached::Answered)
     }
-}
-
-/// The memtables' part of a lookup, newest first: true once one decided
-/// the key.
-#[inline]
-fn probe_memtables<F: FnOnce(&[u8]) -> R, R>(
-    pinned: &Pinned,
-    point: &mut Point<'_, F, R>,
-    target: &InternalKey,
-    op: &dyn MergeOperator,
-) -> bool {
-    let tk = point.tree_key;
-    for mem in pinned.mems.iter().filter(|m| !m.is_empty()) {
-        let mut decided = false;
-        mem.visit_entries(tk, target, |kind, value| {
-            decided = point.see(kind, value, op);
-            decided
-        });
-        if decided {
-            return true;
-        }
-    }
-    false
 }
 
 /// The internal key to seek for `user_key` of keyspace `ks` as of `seqno`,
