@@ -30,6 +30,18 @@ impl Inner {
         })
     }
 
+    /// Deletes `key` from keyspace `ks` if it has a value; whether it had
+    /// one. The check stops at the key's newest entry without reading its
+    /// value; a missing key writes nothing. The check and the delete are
+    /// not one atomic step for other threads writing `key`.
+    pub(crate) fn delete_existing_one(&self, ks: KeyspaceId, key: &[u8]) -> Result<bool> {
+        if !self.contains(ks, key, None)? {
+            return Ok(false);
+        }
+        self.delete_one(ks, key)?;
+        Ok(true)
+    }
+
     /// [`Inner::put_one`] if the commit needs no waiting (see
     /// [`Inner::try_write`]); `Ok(false)`, nothing written, if it would. A
     /// value large enough for a blob file is refused before it is copied

@@ -97,11 +97,7 @@ impl Db {
     /// nothing. Durable as [`Db::delete`] is. The check and the delete are
     /// not one atomic step for other threads writing `key`.
     pub fn delete_existing(&self, key: &[u8]) -> Result<bool> {
-        if !self.contains_key(key)? {
-            return Ok(false);
-        }
-        self.delete(key)?;
-        Ok(true)
+        self.inner().delete_existing_one(0, key)
     }
 
     /// Adds a merge operand for `key` without reading it (a blind update).

@@ -167,11 +167,8 @@ impl Keyspace {
     /// Deletes `key` if it has a value; returns whether it had one (see
     /// [`crate::Db::delete_existing`]).
     pub fn delete_existing(&self, key: &[u8]) -> Result<bool> {
-        if !self.contains_key(key)? {
-            return Ok(false);
-        }
-        self.delete(key)?;
-        Ok(true)
+        self.live()?;
+        self.db.inner().delete_existing_one(self.id, key)
     }
 
     /// Adds a merge operand for `key`.
