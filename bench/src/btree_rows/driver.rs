@@ -47,6 +47,11 @@ pub struct BtreeRowsArgs {
     /// Keep each engine's database.
     #[arg(long)]
     pub keep: bool,
+    /// Seconds the first 1% of the pops may take before the pop rate is
+    /// estimated from them and the rest removed untimed (the harness's 1;
+    /// 0 always takes that path).
+    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
+    pub pop_sample_limit: f64,
     /// Run one engine in this process and print its rows (how the driver
     /// runs each engine in a process of its own).
     #[arg(long, value_name = "ENGINE", hide = true)]
@@ -73,7 +78,7 @@ impl Row {
     }
 
     /// The line a child prints (the check last: it may hold commas).
-    fn to_line(&self) -> String {
+    pub(super) fn to_line(&self) -> String {
         format!(
             "row,{},{},{},{:.9},{},{},{}",
             self.engine,
@@ -87,7 +92,7 @@ impl Row {
     }
 
     /// Parses a child's line.
-    fn from_line(line: &str) -> Option<Row> {
+    pub(super) fn from_line(line: &str) -> Option<Row> {
         let f: Vec<&str> = line.strip_prefix("row,")?.splitn(7, ',').collect();
         let [engine, id, count, secs, bytes, estimated, check] = f.as_slice() else {
             return None;
@@ -116,6 +121,14 @@ fn out_dir(args: &BtreeRowsArgs) -> PathBuf {
             .map_or_else(|| PathBuf::from("target/bench-results"), PathBuf::from)
             .join("btree-rows")
     })
+}
+
+/// The run's counts.
+fn sizes(args: &BtreeRowsArgs) -> Result<Sizes, String> {
+    let mut s = Sizes::new(args.elements);
+    s.pop_sample_limit = std::time::Duration::try_from_secs_f64(args.pop_sample_limit)
+        .map_err(|_| format!("--pop-sample-limit {}: seconds, 0 or more", args.pop_sample_limit))?;
+    Ok(s)
 }
 
 /// Runs `lamina-bench btree-rows`.
@@ -171,7 +184,7 @@ pub fn run(args: BtreeRowsArgs, ctx: &Ctx) -> Result<(), String> {
     }
     failures.extend(disagreements(&rows));
     notes.extend(failures.iter().cloned());
-    let sizes = Sizes::new(args.elements);
+    let sizes = sizes(&args)?;
     let md = report::render(&args, &sizes, &rows, &notes);
     print!("{md}");
     report::save(&out_dir(&args), args.elements, &rows, &md)?;
@@ -183,7 +196,7 @@ pub fn run(args: BtreeRowsArgs, ctx: &Ctx) -> Result<(), String> {
 }
 
 /// Rows whose engines read or removed different things.
-fn disagreements(rows: &[Row]) -> Vec<String> {
+pub(super) fn disagreements(rows: &[Row]) -> Vec<String> {
     let mut out = Vec::new();
     for (id, title, _) in ROWS {
         let checked: Vec<&Row> = rows
@@ -243,7 +256,7 @@ fn run_child(
         std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
     }
     let mut db = open(engine, &dir, &scratch)?;
-    let sizes = Sizes::new(args.elements);
+    let sizes = sizes(args)?;
     let size = || crate::dir_size(&dir);
     let quiet = ctx.progress.quiet;
     let mut sink = |m: Measured| -> Result<(), String> {
@@ -268,7 +281,6 @@ fn run_child(
 /// Opens (creating) `engine`'s database in the directory `dir`, with the
 /// harness's settings.
 fn open(engine: &str, dir: &Path, scratch: &Path) -> Result<Box<dyn Engine>, String> {
-    let _ = scratch;
     match engine {
         "lamina" => Ok(Box::new(super::lamina_engine::LaminaEngine::open(
             dir, scratch,
@@ -280,26 +292,5 @@ fn open(engine: &str, dir: &Path, scratch: &Path) -> Result<Box<dyn Engine>, Str
         #[cfg(feature = "redb")]
         "redb" => Ok(Box::new(super::redb_engine::RedbEngine::open(dir)?)),
         other => Err(format!("{other}: not in this build")),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_row_line_reads_back() {
-        let row = Row {
-            engine: "lamina".into(),
-            m: Measured {
-                id: "range-reads",
-                count: 500,
-                secs: 0.25,
-                bytes: None,
-                check: "4990 entries, first bytes summing to 6".into(),
-                estimated: true,
-            },
-        };
-        assert_eq!(Row::from_line(&row.to_line()), Some(row));
     }
 }

@@ -81,6 +81,9 @@ mod rocksdb_engine;
 
 pub use driver::{run, BtreeRowsArgs};
 
+#[cfg(test)]
+mod tests;
+
 use std::time::{Duration, Instant};
 
 /// Pairs of the bulk load at the default size.
@@ -198,7 +201,7 @@ pub fn unit(id: &str) -> Option<Unit> {
 }
 
 /// The counts of a run of N elements.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Sizes {
     pub bulk: u64,
     pub individual: u64,
@@ -209,6 +212,9 @@ pub struct Sizes {
     pub pops: u64,
     pub pop_sample: u64,
     pub sorted: u64,
+    /// How long the first `pop_sample` pops may take before the pop rate
+    /// is estimated from them (the harness's second).
+    pub pop_sample_limit: Duration,
 }
 
 impl Sizes {
@@ -228,6 +234,7 @@ impl Sizes {
             pops: scaled(POP_REMOVALS),
             pop_sample: scaled(POP_SAMPLE_REMOVALS),
             sorted: scaled(SORTED_ELEMENTS),
+            pop_sample_limit: SLOW_POP_SAMPLE_LIMIT,
         }
     }
 
@@ -744,7 +751,11 @@ impl Rows<'_, '_> {
 
     /// Row 12.
     fn pop(&mut self, db: &mut dyn Engine) -> Result<(), String> {
-        let (pops, sample) = (self.sizes.pops, self.sizes.pop_sample);
+        let (pops, sample, limit) = (
+            self.sizes.pops,
+            self.sizes.pop_sample,
+            self.sizes.pop_sample_limit,
+        );
         let len = Self::len_now(db)?;
         let expected_len = self.sizes.elements() - self.sizes.elements() / 2;
         if len != expected_len || len < pops {
@@ -778,7 +789,7 @@ impl Rows<'_, '_> {
                 // first 1%, as the harness does.
                 if i + 1 == sample {
                     let d = t0.elapsed();
-                    if d > SLOW_POP_SAMPLE_LIMIT {
+                    if d > limit {
                         duration = Some(d.saturating_mul(u32::try_from(pops / sample).unwrap_or(u32::MAX)));
                         break;
                     }

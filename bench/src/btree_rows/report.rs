@@ -65,6 +65,16 @@ pub fn figure(r: &Row) -> String {
     }
 }
 
+/// A ratio with two decimals, or two significant digits below 0.1.
+fn ratio_text(r: f64) -> String {
+    if r >= 0.1 || r <= 0.0 {
+        format!("{r:.2}")
+    } else {
+        let decimals = (1.0 - r.log10().floor()).clamp(2.0, 12.0) as usize;
+        format!("{r:.decimals$}")
+    }
+}
+
 /// lamina's figure over the best peer's, for one row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ratio {
@@ -237,7 +247,7 @@ pub fn render(args: &BtreeRowsArgs, sizes: &Sizes, rows: &[Row], notes: &[String
         }
         match ratios.iter().find(|r| r.id == id) {
             Some(r) if r.ratio.is_finite() => {
-                let _ = write!(line, " {} | {:.2}x |", r.best_peer, r.ratio);
+                let _ = write!(line, " {} | {}x |", r.best_peer, ratio_text(r.ratio));
             }
             Some(r) => {
                 let _ = write!(line, " {} | n/a |", r.best_peer);
