@@ -58,7 +58,10 @@ fn every_engine_runs_every_row() {
     let header = out.lines().find(|l| l.starts_with("| row |")).unwrap();
     assert_eq!(
         header,
-        format!("| row | {} | best peer | lamina / best |", engines.join(" | "))
+        format!(
+            "| row | {} | best peer | lamina / best |",
+            engines.join(" | ")
+        )
     );
     let rows = table(&out);
     assert_eq!(rows.len(), 18, "{out}");
@@ -73,7 +76,10 @@ fn every_engine_runs_every_row() {
         }
     }
     // No engine failed or disagreed: no notes under the table.
-    assert!(!out.contains("disagree") && !out.contains("failed"), "{out}");
+    assert!(
+        !out.contains("disagree") && !out.contains("failed"),
+        "{out}"
+    );
     // The databases are gone; the table and CSV are in --out.
     let left: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
@@ -120,6 +126,11 @@ fn a_subset_with_the_slow_pop_path() {
     let names: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
     assert_eq!(names, ["pop (key/s)", "compacted size"], "{out}");
     // Every engine's pop rate is the sample's, marked estimated.
-    assert!(rows[0][1..=engines.len()].iter().all(|c| c.starts_with('~')), "{out}");
+    assert!(
+        rows[0][1..=engines.len()]
+            .iter()
+            .all(|c| c.starts_with('~')),
+        "{out}"
+    );
     assert!(!rows[1][1].starts_with('~'), "{out}");
 }

@@ -85,7 +85,9 @@ impl Row {
             self.m.id,
             self.m.count,
             self.m.secs,
-            self.m.bytes.map_or_else(|| "-".to_string(), |b| b.to_string()),
+            self.m
+                .bytes
+                .map_or_else(|| "-".to_string(), |b| b.to_string()),
             u8::from(self.m.estimated),
             self.m.check
         )
@@ -126,8 +128,13 @@ fn out_dir(args: &BtreeRowsArgs) -> PathBuf {
 /// The run's counts.
 fn sizes(args: &BtreeRowsArgs) -> Result<Sizes, String> {
     let mut s = Sizes::new(args.elements);
-    s.pop_sample_limit = std::time::Duration::try_from_secs_f64(args.pop_sample_limit)
-        .map_err(|_| format!("--pop-sample-limit {}: seconds, 0 or more", args.pop_sample_limit))?;
+    s.pop_sample_limit =
+        std::time::Duration::try_from_secs_f64(args.pop_sample_limit).map_err(|_| {
+            format!(
+                "--pop-sample-limit {}: seconds, 0 or more",
+                args.pop_sample_limit
+            )
+        })?;
     Ok(s)
 }
 

@@ -197,10 +197,7 @@ impl Engine for LaminaEngine {
         Ok(())
     }
 
-    fn read(
-        &self,
-        f: &mut dyn FnMut(&mut dyn Reader) -> Result<(), String>,
-    ) -> Result<(), String> {
+    fn read(&self, f: &mut dyn FnMut(&mut dyn Reader) -> Result<(), String>) -> Result<(), String> {
         let mut r = LaminaReader {
             snap: self.db.snapshot(),
             ks: self.db.default_keyspace(),

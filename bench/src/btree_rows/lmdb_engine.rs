@@ -239,10 +239,7 @@ impl Engine for LmdbEngine {
         txn.commit().map_err(err)
     }
 
-    fn read(
-        &self,
-        f: &mut dyn FnMut(&mut dyn Reader) -> Result<(), String>,
-    ) -> Result<(), String> {
+    fn read(&self, f: &mut dyn FnMut(&mut dyn Reader) -> Result<(), String>) -> Result<(), String> {
         let txn = self.env()?.read_txn().map_err(err)?;
         f(&mut LmdbReader {
             db: self.db,

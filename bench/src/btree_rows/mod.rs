@@ -3,9 +3,11 @@
 //! `lmdb_benchmark` runs it) for lamina, RocksDB, LMDB and redb in one run:
 //! the same operations, sizes, keys, values and timing, one engine after
 //! another, each in a process of its own (`driver.rs`), and a table with
-//! lamina over the best peer (`report.rs`). This file owns the rows: the
-//! data they write, what each does, how each is timed and checked, and the
-//! interface the engines' adapters (one file each) implement.
+//! lamina over the best peer (`report.rs`). This file owns the rows' list:
+//! the data they write, what each does and the order they run in (each
+//! row's operations and timing are in `rows.rs`, the checks of what they
+//! read in `checks.rs`), and the interface the engines' adapters (one file
+//! each) implement.
 //!
 //! **Data.** Keys of 24 random bytes with values of 150 random bytes, from
 //! fastrand's generator seeded with 3 (a pair is `fill(key)` then
@@ -69,22 +71,25 @@
 //! not asked for are skipped, and nothing after the last one asked for
 //! runs.
 
+mod checks;
 mod driver;
 mod lamina_engine;
 #[cfg(feature = "lmdb")]
 mod lmdb_engine;
-mod report;
 #[cfg(feature = "redb")]
 mod redb_engine;
+mod report;
 #[cfg(feature = "rocksdb")]
 mod rocksdb_engine;
+mod rows;
 
 pub use driver::{run, BtreeRowsArgs};
 
 #[cfg(test)]
 mod tests;
 
-use std::time::{Duration, Instant};
+use rows::Rows;
+use std::time::Duration;
 
 /// Pairs of the bulk load at the default size.
 pub const BULK_ELEMENTS: u64 = 5_000_000;
@@ -320,8 +325,7 @@ pub trait Engine: Sync {
         f: &mut dyn FnMut(&mut dyn Writer) -> Result<(), String>,
     ) -> Result<(), String>;
     /// Runs `f` in one read transaction (a snapshot).
-    fn read(&self, f: &mut dyn FnMut(&mut dyn Reader) -> Result<(), String>)
-        -> Result<(), String>;
+    fn read(&self, f: &mut dyn FnMut(&mut dyn Reader) -> Result<(), String>) -> Result<(), String>;
     /// Compacts the database as the harness does for this engine.
     fn compact(&mut self) -> Result<(), String>;
     /// Closes the database.
@@ -399,7 +403,10 @@ impl Selection {
     /// Whether step `id` runs at all: every step up to the last row wanted
     /// that changes the database, and the rows wanted.
     fn runs(&self, id: &str, changes: bool) -> bool {
-        let at = RUN_ORDER.iter().position(|r| *r == id).unwrap_or(usize::MAX);
+        let at = RUN_ORDER
+            .iter()
+            .position(|r| *r == id)
+            .unwrap_or(usize::MAX);
         at <= self.last && (changes || self.wants(id))
     }
 
@@ -495,503 +502,5 @@ fn size_row(id: &'static str, bytes: u64) -> Measured {
         bytes: Some(bytes),
         check: String::new(),
         estimated: false,
-    }
-}
-
-/// The run's state: the stream of pairs goes on from row to row.
-struct Rows<'a, 'o> {
-    sizes: Sizes,
-    sel: &'a Selection,
-    out: &'a mut Sink<'o>,
-    stream: Stream,
-}
-
-impl Rows<'_, '_> {
-    fn emit(&mut self, m: Measured) -> Result<(), String> {
-        if self.sel.wants(m.id) {
-            (self.out)(m)?;
-        }
-        Ok(())
-    }
-
-    /// `txns` write transactions of `per_txn` puts of the next pairs.
-    fn put_txns(
-        &mut self,
-        db: &mut dyn Engine,
-        txns: u64,
-        per_txn: u64,
-        durable: bool,
-    ) -> Result<Duration, String> {
-        let stream = &mut self.stream;
-        let t0 = Instant::now();
-        for _ in 0..txns {
-            db.write(durable, &mut |w| {
-                for _ in 0..per_txn {
-                    stream.next_pair();
-                    w.insert(&stream.key, &stream.value)?;
-                }
-                Ok(())
-            })?;
-        }
-        Ok(t0.elapsed())
-    }
-
-    /// Rows 1 to 4.
-    fn writes(&mut self, db: &mut dyn Engine) -> Result<(), String> {
-        let s = self.sizes;
-        let d = self.put_txns(db, 1, s.bulk, true)?;
-        self.emit(rate_row("bulk-load", s.bulk, d))?;
-        if self.sel.done_after("bulk-load") {
-            return Ok(());
-        }
-        let d = self.put_txns(db, s.individual, 1, true)?;
-        self.emit(rate_row("individual-writes", s.individual, d))?;
-        if self.sel.done_after("individual-writes") {
-            return Ok(());
-        }
-        let d = self.put_txns(db, s.batches, BATCH_SIZE, true)?;
-        self.emit(rate_row("batch-writes", s.batches * BATCH_SIZE, d))?;
-        if self.sel.done_after("batch-writes") {
-            return Ok(());
-        }
-        let d = self.put_txns(db, s.nosync, 1, false)?;
-        self.emit(rate_row("nosync-writes", s.nosync, d))
-    }
-
-    /// Rows 5 to 7, in one read transaction.
-    fn reads(&mut self, db: &dyn Engine) -> Result<(), String> {
-        let sel = self.sel;
-        let (run_len, run_reads, run_ranges) = (
-            sel.runs("len", false),
-            sel.runs("random-reads", false),
-            sel.runs("range-reads", false),
-        );
-        if !(run_len || run_reads || run_ranges) {
-            return Ok(());
-        }
-        let elements = self.sizes.elements();
-        let (reads, scans) = (self.sizes.reads, self.sizes.scans);
-        let mut results = Vec::new();
-        db.read(&mut |r| {
-            if run_len {
-                let t0 = Instant::now();
-                let len = r.len()?;
-                let d = t0.elapsed();
-                if len != elements {
-                    return Err(format!("len() counted {len} entries, expected {elements}"));
-                }
-                let mut m = rate_row("len", 1, d);
-                m.check = len.to_string();
-                results.push(m);
-            }
-            if run_reads {
-                let mut times = Vec::new();
-                for _ in 0..READ_ITERATIONS {
-                    let t0 = Instant::now();
-                    point_reads(r, Stream::new(), reads)?;
-                    times.push(t0.elapsed());
-                }
-                results.push(rate_row("random-reads", reads, median(times)));
-            }
-            if run_ranges {
-                let mut times = Vec::new();
-                let mut seen = Vec::new();
-                for _ in 0..READ_ITERATIONS {
-                    let t0 = Instant::now();
-                    let got = range_reads(r, scans)?;
-                    times.push(t0.elapsed());
-                    seen.push(got);
-                }
-                seen.dedup();
-                let [(entries, sum)] = seen.as_slice() else {
-                    return Err(format!("the runs of the range reads read differently: {seen:?}"));
-                };
-                if *sum == 0 {
-                    return Err("the range reads read nothing".into());
-                }
-                let mut m = rate_row("range-reads", scans, median(times));
-                m.check = format!("{entries} entries, first bytes summing to {sum}");
-                results.push(m);
-            }
-            Ok(())
-        })?;
-        results.into_iter().try_for_each(|m| self.emit(m))
-    }
-
-    /// Rows 8: the reads at 4 to 32 threads.
-    fn thread_reads(&mut self, db: &dyn Engine) -> Result<(), String> {
-        let elements = self.sizes.elements();
-        for (threads, id) in THREADS.into_iter().zip([
-            "reads-4-threads",
-            "reads-8-threads",
-            "reads-16-threads",
-            "reads-32-threads",
-        ]) {
-            if !self.sel.runs(id, false) {
-                continue;
-            }
-            let per = elements / threads as u64;
-            // Each thread's place in the stream, found before the timing.
-            let streams: Vec<Stream> = (0..threads as u64).map(|i| Stream::from(i * per)).collect();
-            let barrier = std::sync::Barrier::new(threads);
-            let t0 = Instant::now();
-            let results: Vec<Result<(), String>> = std::thread::scope(|s| {
-                let handles: Vec<_> = streams
-                    .into_iter()
-                    .map(|stream| {
-                        let barrier = &barrier;
-                        s.spawn(move || {
-                            barrier.wait();
-                            db.read(&mut |r| point_reads(r, stream.clone(), per))
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|_| Err("a reader panicked".into())))
-                    .collect()
-            });
-            let d = t0.elapsed();
-            results.into_iter().collect::<Result<Vec<()>, String>>()?;
-            self.emit(rate_row(id, elements, d))?;
-        }
-        Ok(())
-    }
-
-    /// Row 9.
-    fn removals(&mut self, db: &mut dyn Engine) -> Result<(), String> {
-        let deletes = self.sizes.elements() / 2;
-        let t0 = Instant::now();
-        db.write(true, &mut |w| {
-            let mut stream = Stream::new();
-            for _ in 0..deletes {
-                stream.next_pair();
-                w.remove(&stream.key)?;
-            }
-            Ok(())
-        })?;
-        self.emit(rate_row("removals", deletes, t0.elapsed()))
-    }
-
-    /// Puts `n` new pairs of the stream in one write transaction (not
-    /// timed).
-    fn refill(&mut self, db: &mut dyn Engine, n: u64) -> Result<(), String> {
-        self.put_txns(db, 1, n, true).map(|_| ())
-    }
-
-    /// The table's length between the rows (not timed).
-    fn len_now(db: &dyn Engine) -> Result<u64, String> {
-        let mut len = 0;
-        db.read(&mut |r| {
-            len = r.len()?;
-            Ok(())
-        })?;
-        Ok(len)
-    }
-
-    /// Row 10.
-    fn retain(&mut self, db: &mut dyn Engine) -> Result<(), String> {
-        let before = self.sizes.elements() - self.sizes.elements() / 2;
-        let mut removed = 0;
-        let t0 = Instant::now();
-        db.write(true, &mut |w| {
-            let mut counter = 0u64;
-            removed = w.retain(&mut |_, _| {
-                let keep = counter % 2 == 0;
-                counter += 1;
-                keep
-            })?;
-            if counter != before {
-                return Err(format!(
-                    "retain visited {counter} entries, expected {before}"
-                ));
-            }
-            Ok(())
-        })?;
-        let d = t0.elapsed();
-        if removed != before / 2 {
-            return Err(format!(
-                "retain removed {removed} of {before} entries, expected {}",
-                before / 2
-            ));
-        }
-        let mut m = rate_row("retain", removed, d);
-        m.check = removed.to_string();
-        self.emit(m)?;
-        self.refill(db, removed)
-    }
-
-    /// Row 11.
-    fn extract_if(&mut self, db: &mut dyn Engine) -> Result<(), String> {
-        let mut extracted = 0;
-        let mut visited = 0u64;
-        let t0 = Instant::now();
-        db.write(true, &mut |w| {
-            let mut counter = 0u64;
-            extracted = w.extract_if(&EXTRACT_START, &EXTRACT_END, &mut |_, _| {
-                let extract = counter % 2 == 1;
-                counter += 1;
-                extract
-            })?;
-            visited = counter;
-            Ok(())
-        })?;
-        let d = t0.elapsed();
-        if extracted != visited / 2 || extracted == 0 {
-            return Err(format!(
-                "extract_if removed {extracted} of the {visited} entries it visited, expected {}",
-                visited / 2
-            ));
-        }
-        let mut m = rate_row("extract-if", extracted, d);
-        m.check = format!("{extracted} of {visited}");
-        self.emit(m)?;
-        self.refill(db, extracted)
-    }
-
-    /// Row 12.
-    fn pop(&mut self, db: &mut dyn Engine) -> Result<(), String> {
-        let (pops, sample, limit) = (
-            self.sizes.pops,
-            self.sizes.pop_sample,
-            self.sizes.pop_sample_limit,
-        );
-        let len = Self::len_now(db)?;
-        let expected_len = self.sizes.elements() - self.sizes.elements() / 2;
-        if len != expected_len || len < pops {
-            return Err(format!(
-                "before pop the table holds {len} entries, expected {expected_len}"
-            ));
-        }
-        // The smallest key, which the first pop must return (not timed).
-        let mut smallest = Vec::new();
-        db.read(&mut |r| {
-            r.range_from(&[], 1, &mut |k, _| smallest = k.to_vec())
-                .map(|_| ())
-        })?;
-        let mut check = PopCheck::default();
-        let mut timed = 0u64;
-        let mut duration = None;
-        db.write(true, &mut |w| {
-            let t0 = Instant::now();
-            for i in 0..pops {
-                let front = i % 2 == 0;
-                let got = if front {
-                    w.pop_first(&mut |k| check.front(k))?
-                } else {
-                    w.pop_last(&mut |k| check.back(k))?
-                };
-                if !got {
-                    return Err(format!("pop {i} found the table empty"));
-                }
-                timed += 1;
-                // An engine slow at popping: estimate the whole from the
-                // first 1%, as the harness does.
-                if i + 1 == sample {
-                    let d = t0.elapsed();
-                    if d > limit {
-                        duration = Some(d.saturating_mul(u32::try_from(pops / sample).unwrap_or(u32::MAX)));
-                        break;
-                    }
-                }
-            }
-            if duration.is_none() {
-                duration = Some(t0.elapsed());
-            }
-            if timed < pops {
-                // The remaining pops' removals, by retain (not timed).
-                let front_left = pops.div_ceil(2) - timed.div_ceil(2);
-                let back_left = pops / 2 - timed / 2;
-                let remaining = len - timed;
-                let mut index = 0u64;
-                let removed = w.retain(&mut |_, _| {
-                    let keep = index >= front_left && index < remaining - back_left;
-                    index += 1;
-                    keep
-                })?;
-                if index != remaining || removed != front_left + back_left {
-                    return Err(format!(
-                        "the retain after the sampled pops visited {index} and removed {removed}"
-                    ));
-                }
-            }
-            Ok(())
-        })?;
-        check.verify(&smallest, timed)?;
-        let mut m = rate_row("pop", pops, duration.unwrap_or_default());
-        m.estimated = timed < pops;
-        m.check = check.to_string();
-        self.emit(m)?;
-        self.refill(db, pops)
-    }
-
-    /// Row 15.
-    fn sorted_inserts(&mut self, db: &mut dyn Engine) -> Result<(), String> {
-        let n = self.sizes.sorted;
-        let pairs: Vec<([u8; KEY_SIZE + 8], [u8; VALUE_SIZE])> = (0..n)
-            .map(|i| {
-                let mut key = [0xFF; KEY_SIZE + 8];
-                if let Some(tail) = key.get_mut(KEY_SIZE..) {
-                    tail.copy_from_slice(&i.to_be_bytes());
-                }
-                let mut value = [0; VALUE_SIZE];
-                self.stream.rng.fill(&mut value);
-                (key, value)
-            })
-            .collect();
-        let t0 = Instant::now();
-        db.write(true, &mut |w| {
-            let mut it = pairs.iter().map(|(k, v)| (&k[..], &v[..]));
-            w.insert_sorted(&mut it)
-        })?;
-        let d = t0.elapsed();
-        // What the sorted inserts left past the random keys (not timed).
-        let mut found = 0u64;
-        db.read(&mut |r| {
-            found = r.range_from(&[0xFF; KEY_SIZE], usize::MAX, &mut |_, _| {})? as u64;
-            Ok(())
-        })?;
-        if found != n {
-            return Err(format!(
-                "after the sorted inserts {found} keys follow 24 x 0xFF, expected {n}"
-            ));
-        }
-        let mut m = rate_row("sorted-inserts", n, d);
-        m.check = found.to_string();
-        self.emit(m)
-    }
-}
-
-/// Gets `n` keys of `stream` in order; each must be found with the value
-/// the stream gave it (by the sum of their first bytes, as the harness).
-fn point_reads(r: &mut dyn Reader, mut stream: Stream, n: u64) -> Result<(), String> {
-    let (mut sum, mut expected, mut found) = (0u64, 0u64, 0u64);
-    for _ in 0..n {
-        stream.next_pair();
-        if let Some(b) = r.get(&stream.key)? {
-            sum += u64::from(b);
-            found += 1;
-        }
-        expected += u64::from(stream.value.first().copied().unwrap_or(0));
-    }
-    if found != n || sum != expected {
-        return Err(format!(
-            "random reads found {found} of {n} keys (first bytes summing to {sum}, expected {expected})"
-        ));
-    }
-    Ok(())
-}
-
-/// Range reads of [`SCAN_LEN`] entries from each of the first `n` keys of
-/// the stream; returns the entries read and the sum of their values' first
-/// bytes. A range ends short only where the table does.
-fn range_reads(r: &mut dyn Reader, n: u64) -> Result<(u64, u64), String> {
-    let mut stream = Stream::new();
-    let (mut entries, mut sum) = (0u64, 0u64);
-    let mut short = 0u64;
-    for _ in 0..n {
-        stream.next_pair();
-        let got = r.range_from(&stream.key, SCAN_LEN, &mut |_, v| {
-            sum += u64::from(v.first().copied().unwrap_or(0));
-        })?;
-        if got < SCAN_LEN {
-            short += 1;
-        }
-        entries += got as u64;
-    }
-    // Only a start among the last SCAN_LEN keys may read fewer; with
-    // random keys that is a handful.
-    if short > n / 100 + SCAN_LEN as u64 {
-        return Err(format!(
-            "{short} of {n} range reads ended before {SCAN_LEN} entries"
-        ));
-    }
-    Ok((entries, sum))
-}
-
-/// What the pops returned: front pops must ascend from the smallest key,
-/// back pops descend, the two never cross; and a digest of every key, for
-/// the comparison between engines.
-#[derive(Default)]
-struct PopCheck {
-    first_front: Option<Vec<u8>>,
-    last_front: Vec<u8>,
-    last_back: Option<Vec<u8>>,
-    fronts: u64,
-    backs: u64,
-    disorder: u64,
-    digest: u64,
-}
-
-impl PopCheck {
-    fn mix(&mut self, k: &[u8], role: u64) {
-        // FNV-1a over the key, summed: the same keys popped from the same
-        // ends give the same digest.
-        let mut h = 0xcbf2_9ce4_8422_2325u64 ^ role;
-        for b in k {
-            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
-        }
-        self.digest = self.digest.wrapping_add(h);
-    }
-
-    fn front(&mut self, k: &[u8]) {
-        if self.first_front.is_none() {
-            self.first_front = Some(k.to_vec());
-        } else if k <= self.last_front.as_slice() {
-            self.disorder += 1;
-        }
-        self.last_front.clear();
-        self.last_front.extend_from_slice(k);
-        self.fronts += 1;
-        self.mix(k, 0);
-    }
-
-    fn back(&mut self, k: &[u8]) {
-        match &mut self.last_back {
-            Some(b) => {
-                if k >= b.as_slice() {
-                    self.disorder += 1;
-                }
-                b.clear();
-                b.extend_from_slice(k);
-            }
-            None => self.last_back = Some(k.to_vec()),
-        }
-        self.backs += 1;
-        self.mix(k, 1);
-    }
-
-    fn verify(&self, smallest: &[u8], pops: u64) -> Result<(), String> {
-        if self.first_front.as_deref() != Some(smallest) {
-            return Err("the first pop did not return the smallest key".into());
-        }
-        if self.fronts + self.backs != pops {
-            return Err(format!(
-                "{} pops returned a key, expected {pops}",
-                self.fronts + self.backs
-            ));
-        }
-        if self.disorder > 0 {
-            return Err(format!(
-                "{} pops returned a key out of order",
-                self.disorder
-            ));
-        }
-        if let Some(b) = &self.last_back {
-            if self.last_front.as_slice() >= b.as_slice() {
-                return Err("the pops from the front passed those from the back".into());
-            }
-        }
-        Ok(())
-    }
-}
-
-impl std::fmt::Display for PopCheck {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} first + {} last, digest {:016x}",
-            self.fronts, self.backs, self.digest
-        )
     }
 }

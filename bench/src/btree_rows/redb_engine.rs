@@ -7,8 +7,8 @@
 
 use super::{Engine, Reader, Writer, CACHE_SIZE};
 use redb::{
-    CompactionMode, Database, Durability, ReadableDatabase, ReadableTable,
-    ReadableTableMetadata, TableDefinition,
+    CompactionMode, Database, Durability, ReadableDatabase, ReadableTable, ReadableTableMetadata,
+    TableDefinition,
 };
 use std::ops::Bound;
 use std::path::Path;
@@ -164,10 +164,7 @@ impl Engine for RedbEngine {
         txn.commit().map_err(err)
     }
 
-    fn read(
-        &self,
-        f: &mut dyn FnMut(&mut dyn Reader) -> Result<(), String>,
-    ) -> Result<(), String> {
+    fn read(&self, f: &mut dyn FnMut(&mut dyn Reader) -> Result<(), String>) -> Result<(), String> {
         let txn = self.db.begin_read().map_err(err)?;
         let table = txn.open_table(X).map_err(err)?;
         f(&mut RedbReader { table })

@@ -229,10 +229,7 @@ impl Engine for RocksEngine {
         w.txn.commit().map_err(err)
     }
 
-    fn read(
-        &self,
-        f: &mut dyn FnMut(&mut dyn Reader) -> Result<(), String>,
-    ) -> Result<(), String> {
+    fn read(&self, f: &mut dyn FnMut(&mut dyn Reader) -> Result<(), String>) -> Result<(), String> {
         f(&mut RocksReader {
             snap: self.db.snapshot(),
         })

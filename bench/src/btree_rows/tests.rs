@@ -162,10 +162,7 @@ impl Engine for MapEngine {
         Ok(())
     }
 
-    fn read(
-        &self,
-        f: &mut dyn FnMut(&mut dyn Reader) -> Result<(), String>,
-    ) -> Result<(), String> {
+    fn read(&self, f: &mut dyn FnMut(&mut dyn Reader) -> Result<(), String>) -> Result<(), String> {
         let map = self.map.read().unwrap().clone();
         f(&mut MapReader {
             map,
@@ -185,11 +182,7 @@ impl Engine for MapEngine {
 
 /// Runs the rows `ids` (all for none) on a `MapEngine` with `fault`;
 /// returns what was reported, or the error.
-fn run_on(
-    fault: Fault,
-    ids: &[&str],
-    sizes: Sizes,
-) -> (Result<Vec<Measured>, String>, MapEngine) {
+fn run_on(fault: Fault, ids: &[&str], sizes: Sizes) -> (Result<Vec<Measured>, String>, MapEngine) {
     let mut db = MapEngine::new(fault);
     let ids: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
     let sel = Selection::new(&ids).unwrap();
@@ -216,7 +209,11 @@ fn every_row_runs_once_in_the_harness_order() {
     let check = |id: &str| got.iter().find(|m| m.id == id).unwrap().check.clone();
     assert_eq!(check("len"), "3021");
     assert_eq!(check("retain"), ((3021 - 3021 / 2) / 2).to_string());
-    assert!(check("pop").starts_with("100 first + 100 last"), "{}", check("pop"));
+    assert!(
+        check("pop").starts_with("100 first + 100 last"),
+        "{}",
+        check("pop")
+    );
     assert_eq!(check("sorted-inserts"), "400");
     let sizes: Vec<Option<u64>> = got.iter().filter_map(|m| m.bytes.map(Some)).collect();
     assert_eq!(sizes, [Some(1234), Some(1234)]);
@@ -242,7 +239,10 @@ fn a_slow_pop_is_estimated_and_the_rest_removed_by_retain() {
 fn each_fault_is_caught() {
     for (fault, says) in [
         (Fault::ShortRanges, "range reads ended before"),
-        (Fault::PopsSecond, "first pop did not return the smallest key"),
+        (
+            Fault::PopsSecond,
+            "first pop did not return the smallest key",
+        ),
         (Fault::WrongValues, "random reads found"),
         (Fault::ExtractSkipsFirst, ""),
     ] {
@@ -290,7 +290,10 @@ fn a_subset_stops_after_its_last_row() {
 #[test]
 fn an_unknown_row_is_named() {
     let err = Selection::new(&["bulk".to_string()]).err().unwrap();
-    assert!(err.starts_with("unknown row bulk; these are: bulk-load,"), "{err}");
+    assert!(
+        err.starts_with("unknown row bulk; these are: bulk-load,"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -300,7 +303,10 @@ fn the_default_sizes_are_the_harness_constants() {
         (s.individual, s.batches, s.nosync, s.reads, s.scans),
         (1_000, 100, 50_000, 1_000_000, 500_000)
     );
-    assert_eq!((s.pops, s.pop_sample, s.sorted), (500_000, 5_000, 1_000_000));
+    assert_eq!(
+        (s.pops, s.pop_sample, s.sorted),
+        (500_000, 5_000, 1_000_000)
+    );
     assert_eq!(s.elements(), 5_151_000);
     assert_eq!(s.pop_sample_limit, Duration::from_secs(1));
 }
