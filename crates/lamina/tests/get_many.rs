@@ -100,7 +100,9 @@ fn equals_a_loop_of_get_wherever_the_entries_are() {
         let db = Db::open(dir.path().join("db"), options()).expect("open");
         fill(&db, 600, 1);
         settle(&db, place);
-        assert!(db.stats().blob_files > 0, "{place:?}: values in blob files");
+        if !matches!(place, Place::Memtable) {
+            assert!(db.stats().blob_files > 0, "{place:?}: values in blob files");
+        }
         let keys = asked(600);
         same_as_db(&db, &keys, place);
         let many = db.get_many(&keys).expect("get_many");
