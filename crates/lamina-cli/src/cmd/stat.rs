@@ -555,7 +555,10 @@ mod tests {
     fn reads_per_lookup_and_hit_rates_are_shown() {
         let mut stats = Stats::default();
         let text = render("db", &stats);
-        assert!(text.contains("reads            no point lookups since open"), "{text}");
+        assert!(
+            text.contains("reads            no point lookups since open"),
+            "{text}"
+        );
         assert!(text.contains("cache hit rate -)"), "{text}");
         assert!(to_json("db", &stats)["reads"]["data_reads_per_lookup"].is_null());
         stats.reads.point_lookups = 2_000;
