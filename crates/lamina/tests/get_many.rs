@@ -41,7 +41,11 @@ fn key(i: u32) -> Vec<u8> {
 /// The value `key(i)` is given in round `round`; every seventh is long
 /// enough to go to a blob file.
 fn value(i: u32, round: u32) -> Vec<u8> {
-    let len = if i % 7 == 0 { BLOB_THRESHOLD * 3 } else { 20 };
+    let len = if i.is_multiple_of(7) {
+        BLOB_THRESHOLD * 3
+    } else {
+        20
+    };
     let mut v = format!("v{round}-{i}-").into_bytes();
     v.resize(len, b'0' + (i % 10) as u8);
     v
@@ -52,7 +56,7 @@ fn value(i: u32, round: u32) -> Vec<u8> {
 /// those hold counters only).
 fn fill(db: &Db, n: u32, round: u32) {
     for i in 0..n {
-        if i % 11 == 0 {
+        if i.is_multiple_of(11) {
             db.put(&key(i), &u64::from(round).to_le_bytes())
                 .expect("put");
             db.merge(&key(i), &1u64.to_le_bytes()).expect("merge");
@@ -178,10 +182,10 @@ fn keyspaces_are_apart() {
     let b: Keyspace = db.keyspace("b").expect("keyspace");
     for i in 0..300u32 {
         db.put(&key(i), b"default").expect("put");
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             a.put(&key(i), &value(i, 10)).expect("put");
         }
-        if i % 3 == 0 {
+        if i.is_multiple_of(3) {
             b.put(&key(i), &value(i, 20)).expect("put");
         }
     }

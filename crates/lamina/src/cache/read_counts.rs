@@ -93,11 +93,7 @@ impl ReadCounts {
     /// Adds `n` to counter `c`.
     #[inline]
     pub(crate) fn add(&self, c: Count, n: u64) {
-        if let Some(counter) = self
-            .stripes
-            .get(stripe())
-            .and_then(|s| s.0.get(c as usize))
-        {
+        if let Some(counter) = self.stripes.get(stripe()).and_then(|s| s.0.get(c as usize)) {
             counter.fetch_add(n, Ordering::Relaxed);
         }
     }

@@ -5,14 +5,14 @@
 //! Layout: docs/format.md#table.
 
 use super::{corruption, Table};
-use crate::table::block::Block;
-use crate::table::compress::BLOCK_TRAILER_LEN;
-use crate::table::footer::BlockHandle;
-use crate::table::properties::Properties;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key::{self, Kind};
 use crate::manifest::FileMeta;
+use crate::table::block::Block;
+use crate::table::compress::BLOCK_TRAILER_LEN;
+use crate::table::footer::BlockHandle;
+use crate::table::properties::Properties;
 use std::cmp::Ordering;
 use std::sync::Arc;
 
