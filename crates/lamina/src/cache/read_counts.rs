@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 /// What is counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Count {
-    /// Point lookups answered: each key a get, a `get_many` or a
-    /// `contains_key` looked up.
+    /// Point lookups: each key a get, a `get_many` or a `contains_key`
+    /// looked up (one that may not wait: once it answers).
     Lookup = 0,
     /// Block cache lookups that found their block.
     CacheHit = 1,
@@ -36,7 +36,7 @@ pub(crate) enum Count {
 const COUNTS: usize = 7;
 
 /// Stripes: more than the threads that usually read at once, few enough
-/// that summing them is cheap.
+/// that summing them is cheap; a power of two.
 const STRIPES: usize = 16;
 
 /// The counters of one stripe, on two cache lines of their own (a CPU
@@ -45,17 +45,12 @@ const STRIPES: usize = 16;
 #[derive(Default)]
 struct Stripe([AtomicU64; COUNTS]);
 
-/// Counters of reads, striped by thread (see the module doc).
+/// Counters of reads, striped by thread (see the module doc). Held in
+/// place (not behind a pointer of its own): a count is one load of the
+/// thread's stripe number and one add.
+#[derive(Default)]
 pub(crate) struct ReadCounts {
-    stripes: Box<[Stripe]>,
-}
-
-impl Default for ReadCounts {
-    fn default() -> ReadCounts {
-        ReadCounts {
-            stripes: (0..STRIPES).map(|_| Stripe::default()).collect(),
-        }
-    }
+    stripes: [Stripe; STRIPES],
 }
 
 impl std::fmt::Debug for ReadCounts {
@@ -75,18 +70,23 @@ thread_local! {
 /// The next stripe handed to a thread.
 static NEXT_STRIPE: AtomicUsize = AtomicUsize::new(0);
 
-/// The calling thread's stripe, given on its first call.
+/// The calling thread's stripe, given on its first call; below `STRIPES`.
 #[inline]
 fn stripe() -> usize {
-    STRIPE.with(|s| {
-        let mine = s.get();
-        if mine != usize::MAX {
-            return mine;
-        }
-        let given = NEXT_STRIPE.fetch_add(1, Ordering::Relaxed) % STRIPES;
-        s.set(given);
-        given
-    })
+    let mine = STRIPE.with(Cell::get);
+    if mine != usize::MAX {
+        // Masked (a no-op) so that indexing the stripes needs no check.
+        return mine & (STRIPES - 1);
+    }
+    give_stripe()
+}
+
+/// Gives the calling thread its stripe (threads take them in turn).
+#[cold]
+fn give_stripe() -> usize {
+    let given = NEXT_STRIPE.fetch_add(1, Ordering::Relaxed) % STRIPES;
+    STRIPE.with(|s| s.set(given));
+    given
 }
 
 impl ReadCounts {

@@ -239,8 +239,10 @@ pub struct Stats {
 /// open).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReadStats {
-    /// Point lookups answered: each `get` (of any kind), `contains_key`, and
-    /// each key of a `get_many`.
+    /// Point lookups: each `get` (of any kind), `contains_key`, and each
+    /// key of a `get_many`; a lookup that may not wait
+    /// ([`binding`](crate::binding)) once it answers, so that one asked
+    /// again with the disk allowed counts once.
     pub point_lookups: u64,
     /// Data blocks read from table files, by any reader: point lookups,
     /// iterators, compactions, checks, and each table's first block, read

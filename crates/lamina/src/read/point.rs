@@ -256,18 +256,20 @@ impl Inner {
         // A value in a blob file needs the disk unless it is kept in memory:
         // `settle` hands only a kept one here, and answers NeedsIo before it
         // would read one. Never empty bytes in place of a value.
-        self.point(
-            ks,
-            user_key,
-            None,
-            Lookup::CACHED_VALUE,
-            f,
-            |v, f| match v.in_memory() {
-                Some(bytes) => Ok(f(bytes)),
-                None => Err(Error::InvalidArgument(
-                    "a lookup that may not wait reached a value in a blob file".into(),
-                )),
-            },
+        self.counted(
+            self.point(
+                ks,
+                user_key,
+                None,
+                Lookup::CACHED_VALUE,
+                f,
+                |v, f| match v.in_memory() {
+                    Some(bytes) => Ok(f(bytes)),
+                    None => Err(Error::InvalidArgument(
+                        "a lookup that may not wait reached a value in a blob file".into(),
+                    )),
+                },
+            ),
         )
     }
 
@@ -283,9 +285,11 @@ impl Inner {
         f: impl FnOnce(&[u8]) -> R,
         blob: impl FnOnce(LazyValue) -> R,
     ) -> Result<Cached<Option<R>>> {
-        self.point(ks, user_key, seqno, Lookup::CACHED_LAZY, f, |v, _| {
-            Ok(blob(v))
-        })
+        self.counted(
+            self.point(ks, user_key, seqno, Lookup::CACHED_LAZY, f, |v, _| {
+                Ok(blob(v))
+            }),
+        )
     }
 
     /// Whether `user_key` has a value in keyspace `ks` as of `seqno`; stops
@@ -316,14 +320,14 @@ impl Inner {
         seqno: Option<SeqNo>,
     ) -> Result<Cached<bool>> {
         Ok(
-            match self.point(
+            match self.counted(self.point(
                 ks,
                 user_key,
                 seqno,
                 Lookup::CACHED_EXISTS,
                 |_: &[u8]| (),
                 |_, _| Ok(()),
-            )? {
+            ))? {
                 Cached::Answered(v) => Cached::Answered(v.is_some()),
                 Cached::NeedsIo => Cached::NeedsIo,
             },
@@ -331,9 +335,10 @@ impl Inner {
     }
 
     /// The lookup behind every point read: `exists_only` stops at the first
-    /// entry, `cached_only` never reads from the disk. Counts the lookup
-    /// once it is answered (not one that needs the disk and is not allowed
-    /// to read it: its caller asks again).
+    /// entry, `cached_only` never reads from the disk. Counts the lookup,
+    /// unless `cached_only`: such a lookup may need the disk and not answer,
+    /// and its caller then asks again; its wrappers count it once answered
+    /// ([`Inner::counted`]).
     fn point<F: FnOnce(&[u8]) -> R, R>(
         &self,
         ks: KeyspaceId,
@@ -344,6 +349,7 @@ impl Inner {
         on_blob: impl FnOnce(crate::blob::LazyValue, F) -> Result<R>,
     ) -> Result<Cached<Option<R>>> {
         self.check_open()?;
+        check_key_len(user_key)?;
         // The seqno first: every write it covers is in the view loaded after.
         let seqno_arg_is_now = seqno.is_none();
         let visible = self.commit().visible_seqno();
@@ -357,8 +363,17 @@ impl Inner {
                 &fallback
             }
         };
+        if !lookup.cached_only {
+            self.tables().block_cache().count(Count::Lookup, 1);
+        }
         let at = (seqno, seqno_arg_is_now);
-        let found = self.point_in(pinned, at, ks, user_key, lookup, f, on_blob);
+        self.point_in(pinned, at, ks, user_key, lookup, f, on_blob)
+    }
+
+    /// `found`, the answer of a lookup not allowed to read, counted as a
+    /// point lookup if it answered.
+    #[inline]
+    fn counted<T>(&self, found: Result<Cached<T>>) -> Result<Cached<T>> {
         if let Ok(Cached::Answered(_)) = found {
             self.tables().block_cache().count(Count::Lookup, 1);
         }
@@ -413,6 +428,7 @@ impl Inner {
 
     /// [`Inner::point`] in the view `pinned`, as of seqno `at.0` (no newer
     /// than the view's visible seqno); `at.1` if that seqno is now's.
+    /// REQUIRES: `user_key` passed [`check_key_len`].
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn point_in<F: FnOnce(&[u8]) -> R, R>(
@@ -430,7 +446,6 @@ impl Inner {
             cached_only,
             ..
         } = lookup;
-        check_key_len(user_key)?;
         let (seqno, seqno_arg_is_now) = at;
         let target = seek_target(ks, user_key, seqno);
         let tk_len = target.0.len() - key::TRAILER_LEN;
@@ -591,7 +606,7 @@ impl Inner {
     }
 }
 
-/// An error for a key longer than keys may be.
+/// An error for a key longer than keys may be (before a lookup).
 #[inline]
 fn check_key_len(user_key: &[u8]) -> Result<()> {
     if user_key.len() > key::MAX_KEY_LEN {
