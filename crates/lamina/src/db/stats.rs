@@ -238,6 +238,7 @@ pub struct Stats {
 /// keeps up to [`Options::max_open_tables`](crate::Options::max_open_tables)
 /// open).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ReadStats {
     /// Point lookups: each `get` (of any kind), `contains_key`, and each
     /// key of a `get_many`; a lookup that may not wait
