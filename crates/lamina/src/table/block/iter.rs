@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 /// A cursor over the entries of one block, ordered by `key::compare`.
 ///
-/// Seeks binary-search the restart points and then scan; `prev` re-scans
+/// Seeks search the restart points (through the numbers standing for their
+/// keys, once the block keeps them: `search.rs`) and then scan; `prev` re-scans
 /// from the restart point before the current entry. A malformed entry makes
 /// the iterator invalid for good and `status` returns the corruption; later
 /// positioning calls do nothing. Owns an `Arc<Block>`, so it is `'static`.
@@ -148,7 +149,22 @@ impl InternalIterator for BlockIter {
         if self.err.is_some() {
             return;
         }
-        let from = match self.block.last_restart_before(target) {
+        if let Some(p) = self.block.prefixes.get().filter(|_| self.block.every_entry_restarts) {
+            // Every entry a restart point (an index block): the first
+            // restart key not before the target is the entry.
+            return match self.block.first_restart_not_before(p, target) {
+                Ok(i) if i < self.block.num_restarts => {
+                    self.seek_to_restart_point(i);
+                    self.parse_next();
+                }
+                Ok(_) => self.invalidate(),
+                Err(e) => {
+                    self.err = Some(e);
+                    self.invalidate();
+                }
+            };
+        }
+        let from = match self.block.seek_restart(target) {
             Ok(from) => from,
             Err(e) => {
                 self.err = Some(e);

@@ -152,6 +152,29 @@ fn point_seeks_find_the_first_entry_not_before_the_target() {
     }
 }
 
+/// The iterator's seeks through a block's restart prefixes: built with the
+/// block (every entry a restart point, as in an index block, which the seek
+/// lands on directly, or not) or by the block's own searches once it has
+/// been searched a few times.
+#[test]
+fn iterator_seeks_through_restart_prefixes() {
+    let model = sample_entries(300, 11);
+    for interval in [1, 3, 16] {
+        let plain = build(&model, interval);
+        let prefixed = Block::new(plain.data().to_vec(), Arc::from(Path::new("i.sst")), 0)
+            .unwrap()
+            .with_restart_prefixes()
+            .unwrap();
+        assert_eq!(
+            prefixed.entries_if_all_restarts().is_some(),
+            interval == 1
+        );
+        exhaustive_walk(&mut Arc::new(prefixed).iter(), &model);
+        exhaustive_walk(&mut plain.iter(), &model);
+        assert!(plain.prefixes.get().is_some(), "interval {interval}");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
