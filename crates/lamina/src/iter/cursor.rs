@@ -66,8 +66,11 @@ pub struct Cursor {
     blobs: Option<std::sync::Arc<crate::blob::BlobStore>>,
     /// Yield keys with empty values, folding no merge operand.
     keys_only: bool,
-    /// The tree key of the last key resolved (returned or failed).
-    last: Option<Vec<u8>>,
+    /// The tree key of the key the last step stopped at (returned, or
+    /// whose merge failed), when it stopped at one; a buffer kept from
+    /// key to key, so that a step allocates only what it returns.
+    last: Vec<u8>,
+    has_last: bool,
 }
 
 fn above_lower(tk: &[u8], lower: &Bound<Vec<u8>>) -> bool {
@@ -112,7 +115,8 @@ impl Cursor {
             started: false,
             scratch: Vec::new(),
             keys_only: false,
-            last: None,
+            last: Vec::new(),
+            has_last: false,
             blobs: None,
         }
     }
@@ -161,9 +165,42 @@ impl Cursor {
     }
 
     /// The tree key of the last key this cursor resolved, whether it was
-    /// returned or its merge failed.
+    /// returned or its merge failed (read right after the step that
+    /// returned it).
     pub fn last_tree_key(&self) -> Option<&[u8]> {
-        self.last.as_deref()
+        self.has_last.then_some(self.last.as_slice())
+    }
+
+    /// The value the entries in `scratch` (newest first if `newest_first`,
+    /// else oldest first) give the key `last`: the decider's own bytes,
+    /// taken rather than copied, when no merge operand is to be folded.
+    fn resolve_scratch(&mut self, newest_first: bool) -> Result<Option<Vec<u8>>> {
+        if self.keys_only {
+            let newest = if newest_first {
+                self.scratch.first()
+            } else {
+                self.scratch.last()
+            };
+            return Ok(present(newest.map(|(k, _)| *k)));
+        }
+        let newest = if newest_first {
+            self.scratch.first_mut()
+        } else {
+            self.scratch.last_mut()
+        };
+        match newest {
+            Some((Kind::Put, v)) => return Ok(Some(std::mem::take(v))),
+            Some((Kind::Delete, _)) => return Ok(None),
+            _ => {}
+        }
+        let op = self.merge_operator.as_ref();
+        if newest_first {
+            let entries = self.scratch.iter().map(|(k, v)| (*k, v.as_slice()));
+            resolve(&self.last, entries, op)
+        } else {
+            let entries = self.scratch.iter().rev().map(|(k, v)| (*k, v.as_slice()));
+            resolve(&self.last, entries, op)
+        }
     }
 
     /// The next entry in ascending order.
@@ -185,15 +222,17 @@ impl Cursor {
             if !below_upper(p.tree_key, &self.upper) {
                 return None;
             }
-            let tk = p.tree_key.to_vec();
-            let wanted = above_lower(&tk, &self.lower);
+            let wanted = above_lower(p.tree_key, &self.lower);
+            self.last.clear();
+            self.last.extend_from_slice(p.tree_key);
+            self.has_last = false;
             self.scratch.clear();
             let mut decided = false;
             while self.it.valid() {
                 let Some(p) = key::parse(self.it.key()) else {
                     return Some(Err(malformed(self.it.key())));
                 };
-                if p.tree_key != tk.as_slice() {
+                if p.tree_key != self.last.as_slice() {
                     break;
                 }
                 if wanted && !decided && p.seqno <= self.seqno {
@@ -211,18 +250,9 @@ impl Cursor {
             if let Err(e) = self.load_blob(true) {
                 return Some(Err(e));
             }
-            let resolved = if self.keys_only {
-                Ok(present(self.scratch.first().map(|(k, _)| *k)))
-            } else {
-                resolve(
-                    &tk,
-                    self.scratch.iter().map(|(k, v)| (*k, v.as_slice())),
-                    self.merge_operator.as_ref(),
-                )
-            };
-            self.last = Some(tk.clone());
-            match resolved {
-                Ok(Some(v)) => return Some(Ok((tk, v))),
+            self.has_last = true;
+            match self.resolve_scratch(true) {
+                Ok(Some(v)) => return Some(Ok((self.last.clone(), v))),
                 Ok(None) => continue,
                 Err(e) => return Some(Err(e)),
             }
@@ -249,14 +279,16 @@ impl Cursor {
             if !above_lower(p.tree_key, &self.lower) {
                 return None;
             }
-            let tk = p.tree_key.to_vec();
-            let wanted = below_upper(&tk, &self.upper);
+            let wanted = below_upper(p.tree_key, &self.upper);
+            self.last.clear();
+            self.last.extend_from_slice(p.tree_key);
+            self.has_last = false;
             self.scratch.clear();
             while self.it.valid() {
                 let Some(p) = key::parse(self.it.key()) else {
                     return Some(Err(malformed(self.it.key())));
                 };
-                if p.tree_key != tk.as_slice() {
+                if p.tree_key != self.last.as_slice() {
                     break;
                 }
                 if wanted && p.seqno <= self.seqno {
@@ -273,15 +305,9 @@ impl Cursor {
             if let Err(e) = self.load_blob(false) {
                 return Some(Err(e));
             }
-            let newest_first = self.scratch.iter().rev().map(|(k, v)| (*k, v.as_slice()));
-            let resolved = if self.keys_only {
-                Ok(present(self.scratch.last().map(|(k, _)| *k)))
-            } else {
-                resolve(&tk, newest_first, self.merge_operator.as_ref())
-            };
-            self.last = Some(tk.clone());
-            match resolved {
-                Ok(Some(v)) => return Some(Ok((tk, v))),
+            self.has_last = true;
+            match self.resolve_scratch(false) {
+                Ok(Some(v)) => return Some(Ok((self.last.clone(), v))),
                 Ok(None) => continue,
                 Err(e) => return Some(Err(e)),
             }

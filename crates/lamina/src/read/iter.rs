@@ -249,7 +249,7 @@ impl Iter {
                 self.done = true;
                 Some(Err(e))
             }
-            Some(Ok((tk, v))) => {
+            Some(Ok((mut tk, v))) => {
                 let crossed = if forward {
                     self.back_last.as_ref().is_some_and(|b| tk >= *b)
                 } else {
@@ -259,13 +259,21 @@ impl Iter {
                     self.done = true;
                     return None;
                 }
-                let user_key = tk.get(key::KEYSPACE_ID_LEN..).unwrap_or(&[]).to_vec();
-                if forward {
-                    self.front_last = Some(tk);
+                let last = if forward {
+                    &mut self.front_last
                 } else {
-                    self.back_last = Some(tk);
+                    &mut self.back_last
+                };
+                match last {
+                    Some(l) => {
+                        l.clear();
+                        l.extend_from_slice(&tk);
+                    }
+                    None => *last = Some(tk.clone()),
                 }
-                Some(Ok((user_key, v)))
+                // The tree key becomes the user key in place.
+                tk.drain(..key::KEYSPACE_ID_LEN.min(tk.len()));
+                Some(Ok((tk, v)))
             }
         }
     }
