@@ -2,7 +2,7 @@
 //! operands folded, tombstones hidden, within tree-key bounds.
 
 use super::merging::MergingIter;
-use super::InternalIterator;
+use super::{InternalIterator, Source};
 use crate::error::{Error, Result};
 use crate::key::{self, Kind, SeqNo};
 use crate::merge::MergeOperator;
@@ -56,7 +56,7 @@ fn present(newest: Option<Kind>) -> Option<Vec<u8>> {
 
 /// A one-directional cursor over user entries (tree key, value).
 pub struct Cursor {
-    it: MergingIter,
+    it: MergingIter<Source>,
     seqno: SeqNo,
     lower: Bound<Vec<u8>>,
     upper: Bound<Vec<u8>>,
@@ -100,7 +100,7 @@ fn malformed(k: &[u8]) -> Error {
 impl Cursor {
     /// A cursor over `it` showing entries visible at `seqno` whose tree keys lie in the bounds.
     pub fn new(
-        it: MergingIter,
+        it: MergingIter<Source>,
         seqno: SeqNo,
         lower: Bound<Vec<u8>>,
         upper: Bound<Vec<u8>>,

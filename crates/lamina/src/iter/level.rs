@@ -1,18 +1,48 @@
 //! Concatenates the tables of one level ≥ 1 (sorted, non-overlapping),
-//! opening each table only when the cursor reaches it.
+//! opening each table only when the cursor reaches it; a level-0 table is
+//! read as a level of one.
 
 use super::InternalIterator;
 use crate::cache::TableCache;
 use crate::error::{Error, Result};
 use crate::key;
-use crate::manifest::FileMeta;
+use crate::manifest::{FileMeta, Version};
 use crate::table::TableIter;
 use std::cmp::Ordering;
+use std::ops::Range;
 use std::sync::Arc;
+
+/// The tables a [`LevelIter`] walks, in key order.
+enum Files {
+    /// Tables `from..to` of level `level` of a version, read from the
+    /// version's own list (a reader's iterator copies no list).
+    Listed {
+        version: Arc<Version>,
+        level: usize,
+        from: usize,
+        to: usize,
+    },
+    /// A list of its own (a compaction's inputs).
+    Own(Vec<Arc<FileMeta>>),
+}
+
+impl Files {
+    fn all(&self) -> &[Arc<FileMeta>] {
+        match self {
+            Files::Listed {
+                version,
+                level,
+                from,
+                to,
+            } => version.level(*level).get(*from..*to).unwrap_or(&[]),
+            Files::Own(files) => files,
+        }
+    }
+}
 
 /// Cursor over one level's tables.
 pub struct LevelIter {
-    files: Vec<Arc<FileMeta>>,
+    files: Files,
     tables: Arc<TableCache>,
     index: usize,
     cur: Option<TableIter>,
@@ -23,6 +53,27 @@ pub struct LevelIter {
 impl LevelIter {
     /// REQUIRES: `files` sorted by key and non-overlapping.
     pub fn new(files: Vec<Arc<FileMeta>>, tables: Arc<TableCache>) -> LevelIter {
+        LevelIter::over(Files::Own(files), tables)
+    }
+
+    /// Over the tables `range` of `level` of `version` (a level-0 table
+    /// alone, or a whole deeper level), without copying the version's list.
+    pub fn of_version(
+        version: Arc<Version>,
+        level: usize,
+        range: Range<usize>,
+        tables: Arc<TableCache>,
+    ) -> LevelIter {
+        let files = Files::Listed {
+            version,
+            level,
+            from: range.start,
+            to: range.end,
+        };
+        LevelIter::over(files, tables)
+    }
+
+    fn over(files: Files, tables: Arc<TableCache>) -> LevelIter {
         LevelIter {
             files,
             tables,
@@ -45,7 +96,7 @@ impl LevelIter {
     fn open(&mut self, index: usize) -> bool {
         self.index = index;
         self.cur = None;
-        let Some(f) = self.files.get(index) else {
+        let Some(f) = self.files.all().get(index) else {
             return false;
         };
         match self.tables.get_listed(f) {
@@ -83,7 +134,7 @@ impl LevelIter {
                 None if self.err.is_some() => return,
                 _ => {}
             }
-            if self.index + 1 >= self.files.len() || !self.open(self.index + 1) {
+            if self.index + 1 >= self.files.all().len() || !self.open(self.index + 1) {
                 self.cur = None;
                 return;
             }
@@ -127,7 +178,7 @@ impl InternalIterator for LevelIter {
     }
 
     fn seek_to_last(&mut self) {
-        if let Some(last) = self.files.len().checked_sub(1) {
+        if let Some(last) = self.files.all().len().checked_sub(1) {
             if self.open(last) {
                 if let Some(c) = self.cur.as_mut() {
                     c.seek_to_last();
@@ -140,10 +191,9 @@ impl InternalIterator for LevelIter {
     }
 
     fn seek(&mut self, target: &[u8]) {
-        let i = self
-            .files
-            .partition_point(|f| key::compare(&f.largest, target) == Ordering::Less);
-        if i >= self.files.len() {
+        let files = self.files.all();
+        let i = files.partition_point(|f| key::compare(&f.largest, target) == Ordering::Less);
+        if i >= files.len() {
             self.cur = None;
             return;
         }
@@ -158,6 +208,7 @@ impl InternalIterator for LevelIter {
     fn seek_for_prev(&mut self, target: &[u8]) {
         let i = self
             .files
+            .all()
             .partition_point(|f| key::compare(&f.smallest, target) != Ordering::Greater);
         let Some(i) = i.checked_sub(1) else {
             self.cur = None;

@@ -65,9 +65,11 @@ impl<I: InternalIterator + ?Sized> InternalIterator for Box<I> {
 mod cursor;
 mod level;
 mod merging;
+mod source;
 
 pub use cursor::{resolve, Cursor};
 pub use level::LevelIter;
 pub use merging::MergingIter;
+pub use source::Source;
 #[cfg(any(test, feature = "internals"))]
 pub use merging::VecIter;

@@ -11,6 +11,7 @@ mod skiplist;
 mod spare;
 
 pub use arena::Inserters;
+pub use cursor::MemtableIter;
 pub(crate) use spare::Registration as SpareChunks;
 
 use crate::key::{self, InternalKey, Kind, SeqNo};

@@ -2,7 +2,7 @@
 
 use crate::db::{Handle, Inner};
 use crate::error::{Error, Result};
-use crate::iter::{Cursor, InternalIterator, LevelIter, MergingIter};
+use crate::iter::{Cursor, LevelIter, MergingIter, Source};
 use crate::key::{self, KeyspaceId, SeqNo};
 use crate::manifest::Version;
 use crate::memtable::Memtable;
@@ -40,29 +40,22 @@ impl Inner {
         self.get_lazy_value(ks, user_key, seqno)
     }
 
-    /// A merged iterator over every source of `view`.
-    pub fn merged(&self, view: &ReadView) -> MergingIter {
-        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+    /// A merged iterator over every source of `view`: each memtable list,
+    /// each level-0 table, each deeper level.
+    pub fn merged(&self, view: &ReadView) -> MergingIter<Source> {
+        let version = &view.version;
+        let deeper = (1..crate::manifest::NUM_LEVELS).filter(|&l| !version.level(l).is_empty());
+        let lists: usize = view.mems.iter().map(|m| m.iters().size_hint().0).sum();
+        let mut children = Vec::with_capacity(lists + version.level(0).len() + deeper.clone().count());
         for m in &view.mems {
-            for list in m.iters() {
-                children.push(Box::new(list));
-            }
+            children.extend(m.iters().map(Source::Mem));
         }
-        for f in view.version.level(0) {
-            children.push(Box::new(LevelIter::new(
-                vec![Arc::clone(f)],
-                Arc::clone(self.tables()),
-            )));
-        }
-        for level in 1..crate::manifest::NUM_LEVELS {
-            let files = view.version.level(level);
-            if !files.is_empty() {
-                children.push(Box::new(LevelIter::new(
-                    files.to_vec(),
-                    Arc::clone(self.tables()),
-                )));
-            }
-        }
+        let level = |level: usize, range| {
+            let tables = Arc::clone(self.tables());
+            Source::Level(LevelIter::of_version(Arc::clone(version), level, range, tables))
+        };
+        children.extend((0..version.level(0).len()).map(|i| level(0, i..i + 1)));
+        children.extend(deeper.map(|l| level(l, 0..version.level(l).len())));
         MergingIter::new(children)
     }
 }
