@@ -23,12 +23,20 @@ impl Block {
     /// into the restart array.
     pub(super) fn entry(&self, pos: usize) -> Option<Entry<'_>> {
         let rest = self.data.get(pos..self.restarts_offset)?;
-        // Fast path: the three lengths fit in one byte each (nearly always).
-        if let [shared, unshared, value_len, ..] = *rest {
-            if (shared | unshared | value_len) < 0x80 {
-                let key_start = 3usize;
+        // Fast path: the key's two lengths fit in one byte each (nearly
+        // always), the value's in one or two (values under 16 KiB).
+        if let [shared, unshared, v0, ref tail @ ..] = *rest {
+            let value = match tail.first() {
+                _ if v0 < 0x80 => Some((usize::from(v0), 3usize)),
+                // Two bytes, the last not 0 (every length has one encoding).
+                Some(&v1) if v1 != 0 && v1 < 0x80 => {
+                    Some((usize::from(v0 & 0x7f) | usize::from(v1) << 7, 4))
+                }
+                _ => None,
+            };
+            if let Some((value_len, key_start)) = value.filter(|_| (shared | unshared) < 0x80) {
                 let value_start = key_start + usize::from(unshared);
-                let end = value_start + usize::from(value_len);
+                let end = value_start + value_len;
                 let suffix = rest.get(key_start..value_start)?;
                 if end > rest.len() {
                     return None;

@@ -152,6 +152,29 @@ fn point_seeks_find_the_first_entry_not_before_the_target() {
     }
 }
 
+/// Values whose lengths take one, two or three bytes decode alike, and a
+/// length written in more bytes than it needs is refused.
+#[test]
+fn value_lengths_of_every_width_decode() {
+    let lens = [0usize, 1, 127, 128, 129, 255, 256, 1000, 16_383, 16_384, 20_000];
+    let model: Vec<(Vec<u8>, Vec<u8>)> = lens
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            let tk = key::tree_key(0, format!("k{i:02}").as_bytes());
+            (key::internal_key(&tk, 1, 1), vec![b'v' ^ (i as u8); n])
+        })
+        .collect();
+    for interval in [1, 4] {
+        exhaustive_walk(&mut build(&model, interval).iter(), &model);
+    }
+    // shared 0, key of 1 byte, value of 5 bytes written as 0x85 0x00.
+    let mut data = vec![0, 1, 0x85, 0x00, b'k', 1, 2, 3, 4, 5];
+    data.extend_from_slice(&[0, 0, 0, 0, 1, 0, 0, 0]);
+    let block = Block::new(data, Arc::from(Path::new("v.sst")), 0).unwrap();
+    assert!(block.entry(0).is_none(), "a two-byte length ending in 0");
+}
+
 /// The iterator's seeks through a block's restart prefixes: built with the
 /// block (every entry a restart point, as in an index block, which the seek
 /// lands on directly, or not) or by the block's own searches once it has
