@@ -89,6 +89,17 @@ fn below_upper(tk: &[u8], upper: &Bound<Vec<u8>>) -> bool {
     }
 }
 
+/// Makes `dst` the bound `src`, in the buffer `dst` holds when it can.
+fn copy_bound(dst: &mut Bound<Vec<u8>>, src: &Bound<Vec<u8>>) {
+    match (&mut *dst, src) {
+        (Bound::Included(d), Bound::Included(s)) | (Bound::Excluded(d), Bound::Excluded(s)) => {
+            d.clear();
+            d.extend_from_slice(s);
+        }
+        _ => *dst = src.clone(),
+    }
+}
+
 fn malformed(k: &[u8]) -> Error {
     Error::corruption(
         "<tree>",
@@ -119,6 +130,37 @@ impl Cursor {
             has_last: false,
             blobs: None,
         }
+    }
+
+    /// The cursor made ready for another walk over the same sources: as of
+    /// `seqno`, within new bounds, keys only or not. Nothing of the last
+    /// walk is kept but its buffers; the first step seeks.
+    pub fn restart(
+        &mut self,
+        seqno: SeqNo,
+        lower: &Bound<Vec<u8>>,
+        upper: &Bound<Vec<u8>>,
+        keys_only: bool,
+    ) {
+        self.seqno = seqno;
+        copy_bound(&mut self.lower, lower);
+        copy_bound(&mut self.upper, upper);
+        self.keys_only = keys_only;
+        self.started = false;
+        self.has_last = false;
+        self.scratch.clear();
+    }
+
+    /// The memtable lists the cursor reads (one source each).
+    pub fn memtable_lists(&self) -> usize {
+        let mem = |s: &&Source| matches!(s, Source::Mem(_));
+        self.it.children().iter().filter(mem).count()
+    }
+
+    /// Whether no source met an error (a cursor that did is not walked
+    /// again).
+    pub fn healthy(&self) -> bool {
+        self.it.status().is_ok()
     }
 
     /// The cursor, reading the values of kind 3 entries from `blobs`.

@@ -93,7 +93,12 @@ impl LevelIter {
         }
     }
 
+    /// Opens table `index` (keeping its cursor if it is the one open, to
+    /// be positioned again); false if there is none or it cannot be opened.
     fn open(&mut self, index: usize) -> bool {
+        if index == self.index && self.cur.as_ref().is_some_and(|c| c.status().is_ok()) {
+            return true;
+        }
         self.index = index;
         self.cur = None;
         let Some(f) = self.files.all().get(index) else {

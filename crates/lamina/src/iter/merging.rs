@@ -38,6 +38,11 @@ impl<C: InternalIterator> MergingIter<C> {
         }
     }
 
+    /// The children merged.
+    pub fn children(&self) -> &[C] {
+        &self.children
+    }
+
     /// Makes the heap of the valid children, and the smallest current.
     fn find_smallest(&mut self) {
         self.heap.clear();

@@ -2,17 +2,16 @@
 
 use crate::db::{Handle, Inner};
 use crate::error::{Error, Result};
+use super::Pinned;
 use crate::iter::{Cursor, LevelIter, MergingIter, Source};
 use crate::key::{self, KeyspaceId, SeqNo};
-use crate::manifest::Version;
-use crate::memtable::Memtable;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
-/// What a reader pins: memtables (newest first), a version and a seqno.
+/// What a reader pins: the published memtables (newest first) and version,
+/// and a seqno.
 pub(crate) struct ReadView {
-    pub mems: Vec<Arc<Memtable>>,
-    pub version: Arc<Version>,
+    pub pinned: Arc<Pinned>,
     pub seqno: SeqNo,
 }
 
@@ -21,10 +20,8 @@ impl Inner {
     /// (default: every visible write).
     pub fn read_view(&self, seqno: Option<SeqNo>) -> ReadView {
         let visible = self.commit().visible_seqno();
-        let pinned = self.pinned();
         ReadView {
-            mems: pinned.mems.clone(),
-            version: Arc::clone(&pinned.version),
+            pinned: self.pinned(),
             seqno: seqno.unwrap_or(visible).min(visible),
         }
     }
@@ -43,11 +40,11 @@ impl Inner {
     /// A merged iterator over every source of `view`: each memtable list,
     /// each level-0 table, each deeper level.
     pub fn merged(&self, view: &ReadView) -> MergingIter<Source> {
-        let version = &view.version;
+        let (mems, version) = (&view.pinned.mems, &view.pinned.version);
         let deeper = (1..crate::manifest::NUM_LEVELS).filter(|&l| !version.level(l).is_empty());
-        let lists: usize = view.mems.iter().map(|m| m.iters().size_hint().0).sum();
+        let lists: usize = mems.iter().map(|m| m.iters().size_hint().0).sum();
         let mut children = Vec::with_capacity(lists + version.level(0).len() + deeper.clone().count());
-        for m in &view.mems {
+        for m in mems {
             children.extend(m.iters().map(Source::Mem));
         }
         let level = |level: usize, range| {
@@ -179,6 +176,10 @@ impl Iter {
     fn cursor(&self) -> Option<Cursor> {
         let view = self.view.as_ref()?;
         let inner = &self.handle.inner;
+        if let Some(mut c) = inner.reads().spare_cursor(&view.pinned) {
+            c.restart(view.seqno, &self.lower, &self.upper, self.keys_only);
+            return Some(c);
+        }
         let c = Cursor::new(
             inner.merged(view),
             view.seqno,
@@ -315,6 +316,18 @@ impl DoubleEndedIterator for Iter {
 }
 
 impl std::iter::FusedIterator for Iter {}
+
+impl Drop for Iter {
+    /// Leaves a cursor to the next iterator over the same view.
+    fn drop(&mut self) {
+        let cursor = self.front.take().or_else(|| self.back.take());
+        if let (Some(view), Some(cursor)) = (self.view.take(), cursor) {
+            if !self.handle.inner.is_closed() {
+                self.handle.inner.reads().keep_cursor(view.pinned, cursor);
+            }
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

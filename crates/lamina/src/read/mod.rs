@@ -2,13 +2,17 @@
 //! version, swapped atomically by writers and background threads), point
 //! lookups through it (`point`), the table handles a view keeps open
 //! (`table_handles`), and the iterators, snapshots and cursors users read
-//! with (`iter`, `snapshot`, `seek_cursor`).
+//! with (`iter`, `snapshot`, `seek_cursor`; `spare`: the cursor an iterator
+//! leaves to the next one).
 
 mod iter;
 mod point;
 mod seek_cursor;
 mod snapshot;
+mod spare;
 mod table_handles;
+#[cfg(test)]
+mod tests;
 
 pub use iter::Iter;
 
@@ -29,6 +33,8 @@ pub(crate) struct Reads {
     view: arc_swap::ArcSwapOption<Pinned>,
     /// Live snapshots: seqno -> count.
     snapshots: Mutex<BTreeMap<SeqNo, usize>>,
+    /// The cursor the last iterator over the published view left.
+    spare: spare::SpareCursor,
 }
 
 impl Reads {
@@ -58,8 +64,30 @@ impl Reads {
         }
     }
 
-    /// Drops the published view, for `close`: its table handles go with it.
+    /// Drops the published view, for `close`: its table handles go with it,
+    /// and the cursor kept over it.
     pub(crate) fn let_go(&self) {
         self.view.store(None);
+        drop(self.spare.clear());
+    }
+
+    /// Lets go of the cursor kept over a view no longer published.
+    pub(crate) fn drop_spare(&self) {
+        drop(self.spare.clear());
+    }
+
+    /// The cursor an iterator over `pinned` left, if one is kept.
+    pub(crate) fn spare_cursor(&self, pinned: &std::sync::Arc<Pinned>) -> Option<crate::iter::Cursor> {
+        self.spare.take(pinned)
+    }
+
+    /// Keeps `cursor`, over `pinned`, for the next iterator, if `pinned` is
+    /// the published view and the cursor met no error.
+    pub(crate) fn keep_cursor(&self, pinned: std::sync::Arc<Pinned>, cursor: crate::iter::Cursor) {
+        let published = self.view.load();
+        if published.as_ref().is_some_and(|p| std::sync::Arc::ptr_eq(p, &pinned)) {
+            drop(published);
+            drop(self.spare.keep(pinned, cursor));
+        }
     }
 }

@@ -215,6 +215,8 @@ impl Inner {
         drop(earlier);
         self.reads().view.store(Some(Arc::new(pinned)));
         self.state_epoch().fetch_add(1, Ordering::AcqRel);
+        // The cursor kept over the view before holds it no longer.
+        self.reads().drop_spare();
     }
 
     /// Calls `f` with the value of `user_key` in keyspace `ks` as of `seqno`

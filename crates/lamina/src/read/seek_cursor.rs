@@ -50,6 +50,8 @@ impl SeekCursor {
 
     /// Starts a walk over `range`, forward or backward, and steps onto its first entry.
     fn start(&mut self, lower: Bound<&[u8]>, upper: Bound<&[u8]>, forward: bool) -> Result<()> {
+        // The walk before leaves its cursor to the new one.
+        self.walk = None;
         let iter = self.snap.range_in::<&[u8], _>(&self.ks, (lower, upper));
         self.walk = Some((iter, forward));
         self.step()

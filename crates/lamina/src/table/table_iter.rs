@@ -91,7 +91,10 @@ impl TableIter {
                 _ => self.table.data_block_filling(h, self.fill_cache).map(Some),
             });
         match loaded {
-            Ok(Some(block)) => self.data = Some(BlockIter::new(block)),
+            Ok(Some(block)) => match &mut self.data {
+                Some(d) => d.reset(block),
+                None => self.data = Some(BlockIter::new(block)),
+            },
             Ok(None) => {}
             Err(e) => {
                 self.set_error(e);

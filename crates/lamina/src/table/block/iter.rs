@@ -52,6 +52,19 @@ impl BlockIter {
         }
     }
 
+    /// The iterator moved to `block`, positioned nowhere, keeping its
+    /// buffer (a table's cursor going from block to block).
+    pub fn reset(&mut self, block: Arc<Block>) {
+        let end = block.restarts_offset;
+        self.block = block;
+        self.current = end;
+        self.next = end;
+        self.restart_index = 0;
+        self.key.clear();
+        self.value = (end, end);
+        self.err = None;
+    }
+
     /// The block iterated over.
     pub fn block(&self) -> &Arc<Block> {
         &self.block

@@ -1,0 +1,225 @@
+//! Tests of the read subsystem's iterators beside one another: an iterator
+//! that takes the cursor an earlier one left (`spare`) reads what a fresh
+//! one would, and a view published anew lets go of the cursor kept over
+//! the one before.
+
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+use crate::fs::MemFs;
+use crate::{Batch, Db, Durability, Iter, Options, Snapshot};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::Arc;
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// Small memtables, blocks and levels: a few hundred writes make level-0
+/// tables and deeper levels, compacted in the background as reads go on.
+fn small(fs: &MemFs) -> Options {
+    Options {
+        fs: Arc::new(fs.clone()),
+        memtable_size: 8 << 10,
+        block_size: 256,
+        l0_compaction_trigger: 3,
+        l0_slowdown_trigger: 8,
+        l0_stop_trigger: 12,
+        level_base_size: 16 << 10,
+        level_multiplier: 4,
+        target_table_size: 8 << 10,
+        ..Options::default()
+    }
+}
+
+fn key(rng: &mut StdRng) -> Vec<u8> {
+    if rng.gen_bool(0.1) {
+        format!("c{:02}", rng.gen_range(0..10)).into_bytes()
+    } else {
+        format!("k{:03}", rng.gen_range(0..400)).into_bytes()
+    }
+}
+
+/// Random writes to `db` and `model`: puts, deletes, and counter merges
+/// (the default operator adds u64s).
+fn write(db: &Db, model: &mut Model, rng: &mut StdRng, n: usize) {
+    let mut batch = Batch::new();
+    for _ in 0..n {
+        let k = key(rng);
+        if k[0] == b'c' {
+            let add = rng.gen_range(1..100u64);
+            batch.merge(&k, &add.to_le_bytes());
+            let old = model.get(&k).map_or(0, |v| u64::from_le_bytes(v[..].try_into().unwrap()));
+            model.insert(k, (old + add).to_le_bytes().to_vec());
+        } else if rng.gen_bool(0.25) {
+            batch.delete(&k);
+            model.remove(&k);
+        } else {
+            let v: Vec<u8> = (0..rng.gen_range(0..30)).map(|_| rng.gen()).collect();
+            batch.put(&k, &v);
+            model.insert(k, v);
+        }
+    }
+    db.write_with(batch, Durability::None).unwrap();
+}
+
+fn bound(rng: &mut StdRng) -> Bound<Vec<u8>> {
+    match rng.gen_range(0..3) {
+        0 => Bound::Unbounded,
+        1 => Bound::Included(key(rng)),
+        _ => Bound::Excluded(key(rng)),
+    }
+}
+
+fn within(k: &[u8], lo: &Bound<Vec<u8>>, hi: &Bound<Vec<u8>>) -> bool {
+    let above = match lo {
+        Bound::Included(l) => k >= l.as_slice(),
+        Bound::Excluded(l) => k > l.as_slice(),
+        Bound::Unbounded => true,
+    };
+    let below = match hi {
+        Bound::Included(h) => k <= h.as_slice(),
+        Bound::Excluded(h) => k < h.as_slice(),
+        Bound::Unbounded => true,
+    };
+    above && below
+}
+
+/// Where one read is made: the database now, or a snapshot taken earlier.
+enum Reader<'a> {
+    Db(&'a Db),
+    Snap(&'a Snapshot),
+}
+
+/// One random read of `reader`, checked against `model`: a range or a
+/// prefix, keys only or not, walked forward, backward, from both ends at
+/// random, or left after a few entries.
+fn read(reader: Reader<'_>, model: &Model, rng: &mut StdRng, what: &str) {
+    let prefixed = rng.gen_bool(0.2);
+    let (lo, hi) = (bound(rng), bound(rng));
+    let prefix = format!("k{}", rng.gen_range(0..4)).into_bytes();
+    let iter = match (&reader, prefixed) {
+        (Reader::Db(db), false) => db.range::<Vec<u8>, _>((lo.clone(), hi.clone())),
+        (Reader::Snap(s), false) => s.range::<Vec<u8>, _>((lo.clone(), hi.clone())),
+        (Reader::Db(db), true) => db.prefix(&prefix),
+        (Reader::Snap(s), true) => s.prefix(&prefix),
+    };
+    let keys_only = rng.gen_bool(0.2);
+    let iter = if keys_only { iter.keys_only() } else { iter };
+    let want: Vec<(Vec<u8>, Vec<u8>)> = model
+        .iter()
+        .filter(|(k, _)| {
+            if prefixed {
+                k.starts_with(&prefix)
+            } else {
+                within(k, &lo, &hi)
+            }
+        })
+        .map(|(k, v)| (k.clone(), if keys_only { Vec::new() } else { v.clone() }))
+        .collect();
+    walk(iter, &want, rng, what);
+}
+
+/// Walks `iter` one of four ways and checks each entry against `want`.
+fn walk(mut iter: Iter, want: &[(Vec<u8>, Vec<u8>)], rng: &mut StdRng, what: &str) {
+    let way = rng.gen_range(0..4);
+    let (mut front, mut back) = (0, want.len());
+    let stop = if way == 3 { rng.gen_range(0..4) } else { usize::MAX };
+    for step in 0.. {
+        let forward = match way {
+            0 | 3 => true,
+            1 => false,
+            _ => rng.gen_bool(0.5),
+        };
+        if step == stop {
+            return;
+        }
+        let got = if forward { iter.next() } else { iter.next_back() };
+        let expected = (front < back).then(|| {
+            if forward {
+                front += 1;
+                &want[front - 1]
+            } else {
+                back -= 1;
+                &want[back]
+            }
+        });
+        let got = got.map(|r| r.unwrap());
+        assert_eq!(got.as_ref(), expected, "{what}: way {way}, step {step}");
+        if got.is_none() {
+            return;
+        }
+    }
+}
+
+/// Iterators made one after another, each taking the cursor the one before
+/// left (of the database now, or of snapshots of other seqnos, keys only
+/// or not, bounded or not, left early or walked both ways), while writes,
+/// flushes and compactions publish new views, read what the model holds.
+#[test]
+fn iterators_taking_a_cursor_left_by_another_read_the_model() {
+    for seed in 0..4u64 {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let fs = MemFs::new();
+        let db = Db::open("db", small(&fs)).unwrap();
+        let mut model = Model::new();
+        let mut snaps: Vec<(Snapshot, Model)> = Vec::new();
+        for round in 0..60 {
+            let n = rng.gen_range(1..40);
+            write(&db, &mut model, &mut rng, n);
+            if rng.gen_bool(0.1) {
+                db.flush().unwrap();
+            }
+            if rng.gen_bool(0.15) {
+                snaps.push((db.snapshot(), model.clone()));
+                if snaps.len() > 3 {
+                    snaps.remove(0);
+                }
+            }
+            for q in 0..8 {
+                let what = format!("seed {seed}, round {round}, read {q}");
+                match rng.gen_range(0..=snaps.len()) {
+                    0 => read(Reader::Db(&db), &model, &mut rng, &what),
+                    i => {
+                        let (snap, m) = &snaps[i - 1];
+                        read(Reader::Snap(snap), m, &mut rng, &what);
+                    }
+                }
+            }
+            if let Some((snap, m)) = snaps.last() {
+                // A seeking cursor starts a walk at each seek.
+                let mut c = snap.cursor_in(&db.default_keyspace());
+                let at = key(&mut rng);
+                c.seek(&at).unwrap();
+                let next = m.range(at..).next().map(|(k, _)| k.as_slice());
+                assert_eq!(c.key(), next, "seed {seed}, round {round}: seek");
+                c.move_prev().unwrap();
+                // With no entry, the cursor stays on none.
+                let before = next.and_then(|n| m.range(..n.to_vec()).next_back().map(|(k, _)| k));
+                assert_eq!(c.key(), before.map(|k| k.as_slice()), "seed {seed}: prev");
+            }
+        }
+        drop(snaps);
+        db.close().unwrap();
+    }
+}
+
+/// A view published anew (here by a flush) lets go of the cursor the last
+/// iterator left over the view before, and with it of that view's
+/// memtable.
+#[test]
+fn a_view_published_anew_lets_go_of_the_kept_cursor() {
+    let fs = MemFs::new();
+    let db = Db::open("db", small(&fs)).unwrap();
+    db.put(b"a", b"1").unwrap();
+    let inner = db.inner();
+    let memtable = Arc::downgrade(&inner.pinned().mems[0]);
+    assert_eq!(db.iter().count(), 1);
+    assert!(memtable.upgrade().is_some(), "kept by the cursor left");
+    let view = inner.pinned();
+    assert!(inner.reads().spare_cursor(&view).is_some(), "a cursor is kept");
+    drop(view);
+    assert_eq!(db.iter().count(), 1);
+    db.flush().unwrap();
+    assert!(memtable.upgrade().is_none(), "the flushed memtable is let go");
+    assert_eq!(db.iter().collect::<Vec<_>>().len(), 1);
+}
