@@ -9,16 +9,19 @@
 //!
 //! The data is redb's range-read row at a smaller size: 200,000 keys of 24
 //! random bytes with values of 150 random bytes. The first run with a DIR
-//! loads it there, in batches of 1,000 puts, with a memtable of 4 MiB, so
-//! that the tree is left as a load leaves it: tables in level 0 and in
-//! several deeper levels (`layered`), or, with `compacted`, compacted
-//! into one level after the load. Every run then opens DIR, puts 5,000 more
-//! keys (left in the memtable; DIR is copied first, and
-//! the copy read, so that they never reach DIR's tables), takes a snapshot and reads through it:
-//! every scan once, untimed, so that the blocks are cached; then N scans
-//! (default 20,000) from keys drawn at random among those loaded, each
-//! `range(key..)` and ten entries (`measured_scans`), then N point reads
-//! of the same keys (`measured_gets`).
+//! loads it there, in batches of 1,000 puts with a memtable of 4 MiB, and
+//! waits for the compactions the load started, so that the tree is left as
+//! a load leaves it: tables in level 0 and in deeper levels (`layered`);
+//! or, with `compacted`, compacted (`Db::compact`) after the load. Every
+//! run then copies DIR and opens the copy (so that what it writes never
+//! reaches DIR), puts 5,000 more keys (left in the memtable), takes a
+//! snapshot and reads through it: every scan once, untimed, so that the
+//! blocks are cached; then N scans (default 20,000) from keys drawn at
+//! random among those loaded, each `range(key..)` and ten entries
+//! (`measured_scans`), then N point reads of the same keys
+//! (`measured_gets`). A fourth argument sets the block cache's size in
+//! MiB (default: lamina's), to count what reading blocks that the cache
+//! does not hold costs.
 
 use lamina::{Batch, Db, Durability, Options, Snapshot};
 use std::hint::black_box;
@@ -57,15 +60,19 @@ fn value(i: u64) -> [u8; 150] {
     v
 }
 
-fn options() -> Options {
-    Options {
+fn options(cache_mib: Option<usize>) -> Options {
+    let mut opts = Options {
         memtable_size: 4 << 20,
         ..Options::default()
+    };
+    if let Some(mib) = cache_mib {
+        opts.cache_size = mib << 20;
     }
+    opts
 }
 
 fn load(dir: &str, compacted: bool) {
-    let db = Db::open(dir, options()).expect("open");
+    let db = Db::open(dir, options(None)).expect("open");
     let mut batch = Batch::new();
     for i in 0..KEYS {
         batch.put(&key(i), &value(i));
@@ -127,7 +134,7 @@ fn measured_gets(snap: &Snapshot, keys: &[[u8; 24]]) -> usize {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let usage = "usage: short_scans DIR layered|compacted [N]";
+    let usage = "usage: short_scans DIR layered|compacted [N [CACHE_MIB]]";
     let dir = args.next().expect(usage);
     let compacted = match args.next().as_deref() {
         Some("layered") => false,
@@ -135,6 +142,7 @@ fn main() {
         _ => panic!("{usage}"),
     };
     let n: usize = args.next().map_or(20_000, |s| s.parse().expect("N"));
+    let cache_mib: Option<usize> = args.next().map(|s| s.parse().expect("CACHE_MIB"));
     if !std::path::Path::new(&dir).exists() {
         load(&dir, compacted);
     }
@@ -146,7 +154,7 @@ fn main() {
             std::fs::copy(&path, copy.path().join(name)).expect("copy");
         }
     }
-    let db = Db::open(copy.path(), options()).expect("open");
+    let db = Db::open(copy.path(), options(cache_mib)).expect("open");
     for i in KEYS..KEYS + IN_MEMTABLE {
         db.put(&key(i), &value(i)).expect("put");
     }

@@ -399,6 +399,37 @@ fn a_bucket_naming_a_missing_restart_point_is_corruption() {
     assert!(err.to_string().contains("hash bucket"), "{err}");
 }
 
+/// The checks of a block read from a file, at their edges: a bucket may
+/// name the last restart point but not one past it, and restart points
+/// must ascend strictly from 0 and stay before the restart array.
+#[test]
+fn buckets_and_restart_points_are_checked_at_their_edges() {
+    let model = sample_entries(60, 5);
+    let (data, start, count) = hashed_block(&model, 4);
+    let restarts = 15usize; // 60 entries, a restart point every 4
+    let bucket = (start..start + count).find(|&i| data[i] != 255).unwrap();
+    for (value, ok) in [(14u8, true), (15, false), (253, false), (254, true)] {
+        let mut d = data.clone();
+        d[bucket] = value;
+        assert_eq!(block(d).is_ok(), ok, "a bucket naming {value}");
+    }
+    // The restart array ends where the buckets start.
+    let word = |i: usize| start - 4 * (restarts - i);
+    let at = |d: &[u8], i: usize| u32::from_le_bytes(d[word(i)..word(i) + 4].try_into().unwrap());
+    let restarts_offset = word(0) as u32;
+    for (i, value, ok) in [
+        (0, 1, false),
+        (5, at(&data, 4), false),
+        (5, at(&data, 4) + 1, true),
+        (14, restarts_offset, false),
+        (14, restarts_offset - 1, true),
+    ] {
+        let mut d = data.clone();
+        d[word(i)..word(i) + 4].copy_from_slice(&value.to_le_bytes());
+        assert_eq!(block(d).is_ok(), ok, "restart point {i} at {value}");
+    }
+}
+
 #[test]
 fn a_bucket_naming_a_later_restart_point_is_slower_never_wrong() {
     let model = sample_entries(60, 5);

@@ -142,8 +142,26 @@ impl Block {
     }
 
     /// Checks that the restart points start at 0 and ascend strictly inside
-    /// the entries.
+    /// the entries (every block read from a file: the words are read in
+    /// one pass, without a branch on each).
     fn check_restart_points(&self) -> Result<()> {
+        let words = self
+            .data
+            .get(self.restarts_offset..self.restarts_offset + 4 * self.num_restarts)
+            .unwrap_or(&[]);
+        let mut bad = words.len() != 4 * self.num_restarts;
+        // `prev + 1` from `u64::MAX`, before the first, is 0: the first is 0.
+        let mut prev = u64::MAX;
+        let (mut first, end) = (true, self.restarts_offset as u64);
+        for w in words.chunks_exact(4) {
+            let r = u64::from(u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+            bad |= if first { r != 0 } else { r <= prev || r >= end };
+            first = false;
+            prev = r;
+        }
+        if !bad {
+            return Ok(());
+        }
         let mut prev = None;
         for i in 0..self.num_restarts {
             let r = self.restart_point(i);
@@ -185,10 +203,16 @@ impl Block {
         let num = self.num_restarts;
         let (start, b) = self.buckets;
         let buckets = self.data.get(start..start + b).unwrap_or(&[]);
-        if let Some(i) = buckets
-            .iter()
-            .position(|&v| usize::from(v) >= num && v < BUCKET_COLLISION)
-        {
+        // Checked in one pass without a branch on each bucket (every block
+        // read from a file is checked), then searched for the one to name.
+        // A bucket names a restart point below `num`, or is a collision or
+        // empty (254, 255): with `num` of 255 or more, every value is right.
+        let limit = u8::try_from(num).unwrap_or(u8::MAX);
+        let wrong = |v: u8| v >= limit && v < BUCKET_COLLISION;
+        if !buckets.iter().fold(false, |any, &v| any | wrong(v)) {
+            return Ok(());
+        }
+        if let Some(i) = buckets.iter().position(|&v| wrong(v)) {
             let v = buckets.get(i).copied().unwrap_or(0);
             return Err(self.corruption(format!(
                 "hash bucket {i} names restart point {v} of a block with {num}"
