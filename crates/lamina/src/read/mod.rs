@@ -84,10 +84,10 @@ impl Reads {
     /// Keeps `cursor`, over `pinned`, for the next iterator, if `pinned` is
     /// the published view and the cursor met no error.
     pub(crate) fn keep_cursor(&self, pinned: std::sync::Arc<Pinned>, cursor: crate::iter::Cursor) {
-        let published = self.view.load();
-        if published.as_ref().is_some_and(|p| std::sync::Arc::ptr_eq(p, &pinned)) {
-            drop(published);
-            drop(self.spare.keep(pinned, cursor));
-        }
+        let published = |p: &std::sync::Arc<Pinned>| {
+            let view = self.view.load();
+            view.as_ref().is_some_and(|v| std::sync::Arc::ptr_eq(v, p))
+        };
+        drop(self.spare.keep(pinned, cursor, published));
     }
 }

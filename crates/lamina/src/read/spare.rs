@@ -42,14 +42,25 @@ impl SpareCursor {
         }
     }
 
-    /// Keeps `cursor`, over `pinned`, unless it met an error or another
-    /// thread holds the slot; what the slot held before is returned, to
-    /// be dropped outside it.
-    pub fn keep(&self, pinned: Arc<Pinned>, cursor: Cursor) -> Option<(Arc<Pinned>, Cursor)> {
+    /// Keeps `cursor`, over `pinned`, if `published(pinned)` says that is
+    /// the published view, unless it met an error or another thread holds
+    /// the slot; what the slot held before is returned, to be dropped
+    /// outside it. The view is asked with the slot held: a view published
+    /// before the answer empties the slot after it (`clear`, once the
+    /// view is stored), so no cursor over a view let go stays kept.
+    pub fn keep(
+        &self,
+        pinned: Arc<Pinned>,
+        cursor: Cursor,
+        published: impl FnOnce(&Arc<Pinned>) -> bool,
+    ) -> Option<(Arc<Pinned>, Cursor)> {
         if !cursor.healthy() {
             return None;
         }
         let mut slot = self.slot.try_lock()?;
+        if !published(&pinned) {
+            return None;
+        }
         slot.replace((pinned, cursor))
     }
 
