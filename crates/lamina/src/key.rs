@@ -200,8 +200,7 @@ fn trailer_of(ikey: &[u8]) -> u64 {
 /// (newest seqno first). Keys shorter than a trailer compare as raw bytes.
 #[inline]
 pub fn compare(a: &[u8], b: &[u8]) -> Ordering {
-    compare_bytes(tree_key_of(a), tree_key_of(b))
-        .then_with(|| trailer_of(b).cmp(&trailer_of(a)))
+    compare_bytes(tree_key_of(a), tree_key_of(b)).then_with(|| trailer_of(b).cmp(&trailer_of(a)))
 }
 
 /// `a.cmp(b)`, told from their first 8 bytes as one number when those

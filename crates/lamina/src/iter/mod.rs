@@ -70,6 +70,6 @@ mod source;
 pub use cursor::{resolve, Cursor};
 pub use level::LevelIter;
 pub use merging::MergingIter;
-pub use source::Source;
 #[cfg(any(test, feature = "internals"))]
 pub use merging::VecIter;
+pub use source::Source;

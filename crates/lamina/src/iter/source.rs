@@ -8,6 +8,9 @@ use crate::error::Result;
 use crate::memtable::MemtableIter;
 
 /// One sorted source a reader merges.
+// A memtable list's cursor is smaller than a level's; boxing the level
+// would cost an allocation per level and iterator, which this type avoids.
+#[allow(clippy::large_enum_variant)]
 pub enum Source {
     /// One skip list of a memtable.
     Mem(MemtableIter),

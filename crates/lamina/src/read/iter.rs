@@ -1,8 +1,8 @@
 //! The read path: point lookups and the user iterator over a pinned view.
 
+use super::Pinned;
 use crate::db::{Handle, Inner};
 use crate::error::{Error, Result};
-use super::Pinned;
 use crate::iter::{Cursor, LevelIter, MergingIter, Source};
 use crate::key::{self, KeyspaceId, SeqNo};
 use std::ops::{Bound, RangeBounds};
@@ -43,13 +43,19 @@ impl Inner {
         let (mems, version) = (&view.pinned.mems, &view.pinned.version);
         let deeper = (1..crate::manifest::NUM_LEVELS).filter(|&l| !version.level(l).is_empty());
         let lists: usize = mems.iter().map(|m| m.iters().size_hint().0).sum();
-        let mut children = Vec::with_capacity(lists + version.level(0).len() + deeper.clone().count());
+        let mut children =
+            Vec::with_capacity(lists + version.level(0).len() + deeper.clone().count());
         for m in mems {
             children.extend(m.iters().map(Source::Mem));
         }
         let level = |level: usize, range| {
             let tables = Arc::clone(self.tables());
-            Source::Level(LevelIter::of_version(Arc::clone(version), level, range, tables))
+            Source::Level(LevelIter::of_version(
+                Arc::clone(version),
+                level,
+                range,
+                tables,
+            ))
         };
         children.extend((0..version.level(0).len()).map(|i| level(0, i..i + 1)));
         children.extend(deeper.map(|l| level(l, 0..version.level(l).len())));

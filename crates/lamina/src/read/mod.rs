@@ -77,7 +77,10 @@ impl Reads {
     }
 
     /// The cursor an iterator over `pinned` left, if one is kept.
-    pub(crate) fn spare_cursor(&self, pinned: &std::sync::Arc<Pinned>) -> Option<crate::iter::Cursor> {
+    pub(crate) fn spare_cursor(
+        &self,
+        pinned: &std::sync::Arc<Pinned>,
+    ) -> Option<crate::iter::Cursor> {
         self.spare.take(pinned)
     }
 

@@ -48,7 +48,9 @@ fn write(db: &Db, model: &mut Model, rng: &mut StdRng, n: usize) {
         if k[0] == b'c' {
             let add = rng.gen_range(1..100u64);
             batch.merge(&k, &add.to_le_bytes());
-            let old = model.get(&k).map_or(0, |v| u64::from_le_bytes(v[..].try_into().unwrap()));
+            let old = model
+                .get(&k)
+                .map_or(0, |v| u64::from_le_bytes(v[..].try_into().unwrap()));
             model.insert(k, (old + add).to_le_bytes().to_vec());
         } else if rng.gen_bool(0.25) {
             batch.delete(&k);
@@ -123,7 +125,11 @@ fn read(reader: Reader<'_>, model: &Model, rng: &mut StdRng, what: &str) {
 fn walk(mut iter: Iter, want: &[(Vec<u8>, Vec<u8>)], rng: &mut StdRng, what: &str) {
     let way = rng.gen_range(0..4);
     let (mut front, mut back) = (0, want.len());
-    let stop = if way == 3 { rng.gen_range(0..4) } else { usize::MAX };
+    let stop = if way == 3 {
+        rng.gen_range(0..4)
+    } else {
+        usize::MAX
+    };
     for step in 0.. {
         let forward = match way {
             0 | 3 => true,
@@ -133,7 +139,11 @@ fn walk(mut iter: Iter, want: &[(Vec<u8>, Vec<u8>)], rng: &mut StdRng, what: &st
         if step == stop {
             return;
         }
-        let got = if forward { iter.next() } else { iter.next_back() };
+        let got = if forward {
+            iter.next()
+        } else {
+            iter.next_back()
+        };
         let expected = (front < back).then(|| {
             if forward {
                 front += 1;
@@ -213,7 +223,10 @@ fn a_view_published_anew_lets_go_of_the_kept_cursor() {
     let inner = db.inner();
     let before = inner.pinned();
     assert_eq!(db.iter().count(), 1);
-    assert!(inner.reads().spare_cursor(&before).is_some(), "a cursor is kept");
+    assert!(
+        inner.reads().spare_cursor(&before).is_some(),
+        "a cursor is kept"
+    );
     assert_eq!(db.iter().count(), 1);
     db.flush().unwrap();
     assert!(

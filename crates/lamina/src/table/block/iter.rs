@@ -162,7 +162,12 @@ impl InternalIterator for BlockIter {
         if self.err.is_some() {
             return;
         }
-        if let Some(p) = self.block.prefixes.get().filter(|_| self.block.every_entry_restarts) {
+        if let Some(p) = self
+            .block
+            .prefixes
+            .get()
+            .filter(|_| self.block.every_entry_restarts)
+        {
             // Every entry a restart point (an index block): the first
             // restart key not before the target is the entry.
             return match self.block.first_restart_not_before(p, target) {

@@ -154,7 +154,7 @@ impl Block {
         let mut prev = u64::MAX;
         let (mut first, end) = (true, self.restarts_offset as u64);
         for w in words.chunks_exact(4) {
-            let r = u64::from(u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+            let r = <[u8; 4]>::try_from(w).map_or(u64::MAX, |b| u64::from(u32::from_le_bytes(b)));
             bad |= if first { r != 0 } else { r <= prev || r >= end };
             first = false;
             prev = r;

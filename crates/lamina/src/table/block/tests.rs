@@ -156,7 +156,9 @@ fn point_seeks_find_the_first_entry_not_before_the_target() {
 /// length written in more bytes than it needs is refused.
 #[test]
 fn value_lengths_of_every_width_decode() {
-    let lens = [0usize, 1, 127, 128, 129, 255, 256, 1000, 16_383, 16_384, 20_000];
+    let lens = [
+        0usize, 1, 127, 128, 129, 255, 256, 1000, 16_383, 16_384, 20_000,
+    ];
     let model: Vec<(Vec<u8>, Vec<u8>)> = lens
         .iter()
         .enumerate()
@@ -188,10 +190,7 @@ fn iterator_seeks_through_restart_prefixes() {
             .unwrap()
             .with_restart_prefixes()
             .unwrap();
-        assert_eq!(
-            prefixed.entries_if_all_restarts().is_some(),
-            interval == 1
-        );
+        assert_eq!(prefixed.entries_if_all_restarts().is_some(), interval == 1);
         exhaustive_walk(&mut Arc::new(prefixed).iter(), &model);
         exhaustive_walk(&mut plain.iter(), &model);
         assert!(plain.prefixes.get().is_some(), "interval {interval}");
