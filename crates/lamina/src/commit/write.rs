@@ -8,7 +8,8 @@
 //! once a sync covers its record (one syncer's `fdatasync` covers every
 //! record handed to the WAL before it, while later writers keep writing):
 //! `pipeline`, where a writer waits once for both. A lone writer does all
-//! of it on its own thread.
+//! of it on its own thread. Before it publishes, a writer lowers the live
+//! floor of a keyspace it gives a value below it (`read::floor`).
 
 use crate::batch::{Batch, Op};
 use crate::db::add_under_wal_lock;
@@ -235,6 +236,8 @@ impl Inner {
         q.writer_last = q.last_seqno;
         drop(q);
 
+        // Before the seqnos are published (docs/design.md#the-live-floor).
+        self.reads().floors().written(batch);
         let inserted = insert(&mem, batch, first, Inserters::Many);
         self.commit().pipeline.inserted();
 
@@ -302,6 +305,7 @@ impl Inner {
         *last_seqno = last;
         *writer_last = last;
         // The only writer: no other inserts until this one is published.
+        self.reads().floors().written(batch);
         let inserted = insert(mem, batch, first, Inserters::One);
         self.commit()
             .pipeline

@@ -68,6 +68,8 @@ pub struct Cursor {
     keys_only: bool,
     /// The tree key of the last key resolved (returned or failed).
     last: Option<Vec<u8>>,
+    /// Entries stepped over so far, every version of every key passed.
+    stepped: u64,
 }
 
 fn above_lower(tk: &[u8], lower: &Bound<Vec<u8>>) -> bool {
@@ -114,6 +116,7 @@ impl Cursor {
             keys_only: false,
             last: None,
             blobs: None,
+            stepped: 0,
         }
     }
 
@@ -166,6 +169,13 @@ impl Cursor {
         self.last.as_deref()
     }
 
+    /// The entries of the tree this cursor has stepped over so far (every
+    /// version of every key it passed or returned, tombstones included):
+    /// the work a scan did, counted rather than timed.
+    pub fn stepped(&self) -> u64 {
+        self.stepped
+    }
+
     /// The next entry in ascending order.
     pub fn next_forward(&mut self) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
         if !self.started {
@@ -201,6 +211,7 @@ impl Cursor {
                     decided = p.kind != Kind::Merge;
                 }
                 self.it.next();
+                self.stepped += 1;
             }
             if let Err(e) = self.it.status() {
                 return Some(Err(e));
@@ -263,6 +274,7 @@ impl Cursor {
                     self.scratch.push((p.kind, self.it.value().to_vec()));
                 }
                 self.it.prev();
+                self.stepped += 1;
             }
             if let Err(e) = self.it.status() {
                 return Some(Err(e));

@@ -1,15 +1,18 @@
 //! The read subsystem: the view published to readers (memtables and
 //! version, swapped atomically by writers and background threads), point
 //! lookups through it (`point`), the table handles a view keeps open
-//! (`table_handles`), and the iterators, snapshots and cursors users read
-//! with (`iter`, `snapshot`, `seek_cursor`).
+//! (`table_handles`), the iterators, snapshots and cursors users read
+//! with (`iter`, `snapshot`, `seek_cursor`), and each keyspace's live floor
+//! that forward iterators seek to (`floor`).
 
+mod floor;
 mod iter;
 mod point;
 mod seek_cursor;
 mod snapshot;
 mod table_handles;
 
+pub(crate) use floor::Floors;
 pub use iter::Iter;
 
 pub use point::Cached;
@@ -21,7 +24,8 @@ use crate::key::SeqNo;
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 
-/// The read subsystem's state: the published view and the live snapshots.
+/// The read subsystem's state: the published view, the live snapshots and
+/// the keyspaces' live floors.
 #[derive(Default)]
 pub(crate) struct Reads {
     /// The memtables and version of the tree state, published for
@@ -29,9 +33,18 @@ pub(crate) struct Reads {
     view: arc_swap::ArcSwapOption<Pinned>,
     /// Live snapshots: seqno -> count.
     snapshots: Mutex<BTreeMap<SeqNo, usize>>,
+    /// Each keyspace's live floor.
+    floors: Floors,
 }
 
 impl Reads {
+    /// The keyspaces' live floors: lowered by every writer before it
+    /// publishes, read and installed by forward iterators.
+    #[inline]
+    pub(crate) fn floors(&self) -> &Floors {
+        &self.floors
+    }
+
     /// Live snapshot seqnos, ascending.
     pub(crate) fn snapshot_list(&self) -> Vec<SeqNo> {
         self.snapshots.lock().keys().copied().collect()
