@@ -22,8 +22,18 @@ fn install(f: &Floors, ks: KeyspaceId, key: &[u8], seqno: SeqNo) {
 #[test]
 fn a_key_whose_first_bytes_are_greater_is_greater() {
     let keys: Vec<&[u8]> = vec![
-        b"", b"\0", b"\0\0", b"a", b"a\0", b"ab", b"abcdefg", b"abcdefg\0", b"abcdefgh",
-        b"abcdefh", b"b", b"\xff\xff\xff\xff\xff\xff\xff\xff",
+        b"",
+        b"\0",
+        b"\0\0",
+        b"a",
+        b"a\0",
+        b"ab",
+        b"abcdefg",
+        b"abcdefg\0",
+        b"abcdefgh",
+        b"abcdefh",
+        b"b",
+        b"\xff\xff\xff\xff\xff\xff\xff\xff",
     ];
     for a in &keys {
         for b in &keys {

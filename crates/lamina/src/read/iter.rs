@@ -302,7 +302,9 @@ impl Iterator for Iter {
         }
         if self.front.is_none() {
             let view = self.view.as_ref()?;
-            let lower = self.floor.start(&self.handle.inner, &self.lower, view.seqno);
+            let lower = self
+                .floor
+                .start(&self.handle.inner, &self.lower, view.seqno);
             self.front = self.cursor(lower);
         }
         let front = self.front.as_mut()?;
