@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+type Entry = (Vec<u8>, Vec<u8>);
 
 fn key(i: u64) -> Vec<u8> {
     i.to_be_bytes().to_vec()
@@ -45,7 +46,7 @@ fn open(fs: &MemFs) -> Db {
 
 /// Pops the first key: its entry, and the entries of the tree the
 /// iterator stepped over to find it.
-fn pop(db: &Db) -> (Option<(Vec<u8>, Vec<u8>)>, u64) {
+fn pop(db: &Db) -> (Option<Entry>, u64) {
     let mut it = db.iter();
     let first = it.next().transpose().expect("first key");
     let stepped = it.entries_stepped();
@@ -226,9 +227,9 @@ fn a_pop_never_skips_a_key_put_below_the_front_by_another_thread() {
                 }
                 if let Some(f) = &first {
                     assert!(snap.get(f).expect("get").is_some());
-                    if rounds % 64 == 0 {
+                    if rounds.is_multiple_of(64) {
                         // Nothing live below, walking backward (no floor).
-                        let before = snap.range(..f.clone()).rev().next();
+                        let before = snap.range(..f.clone()).next_back();
                         assert!(before.is_none(), "{before:?} below the front {f:?}");
                     }
                 }
@@ -237,7 +238,7 @@ fn a_pop_never_skips_a_key_put_below_the_front_by_another_thread() {
                     let again = s.iter().next().transpose().expect("again").map(|(k, _)| k);
                     assert_eq!(&again, f);
                 }
-                if rounds % 16 == 0 && kept.len() < 8 {
+                if rounds.is_multiple_of(16) && kept.len() < 8 {
                     kept.push((snap, first));
                 }
                 rounds += 1;

@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::key::{KeyspaceId, SeqNo};
 use crate::memtable::{Inserters, Memtable};
 use crate::options::Durability;
+use crate::read::Floors;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -236,9 +237,8 @@ impl Inner {
         q.writer_last = q.last_seqno;
         drop(q);
 
-        // Before the seqnos are published (docs/design.md#the-live-floor).
-        self.reads().floors().written(batch);
-        let inserted = insert(&mem, batch, first, Inserters::Many);
+        let floors = self.reads().floors();
+        let inserted = insert(&mem, batch, first, Inserters::Many, floors);
         self.commit().pipeline.inserted();
 
         let last = first + count - 1;
@@ -305,8 +305,8 @@ impl Inner {
         *last_seqno = last;
         *writer_last = last;
         // The only writer: no other inserts until this one is published.
-        self.reads().floors().written(batch);
-        let inserted = insert(mem, batch, first, Inserters::One);
+        let floors = self.reads().floors();
+        let inserted = insert(mem, batch, first, Inserters::One, floors);
         self.commit()
             .pipeline
             .publish_solo(&self.commit().visible_seqno, last);
@@ -432,14 +432,31 @@ impl Inner {
 
 /// Inserts the operations of `batch`, the first with seqno `first`, into
 /// `mem`, where `who` may insert meanwhile; an error if the batch's
-/// encoding is malformed (what comes before it is inserted).
-fn insert(mem: &Memtable, batch: &Batch, first: SeqNo, who: Inserters) -> Result<()> {
+/// encoding is malformed (what comes before it is inserted). Each key is
+/// shown to the live `floors` too, before the seqnos are published
+/// (docs/design.md#the-live-floor).
+fn insert(
+    mem: &Memtable,
+    batch: &Batch,
+    first: SeqNo,
+    who: Inserters,
+    floors: &Floors,
+) -> Result<()> {
+    let watched = floors.watched();
     match batch.only_op() {
         // A single put or delete, inserted without decoding it again.
-        Some(op) => mem.insert_user(op.keyspace, op.key, first, op.kind, op.value, who),
+        Some(op) => {
+            if watched {
+                floors.wrote(op.keyspace, op.key, op.kind);
+            }
+            mem.insert_user(op.keyspace, op.key, first, op.kind, op.value, who);
+        }
         None => {
             for (seq, op) in (first..).zip(batch.ops()) {
                 let op: Op<'_> = op.map_err(Error::InvalidArgument)?;
+                if watched {
+                    floors.wrote(op.keyspace, op.key, op.kind);
+                }
                 mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value, who);
             }
         }

@@ -8,7 +8,7 @@
 //! below the tree key `K` had a value. Writers keep it true for later
 //! seqnos: a write that gives a key below `K` a value (a Put, a Merge
 //! operand, a blob pointer; a Delete gives none) lowers the floor to that
-//! key before its seqno is published ([`Floors::written`], from the commit
+//! key before its seqno is published ([`Floors::wrote`], from the commit
 //! path), and an ingest lowers it to its smallest key before its tables
 //! are ([`Floors::ingest_begins`]). A forward iterator whose front starts
 //! at or below the floor, at a seqno `R >= S`, reads the floor after taking
@@ -42,7 +42,6 @@
 //! it. Read-only handles keep none: a refresh publishes writes that never
 //! passed a check.
 
-use crate::batch::Batch;
 use crate::db::Inner;
 use crate::iter::Cursor;
 use crate::key::{self, KeyspaceId, Kind, SeqNo, KEYSPACE_ID_LEN};
@@ -144,24 +143,18 @@ impl Floors {
         self.slots.get(i).unwrap_or(&self.slots[0])
     }
 
-    /// Lowers the floors below the keys `batch` gives a value. A writer
-    /// calls it once its seqnos are taken and before they are published.
+    /// Whether any floor is kept or installed: if not, a writer checks
+    /// nothing. One relaxed load.
     #[inline]
-    pub(crate) fn written(&self, batch: &Batch) {
-        if self.busy.load(Ordering::Relaxed) == 0 {
-            return;
-        }
-        match batch.only_op() {
-            Some(op) => self.wrote(op.keyspace, op.key, op.kind),
-            None => {
-                for op in batch.ops().map_while(|op| op.ok()) {
-                    self.wrote(op.keyspace, op.key, op.kind);
-                }
-            }
-        }
+    pub(crate) fn watched(&self) -> bool {
+        self.busy.load(Ordering::Relaxed) != 0
     }
 
-    fn wrote(&self, ks: KeyspaceId, user_key: &[u8], kind: Kind) {
+    /// Lowers the floor of keyspace `ks` below `user_key` if the write
+    /// gives that key a value (records it for an install under way). A
+    /// writer calls it, when [`Floors::watched`], for each key of its batch
+    /// once its seqnos are taken and before they are published.
+    pub(crate) fn wrote(&self, ks: KeyspaceId, user_key: &[u8], kind: Kind) {
         if kind == Kind::Delete {
             return;
         }

@@ -7,10 +7,17 @@ fn tk(ks: KeyspaceId, k: &[u8]) -> Vec<u8> {
     key::tree_key(ks, k)
 }
 
-fn put(ks: KeyspaceId, k: &[u8]) -> Batch {
-    let mut b = Batch::new();
-    b.push_put(ks, k, b"v");
-    b
+/// What a writer shows the floors for each key of its batch.
+fn written(f: &Floors, ops: &[(KeyspaceId, &[u8], Kind)]) {
+    if f.watched() {
+        for &(ks, k, kind) in ops {
+            f.wrote(ks, k, kind);
+        }
+    }
+}
+
+fn put(f: &Floors, ks: KeyspaceId, k: &[u8]) {
+    written(f, &[(ks, k, Kind::Put)]);
 }
 
 /// Installs `key` of `ks` at `seqno` as an install with nothing recorded would.
@@ -62,25 +69,26 @@ fn a_reader_older_than_the_floor_or_of_another_keyspace_gets_none() {
 fn a_put_or_merge_below_lowers_the_floor_and_a_delete_or_a_put_above_does_not() {
     let f = Floors::default();
     install(&f, 1, b"queue:0500", 10);
-    f.written(&put(1, b"queue:0900"));
+    put(&f, 1, b"queue:0900");
     assert_eq!(f.floor_at(1, 10), Some(tk(1, b"queue:0500")));
-    f.written(&put(1, b"queue:0500"));
+    put(&f, 1, b"queue:0500");
     assert_eq!(f.floor_at(1, 10), Some(tk(1, b"queue:0500")));
-    let mut del = Batch::new();
-    del.push(Kind::Delete, 1, b"queue:0100", None);
-    f.written(&del);
+    written(&f, &[(1, b"queue:0100", Kind::Delete)]);
     assert_eq!(f.floor_at(1, 10), Some(tk(1, b"queue:0500")));
-    let mut merge = Batch::new();
-    merge.push(Kind::Merge, 1, b"queue:0300", Some(b"1"));
-    merge.push(Kind::Delete, 1, b"queue:0100", None);
-    f.written(&merge);
+    written(
+        &f,
+        &[
+            (1, b"queue:0300", Kind::Merge),
+            (1, b"queue:0100", Kind::Delete),
+        ],
+    );
     assert_eq!(f.floor_at(1, 10), Some(tk(1, b"queue:0300")));
     // Another keyspace's keys, below or above, leave it alone.
-    f.written(&put(0, b"a"));
-    f.written(&put(1 + SLOTS as u32, b"a"));
+    put(&f, 0, b"a");
+    put(&f, 1 + SLOTS as u32, b"a");
     assert_eq!(f.floor_at(1, 10), Some(tk(1, b"queue:0300")));
     // A put of the keyspace's first key leaves nothing below: no floor.
-    f.written(&put(1, b""));
+    put(&f, 1, b"");
     assert_eq!(f.floor_at(1, 10), None);
     assert_eq!(f.busy.load(Ordering::Relaxed), 0);
 }
@@ -91,7 +99,7 @@ fn a_floor_at_the_end_of_its_keyspace_is_lowered_by_any_put() {
     f.mark(2);
     f.unmark(2, Some((tk(3, b""), 5)), f.ingests_ended());
     assert_eq!(f.floor_at(2, 5), Some(tk(3, b"")));
-    f.written(&put(2, b"\xff\xff\xff\xff\xff\xff\xff\xff"));
+    put(&f, 2, b"\xff\xff\xff\xff\xff\xff\xff\xff");
     assert_eq!(
         f.floor_at(2, 5),
         Some(tk(2, b"\xff\xff\xff\xff\xff\xff\xff\xff"))
@@ -102,8 +110,8 @@ fn a_floor_at_the_end_of_its_keyspace_is_lowered_by_any_put() {
 fn a_key_written_while_an_install_runs_lowers_what_it_installs() {
     let f = Floors::default();
     f.mark(0);
-    f.written(&put(0, b"c"));
-    f.written(&put(0, b"x"));
+    put(&f, 0, b"c");
+    put(&f, 0, b"x");
     f.unmark(0, Some((tk(0, b"k"), 4)), f.ingests_ended());
     assert_eq!(f.floor_at(0, 4), Some(tk(0, b"c")));
     // Recorded keys are forgotten once no install runs.
