@@ -133,7 +133,8 @@ impl Numbered for crate::blob::BlobMeta {
 ///    queue and releases it before taking the WAL);
 /// 4. `versions`;
 /// 5. `state`;
-/// 6. the leaf locks `keyspaces`, the snapshots ([`Reads`]), `poisoned`,
+/// 6. the leaf locks `keyspaces`, the snapshots and the live floors'
+///    slots ([`Reads`]), `poisoned`,
 ///    the threads and data shape ([`Background`]) and `lock`, held briefly,
 ///    with none of the locks above taken under them.
 ///
