@@ -18,6 +18,11 @@
 #                 Berkeley DB (C), then bench/tpcb.py (the same from Python at 1 and 16 threads);
 #                 tables, CSV and a chart in $(BENCH_OUT)/tpcb/ (about 5 minutes at the defaults)
 #                 e.g. make bench-tpcb TPCB_ARGS='--seconds 2 --engines lamina,lmdb'
+#   bench-btree-rows `lamina-bench btree-rows`: the rows of redb's engine comparison (its
+#                 lmdb_benchmark: bulk load, writes, reads at 1 to 32 threads, range reads,
+#                 removals, retain, extract_if, pop, sizes) for lamina, RocksDB, LMDB and redb at
+#                 the harness's sizes and settings; table and CSV in $(BENCH_OUT)/btree-rows/
+#                 e.g. make bench-btree-rows BTREE_ROWS_ARGS='--elements 20000 --engines lamina,redb'
 #   bench-migrate bench/migrate_bench.py: a 2^20-record gdbm file and Berkeley DB file loaded into
 #                 lamina directly (`lamina load DB FILE`) beside `gdbm_dump | lamina load` and
 #                 `db5.3_dump | lamina load`, and lamina.migrate(); MIGRATE_N sets the records
@@ -51,7 +56,7 @@ BENCH_BUILD := $(if $(wildcard crates/lamina-cli/Cargo.toml),bench-cli)
 BENCH_BUILD += $(if $(wildcard python/python.mk),py-build)
 
 .PHONY: bench-setup bench bench-quick bench-engines bench-test bench-test-harness \
-	bench-test-package bench-cli bench-migrate bench-open-loop bench-tpcb
+	bench-test-package bench-cli bench-migrate bench-open-loop bench-tpcb bench-btree-rows
 
 EXTRA_TESTS += bench-test-harness
 
@@ -83,6 +88,13 @@ bench-tpcb: $(if $(wildcard python/python.mk),py-build)
 	$(BENCH_PY) bench/tpcb.py --out $(BENCH_OUT)/tpcb $(TPCB_PY_ARGS)
 	$(BENCH_PY) bench/plot_tpcb.py $(BENCH_OUT)/tpcb/tpcb.csv $(BENCH_OUT)/tpcb/tpcb-python.csv \
 		$(BENCH_OUT)/tpcb/tpcb.png
+
+# `lamina-bench btree-rows`'s options (the default: every row at the harness's 5,000,000 pairs).
+BTREE_ROWS_ARGS ?=
+
+bench-btree-rows:
+	$(BENCH_CARGO) build --release
+	$(LAMINA_BENCH) btree-rows --out $(BENCH_OUT)/btree-rows $(BTREE_ROWS_ARGS)
 
 MIGRATE_N        ?= 1048576
 OPEN_LOOP_ROUNDS ?= 500

@@ -5,7 +5,8 @@
 //! figures of the programs they come from), `engines` (lamina beside
 //! RocksDB, LMDB, redb and fjall, all built here in release mode), `tpcb`
 //! (the TPC-B transaction beside RocksDB, LMDB, SQLite and Berkeley DB,
-//! durable, at 1 to 16 threads), and what
+//! durable, at 1 to 16 threads), `btree-rows` (the rows of redb's engine
+//! comparison for lamina, RocksDB, LMDB and redb), and what
 //! they share (where the database goes, CSV output, the original programs'
 //! random number generators, sizes on disk).
 //!
@@ -22,6 +23,7 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod blocksize;
+mod btree_rows;
 mod commit;
 mod engines;
 mod insert;
@@ -83,6 +85,9 @@ enum Workload {
     /// TPC-B (ex_tpcb's transaction) at 1..16 threads, durable commits: lamina beside
     /// RocksDB's TransactionDB, LMDB, SQLite (WAL) and Berkeley DB; invariant checked.
     Tpcb(tpcb::TpcbArgs),
+    /// The rows of redb's engine comparison (bulk load, writes, reads at 1 to 32 threads,
+    /// range reads, removals, retain, extract_if, pop, sizes) for lamina, RocksDB, LMDB and redb.
+    BtreeRows(btree_rows::BtreeRowsArgs),
 }
 
 /// What every workload gets from the global options.
@@ -120,6 +125,7 @@ fn run(workload: Workload, ctx: &Ctx) -> Result<(), String> {
         Workload::Blocksize(a) => blocksize::run(a, ctx),
         Workload::Engines(a) => engines::run(a, ctx),
         Workload::Tpcb(a) => tpcb::run(a, ctx),
+        Workload::BtreeRows(a) => btree_rows::run(a, ctx),
     }
 }
 

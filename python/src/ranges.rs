@@ -44,6 +44,12 @@ impl Reader for Source<'_> {
             Source::Snapshot(r) => r.contains(key),
         }
     }
+    fn get_many(&self, keys: &[&[u8]]) -> lamina::Result<Vec<Option<Vec<u8>>>> {
+        match self {
+            Source::Live(r) => r.get_many(keys),
+            Source::Snapshot(r) => r.get_many(keys),
+        }
+    }
     fn range(&self, bounds: &Bounds) -> lamina::Iter {
         match self {
             Source::Live(r) => r.range(bounds),

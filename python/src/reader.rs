@@ -24,6 +24,10 @@ pub trait Reader: Send + Sync {
     fn contains(&self, key: &[u8]) -> lamina::Result<bool> {
         Ok(self.get(key)?.is_some())
     }
+    /// The values of `keys`, in their order, `None` where a key has none.
+    fn get_many(&self, keys: &[&[u8]]) -> lamina::Result<Vec<Option<Vec<u8>>>> {
+        keys.iter().map(|k| self.get(k)).collect()
+    }
     /// The value of `key` as a `bytes` object, when it can be had without
     /// waiting for the disk: a value in memory straight from where it is
     /// stored, a large value read again as the `bytes` object read before,
@@ -76,6 +80,9 @@ impl Reader for Live<'_> {
     fn contains(&self, key: &[u8]) -> lamina::Result<bool> {
         self.ks.contains_key(key)
     }
+    fn get_many(&self, keys: &[&[u8]]) -> lamina::Result<Vec<Option<Vec<u8>>>> {
+        self.ks.get_many(keys)
+    }
     fn try_value<'py>(&self, py: Python<'py>, key: &[u8]) -> lamina::Result<TryValue<'py>> {
         self.ks.try_get_with_lazy(
             key,
@@ -106,6 +113,9 @@ impl Reader for SnapshotIn {
     }
     fn contains(&self, key: &[u8]) -> lamina::Result<bool> {
         self.snap.contains_key_in(&self.ks, key)
+    }
+    fn get_many(&self, keys: &[&[u8]]) -> lamina::Result<Vec<Option<Vec<u8>>>> {
+        self.snap.get_many_in(&self.ks, keys)
     }
     fn try_value<'py>(&self, py: Python<'py>, key: &[u8]) -> lamina::Result<TryValue<'py>> {
         self.snap.try_get_with_lazy_in(
@@ -183,7 +193,9 @@ pub fn contains<R: Reader + ?Sized>(
     py.detach(|| r.contains(k)).map_err(to_py)
 }
 
-/// The values of `keys`, `None` where missing, in one engine round without the GIL.
+/// The values of `keys`, `None` where missing: one engine call
+/// ([`Reader::get_many`]: one view, the keys looked up in key order) with
+/// the GIL released once for the batch.
 pub fn get_many<'py>(
     py: Python<'py>,
     r: &dyn Reader,
@@ -191,14 +203,7 @@ pub fn get_many<'py>(
 ) -> PyResult<Bound<'py, PyList>> {
     let objs: Vec<Bound<'py, PyAny>> = keys.try_iter()?.collect::<PyResult<_>>()?;
     let slices: Vec<&[u8]> = objs.iter().map(convert::key).collect::<PyResult<_>>()?;
-    let values = py
-        .detach(|| {
-            slices
-                .iter()
-                .map(|k| r.get(k))
-                .collect::<lamina::Result<Vec<_>>>()
-        })
-        .map_err(to_py)?;
+    let values = py.detach(|| r.get_many(&slices)).map_err(to_py)?;
     let out = PyList::empty(py);
     for v in values {
         match v {

@@ -63,6 +63,15 @@ pub fn stats_dict<'py>(py: Python<'py>, s: &lamina::Stats) -> PyResult<Bound<'py
     d.set_item("reader_views_cut", s.reader_views_cut)?;
     d.set_item("cache_hits", s.cache_hits)?;
     d.set_item("cache_misses", s.cache_misses)?;
+    d.set_item("data_block_hit_rate", s.data_block_hit_rate())?;
+    let r = &s.reads;
+    d.set_item("point_lookups", r.point_lookups)?;
+    d.set_item("data_reads_per_lookup", r.data_reads_per_lookup())?;
+    d.set_item("table_file_reads", r.file_reads())?;
+    d.set_item("data_block_reads", r.data_block_reads)?;
+    d.set_item("lookup_data_block_reads", r.lookup_data_block_reads)?;
+    d.set_item("index_filter_reads", r.index_filter_reads)?;
+    d.set_item("other_table_reads", r.other_reads)?;
     d.set_item("cache_bytes", s.cache_bytes)?;
     d.set_item("cache_capacity", s.cache_capacity)?;
     d.set_item("block_size", s.block_size)?;

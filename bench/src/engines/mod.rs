@@ -21,7 +21,7 @@
 pub(crate) mod measure;
 mod order;
 pub(crate) mod peers;
-mod report;
+pub(crate) mod report;
 mod store;
 
 use crate::progress::{Progress, Total};

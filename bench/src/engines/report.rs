@@ -273,7 +273,7 @@ pub fn save(dir: &Path, setup: &Setup, rows: &[Row], tables: &str) -> Result<(),
 }
 
 /// The date (UTC), the machine's cores and kernel, the load average.
-fn machine() -> String {
+pub(crate) fn machine() -> String {
     let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

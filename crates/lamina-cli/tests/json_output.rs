@@ -59,6 +59,12 @@ fn stat_json() {
         "{v}"
     );
     assert!(v["space_amplification"].as_f64().unwrap() >= 1.0, "{v}");
+    // `stat` looks nothing up; it opens each table once to read its counts.
+    let reads = &v["reads"];
+    assert_eq!(reads["point_lookups"].as_u64(), Some(0), "{v}");
+    assert!(reads["data_reads_per_lookup"].is_null(), "{v}");
+    assert_eq!(reads["index_filter_reads"], v["tables"], "{v}");
+    assert_eq!(reads["other_reads"], v["tables"], "{v}");
 }
 
 #[test]

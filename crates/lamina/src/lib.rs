@@ -146,7 +146,7 @@ pub use blob::{Kept, KeptBytes, LazyValue};
 pub use budget::default_memory_budget;
 pub use db::CheckReport;
 pub use db::{BulkLoadOptions, BulkLoader, Db, IngestOptions, IngestedTable, Keyspace};
-pub use db::{LevelStats, StallStats, Stats};
+pub use db::{LevelStats, ReadStats, StallStats, Stats};
 pub use error::{Error, Result};
 pub use key::{MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use options::{Compression, Durability, Options};

@@ -1,6 +1,7 @@
 //! `lamina stat DB`: what the database's tables look like — levels, tables,
 //! sizes, key and value sizes, compression, filters, space and write
-//! amplification — and what, if anything, would be worth changing.
+//! amplification, reads of table files per lookup — and what, if anything,
+//! would be worth changing.
 //!
 //! It is the answer to Berkeley DB's `db_tuner` (the block-size question):
 //! instead of trying page sizes by hand, read the numbers and the advice.
@@ -97,6 +98,7 @@ pub fn to_json(path: &str, stats: &Stats) -> serde_json::Value {
         },
         "cache_bytes": stats.cache_bytes,
         "cache_capacity": stats.cache_capacity,
+        "reads": reads_json(stats),
         "memory": {
             "budget": stats.memory_budget,
             "charged_to_cache": stats.memory_charged_bytes,
@@ -124,6 +126,56 @@ pub fn to_json(path: &str, stats: &Stats) -> serde_json::Value {
         },
         "advice": advice(stats),
     })
+}
+
+/// Point lookups and reads of table files since open, for `--json`.
+fn reads_json(stats: &Stats) -> serde_json::Value {
+    let r = &stats.reads;
+    let asked = stats.cache_hits + stats.cache_misses;
+    serde_json::json!({
+        "point_lookups": r.point_lookups,
+        "data_reads_per_lookup": (r.point_lookups > 0).then(|| r.data_reads_per_lookup()),
+        "file_reads": r.file_reads(),
+        "data_block_reads": r.data_block_reads,
+        "lookup_data_block_reads": r.lookup_data_block_reads,
+        "index_filter_reads": r.index_filter_reads,
+        "other_reads": r.other_reads,
+        "cache_hits": stats.cache_hits,
+        "cache_misses": stats.cache_misses,
+        "data_block_hit_rate": (asked > 0).then(|| stats.data_block_hit_rate()),
+    })
+}
+
+/// Point lookups since open and the data blocks they read from files.
+fn lookups_line(stats: &Stats) -> String {
+    let r = &stats.reads;
+    if r.point_lookups == 0 {
+        return "reads            no point lookups since open".into();
+    }
+    format!(
+        "reads            {} point lookups since open, {:.2} data blocks read from table files per lookup",
+        thousands(r.point_lookups),
+        r.data_reads_per_lookup()
+    )
+}
+
+/// Reads of table files since open, by the kind of block read.
+fn table_reads_line(stats: &Stats) -> String {
+    let r = &stats.reads;
+    let hit_rate = if stats.cache_hits + stats.cache_misses > 0 {
+        format!("{:.1}%", stats.data_block_hit_rate() * 100.0)
+    } else {
+        "-".into()
+    };
+    format!(
+        "table reads      {} since open: {} of data blocks (cache hit rate {hit_rate}), \
+         {} of index and filter blocks (one per table opened; kept in memory while it is open), \
+         {} of footers",
+        thousands(r.file_reads()),
+        thousands(r.data_block_reads),
+        thousands(r.index_filter_reads),
+        thousands(r.other_reads)
+    )
 }
 
 /// Time writers were slowed and stopped since open, and why.
@@ -288,6 +340,8 @@ pub fn render(path: &str, stats: &Stats) -> String {
         bytes(stats.cache_bytes),
         bytes(stats.cache_capacity)
     );
+    let _ = writeln!(s, "{}", lookups_line(stats));
+    let _ = writeln!(s, "{}", table_reads_line(stats));
     let _ = writeln!(s, "level sizes      {}", stats.level_sizes_reason);
     let _ = writeln!(
         s,
@@ -495,6 +549,38 @@ mod tests {
         let j = to_json("db", &stats);
         assert_eq!(j["commits"]["per_fsync"].as_f64(), Some(12.5));
         assert_eq!(j["commits"]["since_open"].as_u64(), Some(12_000));
+    }
+
+    #[test]
+    fn reads_per_lookup_and_hit_rates_are_shown() {
+        let mut stats = Stats::default();
+        let text = render("db", &stats);
+        assert!(
+            text.contains("reads            no point lookups since open"),
+            "{text}"
+        );
+        assert!(text.contains("cache hit rate -)"), "{text}");
+        assert!(to_json("db", &stats)["reads"]["data_reads_per_lookup"].is_null());
+        stats.reads.point_lookups = 2_000;
+        stats.reads.lookup_data_block_reads = 500;
+        stats.reads.data_block_reads = 700;
+        stats.reads.index_filter_reads = 3;
+        stats.reads.other_reads = 3;
+        stats.cache_hits = 1_500;
+        stats.cache_misses = 500;
+        let text = render("db", &stats);
+        assert!(
+            text.contains("reads            2,000 point lookups since open, 0.25 data blocks read from table files per lookup"),
+            "{text}"
+        );
+        assert!(
+            text.contains("table reads      706 since open: 700 of data blocks (cache hit rate 75.0%), 3 of index and filter blocks"),
+            "{text}"
+        );
+        let j = to_json("db", &stats);
+        assert_eq!(j["reads"]["data_reads_per_lookup"].as_f64(), Some(0.25));
+        assert_eq!(j["reads"]["data_block_hit_rate"].as_f64(), Some(0.75));
+        assert_eq!(j["reads"]["file_reads"].as_u64(), Some(706));
     }
 
     #[test]

@@ -1,5 +1,8 @@
-//! The cache of decompressed data blocks, bounded in bytes.
+//! The cache of decompressed data blocks, bounded in bytes, and the
+//! database's read counters (`read_counts`) that every table reading
+//! through it bumps.
 
+use super::read_counts::{Count, ReadCounts};
 use crate::table::Block;
 use quick_cache::sync::Cache;
 use quick_cache::{Lifecycle, Weighter};
@@ -62,8 +65,8 @@ pub struct BlockCache {
     /// Names this cache in the memo of each thread's recent blocks.
     id: u64,
     capacity: usize,
-    hits: AtomicU64,
-    misses: AtomicU64,
+    /// Hits, misses, lookups and reads of table files (see `read_counts`).
+    reads: ReadCounts,
     /// Whether memory held elsewhere is charged to the cache.
     charging: bool,
     /// Bytes charged per kind (memtables, open tables): stored by every
@@ -130,8 +133,7 @@ impl BlockCache {
             let_go,
             id: super::recent::new_cache_id(),
             capacity: capacity_bytes,
-            hits: AtomicU64::new(0),
-            misses: AtomicU64::new(0),
+            reads: ReadCounts::default(),
             charging: false,
             charges: Default::default(),
             applied: AtomicU64::new(0),
@@ -215,11 +217,11 @@ impl BlockCache {
     pub fn get(&self, file_number: u64, offset: u64) -> Option<Arc<Block>> {
         let found = self.lookup(file_number, offset);
         let counter = if found.is_some() {
-            &self.hits
+            Count::CacheHit
         } else {
-            &self.misses
+            Count::CacheMiss
         };
-        counter.fetch_add(1, Ordering::Relaxed);
+        self.reads.add(counter, 1);
         found
     }
 
@@ -228,7 +230,7 @@ impl BlockCache {
     /// their miss when they read).
     pub fn get_if_cached(&self, file_number: u64, offset: u64) -> Option<Arc<Block>> {
         let found = self.lookup(file_number, offset)?;
-        self.hits.fetch_add(1, Ordering::Relaxed);
+        self.reads.add(Count::CacheHit, 1);
         Some(found)
     }
 
@@ -258,7 +260,7 @@ impl BlockCache {
         }
         let (found, records) = super::recent::covering(self.id, file_number, target);
         if found.is_some() {
-            self.hits.fetch_add(1, Ordering::Relaxed);
+            self.reads.add(Count::CacheHit, 1);
         }
         (found, records)
     }
@@ -331,7 +333,18 @@ impl BlockCache {
 
     /// Counts a hit served from a table slot.
     pub fn count_slot_hit(&self) {
-        self.hits.fetch_add(1, Ordering::Relaxed);
+        self.reads.add(Count::CacheHit, 1);
+    }
+
+    /// Adds `n` to the database's read counter `c` (see `read_counts`).
+    #[inline]
+    pub(crate) fn count(&self, c: Count, n: u64) {
+        self.reads.add(c, n);
+    }
+
+    /// The database's read counter `c` since the cache was made.
+    pub(crate) fn counted(&self, c: Count) -> u64 {
+        self.reads.total(c)
     }
 
     #[cfg(test)]
@@ -347,12 +360,12 @@ impl BlockCache {
 
     /// Lookups that found their block.
     pub fn hits(&self) -> u64 {
-        self.hits.load(Ordering::Relaxed)
+        self.reads.total(Count::CacheHit)
     }
 
     /// Lookups that did not.
     pub fn misses(&self) -> u64 {
-        self.misses.load(Ordering::Relaxed)
+        self.reads.total(Count::CacheMiss)
     }
 
     /// Bytes charged for the blocks held now.

@@ -58,6 +58,15 @@ impl Db {
         self.inner().get(0, key, None)
     }
 
+    /// The values of `keys` in the default keyspace, in the order of `keys`
+    /// (`None` where a key has none; a key may come more than once): what a
+    /// loop of [`Db::get`] returns, from one view of the database, with the
+    /// keys looked up in key order so that neighbours share the blocks they
+    /// read. A key too long is refused before any is looked up.
+    pub fn get_many<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Option<Vec<u8>>>> {
+        self.inner().get_many(0, keys, None)
+    }
+
     /// The value of `key` in the default keyspace, not yet read if it is in a
     /// blob file: [`LazyValue::read_into`](crate::LazyValue::read_into) copies
     /// it once, straight into the caller's buffer.

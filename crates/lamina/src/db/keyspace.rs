@@ -134,6 +134,13 @@ impl Keyspace {
         self.db.inner().get(self.id, key, None)
     }
 
+    /// The values of `keys`, in their order, `None` where a key has none,
+    /// from one view (see [`Db::get_many`]).
+    pub fn get_many<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Option<Vec<u8>>>> {
+        self.live()?;
+        self.db.inner().get_many(self.id, keys, None)
+    }
+
     /// The value of `key`, not yet read if it is in a blob file (see
     /// [`crate::Db::get_lazy`]).
     pub fn get_lazy(&self, key: &[u8]) -> Result<Option<crate::LazyValue>> {

@@ -24,7 +24,7 @@ pub use ingest::{IngestOptions, IngestedTable};
 pub use keyspace::Keyspace;
 use parking_lot::{Condvar, Mutex, RwLock};
 pub(crate) use stats::{add_under_wal_lock, cause_index, Counters};
-pub use stats::{LevelStats, StallStats, Stats};
+pub use stats::{LevelStats, ReadStats, StallStats, Stats};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

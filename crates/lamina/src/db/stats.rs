@@ -1,6 +1,8 @@
 //! Counters kept while the database runs, and the `Stats` report built from
-//! them and the shape of the tree.
+//! them and the shape of the tree. (The read counters are kept with the
+//! block cache, which every table reads through: `cache::read_counts`.)
 
+use crate::cache::Count;
 use crate::db::Inner;
 use crate::manifest::NUM_LEVELS;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -159,10 +161,13 @@ pub struct Stats {
     /// Bytes of memtables and open tables' index and filter blocks charged
     /// to the block cache (0 when the cache size was set explicitly).
     pub memory_charged_bytes: u64,
-    /// Block cache hits.
+    /// Block cache hits (the cache holds data blocks only: see
+    /// [`Stats::data_block_hit_rate`]).
     pub cache_hits: u64,
     /// Block cache misses.
     pub cache_misses: u64,
+    /// Point lookups and the reads of table files since open.
+    pub reads: ReadStats,
     /// Bytes held by the block cache.
     pub cache_bytes: u64,
     /// Bytes the block cache may hold now: its capacity less what memtables
@@ -221,6 +226,57 @@ pub struct Stats {
     pub txn_conflicts_unverifiable: u64,
 }
 
+/// Point lookups and the reads of table files since open: each read is one
+/// read call on a table file (a block cache miss, or a table being opened),
+/// counted by the kind of block it read.
+///
+/// Only data blocks go through the block cache ([`Stats::cache_hits`],
+/// [`Stats::cache_misses`]). A table's index and filter blocks are read
+/// when it is opened, in one read with its properties, and stay in memory
+/// for as long as it is open: every later use of them is a hit, and their
+/// misses are `index_filter_reads`, one per table opened (the table cache
+/// keeps up to [`Options::max_open_tables`](crate::Options::max_open_tables)
+/// open).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReadStats {
+    /// Point lookups: each `get` (of any kind), `contains_key`, and each
+    /// key of a `get_many`; a lookup that may not wait
+    /// ([`binding`](crate::binding)) once it answers, so that one asked
+    /// again with the disk allowed counts once.
+    pub point_lookups: u64,
+    /// Data blocks read from table files, by any reader: point lookups,
+    /// iterators, compactions, checks, and each table's first block, read
+    /// when it is opened to check its first key.
+    pub data_block_reads: u64,
+    /// Of `data_block_reads`, those point lookups made.
+    pub lookup_data_block_reads: u64,
+    /// Reads of a table's filter, properties and index blocks, which lie
+    /// back to back and are read at once when the table is opened.
+    pub index_filter_reads: u64,
+    /// Other reads of table files: each table's footer, read when it is
+    /// opened.
+    pub other_reads: u64,
+}
+
+impl ReadStats {
+    /// Every read of a table file counted.
+    pub fn file_reads(&self) -> u64 {
+        self.data_block_reads + self.index_filter_reads + self.other_reads
+    }
+
+    /// Data blocks point lookups read from table files, per lookup (0
+    /// before the first lookup): 0 when every block they needed was cached,
+    /// about 1 when each lookup read one. Tables opened are not included
+    /// (see `index_filter_reads`).
+    pub fn data_reads_per_lookup(&self) -> f64 {
+        if self.point_lookups == 0 {
+            return 0.0;
+        }
+        self.lookup_data_block_reads as f64 / self.point_lookups as f64
+    }
+}
+
 /// Time writers were slowed and times they were stopped, per cause.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StallStats {
@@ -257,6 +313,18 @@ impl Stats {
             return 0.0;
         }
         self.blob_file_bytes as f64 / live as f64
+    }
+}
+
+impl Stats {
+    /// The share of block cache lookups (of data blocks, by any reader)
+    /// that found their block, 0 to 1; 0 before the first.
+    pub fn data_block_hit_rate(&self) -> f64 {
+        let asked = self.cache_hits + self.cache_misses;
+        if asked == 0 {
+            return 0.0;
+        }
+        self.cache_hits as f64 / asked as f64
     }
 }
 
@@ -377,6 +445,13 @@ fn collect(inner: &Inner) -> Stats {
         memory_charged_bytes: charged,
         cache_hits: cache.hits(),
         cache_misses: cache.misses(),
+        reads: ReadStats {
+            point_lookups: cache.counted(Count::Lookup),
+            data_block_reads: cache.counted(Count::DataRead),
+            lookup_data_block_reads: cache.counted(Count::LookupDataRead),
+            index_filter_reads: cache.counted(Count::IndexFilterRead),
+            other_reads: cache.counted(Count::FooterRead),
+        },
         cache_bytes: cache.usage_bytes(),
         cache_capacity: block_room,
         block_size: block.block_size,

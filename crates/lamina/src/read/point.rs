@@ -1,5 +1,7 @@
 //! Point lookups: the value of one key, or whether it exists, read from the
-//! pinned memtables and tables without copying the value on the way.
+//! pinned memtables and tables without copying the value on the way; and
+//! the values of many keys, looked up in key order in one view
+//! (`get_many`).
 //!
 //! A lookup pins the published [`Pinned`] view (an atomic load, no lock),
 //! searches the memtables that hold anything, newest first, then level-0
@@ -11,6 +13,7 @@
 
 use super::table_handles::TableHandles;
 use crate::blob::LazyValue;
+use crate::cache::Count;
 use crate::db::Inner;
 use crate::error::{Error, Result};
 use crate::key::{self, InternalKey, KeyspaceId, Kind, SeqNo};
@@ -253,18 +256,20 @@ impl Inner {
         // A value in a blob file needs the disk unless it is kept in memory:
         // `settle` hands only a kept one here, and answers NeedsIo before it
         // would read one. Never empty bytes in place of a value.
-        self.point(
-            ks,
-            user_key,
-            None,
-            Lookup::CACHED_VALUE,
-            f,
-            |v, f| match v.in_memory() {
-                Some(bytes) => Ok(f(bytes)),
-                None => Err(Error::InvalidArgument(
-                    "a lookup that may not wait reached a value in a blob file".into(),
-                )),
-            },
+        self.counted(
+            self.point(
+                ks,
+                user_key,
+                None,
+                Lookup::CACHED_VALUE,
+                f,
+                |v, f| match v.in_memory() {
+                    Some(bytes) => Ok(f(bytes)),
+                    None => Err(Error::InvalidArgument(
+                        "a lookup that may not wait reached a value in a blob file".into(),
+                    )),
+                },
+            ),
         )
     }
 
@@ -280,9 +285,11 @@ impl Inner {
         f: impl FnOnce(&[u8]) -> R,
         blob: impl FnOnce(LazyValue) -> R,
     ) -> Result<Cached<Option<R>>> {
-        self.point(ks, user_key, seqno, Lookup::CACHED_LAZY, f, |v, _| {
-            Ok(blob(v))
-        })
+        self.counted(
+            self.point(ks, user_key, seqno, Lookup::CACHED_LAZY, f, |v, _| {
+                Ok(blob(v))
+            }),
+        )
     }
 
     /// Whether `user_key` has a value in keyspace `ks` as of `seqno`; stops
@@ -313,14 +320,14 @@ impl Inner {
         seqno: Option<SeqNo>,
     ) -> Result<Cached<bool>> {
         Ok(
-            match self.point(
+            match self.counted(self.point(
                 ks,
                 user_key,
                 seqno,
                 Lookup::CACHED_EXISTS,
                 |_: &[u8]| (),
                 |_, _| Ok(()),
-            )? {
+            ))? {
                 Cached::Answered(v) => Cached::Answered(v.is_some()),
                 Cached::NeedsIo => Cached::NeedsIo,
             },
@@ -328,7 +335,10 @@ impl Inner {
     }
 
     /// The lookup behind every point read: `exists_only` stops at the first
-    /// entry, `cached_only` never reads from the disk.
+    /// entry, `cached_only` never reads from the disk. Counts the lookup,
+    /// unless `cached_only`: such a lookup may need the disk and not answer,
+    /// and its caller then asks again; its wrappers count it once answered
+    /// ([`Inner::counted`]).
     fn point<F: FnOnce(&[u8]) -> R, R>(
         &self,
         ks: KeyspaceId,
@@ -338,19 +348,8 @@ impl Inner {
         f: F,
         on_blob: impl FnOnce(crate::blob::LazyValue, F) -> Result<R>,
     ) -> Result<Cached<Option<R>>> {
-        let Lookup {
-            exists_only,
-            cached_only,
-            ..
-        } = lookup;
         self.check_open()?;
-        if user_key.len() > key::MAX_KEY_LEN {
-            return Err(Error::InvalidArgument(format!(
-                "key is {} bytes; the limit is {}",
-                user_key.len(),
-                key::MAX_KEY_LEN
-            )));
-        }
+        check_key_len(user_key)?;
         // The seqno first: every write it covers is in the view loaded after.
         let seqno_arg_is_now = seqno.is_none();
         let visible = self.commit().visible_seqno();
@@ -364,6 +363,90 @@ impl Inner {
                 &fallback
             }
         };
+        if !lookup.cached_only {
+            self.tables().block_cache().count(Count::Lookup, 1);
+        }
+        let at = (seqno, seqno_arg_is_now);
+        self.point_in(pinned, at, ks, user_key, lookup, f, on_blob)
+    }
+
+    /// `found`, the answer of a lookup not allowed to read, counted as a
+    /// point lookup if it answered.
+    #[inline]
+    fn counted<T>(&self, found: Result<Cached<T>>) -> Result<Cached<T>> {
+        if let Ok(Cached::Answered(_)) = found {
+            self.tables().block_cache().count(Count::Lookup, 1);
+        }
+        found
+    }
+
+    /// The values of `keys` in keyspace `ks` as of `seqno` (default: now),
+    /// in the order of `keys`, `None` where a key has none; each read whole,
+    /// as [`Inner::get_with`] reads it. One view serves the whole batch, and
+    /// the keys are looked up in key order through the lookup every point
+    /// read takes: neighbours share tables and blocks, and a block read for
+    /// one key is the thread's last for the next. A key too long is refused
+    /// before any lookup (the first in the order of `keys`).
+    pub(crate) fn get_many<K: AsRef<[u8]>>(
+        &self,
+        ks: KeyspaceId,
+        keys: &[K],
+        seqno: Option<SeqNo>,
+    ) -> Result<Vec<Option<Vec<u8>>>> {
+        self.check_open()?;
+        for k in keys {
+            check_key_len(k.as_ref())?;
+        }
+        let mut out: Vec<Option<Vec<u8>>> = vec![None; keys.len()];
+        if keys.is_empty() {
+            return Ok(out);
+        }
+        let now = seqno.is_none();
+        let visible = self.commit().visible_seqno();
+        let seqno = seqno.unwrap_or(visible).min(visible);
+        let pinned = self.pinned();
+        let mut order: Vec<(&[u8], usize)> = keys.iter().map(AsRef::as_ref).zip(0..).collect();
+        order.sort_unstable();
+        for (key, i) in order {
+            let found = self.point_in(
+                &pinned,
+                (seqno, now),
+                ks,
+                key,
+                Lookup::VALUE,
+                <[u8]>::to_vec,
+                |v, _| v.into_vec(),
+            )?;
+            if let Some(slot) = out.get_mut(i) {
+                *slot = answered(found)?;
+            }
+        }
+        let n = u64::try_from(keys.len()).unwrap_or(u64::MAX);
+        self.tables().block_cache().count(Count::Lookup, n);
+        Ok(out)
+    }
+
+    /// [`Inner::point`] in the view `pinned`, as of seqno `at.0` (no newer
+    /// than the view's visible seqno); `at.1` if that seqno is now's.
+    /// REQUIRES: `user_key` passed [`check_key_len`].
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn point_in<F: FnOnce(&[u8]) -> R, R>(
+        &self,
+        pinned: &Pinned,
+        at: (SeqNo, bool),
+        ks: KeyspaceId,
+        user_key: &[u8],
+        lookup: Lookup,
+        f: F,
+        on_blob: impl FnOnce(crate::blob::LazyValue, F) -> Result<R>,
+    ) -> Result<Cached<Option<R>>> {
+        let Lookup {
+            exists_only,
+            cached_only,
+            ..
+        } = lookup;
+        let (seqno, seqno_arg_is_now) = at;
         let target = seek_target(ks, user_key, seqno);
         let tk_len = target.0.len() - key::TRAILER_LEN;
         let tk = target.0.get(..tk_len).unwrap_or(&[]);
@@ -521,6 +604,19 @@ impl Inner {
         let base = lazy.into_vec()?;
         point.fold(Some(&base), op).map(Cached::Answered)
     }
+}
+
+/// An error for a key longer than keys may be (before a lookup).
+#[inline]
+fn check_key_len(user_key: &[u8]) -> Result<()> {
+    if user_key.len() > key::MAX_KEY_LEN {
+        return Err(Error::InvalidArgument(format!(
+            "key is {} bytes; the limit is {}",
+            user_key.len(),
+            key::MAX_KEY_LEN
+        )));
+    }
+    Ok(())
 }
 
 /// The internal key to seek for `user_key` of keyspace `ks` as of `seqno`,

@@ -39,6 +39,23 @@ impl Snapshot {
         self.handle.inner.get(0, key, Some(self.seqno))
     }
 
+    /// The values of `keys` in the default keyspace as of the snapshot, in
+    /// their order, `None` where a key has none (see
+    /// [`Db::get_many`](crate::Db::get_many)).
+    pub fn get_many<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Option<Vec<u8>>>> {
+        self.handle.inner.get_many(0, keys, Some(self.seqno))
+    }
+
+    /// The values of `keys` in keyspace `ks` as of the snapshot, in their
+    /// order, `None` where a key has none.
+    pub fn get_many_in<K: AsRef<[u8]>>(
+        &self,
+        ks: &Keyspace,
+        keys: &[K],
+    ) -> Result<Vec<Option<Vec<u8>>>> {
+        self.handle.inner.get_many(ks.id(), keys, Some(self.seqno))
+    }
+
     /// The value of `key` in keyspace `ks`, not yet read if it is in a blob
     /// file (see [`crate::Db::get_lazy`]).
     pub fn get_lazy_in(&self, ks: &Keyspace, key: &[u8]) -> Result<Option<crate::LazyValue>> {

@@ -84,6 +84,12 @@ impl Transaction {
         self.get_id(ks.id(), key)
     }
 
+    /// The values of `keys` in the default keyspace, in their order, its own
+    /// writes included: [`Transaction::get`] of each (each read recorded).
+    pub fn get_many<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Option<Vec<u8>>>> {
+        keys.iter().map(|k| self.get(k.as_ref())).collect()
+    }
+
     /// Whether `key` has a value in the default keyspace (see
     /// [`Db::contains_key`]), its own writes included.
     pub fn contains_key(&self, key: &[u8]) -> Result<bool> {
