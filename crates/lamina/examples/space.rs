@@ -34,7 +34,9 @@ impl Rng {
             self.0 ^= self.0 << 25;
             self.0 ^= self.0 >> 27;
             let x = self.0.wrapping_mul(0x2545_f491_4f6c_dd1d).to_le_bytes();
-            chunk.copy_from_slice(&x[..chunk.len()]);
+            for (b, r) in chunk.iter_mut().zip(x) {
+                *b = r;
+            }
         }
     }
 
@@ -160,8 +162,17 @@ fn churn(db: &Db, rng: &mut Rng, loaded: usize) {
     let extracted = delete(db, every_other(range, false));
     put(db, rng, extracted, BATCH);
     let pops = 500_000 / 2;
-    let front: Vec<Vec<u8>> = db.iter().take(pops).map(|e| e.expect("iterate").0).collect();
-    let back: Vec<Vec<u8>> = db.iter().rev().take(pops).map(|e| e.expect("iterate").0).collect();
+    let front: Vec<Vec<u8>> = db
+        .iter()
+        .take(pops)
+        .map(|e| e.expect("iterate").0)
+        .collect();
+    let back: Vec<Vec<u8>> = db
+        .iter()
+        .rev()
+        .take(pops)
+        .map(|e| e.expect("iterate").0)
+        .collect();
     delete(db, front.into_iter().chain(back));
     put(db, rng, 2 * pops, BATCH);
 }
@@ -186,6 +197,13 @@ fn main() {
     if churning {
         churn(&db, &mut rng, n);
         list(dir, &db, "after the churn");
+        if std::env::var_os("SPACE_SETTLE").is_some() {
+            while db.stats().pending_compaction_bytes > 0 {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            list(dir, &db, "after the compactions due");
+        }
         // Counted after the listing: an iterator keeps the tables it reads
         // on disk while it lives, compacted away or not.
         let live = db.iter().count();
