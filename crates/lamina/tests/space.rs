@@ -237,14 +237,25 @@ fn wal_allocated(dir: &Path) -> (u64, Vec<(String, u64, u64)>) {
     (total, files)
 }
 
+/// The WAL files in `dir`: exactly one segment, allocated (`st_blocks`)
+/// at most 64 KiB — its 40-byte header and the first 4 KiB step of zeros
+/// ahead of its records, with room for the file system's allocation unit.
+fn assert_one_small_segment(dir: &Path, when: &str) {
+    let (total, files) = wal_allocated(dir);
+    assert_eq!(files.len(), 1, "{when}: segments {files:?}");
+    assert!(
+        total <= 64 << 10,
+        "{when}: the WAL holds {total} bytes: {files:?}"
+    );
+}
+
 /// 200 MB written through the WAL (values below the blob threshold, so
-/// they go through it) and flushed, a few more writes, then `flush` and
-/// `compact`: the WAL holds one segment, holding no record, allocated at
-/// most 64 KiB — its 40-byte header and the first 4 KiB step of zeros
-/// ahead of it, with room for the file system's allocation unit. Before,
-/// the second flush started its segment by reusing one the first had
-/// retired, which kept that segment's whole length (a memtable's worth of
-/// records, about 64 MB here) for no data.
+/// they go through it), then `flush`, a few more writes, `flush` again and
+/// `compact`: after each call the WAL holds one small segment. Before, a
+/// flush kept two retired segments for reuse, and the second flush started
+/// its segment by reusing one the first had retired, which kept that
+/// segment's whole length (a memtable's worth of records, about 64 MB
+/// here) through `compact` for no data.
 #[test]
 fn after_200_mb_through_the_wal_flush_and_compact_leave_a_small_wal() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -263,16 +274,12 @@ fn after_200_mb_through_the_wal_flush_and_compact_leave_a_small_wal() {
     while db.stats().wal_bytes_written < 200 << 20 {
         put_batch();
     }
-    // Every segment written so far is retired: kept for reuse, or removed.
     db.flush().expect("flush");
+    assert_one_small_segment(&path, "after the flush of 200 MB");
     put_batch();
     db.flush().expect("flush");
+    assert_one_small_segment(&path, "after a second flush");
     db.compact().expect("compact");
-    let (total, files) = wal_allocated(&path);
-    assert_eq!(files.len(), 1, "segments after compact: {files:?}");
-    assert!(
-        total <= 64 << 10,
-        "the WAL holds {total} bytes after compact: {files:?}"
-    );
+    assert_one_small_segment(&path, "after compact");
     assert_eq!(db.get(&0u64.to_be_bytes()).expect("get"), Some(value));
 }

@@ -302,15 +302,18 @@ impl Inner {
         }
     }
 
-    /// Seals the memtable and waits until every sealed memtable is in a table;
-    /// then every write before the call is durable.
+    /// Seals the memtable and waits until every sealed memtable is in a table
+    /// and the flush that wrote the last has retired its WAL segments; then
+    /// every write before the call is durable.
     pub fn flush_and_wait(&self) -> Result<()> {
         self.check_writable()?;
         self.with_leadership(|| self.rotate_memtable(SegmentFor::Rest))?;
         loop {
             let mut st = self.state().lock();
             self.check_unpoisoned()?;
-            if st.imm.is_empty() {
+            // The flush takes its memtable off the list before it retires
+            // the segments the memtable needed.
+            if st.imm.is_empty() && !st.flushing {
                 break;
             }
             if st.shutting_down {
