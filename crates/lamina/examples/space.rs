@@ -197,13 +197,6 @@ fn main() {
     if churning {
         churn(&db, &mut rng, n);
         list(dir, &db, "after the churn");
-        if std::env::var_os("SPACE_SETTLE").is_some() {
-            while db.stats().pending_compaction_bytes > 0 {
-                std::thread::sleep(std::time::Duration::from_millis(100));
-            }
-            std::thread::sleep(std::time::Duration::from_millis(500));
-            list(dir, &db, "after the compactions due");
-        }
         // Counted after the listing: an iterator keeps the tables it reads
         // on disk while it lives, compacted away or not.
         let live = db.iter().count();
