@@ -19,6 +19,7 @@ mod write;
 pub(crate) use blobs::{hand_mark, ReplayedBlobs, ReplayedValues};
 pub(crate) use pipeline::Pipeline;
 pub(crate) use rotation::Debts;
+pub(crate) use segments::SegmentFor;
 pub(crate) use write::CommitQueue;
 
 use crate::blob::BlobWriter;

@@ -145,7 +145,9 @@ impl Numbered for crate::blob::BlobMeta {
 ///
 /// The compaction lock ([`Background`]) is taken before `versions` and
 /// `state`; a thread that holds commit leadership only `try_lock`s it, so
-/// the two never wait on each other. The published view is lock-free. The
+/// the two never wait on each other. The removal lock ([`Background`]) is
+/// taken after the compaction lock and before `state`, with none of the
+/// locks 1 to 5 held. The published view is lock-free. The
 /// pipeline's own locks are leaves too: a syncer releases them before it
 /// takes the WAL.
 pub(crate) struct Inner {

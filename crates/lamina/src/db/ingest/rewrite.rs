@@ -106,7 +106,7 @@ impl Inner {
         let overlaps = |m: &Memtable| ranges.iter().any(|r| memtable_overlaps(m, r));
         let active = Arc::clone(&self.state.lock().mem);
         if overlaps(&active) {
-            self.rotate_memtable()?;
+            self.rotate_memtable(crate::commit::SegmentFor::Rest)?;
         }
         let overlapping_imm: Vec<Arc<Memtable>> = self
             .state
