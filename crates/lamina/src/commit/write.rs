@@ -80,7 +80,7 @@ impl Inner {
         if batch.is_empty() {
             return Ok(true);
         }
-        if durability == Durability::Sync || batch.encoded_len() >= self.blob_threshold() {
+        if durability == Durability::Sync || batch.has_put_of(self.blob_threshold()) {
             return Ok(false);
         }
         self.commit_batch_if(batch, durability, None, false, None)
@@ -198,7 +198,7 @@ impl Inner {
         // and publishing them, and none is to wait for a sync.
         if durability != Durability::Sync
             && large.is_none()
-            && batch.encoded_len() < self.blob_threshold()
+            && !batch.has_put_of(self.blob_threshold())
             && self.commit().pipeline.idle_after(q.writer_last)
         {
             return self.commit_solo(&mut q, batch, durability, may_wait);
