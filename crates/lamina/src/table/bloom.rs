@@ -35,6 +35,15 @@ impl BloomBuilder {
         self.hashes.push(xxh3_64(tree_key));
     }
 
+    /// Adds the tree key of hash `h` (`xxh3_64` of it), which the caller
+    /// knows differs from the key added just before: for a table builder,
+    /// which compares each key with the one before anyway and shares the
+    /// hash with the block's hash index. Not to be mixed with
+    /// [`BloomBuilder::add`], which would not see this key as the last.
+    pub fn add_hash(&mut self, h: u64) {
+        self.hashes.push(h);
+    }
+
     #[cfg(any(test, feature = "internals"))]
     /// Distinct tree keys added.
     pub fn len(&self) -> usize {
