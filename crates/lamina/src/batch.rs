@@ -623,5 +623,76 @@ mod decode_properties {
                 prop_assert_eq!(re_encode(&d), rec);
             }
         }
+
+        /// What a batch keeps of its operations as they are added answers
+        /// as decoding them would: `validate` (a refused keyspace, key,
+        /// value or operand anywhere, a blob pointer) and whether a Put's
+        /// value reaches a threshold; for the batch built and for the one
+        /// its record decodes to.
+        #[test]
+        fn the_shape_kept_answers_as_every_operation_would(
+            ops in prop::collection::vec(
+                (0u8..4, 0u32..3, 0usize..4, 0usize..40, any::<bool>()),
+                0..6,
+            ),
+        ) {
+            let mut b = Batch::new();
+            for &(kind, ks, key_len, value_len, oversize) in &ops {
+                let key = vec![b'k'; if oversize && kind == 0 { MAX_KEY_LEN + 1 } else { key_len }];
+                let value = vec![b'v'; value_len];
+                match Kind::from_u8(kind).unwrap() {
+                    Kind::Delete => b.push(Kind::Delete, ks, &key, None),
+                    Kind::Blob if oversize => {
+                        let pointer = crate::blob::BlobPointer {
+                            file: 9,
+                            offset: 37,
+                            len: 100_000,
+                            crc: 7,
+                        };
+                        b.put_blob(ks, &key, &pointer.encode());
+                    }
+                    Kind::Blob => b.push(Kind::Put, ks, &key, Some(&value)),
+                    kind => b.push(kind, ks, &key, Some(&value)),
+                }
+            }
+            // Keyspace 2 is refused, as is a merge operand of 7 bytes.
+            let operand = |v: &[u8]| if v.len() == 7 { Err("seven".to_string()) } else { Ok(()) };
+            let keyspace = |ks: KeyspaceId| {
+                if ks == 2 { Err(Error::KeyspaceDropped("2".into())) } else { Ok(()) }
+            };
+            let each = |b: &Batch| -> Result<()> {
+                for op in b.ops() {
+                    let op = op.map_err(Error::InvalidArgument)?;
+                    if op.kind == Kind::Blob {
+                        return Err(Error::InvalidArgument("blob".into()));
+                    }
+                    keyspace(op.keyspace)?;
+                    check_limits(op.key, op.value)?;
+                    if op.kind == Kind::Merge {
+                        operand(op.value).map_err(Error::InvalidArgument)?;
+                    }
+                }
+                Ok(())
+            };
+            let rec = b.clone().encode_with_seqno(1).to_vec();
+            let decoded = decode_record(&rec).unwrap().batch;
+            for b in [&b, &decoded] {
+                let got = b.validate(&operand, &keyspace).map_err(|e| e.to_string());
+                let want = each(b).map_err(|e| e.to_string());
+                prop_assert_eq!(got.is_ok(), want.is_ok(), "{:?} / {:?}", got, want);
+                let longest_put = b
+                    .ops()
+                    .map(|op| op.unwrap())
+                    .filter(|op| op.kind == Kind::Put)
+                    .map(|op| op.value.len())
+                    .max();
+                for threshold in [1, 10, 20, 39, 40] {
+                    prop_assert_eq!(
+                        b.has_put_of(threshold),
+                        longest_put.is_some_and(|l| l >= threshold)
+                    );
+                }
+            }
+        }
     }
 }
