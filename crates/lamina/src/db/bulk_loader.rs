@@ -2,10 +2,10 @@
 //! memory, merged into tables, ingested at once.
 //!
 //! Pairs are buffered side by side in one buffer (no allocation per pair).
-//! Runs that follow each other without overlapping (input given in order,
-//! or in ordered stretches) are ingested as they are, not merged and
-//! written again; nor does the ingest read back the tables the loader
-//! wrote (`Origin::BulkLoader`).
+//! Runs that overlap nowhere (input given in order, or in ordered stretches
+//! of distinct ranges) are ingested as they are, not merged and written
+//! again; nor does the ingest read back the tables the loader wrote
+//! (`Origin::BulkLoader`).
 
 use crate::db::{Db, IngestOptions, IngestOrigin, IngestedTable};
 use crate::error::{Error, Result};
@@ -45,11 +45,13 @@ impl Pair {
 }
 
 /// A sorted run written out: its tables, in key order (cut at
-/// `table_size`), and its first and last keys.
+/// `table_size`), its first and last keys, and its place among the runs
+/// (later runs win).
 struct Run {
     tables: Vec<PathBuf>,
     first: Vec<u8>,
     last: Vec<u8>,
+    written: usize,
 }
 
 /// How a [`BulkLoader`] works.
@@ -238,12 +240,14 @@ impl BulkLoader {
             tables: written?,
             first,
             last,
+            written: 0,
         }))
     }
 
     /// Writes the buffered pairs as a sorted run.
     fn spill(&mut self) -> Result<()> {
-        if let Some(run) = self.write_buffered("run")? {
+        if let Some(mut run) = self.write_buffered("run")? {
+            run.written = self.runs.len();
             self.runs.push(run);
         }
         Ok(())
@@ -306,22 +310,27 @@ impl BulkLoader {
     }
 
     /// Merges everything added into tables, not yet ingested; they are the
-    /// caller's to remove from then on. Runs that follow each other
-    /// without overlapping are the tables as they are.
+    /// caller's to remove from then on. Runs that overlap nowhere (in
+    /// whatever order they came) are the tables as they are.
     fn write_tables(&mut self) -> Result<Vec<PathBuf>> {
         if self.runs.is_empty() {
             let run = self.write_buffered("table")?;
             return Ok(run.map(|r| r.tables).unwrap_or_default());
         }
         self.spill()?;
-        let ordered = self
-            .runs
+        // Runs that overlap nowhere, in key order, are the tables: no key
+        // is in two, so no pair of one must win over another's.
+        let mut runs = std::mem::take(&mut self.runs);
+        runs.sort_by(|a, b| a.first.cmp(&b.first));
+        if runs
             .windows(2)
-            .all(|w| matches!(w, [a, b] if a.last < b.first));
-        if ordered {
-            let runs = std::mem::take(&mut self.runs);
+            .all(|w| matches!(w, [a, b] if a.last < b.first))
+        {
             return Ok(runs.into_iter().flat_map(|r| r.tables).collect());
         }
+        // Merged in the order written: a later run's pair wins.
+        runs.sort_by_key(|r| r.written);
+        self.runs = runs;
         let merged = self.merge_runs()?;
         self.write_outputs("table", merged)
     }
