@@ -1,7 +1,8 @@
 //! What a file given to ingest must be, checked before anything is added:
 //! a regular file; never one of the database's own files when it is to be
 //! moved; and a table writer's table whose every entry is a seqno-0 put in
-//! keyspace 0 (docs/format.md#table-writer-settings). A file that is not is
+//! keyspace 0 (docs/format.md#table-writer-settings; read entry by entry
+//! unless a bulk loader of the database wrote it). A file that is not is
 //! bad input, refused with `InvalidArgument` naming it — never reported as
 //! damage of the database, which it is not.
 //!
