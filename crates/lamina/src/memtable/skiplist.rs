@@ -15,7 +15,8 @@
 //! its last insert went (the predecessors at every level, the "splice"), and
 //! a key that falls right after it is linked there without a search from
 //! the top. Only one writer at a time uses the hint (the others search from
-//! the top), so concurrent writers never wait for it.
+//! the top), so concurrent writers never wait for it; the only inserter
+//! uses it without taking its lock.
 //!
 //! This module allows `unsafe` (docs/design.md#unsafe-code): entries are
 //! laid out by hand and reached through raw links. Every `unsafe` block
@@ -139,7 +140,7 @@ struct Splice {
 }
 
 // SAFETY: a splice is only links into the list that owns it; it is read and
-// written under the list's hint lock.
+// written under the list's hint lock (or by the list's only inserter).
 unsafe impl Send for Splice {}
 
 impl Splice {
@@ -430,10 +431,17 @@ impl SkipList {
                 Err(now) => max = now,
             }
         }
-        match self.hint.try_lock() {
-            Some(mut hint) => {
-                self.place(&mut hint, key, max);
-                self.link_node(&mut hint, node_ptr, key, height, who);
+        let mut guard = (who == Inserters::Many).then(|| self.hint.try_lock()).flatten();
+        let hint = match who {
+            // SAFETY: no other writer inserts (so none takes the hint)
+            // until this insert returns; readers never touch it.
+            Inserters::One => Some(unsafe { &mut *self.hint.data_ptr() }),
+            Inserters::Many => guard.as_deref_mut(),
+        };
+        match hint {
+            Some(hint) => {
+                self.place(hint, key, max);
+                self.link_node(hint, node_ptr, key, height, who);
                 for level in 0..height {
                     if let Some(p) = hint.prev.get_mut(level) {
                         *p = node_ptr;
