@@ -35,8 +35,9 @@ impl Rng {
 
     fn fill(&mut self, out: &mut [u8]) {
         for chunk in out.chunks_mut(8) {
-            let x = self.next().to_le_bytes();
-            chunk.copy_from_slice(&x[..chunk.len()]);
+            for (c, b) in chunk.iter_mut().zip(self.next().to_le_bytes()) {
+                *c = b;
+            }
         }
     }
 }

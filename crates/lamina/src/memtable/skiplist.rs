@@ -349,8 +349,7 @@ impl SkipList {
             unreachable!("an allocation past the limit is always made")
         };
         for level in 0..MAX_HEIGHT {
-            // SAFETY: the head has `MAX_HEIGHT` links, not yet written;
-            // nobody else sees it yet.
+            // SAFETY: the head has `MAX_HEIGHT` links; nobody sees it yet.
             unsafe { link(head.as_ptr(), level).store(ptr::null_mut(), Ordering::Relaxed) };
         }
         SkipList {
@@ -431,7 +430,9 @@ impl SkipList {
                 Err(now) => max = now,
             }
         }
-        let mut guard = (who == Inserters::Many).then(|| self.hint.try_lock()).flatten();
+        let mut guard = (who == Inserters::Many)
+            .then(|| self.hint.try_lock())
+            .flatten();
         let hint = match who {
             // SAFETY: no other writer inserts (so none takes the hint)
             // until this insert returns; readers never touch it.
@@ -746,9 +747,7 @@ fn alloc_node(
 }
 
 /// Copies `part` to `dst`: a keyspace id (4 bytes) or a trailer (8) with
-/// one store, any other part with `memcpy` (a call, for a length the
-/// compiler does not know).
-///
+/// one store, any other part with a `memcpy` call.
 /// SAFETY (callers): `dst` is valid for `part.len()` bytes of writes.
 #[inline(always)]
 unsafe fn copy_part(part: &[u8], dst: *mut u8) {

@@ -74,8 +74,8 @@ impl BlockBuilder {
     /// the last `reset`.
     pub fn add(&mut self, key: &[u8], value: &[u8]) {
         let tk = key::tree_key_of(key);
-        let new_tree_key = self.hashes.is_some()
-            && (self.entries == 0 || key::tree_key_of(&self.last_key) != tk);
+        let new_tree_key =
+            self.hashes.is_some() && (self.entries == 0 || key::tree_key_of(&self.last_key) != tk);
         self.add_hashed(key, value, new_tree_key.then(|| xxh3_64(tk)));
     }
 
