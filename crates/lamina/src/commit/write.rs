@@ -80,7 +80,7 @@ impl Inner {
         if batch.is_empty() {
             return Ok(true);
         }
-        if durability == Durability::Sync || batch.has_put_of(self.blob_threshold()) {
+        if durability == Durability::Sync || batch.encoded_len() >= self.blob_threshold() {
             return Ok(false);
         }
         self.commit_batch_if(batch, durability, None, false, None)
