@@ -200,7 +200,7 @@ impl Inner {
         // and publishing them, and none is to wait for a sync.
         if durability != Durability::Sync
             && large.is_none()
-            && batch.encoded_len() < self.blob_threshold()
+            && !batch.has_put_of(self.blob_threshold())
             && self.commit().pipeline.idle_after(q.writer_last)
         {
             return self.commit_solo(&mut q, batch, durability, may_wait);
