@@ -52,9 +52,22 @@ impl<'a> Decoder<'a> {
     /// Reads a varint of at most 64 bits, written in the fewest bytes (a
     /// varint of more than one byte whose last byte is 0 is refused: every
     /// value has one encoding, docs/format.md#integers).
+    #[inline]
     pub fn varint(&mut self) -> Option<u64> {
+        // One byte, below 128: most keyspace ids and key lengths.
+        let b = *self.buf.get(self.pos)?;
+        if b < 0x80 {
+            self.pos += 1;
+            return Some(u64::from(b));
+        }
+        self.varint_long()
+    }
+
+    /// [`Decoder::varint`] of two bytes or more.
+    fn varint_long(&mut self) -> Option<u64> {
         let mut result: u64 = 0;
-        for shift in (0..64).step_by(7) {
+        let mut shift = 0;
+        while shift < 64 {
             let b = *self.buf.get(self.pos)?;
             self.pos += 1;
             if shift == 63 && b > 1 {
@@ -64,6 +77,7 @@ impl<'a> Decoder<'a> {
             if b < 0x80 {
                 return (b != 0 || shift == 0).then_some(result);
             }
+            shift += 7;
         }
         None
     }

@@ -1,5 +1,6 @@
 //! `BulkLoader`: unsorted pairs, spilled in sorted runs under a memory
-//! bound, merged and ingested; the last pair of a key wins.
+//! bound, merged and ingested; the last pair of a key wins. Runs that overlap
+//! nowhere are ingested as they were written.
 
 use lamina::fs::{FileSystem, MemFs};
 use lamina::{BulkLoadOptions, BulkLoader, Db, Options};
@@ -89,4 +90,61 @@ fn nothing_added_ingests_nothing_and_a_dropped_loader_leaves_no_file() {
     let names = fs.list_dir(Path::new("/db")).expect("list");
     assert!(!names.iter().any(|n| n.ends_with(".tmp")), "{names:?}");
     assert_eq!(db.iter().count(), 0);
+}
+
+/// Loads keys `key{:08}` in runs, one per range of `cuts`, each ended by
+/// `write_run`; values name their run (a later run's value wins).
+fn load_runs(db: &Db, cuts: &[(u32, u32)]) -> (Vec<lamina::IngestedTable>, Pairs) {
+    let mut model = Pairs::new();
+    let mut loader = BulkLoader::new(
+        db,
+        BulkLoadOptions {
+            table_size: 8 << 10,
+            ..BulkLoadOptions::default()
+        },
+    );
+    for (run, &(from, to)) in cuts.iter().enumerate() {
+        for i in from..to {
+            let (k, v) = (format!("key{i:08}"), format!("run{run}-{i}"));
+            loader.add(k.as_bytes(), v.as_bytes()).expect("add");
+            model.insert(k.into_bytes(), v.into_bytes());
+        }
+        loader.write_run().expect("run");
+    }
+    (loader.finish().expect("finish"), model)
+}
+
+type Pairs = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// Whether every table ingested is one a run was written to (the loader
+/// names its files `…-run…` and `…-table…`): nothing was merged and
+/// written again.
+fn all_runs(tables: &[lamina::IngestedTable]) -> bool {
+    tables
+        .iter()
+        .all(|t| t.source.to_string_lossy().contains("-run"))
+}
+
+#[test]
+fn runs_that_overlap_nowhere_are_ingested_as_written_and_others_merged() {
+    for (cuts, as_written) in [
+        (&[(0, 1000), (1000, 2500), (2500, 3000)][..], true),
+        // The second run starts at the first one's last key.
+        (&[(0, 1000), (999, 2000)][..], false),
+        // A run before the one written before it, overlapping nothing.
+        (&[(1000, 2000), (0, 1000)][..], true),
+        // A run within the range of another.
+        (&[(0, 1000), (2000, 3000), (500, 600)][..], false),
+    ] {
+        let fs = MemFs::new();
+        let db = open(&fs);
+        let (tables, model) = load_runs(&db, cuts);
+        assert!(tables.len() > cuts.len(), "{} tables", tables.len());
+        assert_eq!(all_runs(&tables), as_written, "{cuts:?}");
+        let got: Pairs = db.iter().collect::<Result<_, _>>().expect("iter");
+        assert!(got == model, "{cuts:?}: contents differ");
+        let names = fs.list_dir(Path::new("/db")).expect("list");
+        assert!(!names.iter().any(|n| n.ends_with(".tmp")), "{names:?}");
+        assert!(db.check().expect("check").is_ok());
+    }
 }

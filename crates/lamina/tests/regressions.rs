@@ -55,9 +55,11 @@ fn wal_numbers_unknown_to_the_manifest_are_never_reused() {
             );
         }
     }
+    // An open syncs the directory (naming its new segment), the manifest
+    // and `CURRENT`: each of those syncs fails in turn.
     assert!(
-        failed_opens > 3,
-        "the injected sync failures never interrupted an open"
+        failed_opens >= 3,
+        "the injected sync failures interrupted only {failed_opens} opens"
     );
 }
 

@@ -124,6 +124,13 @@ impl Inner {
     /// Removes blob files that left the current version once no pinned
     /// version lists them.
     pub(crate) fn delete_obsolete_blobs(&self) {
+        let _removing = self.background().hold_removals();
+        self.remove_unpinned_blobs();
+    }
+
+    /// [`Inner::delete_obsolete_blobs`]. REQUIRES: the removals are held
+    /// (`Background::hold_removals`).
+    pub(super) fn remove_unpinned_blobs(&self) {
         let doomed = crate::db::take_unpinned(&mut self.state().lock().obsolete_blobs);
         let doomed = self.keep_reader_pinned(doomed, |st| &mut st.obsolete_blobs);
         for n in doomed.iter().map(|f| f.number) {

@@ -20,8 +20,20 @@ impl Inner {
         }
     }
 
-    /// Runs `task` and installs its result. REQUIRES: `compaction_lock` held.
-    pub fn run_task(&self, task: &Task) -> Result<()> {
+    /// Runs `task`, installs its result and removes the tables and blob
+    /// files it took out of the version, unless a reader still uses them
+    /// (they go when it lets go). REQUIRES: `compaction_lock` held.
+    pub fn run_task(&self, task: Task) -> Result<()> {
+        let ran = self.run_and_install(&task);
+        // The task holds its inputs: they are let go of before the removal,
+        // which takes only files nothing else holds.
+        drop(task);
+        self.delete_obsolete_files();
+        ran
+    }
+
+    /// Runs `task` and installs its result.
+    fn run_and_install(&self, task: &Task) -> Result<()> {
         let out_level = task.output_level();
         if out_level >= NUM_LEVELS {
             return Ok(());
@@ -173,7 +185,6 @@ impl Inner {
         drop(vs);
         self.note_version(&version);
         self.bg_cv().notify_all();
-        self.delete_obsolete_files();
         Ok(())
     }
 
@@ -207,7 +218,7 @@ impl Inner {
             let Some(task) = self.pick_task(&self.current_version(), &popts) else {
                 continue;
             };
-            let result = self.run_task(&task);
+            let result = self.run_task(task);
             drop(guard);
             match result {
                 Ok(()) | Err(Error::Closed) => {}
@@ -251,7 +262,7 @@ impl Inner {
                     break;
                 };
                 level = task.level + 1;
-                self.run_task(&task)?;
+                self.run_task(task)?;
             }
             // Each step moves the tables that name blob files to collect one
             // level down, so this ends.
@@ -261,7 +272,7 @@ impl Inner {
                 let Some(task) = self.blob_task(&self.current_version()) else {
                     break;
                 };
-                self.run_task(&task)?;
+                self.run_task(task)?;
             }
             Ok(())
         })();

@@ -1,5 +1,6 @@
 //! Flushing memtables to level-0 tables, in a background thread or on request.
 
+use crate::commit::SegmentFor;
 use crate::compaction::runner::{write_tables, OutputSpec};
 use crate::db::Inner;
 use crate::error::{Error, Result};
@@ -237,6 +238,8 @@ impl Inner {
     /// Removes tables, and then blob files, that left the current version once
     /// no reader pins them.
     pub fn delete_obsolete_files(&self) {
+        // Files another thread took from the list are gone when this returns.
+        let _removing = self.background().hold_removals();
         let doomed = crate::db::take_unpinned(&mut self.state().lock().obsolete);
         let doomed = self.keep_reader_pinned(doomed, |st| &mut st.obsolete);
         for n in doomed.iter().map(|f| f.number) {
@@ -245,7 +248,7 @@ impl Inner {
                 .fs()
                 .remove_file(&filename::path(self.path(), FileKind::Table, n));
         }
-        self.delete_obsolete_blobs();
+        self.remove_unpinned_blobs();
     }
 
     /// Hands `job` to the flush thread, which starts it ([`Inner::start_writebacks`]).
@@ -299,15 +302,18 @@ impl Inner {
         }
     }
 
-    /// Seals the memtable and waits until every sealed memtable is in a table;
-    /// then every write before the call is durable.
+    /// Seals the memtable and waits until every sealed memtable is in a table
+    /// and the flush that wrote the last has retired its WAL segments; then
+    /// every write before the call is durable.
     pub fn flush_and_wait(&self) -> Result<()> {
         self.check_writable()?;
-        self.with_leadership(|| self.rotate_memtable())?;
+        self.with_leadership(|| self.rotate_memtable(SegmentFor::Rest))?;
         loop {
             let mut st = self.state().lock();
             self.check_unpoisoned()?;
-            if st.imm.is_empty() {
+            // The flush takes its memtable off the list before it retires
+            // the segments the memtable needed.
+            if st.imm.is_empty() && !st.flushing {
                 break;
             }
             if st.shutting_down {

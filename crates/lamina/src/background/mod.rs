@@ -29,6 +29,11 @@ pub(crate) struct Background {
     /// Ranges of WAL segments and of blob files written at commit whose
     /// write-back the flush thread starts (a leaf lock).
     writeback: Mutex<Vec<Writeback>>,
+    /// Held while tables and blob files that left the version are
+    /// removed, so that a caller who then holds it finds the removal
+    /// others began finished (`compact` returns with its inputs gone).
+    /// Taken with none of the engine's locks held; `state` is taken under it.
+    removing: Mutex<()>,
 }
 
 impl Background {
@@ -47,6 +52,11 @@ impl Background {
     /// chosen from.
     pub(crate) fn observe_shape(&self, seen: &DataShape) {
         self.shape.lock().merge(seen);
+    }
+
+    /// Held while files that left the version are removed (see `removing`).
+    pub(crate) fn hold_removals(&self) -> parking_lot::MutexGuard<'_, ()> {
+        self.removing.lock()
     }
 
     /// Takes the flush and compaction threads, to be joined.

@@ -38,8 +38,7 @@ impl Inner {
     ) -> Result<Option<Batch>> {
         let threshold = self.blob_threshold();
         let large = |op: &Op<'_>| op.kind == Kind::Put && op.value.len() >= threshold;
-        // A batch shorter than the threshold holds no value that long.
-        if batch.encoded_len() < threshold || !batch.ops().any(|op| op.is_ok_and(|op| large(&op))) {
+        if !batch.has_put_of(threshold) {
             return Ok(None);
         }
         let mut out = Batch::new();

@@ -19,6 +19,7 @@ mod write;
 pub(crate) use blobs::{hand_mark, ReplayedBlobs, ReplayedValues};
 pub(crate) use pipeline::Pipeline;
 pub(crate) use rotation::Debts;
+pub(crate) use segments::SegmentFor;
 pub(crate) use write::CommitQueue;
 
 use crate::blob::BlobWriter;
@@ -77,6 +78,16 @@ impl Commit {
     /// before any commit; lock order: the commit queue).
     pub(crate) fn set_last_seqno(&self, seqno: SeqNo) {
         self.queue.lock().last_seqno = seqno;
+    }
+
+    /// The last seqno handed out (to a writer or an ingest), read under the
+    /// commit queue; `None` if another thread keeps the queue longer than
+    /// `patience` (a writer waiting for room). Every seqno handed out after
+    /// this returns is taken under the queue after this call released it:
+    /// whatever the caller did before the call happens before that writer
+    /// goes on (the live floor's install, `read::floor`).
+    pub(crate) fn last_assigned(&self, patience: std::time::Duration) -> Option<SeqNo> {
+        self.queue.try_lock_for(patience).map(|q| q.last_seqno)
     }
 
     /// Makes every seqno up to `seqno` visible to readers.

@@ -83,7 +83,7 @@ impl Inner {
                 continue;
             }
             drop(st);
-            self.rotate_memtable()?;
+            self.rotate_memtable(super::SegmentFor::Writes)?;
         }
     }
 

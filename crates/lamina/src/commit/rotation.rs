@@ -14,6 +14,7 @@
 //! which recovery drops
 //! (docs/format.md#segments-started-ahead-of-their-syncs).
 
+use super::SegmentFor;
 use crate::blob::SealedBlob;
 use crate::db::Inner;
 use crate::error::Result;
@@ -75,10 +76,11 @@ impl Debts {
 impl Inner {
     /// Seals the active memtable (if it holds anything) and starts a new WAL
     /// segment for its successor, once every writer that handed its record
-    /// to the old segment has inserted it. Syncs nothing: what it owes is
+    /// to the old segment has inserted it; `purpose` says whether writes
+    /// filled it (see [`SegmentFor`]). Syncs nothing: what it owes is
     /// paid by [`Inner::pay_rotations`]. REQUIRES: called under the commit
     /// lock or commit leadership, or with writers otherwise quiet (close).
-    pub fn rotate_memtable(&self) -> Result<()> {
+    pub fn rotate_memtable(&self, purpose: SegmentFor) -> Result<()> {
         let number = self.versions().lock().new_file_number();
         let mut wal = self.commit().wal.lock();
         self.commit().pipeline.wait_for_inserts();
@@ -91,7 +93,7 @@ impl Inner {
         };
         // Before the old segment's END: docs/format.md#blob-files-written-at-commit.
         let started = self.seal_commit_blob(&mem).and_then(|blob| {
-            let new_wal = self.start_wal_segment(number)?;
+            let new_wal = self.start_wal_segment(number, purpose)?;
             if let Some(old) = wal.as_mut() {
                 old.add_end();
                 old.flush()?;

@@ -6,6 +6,10 @@
 //! Layout: docs/format.md#recyclable-segments. A reused file was
 //! written before, to its whole length, so writing over it changes neither
 //! its size nor its allocation and `fdatasync` has no metadata to write.
+//! Only a rotation that writes made reuses one (see [`SegmentFor`]): a
+//! segment started by an open, a flush or a compaction asked for, or an
+//! ingest is a new file that grows as it is written, so that a database
+//! at rest holds no segment longer than its data.
 
 use crate::db::Inner;
 use crate::error::Result;
@@ -17,6 +21,21 @@ use std::sync::atomic::Ordering;
 /// retires about one segment per rotation, so two cover a flush that ends
 /// after the next rotation has begun.
 const KEEP_FOR_REUSE: usize = 2;
+
+/// What a new WAL segment is started for, which decides whether it may be
+/// a retired segment reused (docs/design.md, "WAL segments at the device's
+/// limit").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SegmentFor {
+    /// Writes filled the memtable and go on: a retired segment is reused
+    /// whole, already as long as they are about to make it.
+    Writes,
+    /// Anything else — an open, a flush or compaction asked for, an
+    /// ingest: what follows may be a few writes or none, so the segment is
+    /// a new file that grows as it is written (a reused one would keep its
+    /// whole former length, and its space, for them).
+    Rest,
+}
 
 impl Inner {
     /// Makes every write so far durable: the WAL is flushed and synced.
@@ -53,18 +72,21 @@ impl Inner {
         }
     }
 
-    /// Starts WAL segment `number`: reuses a retired segment if one is kept
-    /// (its new header synced, then renamed), else creates the file. The
-    /// header is handed to the file; the caller syncs the directory and
-    /// records the segment in the manifest before anything in it is
-    /// acknowledged (docs/format.md#wal).
-    pub(crate) fn start_wal_segment(&self, number: u64) -> Result<LogWriter> {
+    /// Starts WAL segment `number`: for [`SegmentFor::Writes`], reuses a
+    /// retired segment if one is kept (its new header synced, then
+    /// renamed); else creates the file. The header is handed to the file;
+    /// the caller syncs the directory and records the segment in the
+    /// manifest before anything in it is acknowledged (docs/format.md#wal).
+    pub(crate) fn start_wal_segment(&self, number: u64, purpose: SegmentFor) -> Result<LogWriter> {
         let path = filename::path(self.path(), FileKind::Wal, number);
         let origin = Origin {
             identity: self.tables().identity(),
             number,
         };
-        let reusable = self.commit().reusable_wals.lock().pop();
+        let reusable = match purpose {
+            SegmentFor::Writes => self.commit().reusable_wals.lock().pop(),
+            SegmentFor::Rest => None,
+        };
         if let Some(old) = reusable {
             let old_path = filename::path(self.path(), FileKind::Wal, old);
             match LogWriter::reuse_wal(self.fs().as_ref(), &old_path, &path, origin) {

@@ -8,7 +8,8 @@
 //! once a sync covers its record (one syncer's `fdatasync` covers every
 //! record handed to the WAL before it, while later writers keep writing):
 //! `pipeline`, where a writer waits once for both. A lone writer does all
-//! of it on its own thread.
+//! of it on its own thread. Before it publishes, a writer lowers the live
+//! floor of a keyspace it gives a value below it (`read::floor`).
 
 use crate::batch::{Batch, Op};
 use crate::db::add_under_wal_lock;
@@ -18,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::key::{KeyspaceId, SeqNo};
 use crate::memtable::{Inserters, Memtable};
 use crate::options::Durability;
+use crate::read::Floors;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -198,7 +200,7 @@ impl Inner {
         // and publishing them, and none is to wait for a sync.
         if durability != Durability::Sync
             && large.is_none()
-            && batch.encoded_len() < self.blob_threshold()
+            && !batch.has_put_of(self.blob_threshold())
             && self.commit().pipeline.idle_after(q.writer_last)
         {
             return self.commit_solo(&mut q, batch, durability, may_wait);
@@ -235,7 +237,8 @@ impl Inner {
         q.writer_last = q.last_seqno;
         drop(q);
 
-        let inserted = insert(&mem, batch, first, Inserters::Many);
+        let floors = self.reads().floors();
+        let inserted = insert(&mem, batch, first, Inserters::Many, floors);
         self.commit().pipeline.inserted();
 
         let last = first + count - 1;
@@ -302,7 +305,8 @@ impl Inner {
         *last_seqno = last;
         *writer_last = last;
         // The only writer: no other inserts until this one is published.
-        let inserted = insert(mem, batch, first, Inserters::One);
+        let floors = self.reads().floors();
+        let inserted = insert(mem, batch, first, Inserters::One, floors);
         self.commit()
             .pipeline
             .publish_solo(&self.commit().visible_seqno, last);
@@ -428,14 +432,31 @@ impl Inner {
 
 /// Inserts the operations of `batch`, the first with seqno `first`, into
 /// `mem`, where `who` may insert meanwhile; an error if the batch's
-/// encoding is malformed (what comes before it is inserted).
-fn insert(mem: &Memtable, batch: &Batch, first: SeqNo, who: Inserters) -> Result<()> {
+/// encoding is malformed (what comes before it is inserted). Each key is
+/// shown to the live `floors` too, before the seqnos are published
+/// (docs/design.md#the-live-floor).
+fn insert(
+    mem: &Memtable,
+    batch: &Batch,
+    first: SeqNo,
+    who: Inserters,
+    floors: &Floors,
+) -> Result<()> {
+    let watched = floors.watched();
     match batch.only_op() {
         // A single put or delete, inserted without decoding it again.
-        Some(op) => mem.insert_user(op.keyspace, op.key, first, op.kind, op.value, who),
+        Some(op) => {
+            if watched {
+                floors.wrote(op.keyspace, op.key, op.kind);
+            }
+            mem.insert_user(op.keyspace, op.key, first, op.kind, op.value, who);
+        }
         None => {
             for (seq, op) in (first..).zip(batch.ops()) {
                 let op: Op<'_> = op.map_err(Error::InvalidArgument)?;
+                if watched {
+                    floors.wrote(op.keyspace, op.key, op.kind);
+                }
                 mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value, who);
             }
         }

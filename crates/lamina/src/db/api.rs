@@ -177,8 +177,12 @@ impl Db {
     }
 
     /// Writes the memtable to a table and makes every earlier write durable.
+    /// The WAL segments kept for reuse are let go: the WAL then holds only
+    /// the segment writes go on in, which starts small.
     pub fn flush(&self) -> Result<()> {
-        self.inner().flush_and_wait()
+        self.inner().flush_and_wait()?;
+        self.inner().remove_reusable_wals();
+        Ok(())
     }
 
     /// Compacts the whole database down to its last level, dropping every

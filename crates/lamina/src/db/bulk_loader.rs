@@ -1,5 +1,11 @@
 //! Loading unsorted key-value pairs without the WAL: sorted runs of bounded
 //! memory, merged into tables, ingested at once.
+//!
+//! Pairs are buffered side by side in one buffer (no allocation per pair).
+//! Runs that overlap nowhere (input given in order, or in ordered stretches
+//! of distinct ranges) are ingested as they are, not merged and written
+//! again; nor does the ingest read back the tables the loader wrote
+//! (`Origin::BulkLoader`).
 
 use crate::db::{Db, IngestOptions, IngestOrigin, IngestedTable};
 use crate::error::{Error, Result};
@@ -13,8 +19,40 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
-/// Bytes counted per buffered pair beyond its key and value.
-const PAIR_OVERHEAD: usize = 48;
+/// Bytes counted per buffered pair beyond its key and value: its [`Pair`].
+const PAIR_OVERHEAD: usize = std::mem::size_of::<Pair>();
+
+/// A buffered pair: its key at `at` in the loader's buffer, its value right
+/// after it.
+#[derive(Clone, Copy)]
+struct Pair {
+    at: usize,
+    key_len: u32,
+    value_len: u32,
+}
+
+impl Pair {
+    fn key(self, data: &[u8]) -> &[u8] {
+        data.get(self.at..self.at + self.key_len as usize)
+            .unwrap_or_default()
+    }
+
+    fn value(self, data: &[u8]) -> &[u8] {
+        let start = self.at + self.key_len as usize;
+        data.get(start..start + self.value_len as usize)
+            .unwrap_or_default()
+    }
+}
+
+/// A sorted run written out: its tables, in key order (cut at
+/// `table_size`), its first and last keys, and its place among the runs
+/// (later runs win).
+struct Run {
+    tables: Vec<PathBuf>,
+    first: Vec<u8>,
+    last: Vec<u8>,
+    written: usize,
+}
 
 /// How a [`BulkLoader`] works.
 #[derive(Debug, Clone)]
@@ -54,9 +92,12 @@ static NEXT_LOADER: AtomicU64 = AtomicU64::new(1);
 pub struct BulkLoader {
     db: Db,
     opts: BulkLoadOptions,
-    pairs: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The buffered pairs' keys and values, side by side.
+    data: Vec<u8>,
+    /// The buffered pairs, in the order added (sorted before a run).
+    pairs: Vec<Pair>,
     bytes: usize,
-    runs: Vec<PathBuf>,
+    runs: Vec<Run>,
     id: u64,
     files: u64,
 }
@@ -67,6 +108,7 @@ impl BulkLoader {
         BulkLoader {
             db: db.clone(),
             opts,
+            data: Vec::new(),
             pairs: Vec::new(),
             bytes: 0,
             runs: Vec::new(),
@@ -86,8 +128,23 @@ impl BulkLoader {
                 value.len()
             )));
         }
+        let need = self.data.len() + key.len() + value.len();
+        if need > self.data.capacity() {
+            // Doubling, but not past `memory_bytes` (unless the pair needs
+            // more): a run is written out once that many bytes are held.
+            let grown = self.data.capacity().saturating_mul(2).max(4096);
+            let want = grown.min(self.opts.memory_bytes).max(need);
+            self.data.reserve_exact(want - self.data.len());
+        }
+        // Both fit in a u32: keys up to 64 KiB, values up to 256 MiB.
+        self.pairs.push(Pair {
+            at: self.data.len(),
+            key_len: key.len() as u32,
+            value_len: value.len() as u32,
+        });
+        self.data.extend_from_slice(key);
+        self.data.extend_from_slice(value);
         self.bytes += key.len() + value.len() + PAIR_OVERHEAD;
-        self.pairs.push((key.to_vec(), value.to_vec()));
         if self.bytes >= self.opts.memory_bytes {
             self.spill()?;
         }
@@ -137,38 +194,62 @@ impl BulkLoader {
     /// flush does: the tables a bulk load writes into a new database are cut
     /// into blocks chosen from its own data, not the size used before any
     /// data was seen.
-    fn sorted(&mut self) -> Vec<(Vec<u8>, Vec<u8>)> {
+    fn sort_pairs(&mut self) {
         let mut seen = crate::tuning::DataShape::default();
-        for (k, v) in self.pairs.iter().take(crate::tuning::SAMPLE) {
+        for p in self.pairs.iter().take(crate::tuning::SAMPLE) {
             // Internal keys: the tree key and its 8-byte trailer.
-            seen.add(k.len() + 8, v.len());
+            seen.add(p.key_len as usize + 8, p.value_len as usize);
         }
         self.db.inner().background().observe_shape(&seen);
-        let mut pairs = std::mem::take(&mut self.pairs);
-        self.bytes = 0;
-        // Stable: equal keys stay in the order added; keep the last.
-        pairs.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(pairs.len());
-        for p in pairs {
-            match out.last_mut() {
-                Some(last) if last.0 == p.0 => *last = p,
-                _ => out.push(p),
+        let data = &self.data;
+        // Stable (and one pass over pairs added in order): equal keys stay
+        // in the order added; keep the last.
+        self.pairs.sort_by(|a, b| a.key(data).cmp(b.key(data)));
+        self.pairs.dedup_by(|later, kept| {
+            let same = later.key(data) == kept.key(data);
+            if same {
+                std::mem::swap(later, kept);
             }
+            same
+        });
+    }
+
+    /// Writes the buffered pairs, sorted, into tables cut at `table_size`,
+    /// and empties the buffer; returns the tables, with the first and last
+    /// keys, or `None` if nothing is buffered.
+    fn write_buffered(&mut self, what: &str) -> Result<Option<Run>> {
+        if self.pairs.is_empty() {
+            return Ok(None);
         }
-        out
+        self.sort_pairs();
+        let data = std::mem::take(&mut self.data);
+        let pairs = std::mem::take(&mut self.pairs);
+        let key_at = |i: Option<&Pair>| i.map_or(Vec::new(), |p| p.key(&data).to_vec());
+        let (first, last) = (key_at(pairs.first()), key_at(pairs.last()));
+        let written = self.write_outputs(
+            what,
+            pairs.iter().map(|p| Ok((p.key(&data), p.value(&data)))),
+        );
+        // The buffer is kept for the next run, emptied.
+        self.data = data;
+        self.data.clear();
+        self.pairs = pairs;
+        self.pairs.clear();
+        self.bytes = 0;
+        Ok(Some(Run {
+            tables: written?,
+            first,
+            last,
+            written: 0,
+        }))
     }
 
     /// Writes the buffered pairs as a sorted run.
     fn spill(&mut self) -> Result<()> {
-        if self.pairs.is_empty() {
-            return Ok(());
+        if let Some(mut run) = self.write_buffered("run")? {
+            run.written = self.runs.len();
+            self.runs.push(run);
         }
-        let pairs = self.sorted();
-        let mut w = self.writer("run")?;
-        for (k, v) in &pairs {
-            w.put(k, v)?;
-        }
-        self.runs.push(w.finish()?.path);
         Ok(())
     }
 
@@ -228,22 +309,38 @@ impl BulkLoader {
         done
     }
 
-    /// Merges everything added into tables, not yet ingested.
+    /// Merges everything added into tables, not yet ingested; they are the
+    /// caller's to remove from then on. Runs that overlap nowhere (in
+    /// whatever order they came) are the tables as they are.
     fn write_tables(&mut self) -> Result<Vec<PathBuf>> {
         if self.runs.is_empty() {
-            let pairs = self.sorted();
-            self.write_outputs(pairs.into_iter().map(Ok))
-        } else {
-            self.spill()?;
-            let merged = self.merge_runs()?;
-            self.write_outputs(merged)
+            let run = self.write_buffered("table")?;
+            return Ok(run.map(|r| r.tables).unwrap_or_default());
         }
+        self.spill()?;
+        // Runs that overlap nowhere, in key order, are the tables: no key
+        // is in two, so no pair of one must win over another's.
+        let mut runs = std::mem::take(&mut self.runs);
+        runs.sort_by(|a, b| a.first.cmp(&b.first));
+        if runs
+            .windows(2)
+            .all(|w| matches!(w, [a, b] if a.last < b.first))
+        {
+            return Ok(runs.into_iter().flat_map(|r| r.tables).collect());
+        }
+        // Merged in the order written: a later run's pair wins.
+        runs.sort_by_key(|r| r.written);
+        self.runs = runs;
+        let merged = self.merge_runs()?;
+        self.write_outputs("table", merged)
     }
 
-    /// Writes sorted, distinct pairs into tables cut at `table_size`.
-    fn write_outputs(
+    /// Writes sorted, distinct pairs into tables cut at `table_size`; on an
+    /// error, removes those it wrote.
+    fn write_outputs<K: AsRef<[u8]>, V: AsRef<[u8]>>(
         &mut self,
-        pairs: impl Iterator<Item = Result<(Vec<u8>, Vec<u8>)>>,
+        what: &str,
+        pairs: impl Iterator<Item = Result<(K, V)>>,
     ) -> Result<Vec<PathBuf>> {
         let mut outputs: Vec<PathBuf> = Vec::new();
         let mut current: Option<TableWriter> = None;
@@ -251,11 +348,12 @@ impl BulkLoader {
         let result = (|| {
             for pair in pairs {
                 let (k, v) = pair?;
+                let (k, v) = (k.as_ref(), v.as_ref());
                 let w = match current.as_mut() {
                     Some(w) => w,
-                    None => current.insert(self.writer("table")?),
+                    None => current.insert(self.writer(what)?),
                 };
-                w.put(&k, &v)?;
+                w.put(k, v)?;
                 bytes += (k.len() + v.len()) as u64;
                 if bytes >= self.opts.table_size {
                     if let Some(w) = current.take() {
@@ -279,10 +377,12 @@ impl BulkLoader {
     }
 
     /// The runs merged in key order; of equal keys, the latest run's pair.
+    /// A run's tables follow each other: each is one source of the merge,
+    /// after those of earlier runs.
     fn merge_runs(&self) -> Result<RunMerge> {
         let inner = self.db.inner();
         let mut iters = Vec::new();
-        for path in &self.runs {
+        for path in self.runs.iter().flat_map(|r| &r.tables) {
             let file = inner.fs.open(path).map_err(|e| Error::io(path, e))?;
             let table = Table::open(
                 file,
@@ -308,7 +408,7 @@ impl BulkLoader {
 /// A k-way merge of sorted runs.
 struct RunMerge {
     iters: Vec<TableIter>,
-    /// (smallest key first, then the latest run first).
+    /// (smallest key first, then the latest source first).
     heap: BinaryHeap<(Reverse<Vec<u8>>, usize)>,
 }
 
@@ -355,7 +455,7 @@ impl Iterator for RunMerge {
 
 impl Drop for BulkLoader {
     fn drop(&mut self) {
-        for p in &self.runs {
+        for p in self.runs.iter().flat_map(|r| &r.tables) {
             let _ = self.db.inner().fs.remove_file(p);
         }
     }

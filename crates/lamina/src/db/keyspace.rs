@@ -102,6 +102,7 @@ impl Keyspace {
             return Err(e);
         }
         inner.keyspaces.write().remove(name);
+        inner.reads().floors().forget(id);
         Ok(())
     }
 

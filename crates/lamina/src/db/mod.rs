@@ -133,7 +133,8 @@ impl Numbered for crate::blob::BlobMeta {
 ///    queue and releases it before taking the WAL);
 /// 4. `versions`;
 /// 5. `state`;
-/// 6. the leaf locks `keyspaces`, the snapshots ([`Reads`]), `poisoned`,
+/// 6. the leaf locks `keyspaces`, the snapshots and the live floors'
+///    slots ([`Reads`]), `poisoned`,
 ///    the threads and data shape ([`Background`]) and `lock`, held briefly,
 ///    with none of the locks above taken under them.
 ///
@@ -144,7 +145,9 @@ impl Numbered for crate::blob::BlobMeta {
 ///
 /// The compaction lock ([`Background`]) is taken before `versions` and
 /// `state`; a thread that holds commit leadership only `try_lock`s it, so
-/// the two never wait on each other. The published view is lock-free. The
+/// the two never wait on each other. The removal lock ([`Background`]) is
+/// taken after the compaction lock and before `state`, with none of the
+/// locks 1 to 5 held. The published view is lock-free. The
 /// pipeline's own locks are leaves too: a syncer releases them before it
 /// takes the WAL.
 pub(crate) struct Inner {

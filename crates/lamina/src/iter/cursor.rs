@@ -71,6 +71,8 @@ pub struct Cursor {
     /// key to key, so that a step allocates only what it returns.
     last: Vec<u8>,
     has_last: bool,
+    /// Entries stepped over so far, every version of every key passed.
+    stepped: u64,
 }
 
 fn above_lower(tk: &[u8], lower: &Bound<Vec<u8>>) -> bool {
@@ -129,6 +131,7 @@ impl Cursor {
             last: Vec::new(),
             has_last: false,
             blobs: None,
+            stepped: 0,
         }
     }
 
@@ -148,6 +151,7 @@ impl Cursor {
         self.keys_only = keys_only;
         self.started = false;
         self.has_last = false;
+        self.stepped = 0;
         self.scratch.clear();
     }
 
@@ -245,6 +249,13 @@ impl Cursor {
         }
     }
 
+    /// The entries of the tree this cursor has stepped over so far (every
+    /// version of every key it passed or returned, tombstones included):
+    /// the work a scan did, counted rather than timed.
+    pub fn stepped(&self) -> u64 {
+        self.stepped
+    }
+
     /// The next entry in ascending order.
     pub fn next_forward(&mut self) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
         if !self.started {
@@ -282,6 +293,7 @@ impl Cursor {
                     decided = p.kind != Kind::Merge;
                 }
                 self.it.next();
+                self.stepped += 1;
             }
             if let Err(e) = self.it.status() {
                 return Some(Err(e));
@@ -337,6 +349,7 @@ impl Cursor {
                     self.scratch.push((p.kind, self.it.value().to_vec()));
                 }
                 self.it.prev();
+                self.stepped += 1;
             }
             if let Err(e) = self.it.status() {
                 return Some(Err(e));

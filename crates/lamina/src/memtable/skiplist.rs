@@ -15,14 +15,17 @@
 //! its last insert went (the predecessors at every level, the "splice"), and
 //! a key that falls right after it is linked there without a search from
 //! the top. Only one writer at a time uses the hint (the others search from
-//! the top), so concurrent writers never wait for it.
+//! the top), so concurrent writers never wait for it; the only inserter
+//! uses it without taking its lock.
 //!
 //! This module allows `unsafe` (docs/design.md#unsafe-code): entries are
 //! laid out by hand and reached through raw links. Every `unsafe` block
 //! rests on three facts stated once here: an entry is fully written before
-//! the `Release` store that links it, it is never modified after (only its
-//! links, which are atomics), and it is freed only when the list is dropped,
-//! which needs `&mut`.
+//! the `Release` store that links it (its link of each level before the
+//! store that links it at that level, level 0 first: a reader that reached
+//! it at some level reads only its links at that level and below), it is
+//! never modified after (only its links, which are atomics), and it is
+//! freed only when the list is dropped, which needs `&mut`.
 #![allow(unsafe_code)]
 
 use super::arena::Inserters;
@@ -137,7 +140,7 @@ struct Splice {
 }
 
 // SAFETY: a splice is only links into the list that owns it; it is read and
-// written under the list's hint lock.
+// written under the list's hint lock (or by the list's only inserter).
 unsafe impl Send for Splice {}
 
 impl Splice {
@@ -345,6 +348,10 @@ impl SkipList {
         let Some(head) = alloc_node(&arena, MAX_HEIGHT, &[], &[], true, Inserters::Many) else {
             unreachable!("an allocation past the limit is always made")
         };
+        for level in 0..MAX_HEIGHT {
+            // SAFETY: the head has `MAX_HEIGHT` links; nobody sees it yet.
+            unsafe { link(head.as_ptr(), level).store(ptr::null_mut(), Ordering::Relaxed) };
+        }
         SkipList {
             arena,
             head,
@@ -423,10 +430,19 @@ impl SkipList {
                 Err(now) => max = now,
             }
         }
-        match self.hint.try_lock() {
-            Some(mut hint) => {
-                self.place(&mut hint, key, max);
-                self.link_node(&mut hint, node_ptr, key, height, who);
+        let mut guard = (who == Inserters::Many)
+            .then(|| self.hint.try_lock())
+            .flatten();
+        let hint = match who {
+            // SAFETY: no other writer inserts (so none takes the hint)
+            // until this insert returns; readers never touch it.
+            Inserters::One => Some(unsafe { &mut *self.hint.data_ptr() }),
+            Inserters::Many => guard.as_deref_mut(),
+        };
+        match hint {
+            Some(hint) => {
+                self.place(hint, key, max);
+                self.link_node(hint, node_ptr, key, height, who);
                 for level in 0..height {
                     if let Some(p) = hint.prev.get_mut(level) {
                         *p = node_ptr;
@@ -684,9 +700,11 @@ impl SkipList {
     }
 }
 
-/// A new entry of `height` links, null, holding the concatenation of
-/// `key_parts` and `value`; `None` if `arena` is full (past its limit only
-/// if `past_limit`: see [`Arena::alloc`]).
+/// A new entry of `height` links holding the concatenation of `key_parts`
+/// and `value`; `None` if `arena` is full (past its limit only if
+/// `past_limit`: see [`Arena::alloc`]). Its links are not written: the
+/// caller writes each before anything can read it (`link_node` writes the
+/// link of each level just before it links the entry there).
 fn alloc_node(
     arena: &Arena,
     height: usize,
@@ -709,7 +727,8 @@ fn alloc_node(
     let node = arena.alloc(l.size(), past_limit, who)?.cast::<Node>();
     let raw = node.as_ptr().cast::<u8>();
     // SAFETY: `raw` holds `l.size()` bytes: the header, `height` links, the
-    // key and the value, written here once, before anyone can see them.
+    // key and the value, written here once (but the links), before anyone
+    // can see them.
     unsafe {
         node.as_ptr().write(Node {
             key_len: k32,
@@ -717,19 +736,31 @@ fn alloc_node(
             height: height as u32,
             _pad: 0,
         });
-        for level in 0..height {
-            raw.add(HEADER + level * LINK)
-                .cast::<AtomicPtr<Node>>()
-                .write(AtomicPtr::new(ptr::null_mut()));
-        }
         let mut at = raw.add(HEADER + height * LINK);
         for part in key_parts {
-            ptr::copy_nonoverlapping(part.as_ptr(), at, part.len());
+            copy_part(part, at);
             at = at.add(part.len());
         }
         ptr::copy_nonoverlapping(value.as_ptr(), at, value.len());
     }
     Some(node)
+}
+
+/// Copies `part` to `dst`: a keyspace id (4 bytes) or a trailer (8) with
+/// one store, any other part with a `memcpy` call.
+/// SAFETY (callers): `dst` is valid for `part.len()` bytes of writes.
+#[inline(always)]
+unsafe fn copy_part(part: &[u8], dst: *mut u8) {
+    // SAFETY: the caller's requirement; the stores are unaligned.
+    unsafe {
+        if let Ok(b) = <[u8; 4]>::try_from(part) {
+            dst.cast::<[u8; 4]>().write_unaligned(b);
+        } else if let Ok(b) = <[u8; 8]>::try_from(part) {
+            dst.cast::<[u8; 8]>().write_unaligned(b);
+        } else {
+            ptr::copy_nonoverlapping(part.as_ptr(), dst, part.len());
+        }
+    }
 }
 
 thread_local! {

@@ -153,6 +153,89 @@ fn an_index_built_while_writers_insert_misses_no_entry() {
     }
 }
 
+/// Writers appending ascending runs (each the next key after the last
+/// entry, as a sorted load) while others write random keys of the same
+/// range, over lists that roll meanwhile: every entry is there in internal
+/// key order, seen in order by a reader while they write, and a lookup of
+/// each key finds its newest version.
+#[test]
+fn ascending_and_random_writers_together_agree_with_a_model() {
+    const KEYS: u64 = 4_000;
+    let name = |k: u64| key::tree_key(0, format!("k{k:06}").as_bytes());
+    let m = Arc::new(Memtable::with_list_bytes(1, 64 << 10, false));
+    let seqno = Arc::new(AtomicU64::new(0));
+    let writers: Vec<_> = (0..4u64)
+        .map(|t| {
+            let (m, seqno) = (Arc::clone(&m), Arc::clone(&seqno));
+            std::thread::spawn(move || {
+                let mut wrote = Vec::new();
+                let mut x = t + 1;
+                for i in 0..KEYS / 2 {
+                    // Writers 0 and 1 ascend through the keys, each taking
+                    // every other one; 2 and 3 write anywhere among them.
+                    let k = if t < 2 {
+                        i * 2 + t
+                    } else {
+                        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                        (x >> 33) % KEYS
+                    };
+                    let s = seqno.fetch_add(1, Ordering::Relaxed) + 1;
+                    m.insert(&name(k), s, Kind::Put, &s.to_le_bytes());
+                    wrote.push((k, s));
+                }
+                wrote
+            })
+        })
+        .collect();
+    let reader = {
+        let m = Arc::clone(&m);
+        std::thread::spawn(move || {
+            for _ in 0..20 {
+                let mut it = merged(&m);
+                it.seek_to_first();
+                let mut last: Option<Vec<u8>> = None;
+                while it.valid() {
+                    if let Some(l) = &last {
+                        assert_eq!(key::compare(l, it.key()), std::cmp::Ordering::Less);
+                    }
+                    last = Some(it.key().to_vec());
+                    it.next();
+                }
+            }
+        })
+    };
+    // (tree key, seqno) of every entry written.
+    let mut model = std::collections::BTreeSet::new();
+    for w in writers {
+        for (k, s) in w.join().unwrap() {
+            model.insert((name(k), s));
+        }
+    }
+    reader.join().unwrap();
+    assert!(m.lists.all().count() > 2, "the lists rolled");
+    // Internal key order: tree key ascending, seqno descending.
+    let mut want: Vec<_> = model.iter().cloned().collect();
+    want.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    let got: Vec<_> = entries(&mut merged(&m))
+        .into_iter()
+        .map(|(tk, s, kind, v)| {
+            assert_eq!((kind, v), (Kind::Put, s.to_le_bytes().to_vec()));
+            (tk, s)
+        })
+        .collect();
+    assert_eq!(got.len(), want.len());
+    assert!(got == want, "entries differ from the model");
+    for k in 0..KEYS {
+        let newest = model.range((name(k), 0)..=(name(k), u64::MAX)).last();
+        assert_eq!(
+            lookup(&m, format!("k{k:06}").as_bytes()),
+            newest.map(|(_, s)| (Kind::Put, s.to_le_bytes().to_vec())),
+            "key {k}"
+        );
+    }
+    assert_eq!(lookup(&m, b"k999999"), None, "after every key");
+}
+
 #[test]
 fn iterates_in_internal_key_order_both_ways() {
     // One list, then a list per entry (the smallest size opens the next

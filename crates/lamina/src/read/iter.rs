@@ -1,5 +1,6 @@
 //! The read path: point lookups and the user iterator over a pinned view.
 
+use super::floor::FloorWalk;
 use super::Pinned;
 use crate::db::{Handle, Inner};
 use crate::error::{Error, Result};
@@ -83,6 +84,9 @@ pub struct Iter {
     done: bool,
     error: Option<Error>,
     keys_only: bool,
+    /// Where the front starts (the keyspace's live floor) and the floor
+    /// its first key sets (`read::floor`).
+    floor: FloorWalk,
 }
 
 fn bound_tree_key<K: AsRef<[u8]>>(ks: KeyspaceId, b: Bound<&K>) -> Bound<Vec<u8>> {
@@ -151,6 +155,7 @@ impl Iter {
         seqno: Option<SeqNo>,
     ) -> Iter {
         let inner = &handle.inner;
+        let floor = FloorWalk::watch(inner, &lower);
         let (view, error) = match inner.check_open() {
             Ok(()) => (Some(inner.read_view(seqno)), None),
             Err(e) => (None, Some(e)),
@@ -167,6 +172,7 @@ impl Iter {
             done: false,
             error,
             keys_only: false,
+            floor,
         }
     }
 
@@ -179,17 +185,26 @@ impl Iter {
         self
     }
 
-    fn cursor(&self) -> Option<Cursor> {
+    /// Entries of the tree the iterator has stepped over so far, both ends
+    /// (see [`Cursor::stepped`]).
+    #[cfg(any(test, feature = "internals"))]
+    #[doc(hidden)]
+    pub fn entries_stepped(&self) -> u64 {
+        let front = self.front.as_ref().map_or(0, Cursor::stepped);
+        front + self.back.as_ref().map_or(0, Cursor::stepped)
+    }
+
+    fn cursor(&self, lower: Bound<Vec<u8>>) -> Option<Cursor> {
         let view = self.view.as_ref()?;
         let inner = &self.handle.inner;
         if let Some(mut c) = inner.reads().spare_cursor(&view.pinned) {
-            c.restart(view.seqno, &self.lower, &self.upper, self.keys_only);
+            c.restart(view.seqno, &lower, &self.upper, self.keys_only);
             return Some(c);
         }
         let c = Cursor::new(
             inner.merged(view),
             view.seqno,
-            self.lower.clone(),
+            lower,
             self.upper.clone(),
             Arc::clone(&inner.opts().merge_operator),
         );
@@ -294,9 +309,19 @@ impl Iterator for Iter {
             return Some(Err(closed));
         }
         if self.front.is_none() {
-            self.front = self.cursor();
+            let view = self.view.as_ref()?;
+            let lower = self
+                .floor
+                .start(&self.handle.inner, &self.lower, view.seqno);
+            self.front = self.cursor(lower);
         }
-        let item = self.front.as_mut()?.next_forward();
+        let front = self.front.as_mut()?;
+        let item = front.next_forward();
+        if let Some(view) = &self.view {
+            let (inner, stepped) = (&self.handle.inner, front.stepped());
+            self.floor
+                .found(inner, view.seqno, &item, stepped, &self.upper);
+        }
         self.finish(item, true)
     }
 }
@@ -314,7 +339,7 @@ impl DoubleEndedIterator for Iter {
             return Some(Err(closed));
         }
         if self.back.is_none() {
-            self.back = self.cursor();
+            self.back = self.cursor(self.lower.clone());
         }
         let item = self.back.as_mut()?.next_backward();
         self.finish(item, false)

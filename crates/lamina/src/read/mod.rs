@@ -1,10 +1,12 @@
 //! The read subsystem: the view published to readers (memtables and
 //! version, swapped atomically by writers and background threads), point
 //! lookups through it (`point`), the table handles a view keeps open
-//! (`table_handles`), and the iterators, snapshots and cursors users read
+//! (`table_handles`), the iterators, snapshots and cursors users read
 //! with (`iter`, `snapshot`, `seek_cursor`; `spare`: the cursor an iterator
-//! leaves to the next one).
+//! leaves to the next one), and each keyspace's live floor that forward
+//! iterators seek to (`floor`).
 
+mod floor;
 mod iter;
 mod point;
 mod seek_cursor;
@@ -14,6 +16,7 @@ mod table_handles;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use floor::Floors;
 pub use iter::Iter;
 
 pub use point::Cached;
@@ -25,7 +28,8 @@ use crate::key::SeqNo;
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 
-/// The read subsystem's state: the published view and the live snapshots.
+/// The read subsystem's state: the published view, the live snapshots and
+/// the keyspaces' live floors.
 #[derive(Default)]
 pub(crate) struct Reads {
     /// The memtables and version of the tree state, published for
@@ -33,11 +37,20 @@ pub(crate) struct Reads {
     view: arc_swap::ArcSwapOption<Pinned>,
     /// Live snapshots: seqno -> count.
     snapshots: Mutex<BTreeMap<SeqNo, usize>>,
+    /// Each keyspace's live floor.
+    floors: Floors,
     /// The cursor the last iterator over the published view left.
     spare: spare::SpareCursor,
 }
 
 impl Reads {
+    /// The keyspaces' live floors: lowered by every writer before it
+    /// publishes, read and installed by forward iterators.
+    #[inline]
+    pub(crate) fn floors(&self) -> &Floors {
+        &self.floors
+    }
+
     /// Live snapshot seqnos, ascending.
     pub(crate) fn snapshot_list(&self) -> Vec<SeqNo> {
         self.snapshots.lock().keys().copied().collect()

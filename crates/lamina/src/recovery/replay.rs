@@ -5,7 +5,7 @@
 
 use crate::batch::{decode_record, Batch, DecodedBatch};
 use crate::blob::BlobPointer;
-use crate::commit::{ReplayedBlobs, ReplayedValues};
+use crate::commit::{ReplayedBlobs, ReplayedValues, SegmentFor};
 use crate::db::Inner;
 use crate::error::{Error, Result};
 use crate::filename::{self, parse_file_name, FileKind};
@@ -105,10 +105,10 @@ fn keep(
     let Some(mem) = sealed.pop() else {
         return Ok(());
     };
-    // Segments a previous run retired are reused first.
+    // Segments a previous run retired are kept for this run's rotations.
     inner.retire_wals_below(log_number);
     let wal_number = inner.versions().lock().new_file_number();
-    let w = inner.start_wal_segment(wal_number)?;
+    let w = inner.start_wal_segment(wal_number, SegmentFor::Rest)?;
     inner.sync_dir()?;
     let edit = VersionEdit {
         wals_started: vec![wal_number],
@@ -445,11 +445,11 @@ fn install(
     log_number: u64,
 ) -> Result<()> {
     let wal_number = inner.versions().lock().new_file_number();
-    // Segments a previous run retired are reused first.
+    // Segments a previous run retired are kept for this run's rotations.
     inner.retire_wals_below(log_number);
     // Started before the tables: the directory's sync that ends writing
     // them makes the segment's name durable too.
-    let w = inner.start_wal_segment(wal_number)?;
+    let w = inner.start_wal_segment(wal_number, SegmentFor::Rest)?;
     let mut edit = VersionEdit::default();
     let mut dead: BTreeMap<u64, u64> = BTreeMap::new();
     let mut dir_synced = false;

@@ -73,6 +73,18 @@ impl BlockBuilder {
     /// Appends an entry. REQUIRES: `key` sorts after every key added since
     /// the last `reset`.
     pub fn add(&mut self, key: &[u8], value: &[u8]) {
+        let tk = key::tree_key_of(key);
+        let new_tree_key =
+            self.hashes.is_some() && (self.entries == 0 || key::tree_key_of(&self.last_key) != tk);
+        self.add_hashed(key, value, new_tree_key.then(|| xxh3_64(tk)));
+    }
+
+    /// [`BlockBuilder::add`] for a caller that knows whether `key`'s tree
+    /// key is new: `tree_key_hash` is its `xxh3_64` if it differs from the
+    /// tree key of the entry added before (or the block is empty), `None`
+    /// if it is the same. A data block records each new tree key in its
+    /// hash index. REQUIRES: as for `add`.
+    pub fn add_hashed(&mut self, key: &[u8], value: &[u8], tree_key_hash: Option<u64>) {
         let shared = if self.counter < self.restart_interval {
             common_prefix(&self.last_key, key)
         } else {
@@ -80,12 +92,9 @@ impl BlockBuilder {
             self.counter = 0;
             0
         };
-        if let Some(hashes) = self.hashes.as_mut() {
-            let tk = key::tree_key_of(key);
-            if self.entries == 0 || key::tree_key_of(&self.last_key) != tk {
-                let restart = u8::try_from(self.restarts.len() - 1).unwrap_or(BUCKET_COLLISION);
-                hashes.push((xxh3_64(tk), restart));
-            }
+        if let (Some(hashes), Some(h)) = (self.hashes.as_mut(), tree_key_hash) {
+            let restart = u8::try_from(self.restarts.len() - 1).unwrap_or(BUCKET_COLLISION);
+            hashes.push((h, restart));
         }
         let suffix = key.get(shared..).unwrap_or(&[]);
         put_varint(&mut self.buf, shared as u64);

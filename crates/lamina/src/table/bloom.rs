@@ -3,8 +3,6 @@
 //!
 //! Layout: docs/format.md#filter.
 
-use xxhash_rust::xxh3::xxh3_64;
-
 /// Largest probe count a filter may declare; a filter declaring more is
 /// corruption.
 const MAX_PROBES: u8 = 30;
@@ -12,10 +10,13 @@ const MAX_PROBES: u8 = 30;
 /// Collects the hashes of tree keys and builds a filter over them.
 ///
 /// Versions of one tree key arrive one after another (entries are sorted),
-/// so a key equal to the previous one is counted once.
+/// so a key equal to the previous one is counted once: the table builder
+/// adds the hash of each new tree key ([`BloomBuilder::add_hash`]).
 #[derive(Debug, Default)]
 pub struct BloomBuilder {
     hashes: Vec<u64>,
+    /// The tree key [`BloomBuilder::add`] added last.
+    #[cfg(any(test, feature = "internals"))]
     last: Vec<u8>,
 }
 
@@ -26,13 +27,23 @@ impl BloomBuilder {
     }
 
     /// Adds a tree key (skipped if equal to the key added just before).
+    #[cfg(any(test, feature = "internals"))]
     pub fn add(&mut self, tree_key: &[u8]) {
         if !self.hashes.is_empty() && self.last == tree_key {
             return;
         }
         self.last.clear();
         self.last.extend_from_slice(tree_key);
-        self.hashes.push(xxh3_64(tree_key));
+        self.hashes.push(xxhash_rust::xxh3::xxh3_64(tree_key));
+    }
+
+    /// Adds the tree key of hash `h` (`xxh3_64` of it), which the caller
+    /// knows differs from the key added just before: for a table builder,
+    /// which compares each key with the one before anyway and shares the
+    /// hash with the block's hash index. Not to be mixed with
+    /// [`BloomBuilder::add`], which would not see this key as the last.
+    pub fn add_hash(&mut self, h: u64) {
+        self.hashes.push(h);
     }
 
     #[cfg(any(test, feature = "internals"))]
@@ -202,6 +213,7 @@ impl BlockedBloom {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
     use super::*;
+    use xxhash_rust::xxh3::xxh3_64;
 
     fn key(i: u64) -> Vec<u8> {
         crate::key::tree_key(0, format!("key{i:08}").as_bytes())

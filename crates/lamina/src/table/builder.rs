@@ -14,6 +14,7 @@ use crate::key::{self, Kind};
 use crate::Compression;
 use std::cmp::Ordering;
 use std::path::PathBuf;
+use xxhash_rust::xxh3::xxh3_64;
 
 /// Bytes of finished blocks gathered before they are appended to the file.
 const WRITE_CHUNK: usize = 256 << 10;
@@ -156,13 +157,22 @@ impl TableBuilder {
                 value.len()
             )));
         }
-        if self.props.entries > 0 && key::compare(&self.last_key, ikey) != Ordering::Less {
-            return Err(Error::InvalidArgument(format!(
-                "table keys must be added in strictly ascending order: {} after {}",
-                key::describe(ikey),
-                key::describe(&self.last_key)
-            )));
-        }
+        // One comparison with the key before says both whether the key is
+        // in order and whether its tree key is new (then hashed once, for
+        // the filter and the block's hash index).
+        let new_tree_key = if self.props.entries == 0 {
+            true
+        } else {
+            let same = match key::tree_key_of(&self.last_key).cmp(parsed.tree_key) {
+                Ordering::Less => false,
+                Ordering::Equal => true,
+                Ordering::Greater => return Err(self.out_of_order(ikey)),
+            };
+            if same && key::compare(&self.last_key, ikey) != Ordering::Less {
+                return Err(self.out_of_order(ikey));
+            }
+            !same
+        };
         let p = &mut self.props;
         if p.entries == 0 {
             self.smallest = ikey.to_vec();
@@ -175,8 +185,11 @@ impl TableBuilder {
         p.value_bytes += value.len() as u64;
         p.smallest_seqno = p.smallest_seqno.min(parsed.seqno);
         p.largest_seqno = p.largest_seqno.max(parsed.seqno);
-        self.bloom.add(parsed.tree_key);
-        self.data.add(ikey, value);
+        let hash = (new_tree_key || self.data.is_empty()).then(|| xxh3_64(parsed.tree_key));
+        if let (true, Some(h)) = (new_tree_key, hash) {
+            self.bloom.add_hash(h);
+        }
+        self.data.add_hashed(ikey, value, hash);
         self.last_key.clear();
         self.last_key.extend_from_slice(ikey);
         // A block of small entries reaches the hash index's limit of restart
@@ -185,6 +198,16 @@ impl TableBuilder {
             self.flush_data_block()?;
         }
         Ok(())
+    }
+
+    /// The error refusing `ikey`, which does not sort after the key added
+    /// before.
+    fn out_of_order(&self, ikey: &[u8]) -> Error {
+        Error::InvalidArgument(format!(
+            "table keys must be added in strictly ascending order: {} after {}",
+            key::describe(ikey),
+            key::describe(&self.last_key)
+        ))
     }
 
     /// Writes the pending data block and its index entry.

@@ -104,7 +104,14 @@ impl Inner {
                 linked: true,
             });
         }
+        // Seqno 0 is visible at every seqno: floors above the tables' keys
+        // are lowered before they are published (`read::floor`).
+        let floors = self
+            .reads()
+            .floors()
+            .ingest_begins(ranges.iter().map(|r| r.0.as_slice()));
         self.install_edit(&mut vs, edit)?;
+        drop(floors);
         drop(vs);
         drop(compaction);
         self.bg_cv.notify_all();

@@ -5,7 +5,9 @@
 //!
 //! Every file is checked first, nothing locked (source.rs): a regular file,
 //! not the database's own when it is to be moved, its checksums, order,
-//! properties and writer settings verified and every entry a seqno-0 put.
+//! properties and writer settings verified and every entry a seqno-0 put
+//! (entry by entry for a file from the caller; a bulk loader's tables, its
+//! own just written, by their properties alone).
 //! Moved files that overlap nothing in the tree, with no snapshot live, are
 //! then hard-linked in as they are, as the commit leader (link.rs).
 //! Otherwise, the steps (rewrite.rs), and what blocks whom:

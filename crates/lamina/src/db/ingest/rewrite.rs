@@ -106,7 +106,7 @@ impl Inner {
         let overlaps = |m: &Memtable| ranges.iter().any(|r| memtable_overlaps(m, r));
         let active = Arc::clone(&self.state.lock().mem);
         if overlaps(&active) {
-            self.rotate_memtable()?;
+            self.rotate_memtable(crate::commit::SegmentFor::Rest)?;
         }
         let overlapping_imm: Vec<Arc<Memtable>> = self
             .state
@@ -289,6 +289,12 @@ impl Inner {
                 linked: false,
             });
         }
+        // Floors above the tables' keys are lowered before they are
+        // published, and none is installed until their seqnos are visible.
+        let _floors = self
+            .reads()
+            .floors()
+            .ingest_begins(ranges.iter().map(|r| r.0.as_slice()));
         self.install_edit(&mut vs, edit)?;
         // Still under the version set's lock, which `Keyspace::open` takes
         // before it creates a keyspace: no second keyspace of these names.

@@ -86,11 +86,14 @@ impl Block {
         }
         let mut expected = vec![BUCKET_EMPTY; b];
         let mut it = self.iter();
-        let mut last_tk: Option<Vec<u8>> = None;
+        // The tree key before (none before the first entry), in a buffer
+        // kept across entries: no allocation per entry.
+        let mut last_tk: Vec<u8> = Vec::new();
+        let mut first = true;
         it.seek_to_first();
         while it.valid() {
             let tk = key::tree_key_of(it.key());
-            if last_tk.as_deref() != Some(tk) {
+            if first || last_tk.as_slice() != tk {
                 let restart = u8::try_from(it.restart_index()).unwrap_or(BUCKET_COLLISION);
                 if let Some(slot) = expected.get_mut(bucket_of(xxhash_rust::xxh3::xxh3_64(tk), b)) {
                     *slot = match *slot {
@@ -99,7 +102,9 @@ impl Block {
                         _ => BUCKET_COLLISION,
                     };
                 }
-                last_tk = Some(tk.to_vec());
+                last_tk.clear();
+                last_tk.extend_from_slice(tk);
+                first = false;
             }
             it.next();
         }
