@@ -236,3 +236,28 @@ fn a_view_published_anew_lets_go_of_the_kept_cursor() {
     assert_eq!(db.iter().count(), 1);
     assert!(inner.reads().spare_cursor(&inner.pinned()).is_some());
 }
+
+/// A cursor taken from the spare slot counts the entries its new walk steps
+/// over from nothing (the live floor reads that count), as a new cursor
+/// does.
+#[test]
+fn a_cursor_taken_counts_its_steps_afresh() {
+    let fs = MemFs::new();
+    let db = Db::open("db", small(&fs)).unwrap();
+    for k in [b"a", b"b", b"c", b"d"] {
+        db.put(k, b"v").unwrap();
+    }
+    let mut first = db.iter();
+    assert_eq!(first.by_ref().take(3).count(), 3);
+    assert_eq!(first.entries_stepped(), 3);
+    drop(first);
+    let view = db.inner().pinned();
+    let mut second = db.iter();
+    assert!(second.next().is_some());
+    assert_eq!(second.entries_stepped(), 1);
+    drop(second);
+    assert!(
+        db.inner().reads().spare_cursor(&view).is_some(),
+        "the cursor went back"
+    );
+}
