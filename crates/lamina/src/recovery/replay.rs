@@ -65,7 +65,7 @@ pub(super) fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         return Ok(());
     }
     if whole && keeps_replayed(inner, &sealed, &blobs, found.wals.len()) {
-        return keep(inner, sealed, last_seqno, log_number);
+        return keep(inner, sealed, log_number);
     }
     install(inner, &sealed, blobs, last_seqno, log_number)
 }
@@ -93,15 +93,10 @@ fn keeps_replayed(
 }
 
 /// Keeps the replayed memtable as the active one: starts a new WAL segment
-/// for its next writes and records it (with the last seqno) in one manifest
-/// edit; the log number stays, so the replayed segments stay needed until
-/// the memtable is flushed (its flush's edit passes them all).
-fn keep(
-    inner: &Inner,
-    mut sealed: Vec<Arc<Memtable>>,
-    last_seqno: u64,
-    log_number: u64,
-) -> Result<()> {
+/// for its next writes and records it in one manifest edit; the log number
+/// stays, so the replayed segments stay needed until the memtable is
+/// flushed (its flush's edit passes them all).
+fn keep(inner: &Inner, mut sealed: Vec<Arc<Memtable>>, log_number: u64) -> Result<()> {
     let Some(mem) = sealed.pop() else {
         return Ok(());
     };
@@ -110,9 +105,10 @@ fn keep(
     let wal_number = inner.versions().lock().new_file_number();
     let w = inner.start_wal_segment(wal_number, SegmentFor::Rest)?;
     inner.sync_dir()?;
+    // No last seqno: the writes kept are the WAL's alone (see the flush's
+    // edit in background/flush.rs).
     let edit = VersionEdit {
         wals_started: vec![wal_number],
-        last_seqno: Some(last_seqno),
         lifetime: Some(inner.lifetime_now()),
         ..VersionEdit::default()
     };
