@@ -9,7 +9,6 @@ use super::{report, run_rows, unit, Engine, Measured, Selection, Sizes, BULK_ELE
 use crate::engines::peers;
 use crate::Ctx;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 /// Every engine, in the default order.
 pub const ALL: [&str; 4] = ["lamina", "rocksdb", "lmdb", "redb"];
@@ -155,40 +154,10 @@ pub fn run(args: BtreeRowsArgs, ctx: &Ctx) -> Result<(), String> {
             return Err(format!("unknown engine {e}; these are: {}", ALL.join(", ")));
         }
     }
-    let exe = std::env::current_exe().map_err(|e| format!("finding this program: {e}"))?;
-    let mut rows = Vec::new();
-    let mut failures = Vec::new();
-    let mut notes = Vec::new();
-    for engine in &args.engines {
-        if !peers::built(engine) {
-            let msg =
-                format!("{engine}: skipped, not in this build (cargo feature `{engine}` off)");
-            eprintln!("lamina-bench btree-rows: {msg}");
-            notes.push(msg);
-            continue;
-        }
-        eprintln!("lamina-bench btree-rows: {}", peers::title(engine));
-        // The same command line, this engine alone, in a process of its own.
-        let out = Command::new(&exe)
-            .args(std::env::args_os().skip(1))
-            .args(["--child", engine])
-            .stdin(Stdio::null())
-            .stderr(Stdio::inherit())
-            .output()
-            .map_err(|e| format!("{}: {e}", exe.display()))?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let got: Vec<Row> = text.lines().filter_map(Row::from_line).collect();
-        if !out.status.success() {
-            let msg = format!(
-                "{engine}: failed ({}) after {} row(s); see its message above",
-                out.status,
-                got.len()
-            );
-            eprintln!("lamina-bench btree-rows: {msg}");
-            failures.push(msg);
-        }
-        rows.extend(got);
-    }
+    let children = peers::run_children("btree-rows", "row", &args.engines, Row::from_line)?;
+    let rows = children.rows;
+    let mut notes = children.skipped;
+    let mut failures = children.failed;
     failures.extend(disagreements(&rows));
     notes.extend(failures.iter().cloned());
     let sizes = sizes(&args)?;

@@ -28,7 +28,6 @@ use crate::progress::{Progress, Total};
 use crate::Ctx;
 use order::{absent_key, present_key, Permutation, Values, KEY_SIZE};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Instant;
 use store::{Config, Op, Store};
 
@@ -204,39 +203,10 @@ pub fn run(args: EnginesArgs, ctx: &Ctx) -> Result<(), String> {
             ));
         }
     }
-    let exe = std::env::current_exe().map_err(|e| format!("finding this program: {e}"))?;
-    let mut rows = Vec::new();
-    let mut notes = Vec::new();
-    for engine in &args.engines {
-        if !peers::built(engine) {
-            let msg =
-                format!("{engine}: skipped, not in this build (cargo feature `{engine}` off)");
-            eprintln!("lamina-bench engines: {msg}");
-            notes.push(msg);
-            continue;
-        }
-        eprintln!("lamina-bench engines: {}", peers::title(engine));
-        // The same command line, this engine alone, in a process of its own.
-        let out = Command::new(&exe)
-            .args(std::env::args_os().skip(1))
-            .args(["--child", engine])
-            .stdin(Stdio::null())
-            .stderr(Stdio::inherit())
-            .output()
-            .map_err(|e| format!("{}: {e}", exe.display()))?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let got: Vec<Row> = text.lines().filter_map(Row::from_line).collect();
-        if !out.status.success() {
-            let msg = format!(
-                "{engine}: failed ({}) after {} workload(s); see its message above",
-                out.status,
-                got.len()
-            );
-            eprintln!("lamina-bench engines: {msg}");
-            notes.push(msg);
-        }
-        rows.extend(got);
-    }
+    let children = peers::run_children("engines", "workload", &args.engines, Row::from_line)?;
+    let rows = children.rows;
+    let mut notes = children.skipped;
+    notes.extend(children.failed);
     let tables = report::render(&setup, &args, &rows, &notes);
     print!("{tables}");
     report::save(&args.out, &setup, &rows, &tables)?;

@@ -15,6 +15,7 @@ pub mod rocksdb_store;
 
 use super::store::{Config, Store};
 use std::path::Path;
+use std::process::{Command, Stdio};
 
 /// Every engine, in the default order.
 pub const ALL: [&str; 5] = ["lamina", "rocksdb", "lmdb", "redb", "fjall"];
@@ -127,4 +128,64 @@ pub fn open(engine: &str, path: &Path, cfg: &Config) -> Result<Box<dyn Store>, S
         "fjall" => Ok(Box::new(fjall_store::FjallStore::open(path, cfg)?)),
         other => Err(format!("{other}: not in this build")),
     }
+}
+
+/// What the children of a driver reported: the lines each printed that
+/// `parse` reads as rows, and a message for each engine skipped (not in
+/// this build) or failed.
+pub struct Children<R> {
+    /// Every child's rows, in the engines' order.
+    pub rows: Vec<R>,
+    /// An engine left out of this build.
+    pub skipped: Vec<String>,
+    /// An engine whose process failed.
+    pub failed: Vec<String>,
+}
+
+/// Runs this program again for each of `engines` with the same command
+/// line and `--child ENGINE`, one after the other, each in a process of its
+/// own (its page cache, memory and threads apart); `tool` names the driver
+/// in messages, `unit` what its rows count ("workload", "row").
+pub fn run_children<R>(
+    tool: &str,
+    unit: &str,
+    engines: &[String],
+    parse: impl Fn(&str) -> Option<R>,
+) -> Result<Children<R>, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("finding this program: {e}"))?;
+    let mut out = Children {
+        rows: Vec::new(),
+        skipped: Vec::new(),
+        failed: Vec::new(),
+    };
+    for engine in engines {
+        if !built(engine) {
+            let msg =
+                format!("{engine}: skipped, not in this build (cargo feature `{engine}` off)");
+            eprintln!("lamina-bench {tool}: {msg}");
+            out.skipped.push(msg);
+            continue;
+        }
+        eprintln!("lamina-bench {tool}: {}", title(engine));
+        let child = Command::new(&exe)
+            .args(std::env::args_os().skip(1))
+            .args(["--child", engine])
+            .stdin(Stdio::null())
+            .stderr(Stdio::inherit())
+            .output()
+            .map_err(|e| format!("{}: {e}", exe.display()))?;
+        let text = String::from_utf8_lossy(&child.stdout);
+        let before = out.rows.len();
+        out.rows.extend(text.lines().filter_map(&parse));
+        if !child.status.success() {
+            let msg = format!(
+                "{engine}: failed ({}) after {} {unit}(s); see its message above",
+                child.status,
+                out.rows.len() - before
+            );
+            eprintln!("lamina-bench {tool}: {msg}");
+            out.failed.push(msg);
+        }
+    }
+    Ok(out)
 }
