@@ -9,17 +9,7 @@ use common::{bench, tempdir};
 
 /// The engines of this build (the peers are cargo features).
 fn built() -> Vec<&'static str> {
-    let mut e = vec!["lamina"];
-    if cfg!(feature = "rocksdb") {
-        e.push("rocksdb");
-    }
-    if cfg!(feature = "lmdb") {
-        e.push("lmdb");
-    }
-    if cfg!(feature = "redb") {
-        e.push("redb");
-    }
-    e
+    common::built(&["lamina", "rocksdb", "lmdb", "redb"])
 }
 
 /// The cells of the table's rows (those after the header and its rule).

@@ -18,20 +18,7 @@ const WORKLOADS: [&str; 7] = [
 
 /// The engines of this build (the peers are cargo features).
 fn built() -> Vec<&'static str> {
-    let mut e = vec!["lamina"];
-    if cfg!(feature = "rocksdb") {
-        e.push("rocksdb");
-    }
-    if cfg!(feature = "lmdb") {
-        e.push("lmdb");
-    }
-    if cfg!(feature = "redb") {
-        e.push("redb");
-    }
-    if cfg!(feature = "fjall") {
-        e.push("fjall");
-    }
-    e
+    common::built(&["lamina", "rocksdb", "lmdb", "redb", "fjall"])
 }
 
 /// The cells of the Markdown rows whose first cell is a workload.

@@ -69,3 +69,18 @@ pub fn lamina_binary() -> String {
         .map(|p| p.to_string_lossy().into_owned())
         .expect("no lamina binary: build it (cargo build -p lamina-cli) or set LAMINA_BIN")
 }
+
+/// Those of `engines` this build has (the peers are cargo features).
+pub fn built(engines: &[&'static str]) -> Vec<&'static str> {
+    engines
+        .iter()
+        .copied()
+        .filter(|e| match *e {
+            "rocksdb" => cfg!(feature = "rocksdb"),
+            "lmdb" => cfg!(feature = "lmdb"),
+            "redb" => cfg!(feature = "redb"),
+            "fjall" => cfg!(feature = "fjall"),
+            _ => true,
+        })
+        .collect()
+}
