@@ -1,9 +1,11 @@
 //! A keyspace used as a work queue: pushed at the back, popped from the
-//! front (the first key, then a delete). Pops must equal a model's through
-//! flushes, compactions and a reopen, never skip a key written below the
-//! front by another thread, leave snapshots and transactions exact, and
-//! cost a bounded number of entries each however many pops came before
-//! (the keyspace's live floor: docs/design.md#the-live-floor).
+//! front (the first key, then a delete), or the mirror of it, popped from
+//! the back (the last key), or popped at both ends. Pops must equal a
+//! model's through flushes, compactions and a reopen, never skip a key
+//! written ahead of the end popped by another thread, leave snapshots and
+//! transactions exact, and cost a bounded number of entries each however
+//! many pops came before (the keyspace's live floor and ceiling:
+//! docs/design.md#the-live-floor-and-ceiling).
 
 use lamina::fs::{FileSystem, MemFs};
 use lamina::{Db, IngestOptions, Options, TableWriter, TableWriterOptions};
@@ -44,11 +46,51 @@ fn open(fs: &MemFs) -> Db {
     Db::open("/queue", opts(fs)).expect("open")
 }
 
+/// The end of the queue pops take from. Tests that run from either end
+/// number its keys from that end: the back's key `i` is the mirror of the
+/// front's, so that key 0 is the last key, key 1 the one before it, ...
+#[derive(Clone, Copy, Debug)]
+enum End {
+    Front,
+    Back,
+}
+
+impl End {
+    /// The key numbered `i` from this end.
+    fn key(self, i: u64) -> Vec<u8> {
+        match self {
+            End::Front => key(i),
+            End::Back => key(!i),
+        }
+    }
+
+    /// The number from this end of the key `k`.
+    fn num(self, k: &[u8]) -> u64 {
+        match self {
+            End::Front => num(k),
+            End::Back => !num(k),
+        }
+    }
+
+    /// The first item of `it` from this end.
+    fn first<I: DoubleEndedIterator>(self, it: &mut I) -> Option<I::Item> {
+        match self {
+            End::Front => it.next(),
+            End::Back => it.next_back(),
+        }
+    }
+}
+
 /// Pops the first key: its entry, and the entries of the tree the
 /// iterator stepped over to find it.
 fn pop(db: &Db) -> (Option<Entry>, u64) {
+    pop_at(db, End::Front)
+}
+
+/// Pops the key at `end`, as [`pop`] does the first.
+fn pop_at(db: &Db, end: End) -> (Option<Entry>, u64) {
     let mut it = db.iter();
-    let first = it.next().transpose().expect("first key");
+    let first = end.first(&mut it).transpose().expect("first key");
     let stepped = it.entries_stepped();
     if let Some((k, _)) = &first {
         db.delete(k).expect("delete");
@@ -122,49 +164,139 @@ fn a_queue_popped_from_the_front_equals_its_model_through_flushes_and_a_reopen()
 }
 
 #[test]
-fn each_pop_steps_over_a_bounded_number_of_entries_however_many_came_before() {
+fn a_queue_popped_at_both_ends_equals_its_model_through_flushes_and_a_reopen() {
+    let fs = MemFs::new();
+    let mut db = open(&fs);
+    let mut rng = StdRng::seed_from_u64(0x2545f4914f6cdd1d);
+    let mut model = Model::new();
+    // Keys pushed at the back rise from 2^32, at the front fall from it.
+    let (mut back, mut front) = (1u64 << 32, (1u64 << 32) - 1);
+    let (mut pops, mut empty_pops, mut stepped) = ([0u64; 2], 0, 0);
+    for op in 0..100_000u32 {
+        if op == 50_000 {
+            db.close().expect("close");
+            db = open(&fs);
+            assert_eq!(contents(&db), model, "after the reopen");
+        }
+        let value = format!("v{op}").into_bytes();
+        // The queue grows for 4,000 operations, then drains for as many.
+        let pushes = if (op / 4000) % 2 == 0 { 55 } else { 25 };
+        match rng.gen_range(0..100) {
+            r if r < pushes => {
+                let k = if r % 4 == 0 {
+                    front -= 1;
+                    front + 1
+                } else {
+                    back += rng.gen_range(1..4);
+                    back
+                };
+                db.put(&key(k), &value).expect("push");
+                model.insert(key(k), value);
+            }
+            r if r < 92 => {
+                // Mostly from the back: a stack, with a queue's front.
+                let end = if r % 3 == 0 { End::Front } else { End::Back };
+                let (got, steps) = pop_at(&db, end);
+                let want = match end {
+                    End::Front => model.pop_first(),
+                    End::Back => model.pop_last(),
+                };
+                assert_eq!(got, want, "pop from the {end:?} at op {op}");
+                pops[end as usize] += 1;
+                empty_pops += usize::from(want.is_none());
+                stepped += steps;
+            }
+            r if r < 96 => {
+                // A cancelled item, anywhere in the queue.
+                let i = rng.gen_range(front..=back);
+                db.delete(&key(i)).expect("cancel");
+                model.remove(&key(i));
+            }
+            _ => {
+                // An item near either end updated in place.
+                let near = rng.gen_range(0..4);
+                let k = if rng.gen_bool(0.5) {
+                    model.keys().nth(near)
+                } else {
+                    model.keys().nth_back(near)
+                };
+                if let Some(k) = k.cloned() {
+                    db.put(&k, &value).expect("update");
+                    model.insert(k, value);
+                }
+            }
+        }
+    }
+    assert_eq!(contents(&db), model);
+    assert!(
+        pops[0] > 10_000 && pops[1] > 20_000 && empty_pops > 100,
+        "{pops:?} pops, {empty_pops} empty"
+    );
+    let all = pops[0] + pops[1];
+    assert!(
+        stepped <= 64 * all,
+        "{all} pops stepped over {stepped} entries"
+    );
+    let stats = db.stats();
+    assert!(stats.flushes > 50 && stats.compactions > 5, "{stats:?}");
+}
+
+/// 10^5 keys popped from `end`: each pop steps over at most 64 entries.
+fn pops_step_over_a_bounded_number_of_entries(end: End) {
     let fs = MemFs::new();
     let db = open(&fs);
     const N: u64 = 100_000;
     for chunk in (0..N).collect::<Vec<_>>().chunks(1000) {
         let mut b = lamina::Batch::new();
         for &i in chunk {
-            b.put(&key(i), b"item");
+            b.put(&end.key(i), b"item");
         }
         db.write(b).expect("push");
     }
     db.flush().expect("flush");
     // A popped key leaves a tombstone over its value: two entries. The
-    // floor moves at least every 32 entries stepped over.
+    // limit moves at least every 32 entries stepped over.
     let mut total = 0;
     for i in 0..N {
-        let (got, stepped) = pop(&db);
-        assert_eq!(got.map(|(k, _)| num(&k)), Some(i));
+        let (got, stepped) = pop_at(&db, end);
+        assert_eq!(got.map(|(k, _)| end.num(&k)), Some(i));
         assert!(stepped <= 64, "pop {i} stepped over {stepped} entries");
         total += stepped;
     }
-    assert_eq!(pop(&db).0, None);
+    assert_eq!(pop_at(&db, end).0, None);
     assert!(total <= 40 * N, "pops stepped over {total} entries");
-    // The same from Python's `firstkey`: keys only.
+    // The same with keys only (Python's `firstkey`).
     for i in 0..1000 {
-        db.put(&key(N + i), b"item").expect("push");
+        db.put(&end.key(N + i), b"item").expect("push");
     }
     for i in 0..1000 {
         let mut it = db.iter().keys_only();
-        let k = it.next().transpose().expect("first").map(|(k, _)| num(&k));
-        assert_eq!(k, Some(N + i));
+        let k = end.first(&mut it).transpose().expect("first");
+        assert_eq!(k.map(|(k, _)| end.num(&k)), Some(N + i));
         assert!(it.entries_stepped() <= 64, "{}", it.entries_stepped());
-        db.delete(&key(N + i)).expect("delete");
+        db.delete(&end.key(N + i)).expect("delete");
     }
 }
 
 #[test]
-fn a_pop_never_skips_a_key_put_below_the_front_by_another_thread() {
+fn each_pop_steps_over_a_bounded_number_of_entries_however_many_came_before() {
+    pops_step_over_a_bounded_number_of_entries(End::Front);
+}
+
+#[test]
+fn each_pop_from_the_back_steps_over_a_bounded_number_of_entries() {
+    pops_step_over_a_bounded_number_of_entries(End::Back);
+}
+
+/// Pops from `end` while other threads put keys ahead of it (between it
+/// and the keys popped), push at the other end and take snapshots: no pop
+/// skips a live key ahead, and every snapshot keeps what it saw.
+fn pops_never_skip_a_key_put_ahead_by_another_thread(end: End) {
     let fs = MemFs::new();
     let db = open(&fs);
     const FRONT: u64 = 1 << 40;
     for i in 0..3000 {
-        db.put(&key(FRONT + i), b"first").expect("push");
+        db.put(&end.key(FRONT + i), b"first").expect("push");
     }
     let stop = Arc::new(AtomicBool::new(false));
     // The key the thread putting below the front put last (they fall);
@@ -178,7 +310,7 @@ fn a_pop_never_skips_a_key_put_below_the_front_by_another_thread() {
             let mut k = FRONT - 1;
             let mut put = Vec::new();
             while !stop.load(Ordering::Relaxed) && put.len() < 4000 {
-                db.put(&key(k), b"below").expect("put below");
+                db.put(&end.key(k), b"below").expect("put below");
                 lowest.store(k, Ordering::SeqCst);
                 put.push(k);
                 k -= 1;
@@ -193,7 +325,7 @@ fn a_pop_never_skips_a_key_put_below_the_front_by_another_thread() {
             let mut pushed = Vec::new();
             let mut k = FRONT + 1_000_000;
             while !stop.load(Ordering::Relaxed) && pushed.len() < 20_000 {
-                db.put(&key(k), b"back").expect("push");
+                db.put(&end.key(k), b"back").expect("push");
                 pushed.push(k);
                 k += 1;
             }
@@ -209,9 +341,8 @@ fn a_pop_never_skips_a_key_put_below_the_front_by_another_thread() {
             while !stop.load(Ordering::Relaxed) {
                 let m = lowest.load(Ordering::SeqCst);
                 let snap = db.snapshot();
-                let first = snap
-                    .iter()
-                    .next()
+                let first = end
+                    .first(&mut snap.iter())
                     .transpose()
                     .expect("first")
                     .map(|(k, _)| k);
@@ -219,7 +350,7 @@ fn a_pop_never_skips_a_key_put_below_the_front_by_another_thread() {
                 // had not begun after it, is live there: the front is at most it.
                 let deleting = popping.lock().expect("lock").contains(&m);
                 if m != u64::MAX && !deleting {
-                    let f = first.as_deref().map(num);
+                    let f = first.as_deref().map(|k| end.num(k));
                     assert!(
                         f.is_some_and(|f| f <= m),
                         "snapshot front {f:?} above live {m}"
@@ -228,14 +359,21 @@ fn a_pop_never_skips_a_key_put_below_the_front_by_another_thread() {
                 if let Some(f) = &first {
                     assert!(snap.get(f).expect("get").is_some());
                     if rounds.is_multiple_of(64) {
-                        // Nothing live below, walking backward (no floor).
-                        let before = snap.range(..f.clone()).next_back();
-                        assert!(before.is_none(), "{before:?} below the front {f:?}");
+                        // Nothing live ahead, walking toward it from the
+                        // other end (no limit).
+                        let ahead = match end {
+                            End::Front => snap.range(..f.clone()).next_back(),
+                            End::Back => snap
+                                .range((Bound::Excluded(f.clone()), Bound::Unbounded))
+                                .next(),
+                        };
+                        assert!(ahead.is_none(), "{ahead:?} ahead of {f:?}");
                     }
                 }
                 // Every snapshot kept still sees the front it saw.
                 for (s, f) in &kept {
-                    let again = s.iter().next().transpose().expect("again").map(|(k, _)| k);
+                    let again = end.first(&mut s.iter()).transpose().expect("again");
+                    let again = again.map(|(k, _)| k);
                     assert_eq!(&again, f);
                 }
                 if rounds.is_multiple_of(16) && kept.len() < 8 {
@@ -251,10 +389,10 @@ fn a_pop_never_skips_a_key_put_below_the_front_by_another_thread() {
     while popped.len() < 15_000 {
         let m = lowest.load(Ordering::SeqCst);
         let mut it = db.iter();
-        let Some((k, _)) = it.next().transpose().expect("front") else {
+        let Some((k, _)) = end.first(&mut it).transpose().expect("front") else {
             continue;
         };
-        let k = num(&k);
+        let k = end.num(&k);
         // `m` was put before the iterator was made and not popped: live.
         if m != u64::MAX && !seen.contains(&m) {
             assert!(
@@ -264,7 +402,7 @@ fn a_pop_never_skips_a_key_put_below_the_front_by_another_thread() {
         }
         assert!(seen.insert(k), "{k} popped twice");
         popping.lock().expect("lock").insert(k);
-        db.delete(&key(k)).expect("pop");
+        db.delete(&end.key(k)).expect("pop");
         popped.push(k);
     }
     stop.store(true, Ordering::Relaxed);
@@ -277,8 +415,9 @@ fn a_pop_never_skips_a_key_put_below_the_front_by_another_thread() {
         below.len()
     );
     // Every key is popped once or still there.
-    while let (Some((k, _)), _) = pop(&db) {
-        assert!(seen.insert(num(&k)), "{} popped twice", num(&k));
+    while let (Some((k, _)), _) = pop_at(&db, end) {
+        let k = end.num(&k);
+        assert!(seen.insert(k), "{k} popped twice");
     }
     let all: HashSet<u64> = (0..3000)
         .map(|i| FRONT + i)
@@ -286,6 +425,16 @@ fn a_pop_never_skips_a_key_put_below_the_front_by_another_thread() {
         .chain(pushed)
         .collect();
     assert_eq!(seen, all);
+}
+
+#[test]
+fn a_pop_never_skips_a_key_put_below_the_front_by_another_thread() {
+    pops_never_skip_a_key_put_ahead_by_another_thread(End::Front);
+}
+
+#[test]
+fn a_pop_from_the_back_never_skips_a_key_put_above_it_by_another_thread() {
+    pops_never_skip_a_key_put_ahead_by_another_thread(End::Back);
 }
 
 #[test]

@@ -85,7 +85,7 @@ impl Commit {
     /// `patience` (a writer waiting for room). Every seqno handed out after
     /// this returns is taken under the queue after this call released it:
     /// whatever the caller did before the call happens before that writer
-    /// goes on (the live floor's install, `read::floor`).
+    /// goes on (the install of a live floor or ceiling, `read::floor`).
     pub(crate) fn last_assigned(&self, patience: std::time::Duration) -> Option<SeqNo> {
         self.queue.try_lock_for(patience).map(|q| q.last_seqno)
     }

@@ -8,8 +8,9 @@
 //! once a sync covers its record (one syncer's `fdatasync` covers every
 //! record handed to the WAL before it, while later writers keep writing):
 //! `pipeline`, where a writer waits once for both. A lone writer does all
-//! of it on its own thread. Before it publishes, a writer lowers the live
-//! floor of a keyspace it gives a value below it (`read::floor`).
+//! of it on its own thread. Before it publishes, a writer moves the live
+//! floor or ceiling of a keyspace it gives a value beyond it
+//! (`read::floor`).
 
 use crate::batch::{Batch, Op};
 use crate::db::add_under_wal_lock;
@@ -434,7 +435,7 @@ impl Inner {
 /// `mem`, where `who` may insert meanwhile; an error if the batch's
 /// encoding is malformed (what comes before it is inserted). Each key is
 /// shown to the live `floors` too, before the seqnos are published
-/// (docs/design.md#the-live-floor).
+/// (docs/design.md#the-live-floor-and-ceiling).
 fn insert(
     mem: &Memtable,
     batch: &Batch,

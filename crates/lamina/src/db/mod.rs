@@ -134,7 +134,7 @@ impl Numbered for crate::blob::BlobMeta {
 /// 4. `versions`;
 /// 5. `state`;
 /// 6. the leaf locks `keyspaces`, the snapshots and the live floors'
-///    slots ([`Reads`]), `poisoned`,
+///    and ceilings' slots ([`Reads`]), `poisoned`,
 ///    the threads and data shape ([`Background`]) and `lock`, held briefly,
 ///    with none of the locks above taken under them.
 ///

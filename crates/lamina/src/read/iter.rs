@@ -1,6 +1,6 @@
 //! The read path: point lookups and the user iterator over a pinned view.
 
-use super::floor::FloorWalk;
+use super::floor::{End, LiveWalk};
 use super::Pinned;
 use crate::db::{Handle, Inner};
 use crate::error::{Error, Result};
@@ -84,9 +84,9 @@ pub struct Iter {
     done: bool,
     error: Option<Error>,
     keys_only: bool,
-    /// Where the front starts (the keyspace's live floor) and the floor
-    /// its first key sets (`read::floor`).
-    floor: FloorWalk,
+    /// Where each cursor starts (the keyspace's live floor or ceiling) and
+    /// the limit its first key sets (`read::floor`).
+    live: LiveWalk,
 }
 
 fn bound_tree_key<K: AsRef<[u8]>>(ks: KeyspaceId, b: Bound<&K>) -> Bound<Vec<u8>> {
@@ -97,7 +97,7 @@ fn bound_tree_key<K: AsRef<[u8]>>(ks: KeyspaceId, b: Bound<&K>) -> Bound<Vec<u8>
     }
 }
 
-fn keyspace_end(ks: KeyspaceId) -> Bound<Vec<u8>> {
+pub(super) fn keyspace_end(ks: KeyspaceId) -> Bound<Vec<u8>> {
     match ks.checked_add(1) {
         Some(n) => Bound::Excluded(n.to_be_bytes().to_vec()),
         None => Bound::Unbounded,
@@ -155,7 +155,7 @@ impl Iter {
         seqno: Option<SeqNo>,
     ) -> Iter {
         let inner = &handle.inner;
-        let floor = FloorWalk::watch(inner, &lower);
+        let live = LiveWalk::watch(inner, &lower);
         let (view, error) = match inner.check_open() {
             Ok(()) => (Some(inner.read_view(seqno)), None),
             Err(e) => (None, Some(e)),
@@ -172,7 +172,7 @@ impl Iter {
             done: false,
             error,
             keys_only: false,
-            floor,
+            live,
         }
     }
 
@@ -194,22 +194,44 @@ impl Iter {
         front + self.back.as_ref().map_or(0, Cursor::stepped)
     }
 
-    fn cursor(&self, lower: Bound<Vec<u8>>) -> Option<Cursor> {
+    /// The cursor at `end`, over the range from where the keyspace's limit
+    /// there lets it start.
+    fn cursor(&mut self, end: End) -> Option<Cursor> {
         let view = self.view.as_ref()?;
         let inner = &self.handle.inner;
+        let bounds = (&self.lower, &self.upper);
+        let start = self.live.start(inner, end, bounds, view.seqno);
+        let (lower, upper) = match end {
+            End::Front => (start, self.upper.clone()),
+            End::Back => (self.lower.clone(), start),
+        };
         if let Some(mut c) = inner.reads().spare_cursor(&view.pinned) {
-            c.restart(view.seqno, &lower, &self.upper, self.keys_only);
+            c.restart(view.seqno, &lower, &upper, self.keys_only);
             return Some(c);
         }
         let c = Cursor::new(
             inner.merged(view),
             view.seqno,
             lower,
-            self.upper.clone(),
+            upper,
             Arc::clone(&inner.opts().merge_operator),
         );
         let c = c.with_blobs(Arc::clone(inner.blobs()));
         Some(if self.keys_only { c.keys_only() } else { c })
+    }
+
+    /// Shows the keyspace's limit at `end` the answer `item` of the cursor
+    /// there (only its first counts).
+    fn found(&mut self, end: End, item: &Option<Result<(Vec<u8>, Vec<u8>)>>) {
+        let cursor = match end {
+            End::Front => &self.front,
+            End::Back => &self.back,
+        };
+        if let (Some(view), Some(cursor)) = (&self.view, cursor) {
+            let (inner, bounds) = (&self.handle.inner, (&self.lower, &self.upper));
+            let walked = (item, cursor.stepped());
+            self.live.found(inner, end, view.seqno, walked, bounds);
+        }
     }
 
     /// `Error::Closed` once the database is closed, with the iterator's
@@ -309,19 +331,11 @@ impl Iterator for Iter {
             return Some(Err(closed));
         }
         if self.front.is_none() {
-            let view = self.view.as_ref()?;
-            let lower = self
-                .floor
-                .start(&self.handle.inner, &self.lower, view.seqno);
-            self.front = self.cursor(lower);
+            self.front = self.cursor(End::Front);
         }
         let front = self.front.as_mut()?;
         let item = front.next_forward();
-        if let Some(view) = &self.view {
-            let (inner, stepped) = (&self.handle.inner, front.stepped());
-            self.floor
-                .found(inner, view.seqno, &item, stepped, &self.upper);
-        }
+        self.found(End::Front, &item);
         self.finish(item, true)
     }
 }
@@ -339,9 +353,10 @@ impl DoubleEndedIterator for Iter {
             return Some(Err(closed));
         }
         if self.back.is_none() {
-            self.back = self.cursor(self.lower.clone());
+            self.back = self.cursor(End::Back);
         }
         let item = self.back.as_mut()?.next_backward();
+        self.found(End::Back, &item);
         self.finish(item, false)
     }
 }

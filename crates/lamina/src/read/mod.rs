@@ -3,7 +3,7 @@
 //! lookups through it (`point`), the table handles a view keeps open
 //! (`table_handles`), the iterators, snapshots and cursors users read
 //! with (`iter`, `snapshot`, `seek_cursor`; `spare`: the cursor an iterator
-//! leaves to the next one), and each keyspace's live floor that forward
+//! leaves to the next one), and each keyspace's live floor and ceiling that
 //! iterators seek to (`floor`).
 
 mod floor;
@@ -29,7 +29,7 @@ use parking_lot::Mutex;
 use std::collections::BTreeMap;
 
 /// The read subsystem's state: the published view, the live snapshots and
-/// the keyspaces' live floors.
+/// the keyspaces' live floors and ceilings.
 #[derive(Default)]
 pub(crate) struct Reads {
     /// The memtables and version of the tree state, published for
@@ -37,15 +37,15 @@ pub(crate) struct Reads {
     view: arc_swap::ArcSwapOption<Pinned>,
     /// Live snapshots: seqno -> count.
     snapshots: Mutex<BTreeMap<SeqNo, usize>>,
-    /// Each keyspace's live floor.
+    /// Each keyspace's live floor and ceiling.
     floors: Floors,
     /// The cursor the last iterator over the published view left.
     spare: spare::SpareCursor,
 }
 
 impl Reads {
-    /// The keyspaces' live floors: lowered by every writer before it
-    /// publishes, read and installed by forward iterators.
+    /// The keyspaces' live floors and ceilings: moved by every writer
+    /// before it publishes, read and installed by iterators.
     #[inline]
     pub(crate) fn floors(&self) -> &Floors {
         &self.floors

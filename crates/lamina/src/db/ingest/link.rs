@@ -105,11 +105,9 @@ impl Inner {
             });
         }
         // Seqno 0 is visible at every seqno: floors above the tables' keys
-        // are lowered before they are published (`read::floor`).
-        let floors = self
-            .reads()
-            .floors()
-            .ingest_begins(ranges.iter().map(|r| r.0.as_slice()));
+        // and ceilings below them move back before they are published
+        // (`read::floor`).
+        let floors = self.reads().floors().ingest_begins(ranges);
         self.install_edit(&mut vs, edit)?;
         drop(floors);
         drop(vs);

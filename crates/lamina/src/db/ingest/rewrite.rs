@@ -289,12 +289,10 @@ impl Inner {
                 linked: false,
             });
         }
-        // Floors above the tables' keys are lowered before they are
-        // published, and none is installed until their seqnos are visible.
-        let _floors = self
-            .reads()
-            .floors()
-            .ingest_begins(ranges.iter().map(|r| r.0.as_slice()));
+        // Floors above the tables' keys and ceilings below them move back
+        // before they are published, and none is installed until their
+        // seqnos are visible.
+        let _floors = self.reads().floors().ingest_begins(ranges);
         self.install_edit(&mut vs, edit)?;
         // Still under the version set's lock, which `Keyspace::open` takes
         // before it creates a keyspace: no second keyspace of these names.
