@@ -23,6 +23,10 @@
 #                 removals, retain, extract_if, pop, sizes) for lamina, RocksDB, LMDB and redb at
 #                 the harness's sizes and settings; table and CSV in $(BENCH_OUT)/btree-rows/
 #                 e.g. make bench-btree-rows BTREE_ROWS_ARGS='--elements 20000 --engines lamina,redb'
+#   bench-btree-py bench/btree_py.py: a B-tree's rows from Python (popitem() until empty, len(),
+#                 items(prefix) of 10 items) for lamina, LMDB, dbm.gnu and SQLite; table, CSV and
+#                 JSON in $(BENCH_OUT)/btree-py/
+#                 e.g. make bench-btree-py BTREE_PY_ARGS='--pop-items 100000 --len-items 1000000'
 #   bench-migrate bench/migrate_bench.py: a 2^20-record gdbm file and Berkeley DB file loaded into
 #                 lamina directly (`lamina load DB FILE`) beside `gdbm_dump | lamina load` and
 #                 `db5.3_dump | lamina load`, and lamina.migrate(); MIGRATE_N sets the records
@@ -95,6 +99,13 @@ BTREE_ROWS_ARGS ?=
 bench-btree-rows:
 	$(BENCH_CARGO) build --release
 	$(LAMINA_BENCH) btree-rows --out $(BENCH_OUT)/btree-rows $(BTREE_ROWS_ARGS)
+
+# bench/btree_py.py's options (the default: 10^6 pops, len() of 10^7 items).
+BTREE_PY_ARGS ?=
+
+.PHONY: bench-btree-py
+bench-btree-py: $(if $(wildcard python/python.mk),py-build)
+	$(BENCH_PY) bench/btree_py.py $(BTREE_PY_ARGS)
 
 MIGRATE_N        ?= 1048576
 OPEN_LOOP_ROUNDS ?= 500
