@@ -43,3 +43,30 @@ def test_firstkey_after_deleting_a_prefix_and_writing_below_it(path):
         assert db.firstkey() is None
         db[b"999999"] = b"last"
         assert db.firstkey() == b"999999"
+
+
+def test_pops_from_the_back_after_many_pops_and_a_put_above(path):
+    with lamina.open(path, "c", memtable_size=64 << 10) as db:
+        n = 5000
+        for i in range(n):
+            db[b"job:%06d" % i] = b"%d" % i
+        db.flush()
+        # A stack: the last key, then a delete, from a reverse iterator.
+        for i in reversed(range(1000, n)):
+            k, v = next(db.iterator(reverse=True))
+            assert (k, v) == (b"job:%06d" % i, b"%d" % i)
+            del db[k]
+        assert db.keys(reverse=True)[:2] == [b"job:000999", b"job:000998"]
+        db[b"job:999999"] = b"top"
+        assert next(db.iterator(reverse=True)) == (b"job:999999", b"top")
+        with db.snapshot() as snap:
+            del db[b"job:999999"]
+            assert db.items(reverse=True)[0] == (b"job:000999", b"999")
+            # The snapshot, taken before the delete, still sees the old top.
+            assert snap.keys(reverse=True)[0] == b"job:999999"
+        for i in range(1000):
+            del db[b"job:%06d" % i]
+        assert db.items(reverse=True) == []
+        assert list(db.iterator(reverse=True)) == []
+        db[b"job:000000"] = b"again"
+        assert db.items(reverse=True) == [(b"job:000000", b"again")]
