@@ -18,16 +18,16 @@
 //! ([`Floors::ingest_begins`]). An iterator whose cursor at that end starts
 //! at or beyond the limit, at a seqno `R >= S`, reads the limit after
 //! taking `R` and seeks to it ([`LiveWalk::start`]); the keys it skips are
-//! keys without a value, so it yields the same. The first key it finds (or
-//! the far end of its range) becomes the new limit
+//! keys without a value, so it yields the same. The limit that keeps the
+//! first key it finds (or the far end of its range) becomes the new limit
 //! ([`Inner::install_limit`]), so the next pop steps only over the
 //! tombstones since: amortized O(1).
 //!
 //! **Why a reader never misses a live key.** Say the slot holds `(K, S)`
 //! and a reader, having loaded `R >= S` from the visible seqno, reads it.
-//! At `S` no key beyond `K` had a value: the installer found the key `K`
-//! keeps as the first live key at `S` walking from the keyspace's edge at
-//! that end, or from a limit it read the same way. Take a write `w` giving
+//! At `S` no key beyond `K` had a value: walking from the keyspace's edge
+//! at that end, or from a limit it read the same way, the installer found
+//! the key `K` keeps as the first live key at `S`. Take a write `w` giving
 //! a key `k` beyond `K` a value, with `S < seqno(w) <= R`. It was published
 //! before the reader loaded `R`, so its check came before the reader's
 //! read of the slot. If it checked after the install, it moved the limit
