@@ -1,7 +1,10 @@
 //! WAL replay at open: the segments the manifest leaves to replay, their
 //! records into memtables (and the checks a record passes first), where
-//! the log ends, and what a read-write handle then makes of the memtables
-//! (level-0 tables, a new segment, one manifest edit).
+//! the log ends, and what a read-write handle then makes of the memtables:
+//! kept as the active one, writing on at the end of the last segment (an
+//! open after a clean close, which writes nothing), or kept with a new
+//! segment, or written to level-0 tables with a new segment (one manifest
+//! edit).
 
 use crate::batch::{decode_record, Batch, DecodedBatch};
 use crate::blob::BlobPointer;
@@ -19,13 +22,15 @@ use std::sync::Arc;
 
 /// At most this many WAL segments are replayed into the active memtable of
 /// a read-write handle and kept (see [`keeps_replayed`]); more are written
-/// to a level-0 table at open. An open that writes once starts a segment,
-/// so a loop of such opens writes a table once every this many rounds.
+/// to a level-0 table at open. An open after a clean close starts no
+/// segment; one after a crash does, so a database that crashes again and
+/// again writes a table once every this many opens.
 const SEGMENTS_KEPT: usize = 4;
 
 /// Replays the WAL segments numbered `log_number` and above into memtables;
-/// for a read-write handle, starts a new segment, and writes them to
-/// level-0 tables unless they are kept in the active memtable.
+/// for a read-write handle, goes on writing the last segment or starts a
+/// new one, and writes the memtables to level-0 tables unless they are
+/// kept in the active memtable.
 pub(super) fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     let found = Segments::find(inner, log_number)?;
     let mut replay = Replay::new(inner, &found);
@@ -43,6 +48,7 @@ pub(super) fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         blobs,
         last_seqno,
         torn,
+        appendable,
         ..
     } = replay;
     // Every segment replayed to its END: the log is whole and durable as
@@ -65,18 +71,25 @@ pub(super) fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         return Ok(());
     }
     if whole && keeps_replayed(inner, &sealed, &blobs, found.wals.len()) {
-        return keep(inner, sealed, log_number);
+        // The last segment goes on where a clean close left it, if the
+        // manifest records it (a clean close paid every rotation).
+        if let Some((num, end)) = appendable.filter(|(num, _)| found.recorded.contains(num)) {
+            return append(inner, sealed, &found, num, end);
+        }
+        if sealed.iter().any(|m| !m.is_empty()) {
+            return keep(inner, sealed, log_number);
+        }
     }
     install(inner, &sealed, blobs, last_seqno, log_number)
 }
 
-/// Whether the replayed records stay in the active memtable, their
+/// Whether the replayed records may stay in the active memtable, their
 /// segments still needed, instead of being written to a table at open (a
 /// sync of the table and a compaction every few opens, for a database
 /// opened to write a key or two): when every segment was replayed to its
-/// END, into one memtable holding something and under a quarter of its
-/// size, with no value in a blob file the manifest does not name, from at
-/// most [`SEGMENTS_KEPT`] segments.
+/// END, into one memtable under a quarter of its size (so that an open
+/// replays at most that much of a log kept), with no value in a blob file
+/// the manifest does not name, from at most [`SEGMENTS_KEPT`] segments.
 fn keeps_replayed(
     inner: &Inner,
     sealed: &[Arc<Memtable>],
@@ -86,10 +99,35 @@ fn keeps_replayed(
     let [mem] = sealed else {
         return false;
     };
-    !mem.is_empty()
-        && mem.approximate_size() <= (inner.opts().memtable_size / 4) as u64
+    mem.approximate_size() <= (inner.opts().memtable_size / 4) as u64
         && blobs.is_empty()
         && segments < SEGMENTS_KEPT
+}
+
+/// Keeps the replayed memtable as the active one and goes on writing
+/// segment `num` after its records, which end at `end`: the segment a
+/// clean close left last, with only zeros after its END. The open writes
+/// nothing, and syncs nothing: the segment's name and its records are
+/// durable, and it is recorded in the manifest
+/// (docs/format.md#appending-to-a-closed-segment).
+fn append(
+    inner: &Inner,
+    mut sealed: Vec<Arc<Memtable>>,
+    found: &Segments,
+    num: u64,
+    end: u64,
+) -> Result<()> {
+    let Some(mem) = sealed.pop() else {
+        return Ok(());
+    };
+    let w = inner.append_to_wal_segment(num, end)?;
+    if found.retired_on_disk {
+        // Segments a previous run retired are kept for this run's rotations.
+        inner.retire_wals_below(found.log_number);
+    }
+    inner.state().lock().mem = mem;
+    inner.commit().start_wal(w);
+    Ok(())
 }
 
 /// Keeps the replayed memtable as the active one: starts a new WAL segment
@@ -135,6 +173,11 @@ struct Segments {
     recorded: BTreeSet<u64>,
     /// The last seqno the manifest records.
     manifest_seqno: u64,
+    /// The manifest's log number: segments below it are no longer needed.
+    log_number: u64,
+    /// Whether the directory holds a segment below the log number (a
+    /// crash left it, retired but not removed).
+    retired_on_disk: bool,
 }
 
 impl Segments {
@@ -185,12 +228,17 @@ impl Segments {
                 }
             }
         }
+        let retired_on_disk = names
+            .iter()
+            .any(|n| matches!(parse_file_name(n), Some((FileKind::Wal, num)) if num < log_number));
         Ok(Segments {
             names,
             wals,
             identity,
             recorded,
             manifest_seqno: inner.commit().visible_seqno(),
+            log_number,
+            retired_on_disk,
         })
     }
 }
@@ -245,6 +293,12 @@ struct Replay<'a> {
     /// from the WAL (given to an ingest, or flushed).
     manifest_seqno: u64,
     last_seqno: u64,
+    /// The last segment to replay, for a read-write handle (which may go
+    /// on writing it).
+    last_wal: Option<u64>,
+    /// The last segment and where its records end, once it was read to an
+    /// END with only zeros after it.
+    appendable: Option<(u64, u64)>,
 }
 
 impl<'a> Replay<'a> {
@@ -276,6 +330,12 @@ impl<'a> Replay<'a> {
             next_seqno: None,
             manifest_seqno: found.manifest_seqno,
             last_seqno: found.manifest_seqno,
+            last_wal: found
+                .wals
+                .last()
+                .copied()
+                .filter(|_| !inner.opts().read_only),
+            appendable: None,
         }
     }
 
@@ -324,6 +384,9 @@ impl<'a> Replay<'a> {
                     "WAL segment ends early but a later segment holds writes",
                 ),
             ));
+        }
+        if self.last_wal == Some(num) && reader.closed_before_zeros()? {
+            self.appendable = Some((num, reader.valid_end()));
         }
         Ok(true)
     }
