@@ -121,3 +121,40 @@ fn a_manifest_grown_by_many_sessions_is_rewritten_at_an_open() {
     }
     assert!(db.check().expect("check").is_ok());
 }
+
+/// A loop of rounds that each write once appends to one segment, and the
+/// log an open replays would grow with every round: past a few hundred
+/// records an open writes the log to a table and starts a new segment, so
+/// the log on disk (and what an open replays) stays small.
+#[test]
+fn a_long_loop_keeps_the_log_an_open_replays_small() {
+    let fs = MemFs::new();
+    let path = Path::new("/long");
+    let wal_bytes = |fs: &MemFs| -> u64 {
+        fs.file_names(path)
+            .iter()
+            .filter(|n| n.ends_with(".wal"))
+            .map(|n| fs.file_size(&path.join(n)).expect("size"))
+            .sum()
+    };
+    let mut largest = 0;
+    for round in 0..1000u32 {
+        let db = Db::open(path, opts(Arc::new(fs.clone()))).expect("open");
+        if round > 0 {
+            assert_eq!(
+                db.get(b"a").expect("get"),
+                Some((round - 1).to_string().into_bytes()),
+                "round {round}"
+            );
+        }
+        db.put(b"a", round.to_string().as_bytes()).expect("put");
+        db.close().expect("close");
+        largest = largest.max(wal_bytes(&fs));
+    }
+    // 256 records of 25 to 27 bytes, and the zeros ahead of them.
+    assert!(largest <= 16 << 10, "the WAL reached {largest} bytes");
+    assert!(
+        fs.file_names(path).iter().any(|n| n.ends_with(".sst")),
+        "the log was written to a table"
+    );
+}
