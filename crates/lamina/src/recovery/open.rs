@@ -34,6 +34,11 @@ fn inspect_dir(fs: &dyn FileSystem, path: &Path, create: bool) -> Result<Found> 
         }
         None => return Err(not_a_db(path, "no such directory")),
     }
+    // One look at CURRENT settles the common case without listing.
+    let current = filename::path(path, FileKind::Current, 0);
+    if fs.is_dir(&current).map_err(|e| Error::io(&current, e))? == Some(false) {
+        return Ok(Found::Database);
+    }
     let names = filename::list(fs, path)?;
     if names
         .iter()
@@ -154,7 +159,7 @@ fn open_once(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         reader: reader_file.map(super::reader::ReaderState::new),
         process,
     }));
-    super::replay::replay_wals(&inner, log_number)?;
+    let names = super::replay::replay_wals(&inner, log_number)?;
     if let Some(r) = inner.reader().lock().as_mut() {
         let vs = inner.versions().lock();
         let st = inner.state().lock();
@@ -163,7 +168,7 @@ fn open_once(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         r.adopt(&vs, &st.version, &mems)?;
     }
     if !inner.opts().read_only {
-        remove_leftovers(&inner);
+        remove_leftovers(&inner, &names);
         inner.start_threads()?;
     }
     Ok(inner)
@@ -191,21 +196,17 @@ fn lock_database(fs: &dyn FileSystem, dir: &Path) -> Result<Box<dyn crate::fs::F
     }
 }
 
-/// Removes tables the version does not list, temporary files and old manifests.
-fn remove_leftovers(inner: &Inner) {
-    let Ok(names) = filename::list(inner.fs().as_ref(), inner.path()) else {
-        return;
-    };
+/// Removes, of the files `names` (the directory as the open found it
+/// under its lock: files it made since are live), tables and blob files the
+/// version does not list and no reader pins, temporary files and old
+/// manifests.
+fn remove_leftovers(inner: &Inner, names: &[String]) {
     let version: Arc<Version> = Arc::clone(&inner.state().lock().version);
     let live: std::collections::HashSet<u64> = version.all_files().map(|(_, f)| f.number).collect();
     let manifest = inner.versions().lock().manifest_number();
-    let pins = crate::reader_pins::Pins::read(inner.fs().as_ref(), inner.path());
-    for name in names {
-        let parsed = parse_file_name(&name);
-        if matches!(parsed, Some((FileKind::Table | FileKind::Blob, n)) if pins.holds(n)) {
-            continue;
-        }
-        let doomed = match parsed {
+    let doomed: Vec<&String> = names
+        .iter()
+        .filter(|name| match parse_file_name(name) {
             Some((FileKind::Table, n)) => !live.contains(&n),
             Some((FileKind::Manifest, n)) => n != manifest,
             // Retired segments are kept for reuse or removed (retire_wals_below).
@@ -213,10 +214,18 @@ fn remove_leftovers(inner: &Inner) {
             Some((FileKind::Temp, _)) => true,
             Some((FileKind::Blob, n)) => !version.blobs().contains_key(&n),
             _ => false,
-        };
-        if doomed {
-            let _ = inner.fs().remove_file(&inner.path().join(&name));
+        })
+        .collect();
+    if doomed.is_empty() {
+        return;
+    }
+    let pins = crate::reader_pins::Pins::read(inner.fs().as_ref(), inner.path());
+    for name in doomed {
+        if matches!(parse_file_name(name), Some((FileKind::Table | FileKind::Blob, n)) if pins.holds(n))
+        {
+            continue;
         }
+        let _ = inner.fs().remove_file(&inner.path().join(name));
     }
 }
 

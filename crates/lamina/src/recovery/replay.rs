@@ -40,13 +40,15 @@ const RECORDS_KEPT: u64 = 256;
 /// Replays the WAL segments numbered `log_number` and above into memtables;
 /// for a read-write handle, goes on writing the last segment or starts a
 /// new one, and writes the memtables to level-0 tables unless they are
-/// kept in the active memtable.
-pub(super) fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
-    let found = Segments::find(inner, log_number)?;
+/// kept in the active memtable. Returns the names of the files the
+/// directory held before (which the open removes leftovers from).
+pub(super) fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<Vec<String>> {
+    let mut found = Segments::find(inner, log_number)?;
+    let opened = std::mem::take(&mut found.opened);
     let mut replay = Replay::new(inner, &found);
     let mut whole = true;
-    for &num in &found.wals {
-        if !replay.segment(num)? {
+    for (num, reader) in opened {
+        if !replay.segment(num, reader)? {
             whole = false;
             break;
         }
@@ -66,7 +68,8 @@ pub(super) fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
     // it stands (a clean close synced it), and may be kept as it is.
     let whole = whole && torn.is_none();
     sealed.push(mem);
-    if let Err(e) = check_orphans(inner, &found.names, found.manifest_seqno, &runs) {
+    let names = std::mem::take(&mut found.names);
+    if let Err(e) = check_orphans(inner, &names, found.manifest_seqno, &runs) {
         // A live writer's flush or bulk load writes tables before the
         // manifest names them.
         inner.forgive_live_writer(e)?;
@@ -79,19 +82,22 @@ pub(super) fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
             st.mem = m;
         }
         st.imm = sealed;
-        return Ok(());
+        return Ok(names);
     }
     if whole && keeps_replayed(inner, &sealed, &blobs, found.wals.len(), records) {
         // The last segment goes on where a clean close left it, if the
         // manifest records it (a clean close paid every rotation).
         if let Some((num, end)) = appendable.filter(|(num, _)| found.recorded.contains(num)) {
-            return append(inner, sealed, &found, num, end);
+            append(inner, sealed, &found, num, end)?;
+            return Ok(names);
         }
         if sealed.iter().any(|m| !m.is_empty()) {
-            return keep(inner, sealed, log_number);
+            keep(inner, sealed, log_number)?;
+            return Ok(names);
         }
     }
-    install(inner, &sealed, blobs, last_seqno, log_number)
+    install(inner, &sealed, blobs, last_seqno, log_number)?;
+    Ok(names)
 }
 
 /// Whether the replayed records may stay in the active memtable, their
@@ -192,13 +198,18 @@ struct Segments {
     /// Whether the directory holds a segment below the log number (a
     /// crash left it, retired but not removed).
     retired_on_disk: bool,
+    /// The segments to replay (those of `wals`), opened: their headers
+    /// read by `find`, their records by the replay.
+    opened: BTreeMap<u64, Result<LogReader>>,
 }
 
 impl Segments {
     /// The segments numbered `log_number` and above; a segment the
     /// manifest requires that is missing ends the log before it (a reader
     /// beside a live writer) or is corruption. Numbers of files past the
-    /// manifest's counter are marked used.
+    /// manifest's counter are marked used. Each WAL file is opened once
+    /// here, its header read; the readers of the segments to replay are
+    /// kept for the replay.
     fn find(inner: &Inner, log_number: u64) -> Result<Segments> {
         let names = filename::list(inner.fs().as_ref(), inner.path())?;
         let mut wals = filename::wal_numbers(&names, log_number);
@@ -220,6 +231,7 @@ impl Segments {
             ))?;
             wals.retain(|&n| n < missing);
         }
+        let mut opened = BTreeMap::new();
         {
             // Files numbered past the manifest's counter exist when a crash
             // came before the next edit recorded it; never hand their numbers
@@ -234,8 +246,13 @@ impl Segments {
                     Some((FileKind::Reader, _)) | None => {}
                     Some((FileKind::Wal, num)) => {
                         vs.mark_file_number_used(num);
-                        if let Some(named) = header_number(inner, num) {
-                            vs.mark_file_number_used(named);
+                        let path = filename::path(inner.path(), FileKind::Wal, num);
+                        let reader = LogReader::open(inner.fs().as_ref(), &path, WAL_MAGIC);
+                        if let Some(o) = reader.as_ref().ok().and_then(LogReader::origin) {
+                            vs.mark_file_number_used(o.number);
+                        }
+                        if wals.contains(&num) {
+                            opened.insert(num, reader);
                         }
                     }
                     Some((_, num)) => vs.mark_file_number_used(num),
@@ -253,15 +270,9 @@ impl Segments {
             manifest_seqno: inner.commit().visible_seqno(),
             log_number,
             retired_on_disk,
+            opened,
         })
     }
-}
-
-/// The file number the header of WAL file `num` names, if it can be read.
-fn header_number(inner: &Inner, num: u64) -> Option<u64> {
-    let path = filename::path(inner.path(), FileKind::Wal, num);
-    let reader = LogReader::open(inner.fs().as_ref(), &path, WAL_MAGIC).ok()?;
-    reader.origin().map(|o| o.number)
 }
 
 /// What a record's replay says about the log.
@@ -356,14 +367,14 @@ impl<'a> Replay<'a> {
         }
     }
 
-    /// Replays segment `num`; false if the log ends in it. What a live
-    /// writer is writing (a segment being started, the tail of the newest)
-    /// ends a read-only handle's view; elsewhere, damage.
-    fn segment(&mut self, num: u64) -> Result<bool> {
+    /// Replays segment `num`, as `opened` (its reader, or why it could not
+    /// be opened); false if the log ends in it. What a live writer is
+    /// writing (a segment being started, the tail of the newest) ends a
+    /// read-only handle's view; elsewhere, damage.
+    fn segment(&mut self, num: u64, opened: Result<LogReader>) -> Result<bool> {
         let inner = self.inner;
         let path = filename::path(inner.path(), FileKind::Wal, num);
-        let opened = LogReader::open(inner.fs().as_ref(), &path, WAL_MAGIC)
-            .and_then(|r| r.check_origin(self.identity, num).map(|()| r));
+        let opened = opened.and_then(|r| r.check_origin(self.identity, num).map(|()| r));
         let mut reader = match opened {
             Ok(r) => r,
             Err(e) => {

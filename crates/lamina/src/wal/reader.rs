@@ -335,9 +335,15 @@ impl LogReader {
     /// (docs/format.md#appending-to-a-closed-segment). Reads the bytes
     /// after END.
     pub fn closed_before_zeros(&self) -> Result<bool> {
-        let Some(mut at) = self.closed else {
+        let Some(end) = self.closed else {
             return Ok(false);
         };
+        // The rest of the block END is in is read already.
+        let in_block = usize::try_from(end.saturating_sub(self.block_start)).unwrap_or(usize::MAX);
+        if self.block.get(in_block..).unwrap_or_default().iter().any(|&b| b != 0) {
+            return Ok(false);
+        }
+        let mut at = self.block_start.saturating_add(self.block.len() as u64);
         while at < self.file_len {
             let len = usize::try_from(self.file_len - at).map_or(BLOCK_SIZE, |n| n.min(BLOCK_SIZE));
             if self.read(at, len)?.iter().any(|&b| b != 0) {
