@@ -1,5 +1,6 @@
 //! Opening a database: its directory and lock, the manifest, WAL replay
-//! (`replay`), leftovers removed, and the threads; and `destroy`.
+//! (`replay`), leftovers removed, and the background threads if work waits
+//! already; and `destroy`.
 
 use crate::cache::{BlockCache, TableCache};
 use crate::db::{Inner, Parts};
@@ -149,7 +150,7 @@ fn open_once(path: &Path, opts: Options) -> Result<Arc<Inner>> {
             .with_hot_values(opts.cache_size / crate::budget::HOT_VALUES_SHARE),
     );
     let log_number = vs.log_number();
-    let inner = Arc::new(Inner::new(Parts {
+    let parts = Parts {
         path: path.to_path_buf(),
         opts,
         tables,
@@ -158,7 +159,8 @@ fn open_once(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         lock,
         reader: reader_file.map(super::reader::ReaderState::new),
         process,
-    }));
+    };
+    let inner = Arc::new_cyclic(|me| Inner::new(parts, me.clone()));
     let names = super::replay::replay_wals(&inner, log_number)?;
     if let Some(r) = inner.reader().lock().as_mut() {
         let vs = inner.versions().lock();
@@ -169,7 +171,7 @@ fn open_once(path: &Path, opts: Options) -> Result<Arc<Inner>> {
     }
     if !inner.opts().read_only {
         remove_leftovers(&inner, &names);
-        inner.start_threads()?;
+        inner.start_background_if_due();
     }
     Ok(inner)
 }
