@@ -340,7 +340,13 @@ impl LogReader {
         };
         // The rest of the block END is in is read already.
         let in_block = usize::try_from(end.saturating_sub(self.block_start)).unwrap_or(usize::MAX);
-        if self.block.get(in_block..).unwrap_or_default().iter().any(|&b| b != 0) {
+        if self
+            .block
+            .get(in_block..)
+            .unwrap_or_default()
+            .iter()
+            .any(|&b| b != 0)
+        {
             return Ok(false);
         }
         let mut at = self.block_start.saturating_add(self.block.len() as u64);

@@ -576,7 +576,10 @@ fn a_segment_closed_before_zeros_is_told_from_one_with_bytes_after_end() {
     w.sync().unwrap();
     let end = w.len() as usize;
     let bytes = fs.read_all(Path::new(SEG)).unwrap();
-    assert!(bytes.len() > end + 2 * BLOCK_SIZE, "a megabyte of zeros follows END");
+    assert!(
+        bytes.len() > end + 2 * BLOCK_SIZE,
+        "a megabyte of zeros follows END"
+    );
     assert!(closed(&fs));
     for at in [end, end + 100, BLOCK_SIZE + 50, bytes.len() - 1] {
         let mut damaged = bytes.clone();
@@ -630,7 +633,10 @@ fn records_appended_over_end_follow_the_earlier_ones() {
             once.read_all(Path::new(SEG)).unwrap(),
             fs.read_all(Path::new(SEG)).unwrap(),
         );
-        assert!(both[..end] == appended[..end], "first record of {first_len} bytes");
+        assert!(
+            both[..end] == appended[..end],
+            "first record of {first_len} bytes"
+        );
     }
     let fs = mem();
     write_segment(&fs, SEG, 7, &[b"x".to_vec()]);
