@@ -92,13 +92,20 @@ pub(crate) fn resolve<O: BudgetOptions>(mut opts: O) -> (O, bool) {
 /// machine's, or its control group's limit where that is lower (a
 /// container, or a command run under a memory cap) — at least 64 MiB and
 /// at most 1 GiB (64 MiB when neither can be read).
+///
+/// Found once per process (reading the control group's files took a dozen
+/// system calls at every `Options::default()`, so at every open from
+/// Python); a limit changed while the process runs is not seen.
 pub fn default_memory_budget() -> usize {
-    let ram = match (machine_memory(), cgroup_memory_limit()) {
-        (Some(m), Some(c)) => m.min(c),
-        (m, c) => m.or(c).unwrap_or(0),
-    };
-    let (lo, hi) = DEFAULT_BUDGET_RANGE;
-    usize::try_from((ram / DEFAULT_BUDGET_SHARE).clamp(lo, hi)).unwrap_or(lo as usize)
+    static BUDGET: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *BUDGET.get_or_init(|| {
+        let ram = match (machine_memory(), cgroup_memory_limit()) {
+            (Some(m), Some(c)) => m.min(c),
+            (m, c) => m.or(c).unwrap_or(0),
+        };
+        let (lo, hi) = DEFAULT_BUDGET_RANGE;
+        usize::try_from((ram / DEFAULT_BUDGET_SHARE).clamp(lo, hi)).unwrap_or(lo as usize)
+    })
 }
 
 /// The memory limit of this process's control group, if it has one: the

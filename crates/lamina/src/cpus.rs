@@ -6,9 +6,16 @@
 /// process) and no affinity mask narrower than the machine. Rust's
 /// `available_parallelism` counts the quota and the mask; libc's
 /// `sysconf(_SC_NPROCESSORS_ONLN)` the CPUs online.
+///
+/// Asked once per process: both read files of `/proc` and `/sys` (about
+/// twenty system calls), which was a fifth of the time of an open that
+/// replays one record; a quota changed while the process runs is not seen.
 pub(crate) fn all_online_usable() -> bool {
-    let usable = std::thread::available_parallelism().map_or(1, |n| n.get());
-    online().is_some_and(|online| all_usable(usable, online))
+    static ALL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ALL.get_or_init(|| {
+        let usable = std::thread::available_parallelism().map_or(1, |n| n.get());
+        online().is_some_and(|online| all_usable(usable, online))
+    })
 }
 
 /// Whether `usable` CPUs of `online` are every one, and more than one.

@@ -184,7 +184,7 @@ impl Inner {
         drop(st);
         drop(vs);
         self.note_version(&version);
-        self.bg_cv().notify_all();
+        self.wake_background();
         Ok(())
     }
 
@@ -225,6 +225,12 @@ impl Inner {
                 Err(e) => self.poison(&e),
             }
         }
+    }
+
+    /// Whether version `v` wants a background task (a compaction or a blob
+    /// collection).
+    pub(crate) fn background_task_due(&self, v: &Version) -> bool {
+        self.pick_task(v, &self.picker_options()).is_some()
     }
 
     /// The next background task: the picker's, else one that collects blob files.
@@ -277,7 +283,7 @@ impl Inner {
             Ok(())
         })();
         self.state().lock().manual_compactions -= 1;
-        self.bg_cv().notify_all();
+        self.wake_background();
         // Files retired earlier and pinned by readers since gone go now.
         self.delete_obsolete_files();
         result

@@ -258,7 +258,7 @@ impl Inner {
     /// Hands `job` to the flush thread, which starts it ([`Inner::start_writebacks`]).
     pub(crate) fn ask_writeback(&self, job: crate::fs::Writeback) {
         self.background().writeback.lock().push(job);
-        self.bg_cv().notify_all();
+        self.wake_background();
     }
 
     /// Starts the write-back the commits asked for, of WAL segments and of

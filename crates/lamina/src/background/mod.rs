@@ -8,7 +8,7 @@ mod compact;
 mod flush;
 
 use crate::db::Inner;
-use crate::error::{Error, Result};
+use crate::error::Error;
 use crate::fs::Writeback;
 use crate::tuning::DataShape;
 use parking_lot::Mutex;
@@ -21,7 +21,8 @@ pub(crate) struct Background {
     /// Held by whoever runs a compaction (and by backup and ingest, so that
     /// none runs meanwhile).
     compaction_lock: Mutex<()>,
-    /// The flush and compaction threads, joined by `close`.
+    /// The flush and compaction threads, started when work first comes
+    /// ([`Inner::wake_background`]), joined by `close`.
     threads: Mutex<Vec<JoinHandle<()>>>,
     /// What the entries flushed since open look like: the block size is
     /// chosen from it (`crate::tuning`).
@@ -66,23 +67,51 @@ impl Background {
 }
 
 impl Inner {
-    /// Starts the flush and compaction threads of a read-write handle.
-    pub(crate) fn start_threads(self: &Arc<Self>) -> Result<()> {
+    /// Wakes the background threads for work just made (a memtable sealed,
+    /// a write-back asked for, a version installed that may want a
+    /// compaction), starting them first if the handle has none yet: a
+    /// handle opened to write a key or two and closed (`shelve`) starts
+    /// none, where two threads made and joined were a third of the time of
+    /// such a round besides its sync. Once `close` has begun it only wakes.
+    pub(crate) fn wake_background(&self) {
+        self.start_background();
+        self.bg_cv().notify_all();
+    }
+
+    /// At open: starts the background threads if work waits already (a
+    /// version that wants a compaction or a blob collection).
+    pub(crate) fn start_background_if_due(&self) {
+        let version = Arc::clone(&self.state().lock().version);
+        if self.background_task_due(&version) {
+            self.start_background();
+        }
+    }
+
+    /// Starts the flush and compaction threads of a read-write handle,
+    /// unless they run, the handle is closing or read-only, or this is a
+    /// process forked after the open. A thread that cannot be started
+    /// poisons the handle: nothing would flush its memtables.
+    fn start_background(&self) {
         let mut threads = self.background().threads.lock();
-        let a = Arc::clone(self);
-        threads.push(
-            std::thread::Builder::new()
-                .name("lamina-flush".into())
-                .spawn(move || a.flush_loop())
-                .map_err(Error::from)?,
-        );
-        let b = Arc::clone(self);
-        threads.push(
+        if !threads.is_empty() || self.is_closed() || self.opts().read_only {
+            return;
+        }
+        let Some(me) = self.shared() else {
+            return;
+        };
+        let a = Arc::clone(&me);
+        let flush = std::thread::Builder::new()
+            .name("lamina-flush".into())
+            .spawn(move || a.flush_loop());
+        let compact = flush.and_then(|f| {
+            threads.push(f);
             std::thread::Builder::new()
                 .name("lamina-compact".into())
-                .spawn(move || b.compaction_loop())
-                .map_err(Error::from)?,
-        );
-        Ok(())
+                .spawn(move || me.compaction_loop())
+        });
+        match compact {
+            Ok(c) => threads.push(c),
+            Err(e) => self.poison(&Error::from(e)),
+        }
     }
 }

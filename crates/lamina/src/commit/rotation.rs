@@ -122,7 +122,7 @@ impl Inner {
         self.publish(&st);
         drop(st);
         drop(wal);
-        self.bg_cv().notify_all();
+        self.wake_background();
         Ok(())
     }
 

@@ -9,7 +9,9 @@
 //! Only a rotation that writes made reuses one (see [`SegmentFor`]): a
 //! segment started by an open, a flush or a compaction asked for, or an
 //! ingest is a new file that grows as it is written, so that a database
-//! at rest holds no segment longer than its data.
+//! at rest holds no segment longer than its data. An open after a clean
+//! close starts none: it goes on writing the last segment after its
+//! records (docs/format.md#appending-to-a-closed-segment).
 
 use crate::db::Inner;
 use crate::error::Result;
@@ -107,6 +109,21 @@ impl Inner {
         let mut w = LogWriter::create_wal(self.fs().as_ref(), &path, origin)?.grow_as_written();
         w.flush()?;
         Ok(w)
+    }
+
+    /// Goes on writing WAL segment `number` (at open) after its records,
+    /// which end at `end`: the segment a clean close left as the log's
+    /// last, recorded in the manifest, with only zeros after its END
+    /// (docs/format.md#appending-to-a-closed-segment). Writes nothing: its
+    /// name and records are durable already, so nothing appended to it
+    /// owes a sync of the directory or the manifest.
+    pub(crate) fn append_to_wal_segment(&self, number: u64, end: u64) -> Result<LogWriter> {
+        let path = filename::path(self.path(), FileKind::Wal, number);
+        let origin = Origin {
+            identity: self.tables().identity(),
+            number,
+        };
+        Ok(LogWriter::append_wal(self.fs().as_ref(), &path, origin, end)?.grow_as_written())
     }
 
     /// Closes a segment that will receive no more records: END, then a

@@ -28,7 +28,7 @@ pub use stats::{LevelStats, ReadStats, StallStats, Stats};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use crate::background::Background;
 use crate::commit::Commit;
@@ -207,6 +207,9 @@ pub(crate) struct Inner {
     reader: Mutex<Option<crate::recovery::ReaderState>>,
     /// The process generation the handle was opened in (`crate::process`).
     process: u64,
+    /// The handle itself, for the background threads it starts when work
+    /// first comes (`crate::background`).
+    me: Weak<Inner>,
     /// This database's claim on the huge chunks kept between memtables
     /// (`memtable::spare`), charged with its memtables; `None` when its
     /// memtables take none. Declared after `state`, so that it is given up
@@ -228,8 +231,9 @@ pub(crate) struct Parts {
 
 impl Inner {
     /// A database handle's state over what recovery found: an empty
-    /// memtable over the manifest's version, nothing published yet.
-    pub(crate) fn new(p: Parts) -> Inner {
+    /// memtable over the manifest's version, nothing published yet. `me`
+    /// is the `Arc` it is made in (`Arc::new_cyclic`).
+    pub(crate) fn new(p: Parts, me: Weak<Inner>) -> Inner {
         let vs = p.versions;
         let opts = p.opts;
         let keyspaces = vs
@@ -243,7 +247,9 @@ impl Inner {
             tables: p.tables,
             blobs: p.blobs,
             state: Mutex::new(State {
-                mem: Arc::new(Memtable::new(0, opts.memtable_size as u64)),
+                // Replaced by the replay (`crate::recovery`) before anything
+                // is written or read: the smallest, which takes no huge chunk.
+                mem: Arc::new(Memtable::new(0, 0)),
                 imm: Vec::new(),
                 version: vs.current(),
                 obsolete: Vec::new(),
@@ -273,6 +279,7 @@ impl Inner {
             lock: Mutex::new(p.lock),
             reader: Mutex::new(p.reader),
             process: p.process,
+            me,
             spare_chunks: crate::memtable::register_spare_chunks(opts.memtable_size as u64),
             versions: Mutex::new(vs),
             opts,
@@ -397,6 +404,16 @@ impl Inner {
     #[inline]
     pub(crate) fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
+    }
+
+    /// The handle as an `Arc`, for a thread of its own to hold; `None` in a
+    /// process forked after the open (its files are the parent's) or once
+    /// the last handle is gone.
+    pub(crate) fn shared(&self) -> Option<Arc<Inner>> {
+        if !crate::process::is_current(self.process) {
+            return None;
+        }
+        self.me.upgrade()
     }
 }
 

@@ -1,5 +1,6 @@
 //! Opening a database: its directory and lock, the manifest, WAL replay
-//! (`replay`), leftovers removed, and the threads; and `destroy`.
+//! (`replay`), leftovers removed, and the background threads if work waits
+//! already; and `destroy`.
 
 use crate::cache::{BlockCache, TableCache};
 use crate::db::{Inner, Parts};
@@ -33,6 +34,11 @@ fn inspect_dir(fs: &dyn FileSystem, path: &Path, create: bool) -> Result<Found> 
             return Ok(Found::Empty);
         }
         None => return Err(not_a_db(path, "no such directory")),
+    }
+    // One look at CURRENT settles the common case without listing.
+    let current = filename::path(path, FileKind::Current, 0);
+    if fs.is_dir(&current).map_err(|e| Error::io(&current, e))? == Some(false) {
+        return Ok(Found::Database);
     }
     let names = filename::list(fs, path)?;
     if names
@@ -144,7 +150,7 @@ fn open_once(path: &Path, opts: Options) -> Result<Arc<Inner>> {
             .with_hot_values(opts.cache_size / crate::budget::HOT_VALUES_SHARE),
     );
     let log_number = vs.log_number();
-    let inner = Arc::new(Inner::new(Parts {
+    let parts = Parts {
         path: path.to_path_buf(),
         opts,
         tables,
@@ -153,8 +159,9 @@ fn open_once(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         lock,
         reader: reader_file.map(super::reader::ReaderState::new),
         process,
-    }));
-    super::replay::replay_wals(&inner, log_number)?;
+    };
+    let inner = Arc::new_cyclic(|me| Inner::new(parts, me.clone()));
+    let names = super::replay::replay_wals(&inner, log_number)?;
     if let Some(r) = inner.reader().lock().as_mut() {
         let vs = inner.versions().lock();
         let st = inner.state().lock();
@@ -163,8 +170,8 @@ fn open_once(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         r.adopt(&vs, &st.version, &mems)?;
     }
     if !inner.opts().read_only {
-        remove_leftovers(&inner);
-        inner.start_threads()?;
+        remove_leftovers(&inner, &names);
+        inner.start_background_if_due();
     }
     Ok(inner)
 }
@@ -191,21 +198,17 @@ fn lock_database(fs: &dyn FileSystem, dir: &Path) -> Result<Box<dyn crate::fs::F
     }
 }
 
-/// Removes tables the version does not list, temporary files and old manifests.
-fn remove_leftovers(inner: &Inner) {
-    let Ok(names) = filename::list(inner.fs().as_ref(), inner.path()) else {
-        return;
-    };
+/// Removes, of the files `names` (the directory as the open found it
+/// under its lock: files it made since are live), tables and blob files the
+/// version does not list and no reader pins, temporary files and old
+/// manifests.
+fn remove_leftovers(inner: &Inner, names: &[String]) {
     let version: Arc<Version> = Arc::clone(&inner.state().lock().version);
     let live: std::collections::HashSet<u64> = version.all_files().map(|(_, f)| f.number).collect();
     let manifest = inner.versions().lock().manifest_number();
-    let pins = crate::reader_pins::Pins::read(inner.fs().as_ref(), inner.path());
-    for name in names {
-        let parsed = parse_file_name(&name);
-        if matches!(parsed, Some((FileKind::Table | FileKind::Blob, n)) if pins.holds(n)) {
-            continue;
-        }
-        let doomed = match parsed {
+    let doomed: Vec<&String> = names
+        .iter()
+        .filter(|name| match parse_file_name(name) {
             Some((FileKind::Table, n)) => !live.contains(&n),
             Some((FileKind::Manifest, n)) => n != manifest,
             // Retired segments are kept for reuse or removed (retire_wals_below).
@@ -213,10 +216,18 @@ fn remove_leftovers(inner: &Inner) {
             Some((FileKind::Temp, _)) => true,
             Some((FileKind::Blob, n)) => !version.blobs().contains_key(&n),
             _ => false,
-        };
-        if doomed {
-            let _ = inner.fs().remove_file(&inner.path().join(&name));
+        })
+        .collect();
+    if doomed.is_empty() {
+        return;
+    }
+    let pins = crate::reader_pins::Pins::read(inner.fs().as_ref(), inner.path());
+    for name in doomed {
+        if matches!(parse_file_name(name), Some((FileKind::Table | FileKind::Blob, n)) if pins.holds(n))
+        {
+            continue;
         }
+        let _ = inner.fs().remove_file(&inner.path().join(name));
     }
 }
 

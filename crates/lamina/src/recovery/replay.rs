@@ -1,7 +1,10 @@
 //! WAL replay at open: the segments the manifest leaves to replay, their
 //! records into memtables (and the checks a record passes first), where
-//! the log ends, and what a read-write handle then makes of the memtables
-//! (level-0 tables, a new segment, one manifest edit).
+//! the log ends, and what a read-write handle then makes of the memtables:
+//! kept as the active one, writing on at the end of the last segment (an
+//! open after a clean close, which writes nothing), or kept with a new
+//! segment, or written to level-0 tables with a new segment (one manifest
+//! edit).
 
 use crate::batch::{decode_record, Batch, DecodedBatch};
 use crate::blob::BlobPointer;
@@ -19,19 +22,33 @@ use std::sync::Arc;
 
 /// At most this many WAL segments are replayed into the active memtable of
 /// a read-write handle and kept (see [`keeps_replayed`]); more are written
-/// to a level-0 table at open. An open that writes once starts a segment,
-/// so a loop of such opens writes a table once every this many rounds.
+/// to a level-0 table at open. An open after a clean close starts no
+/// segment; one after a crash does, so a database that crashes again and
+/// again writes a table once every this many opens.
 const SEGMENTS_KEPT: usize = 4;
 
+/// At most this many replayed records are kept in the active memtable of a
+/// read-write handle; more are written to a level-0 table at open. An open
+/// after a clean close writes on into the same segment, so a loop of opens
+/// that write once each would otherwise replay every round so far. A
+/// record replayed costs an open about a quarter of a microsecond (one
+/// over 1,000 one-key records took 240 us longer than one over a single
+/// record), a flush at open a few syncs: 256 keeps the replay under 70 us
+/// and flushes once every 256 rounds of such a loop.
+const RECORDS_KEPT: u64 = 256;
+
 /// Replays the WAL segments numbered `log_number` and above into memtables;
-/// for a read-write handle, starts a new segment, and writes them to
-/// level-0 tables unless they are kept in the active memtable.
-pub(super) fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
-    let found = Segments::find(inner, log_number)?;
+/// for a read-write handle, goes on writing the last segment or starts a
+/// new one, and writes the memtables to level-0 tables unless they are
+/// kept in the active memtable. Returns the names of the files the
+/// directory held before (which the open removes leftovers from).
+pub(super) fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<Vec<String>> {
+    let mut found = Segments::find(inner, log_number)?;
+    let opened = std::mem::take(&mut found.opened);
     let mut replay = Replay::new(inner, &found);
     let mut whole = true;
-    for &num in &found.wals {
-        if !replay.segment(num)? {
+    for (num, reader) in opened {
+        if !replay.segment(num, reader)? {
             whole = false;
             break;
         }
@@ -43,13 +60,16 @@ pub(super) fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
         blobs,
         last_seqno,
         torn,
+        appendable,
+        records,
         ..
     } = replay;
     // Every segment replayed to its END: the log is whole and durable as
     // it stands (a clean close synced it), and may be kept as it is.
     let whole = whole && torn.is_none();
     sealed.push(mem);
-    if let Err(e) = check_orphans(inner, &found.names, found.manifest_seqno, &runs) {
+    let names = std::mem::take(&mut found.names);
+    if let Err(e) = check_orphans(inner, &names, found.manifest_seqno, &runs) {
         // A live writer's flush or bulk load writes tables before the
         // manifest names them.
         inner.forgive_live_writer(e)?;
@@ -62,34 +82,72 @@ pub(super) fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<()> {
             st.mem = m;
         }
         st.imm = sealed;
-        return Ok(());
+        return Ok(names);
     }
-    if whole && keeps_replayed(inner, &sealed, &blobs, found.wals.len()) {
-        return keep(inner, sealed, log_number);
+    if whole && keeps_replayed(inner, &sealed, &blobs, found.wals.len(), records) {
+        // The last segment goes on where a clean close left it, if the
+        // manifest records it (a clean close paid every rotation).
+        if let Some((num, end)) = appendable.filter(|(num, _)| found.recorded.contains(num)) {
+            append(inner, sealed, &found, num, end)?;
+            return Ok(names);
+        }
+        if sealed.iter().any(|m| !m.is_empty()) {
+            keep(inner, sealed, log_number)?;
+            return Ok(names);
+        }
     }
-    install(inner, &sealed, blobs, last_seqno, log_number)
+    install(inner, &sealed, blobs, last_seqno, log_number)?;
+    Ok(names)
 }
 
-/// Whether the replayed records stay in the active memtable, their
+/// Whether the replayed records may stay in the active memtable, their
 /// segments still needed, instead of being written to a table at open (a
 /// sync of the table and a compaction every few opens, for a database
 /// opened to write a key or two): when every segment was replayed to its
-/// END, into one memtable holding something and under a quarter of its
-/// size, with no value in a blob file the manifest does not name, from at
-/// most [`SEGMENTS_KEPT`] segments.
+/// END, into one memtable under a quarter of its size, with no value in a
+/// blob file the manifest does not name, from at most [`SEGMENTS_KEPT`]
+/// segments and [`RECORDS_KEPT`] records (what an open replays stays
+/// small).
 fn keeps_replayed(
     inner: &Inner,
     sealed: &[Arc<Memtable>],
     blobs: &ReplayedBlobs,
     segments: usize,
+    records: u64,
 ) -> bool {
     let [mem] = sealed else {
         return false;
     };
-    !mem.is_empty()
-        && mem.approximate_size() <= (inner.opts().memtable_size / 4) as u64
+    mem.approximate_size() <= (inner.opts().memtable_size / 4) as u64
         && blobs.is_empty()
         && segments < SEGMENTS_KEPT
+        && records <= RECORDS_KEPT
+}
+
+/// Keeps the replayed memtable as the active one and goes on writing
+/// segment `num` after its records, which end at `end`: the segment a
+/// clean close left last, with only zeros after its END. The open writes
+/// nothing, and syncs nothing: the segment's name and its records are
+/// durable, and it is recorded in the manifest
+/// (docs/format.md#appending-to-a-closed-segment).
+fn append(
+    inner: &Inner,
+    mut sealed: Vec<Arc<Memtable>>,
+    found: &Segments,
+    num: u64,
+    end: u64,
+) -> Result<()> {
+    let Some(mem) = sealed.pop() else {
+        return Ok(());
+    };
+    let w = inner.append_to_wal_segment(num, end)?;
+    if found.retired_on_disk {
+        // Segments a previous run retired are kept for this run's rotations.
+        inner.retire_wals_below(found.log_number);
+    }
+    inner.state().lock().mem = mem;
+    inner.commit().start_wal(w);
+    Ok(())
 }
 
 /// Keeps the replayed memtable as the active one: starts a new WAL segment
@@ -135,13 +193,23 @@ struct Segments {
     recorded: BTreeSet<u64>,
     /// The last seqno the manifest records.
     manifest_seqno: u64,
+    /// The manifest's log number: segments below it are no longer needed.
+    log_number: u64,
+    /// Whether the directory holds a segment below the log number (a
+    /// crash left it, retired but not removed).
+    retired_on_disk: bool,
+    /// The segments to replay (those of `wals`), opened: their headers
+    /// read by `find`, their records by the replay.
+    opened: BTreeMap<u64, Result<LogReader>>,
 }
 
 impl Segments {
     /// The segments numbered `log_number` and above; a segment the
     /// manifest requires that is missing ends the log before it (a reader
     /// beside a live writer) or is corruption. Numbers of files past the
-    /// manifest's counter are marked used.
+    /// manifest's counter are marked used. Each WAL file is opened once
+    /// here, its header read; the readers of the segments to replay are
+    /// kept for the replay.
     fn find(inner: &Inner, log_number: u64) -> Result<Segments> {
         let names = filename::list(inner.fs().as_ref(), inner.path())?;
         let mut wals = filename::wal_numbers(&names, log_number);
@@ -163,6 +231,7 @@ impl Segments {
             ))?;
             wals.retain(|&n| n < missing);
         }
+        let mut opened = BTreeMap::new();
         {
             // Files numbered past the manifest's counter exist when a crash
             // came before the next edit recorded it; never hand their numbers
@@ -177,29 +246,33 @@ impl Segments {
                     Some((FileKind::Reader, _)) | None => {}
                     Some((FileKind::Wal, num)) => {
                         vs.mark_file_number_used(num);
-                        if let Some(named) = header_number(inner, num) {
-                            vs.mark_file_number_used(named);
+                        let path = filename::path(inner.path(), FileKind::Wal, num);
+                        let reader = LogReader::open(inner.fs().as_ref(), &path, WAL_MAGIC);
+                        if let Some(o) = reader.as_ref().ok().and_then(LogReader::origin) {
+                            vs.mark_file_number_used(o.number);
+                        }
+                        if wals.contains(&num) {
+                            opened.insert(num, reader);
                         }
                     }
                     Some((_, num)) => vs.mark_file_number_used(num),
                 }
             }
         }
+        let retired_on_disk = names
+            .iter()
+            .any(|n| matches!(parse_file_name(n), Some((FileKind::Wal, num)) if num < log_number));
         Ok(Segments {
             names,
             wals,
             identity,
             recorded,
             manifest_seqno: inner.commit().visible_seqno(),
+            log_number,
+            retired_on_disk,
+            opened,
         })
     }
-}
-
-/// The file number the header of WAL file `num` names, if it can be read.
-fn header_number(inner: &Inner, num: u64) -> Option<u64> {
-    let path = filename::path(inner.path(), FileKind::Wal, num);
-    let reader = LogReader::open(inner.fs().as_ref(), &path, WAL_MAGIC).ok()?;
-    reader.origin().map(|o| o.number)
 }
 
 /// What a record's replay says about the log.
@@ -228,6 +301,8 @@ struct Replay<'a> {
     sealed: Vec<Arc<Memtable>>,
     /// The sequence numbers the replayed records hold, as ascending runs.
     runs: Vec<(u64, u64)>,
+    /// How many records (batches) were replayed.
+    records: u64,
     /// Blob files written at commit that the replayed records point into.
     blobs: ReplayedBlobs,
     /// A tear seen, and the error it is if a later record follows. A torn
@@ -245,6 +320,12 @@ struct Replay<'a> {
     /// from the WAL (given to an ingest, or flushed).
     manifest_seqno: u64,
     last_seqno: u64,
+    /// The last segment to replay, for a read-write handle (which may go
+    /// on writing it).
+    last_wal: Option<u64>,
+    /// The last segment and where its records end, once it was read to an
+    /// END with only zeros after it.
+    appendable: Option<(u64, u64)>,
 }
 
 impl<'a> Replay<'a> {
@@ -271,22 +352,29 @@ impl<'a> Replay<'a> {
             )),
             sealed: Vec::new(),
             runs: Vec::new(),
+            records: 0,
             blobs: ReplayedBlobs::default(),
             torn: None,
             next_seqno: None,
             manifest_seqno: found.manifest_seqno,
             last_seqno: found.manifest_seqno,
+            last_wal: found
+                .wals
+                .last()
+                .copied()
+                .filter(|_| !inner.opts().read_only),
+            appendable: None,
         }
     }
 
-    /// Replays segment `num`; false if the log ends in it. What a live
-    /// writer is writing (a segment being started, the tail of the newest)
-    /// ends a read-only handle's view; elsewhere, damage.
-    fn segment(&mut self, num: u64) -> Result<bool> {
+    /// Replays segment `num`, as `opened` (its reader, or why it could not
+    /// be opened); false if the log ends in it. What a live writer is
+    /// writing (a segment being started, the tail of the newest) ends a
+    /// read-only handle's view; elsewhere, damage.
+    fn segment(&mut self, num: u64, opened: Result<LogReader>) -> Result<bool> {
         let inner = self.inner;
         let path = filename::path(inner.path(), FileKind::Wal, num);
-        let opened = LogReader::open(inner.fs().as_ref(), &path, WAL_MAGIC)
-            .and_then(|r| r.check_origin(self.identity, num).map(|()| r));
+        let opened = opened.and_then(|r| r.check_origin(self.identity, num).map(|()| r));
         let mut reader = match opened {
             Ok(r) => r,
             Err(e) => {
@@ -324,6 +412,9 @@ impl<'a> Replay<'a> {
                     "WAL segment ends early but a later segment holds writes",
                 ),
             ));
+        }
+        if self.last_wal == Some(num) && reader.closed_before_zeros()? {
+            self.appendable = Some((num, reader.valid_end()));
         }
         Ok(true)
     }
@@ -420,6 +511,7 @@ impl<'a> Replay<'a> {
         if seq > d.first_seqno {
             note_run(&mut self.runs, d.first_seqno, seq - 1);
         }
+        self.records += 1;
         self.next_seqno = Some(seq);
         self.last_seqno = self.last_seqno.max(seq.saturating_sub(1));
         if (self.mem.approximate_size() as usize) >= self.inner.opts().memtable_size {

@@ -66,8 +66,8 @@ pub struct LogReader {
     crc: FragmentCrc,
     /// Per blob file, the greatest end a mark read so far says was synced.
     blob_synced: BTreeMap<u64, u64>,
-    /// END was read.
-    closed: bool,
+    /// END was read, and the offset just past it.
+    closed: Option<u64>,
     /// Bytes of the current block present in the file (the last one may be short).
     block: Vec<u8>,
     /// File offset of `block[0]`.
@@ -131,7 +131,7 @@ impl LogReader {
             origin: None,
             crc: FragmentCrc::new(None),
             blob_synced: BTreeMap::new(),
-            closed: false,
+            closed: None,
             block: Vec::new(),
             block_start: FILE_HEADER_LEN as u64,
             pos: 0,
@@ -248,7 +248,7 @@ impl LogReader {
                     let bytes = self.block.get(payload).unwrap_or_default();
                     match (ty, partial.as_mut()) {
                         (END, None) => {
-                            self.closed = true;
+                            self.closed = Some(self.block_start.saturating_add(self.pos as u64));
                             self.done = true;
                             return Ok(None);
                         }
@@ -325,7 +325,39 @@ impl LogReader {
     /// returned `Ok(None)`: a torn tail, or a WAL segment not closed by
     /// END (the one being written, or one a crash stopped).
     pub fn ends_open(&self) -> bool {
-        self.torn.is_some() || (self.crc.salted() && !self.closed)
+        self.torn.is_some() || (self.crc.salted() && self.closed.is_none())
+    }
+
+    /// Whether this WAL segment, read to its end (`next_record` returned
+    /// `Ok(None)`), was closed by END with nothing but zeros after it: no
+    /// byte past [`LogReader::valid_end`] holds a fragment, so records
+    /// written there from now on are the only ones a later reader can find
+    /// (docs/format.md#appending-to-a-closed-segment). Reads the bytes
+    /// after END.
+    pub fn closed_before_zeros(&self) -> Result<bool> {
+        let Some(end) = self.closed else {
+            return Ok(false);
+        };
+        // The rest of the block END is in is read already.
+        let in_block = usize::try_from(end.saturating_sub(self.block_start)).unwrap_or(usize::MAX);
+        if self
+            .block
+            .get(in_block..)
+            .unwrap_or_default()
+            .iter()
+            .any(|&b| b != 0)
+        {
+            return Ok(false);
+        }
+        let mut at = self.block_start.saturating_add(self.block.len() as u64);
+        while at < self.file_len {
+            let len = usize::try_from(self.file_len - at).map_or(BLOCK_SIZE, |n| n.min(BLOCK_SIZE));
+            if self.read(at, len)?.iter().any(|&b| b != 0) {
+                return Ok(false);
+            }
+            at = at.saturating_add(len as u64);
+        }
+        Ok(true)
     }
 
     /// Offset just past the last whole record returned so far (the end of

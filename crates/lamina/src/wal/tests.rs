@@ -558,6 +558,93 @@ fn end_closes_a_segment_and_what_follows_is_ignored() {
     assert!(e.to_string().contains("unknown fragment type 5"), "{e}");
 }
 
+/// Only a segment closed by END with nothing but zeros after it may be
+/// written on (docs/format.md#appending-to-a-closed-segment): a byte other
+/// than zero after END, in END's block or a later one, and a segment that
+/// ends open, say no.
+#[test]
+fn a_segment_closed_before_zeros_is_told_from_one_with_bytes_after_end() {
+    let closed = |fs: &MemFs| {
+        let (_, err, r) = read_log(fs, SEG);
+        assert!(err.is_none(), "{err:?}");
+        r.closed_before_zeros().unwrap()
+    };
+    let fs = mem();
+    let mut w = LogWriter::create_wal(&fs, Path::new(SEG), origin(7)).unwrap();
+    w.add_record(b"one");
+    w.add_end();
+    w.sync().unwrap();
+    let end = w.len() as usize;
+    let bytes = fs.read_all(Path::new(SEG)).unwrap();
+    assert!(
+        bytes.len() > end + 2 * BLOCK_SIZE,
+        "a megabyte of zeros follows END"
+    );
+    assert!(closed(&fs));
+    for at in [end, end + 100, BLOCK_SIZE + 50, bytes.len() - 1] {
+        let mut damaged = bytes.clone();
+        damaged[at] = 1;
+        put_file(&fs, SEG, &damaged);
+        assert!(!closed(&fs), "a byte at {at}, after END at {}", end - 7);
+    }
+    write_segment(&fs, SEG, 7, &[b"no end".to_vec()]);
+    assert!(!closed(&fs), "a segment that ends open");
+}
+
+/// A segment written on after its END holds its records, then the new
+/// ones, then the new END; where the last record left fewer than 7 bytes
+/// of its block, the first new record starts in the next block, over END,
+/// as it would have without the close.
+#[test]
+fn records_appended_over_end_follow_the_earlier_ones() {
+    for first_len in [10, BLOCK_SIZE - WAL_HEADER_LEN - FRAGMENT_HEADER_LEN - 3] {
+        let fs = mem();
+        let first = vec![b'f'; first_len];
+        let mut w = LogWriter::create_wal(&fs, Path::new(SEG), origin(7))
+            .unwrap()
+            .grow_as_written();
+        w.add_record(&first);
+        w.add_end();
+        w.sync().unwrap();
+        let (_, _, r) = read_log(&fs, SEG);
+        assert!(r.closed_before_zeros().unwrap());
+        let mut a = LogWriter::append_wal(&fs, Path::new(SEG), origin(7), r.valid_end()).unwrap();
+        a.add_record(b"second");
+        a.add_record(&[b't'; 40_000]);
+        a.add_end();
+        a.sync().unwrap();
+        let (got, err, r) = read_log(&fs, SEG);
+        assert!(err.is_none(), "{err:?}");
+        let lens: Vec<usize> = got.iter().map(Vec::len).collect();
+        assert_eq!(lens, [first_len, 6, 40_000]);
+        assert!(!r.ends_open(), "closed by the new END");
+        // The same records written in one go lie at the same offsets.
+        let once = mem();
+        let mut o = LogWriter::create_wal(&once, Path::new(SEG), origin(7))
+            .unwrap()
+            .grow_as_written();
+        o.add_record(&first);
+        o.add_record(b"second");
+        o.add_record(&[b't'; 40_000]);
+        o.add_end();
+        o.sync().unwrap();
+        let end = o.len() as usize;
+        let (both, appended) = (
+            once.read_all(Path::new(SEG)).unwrap(),
+            fs.read_all(Path::new(SEG)).unwrap(),
+        );
+        assert!(
+            both[..end] == appended[..end],
+            "first record of {first_len} bytes"
+        );
+    }
+    let fs = mem();
+    write_segment(&fs, SEG, 7, &[b"x".to_vec()]);
+    let past = fs.file_size(Path::new(SEG)).unwrap() + 1;
+    let e = LogWriter::append_wal(&fs, Path::new(SEG), origin(7), past).unwrap_err();
+    assert!(e.to_string().contains("does not hold the records"), "{e}");
+}
+
 #[test]
 fn marks_are_kept_by_the_reader_and_never_returned_as_records() {
     let fs = mem();

@@ -147,6 +147,45 @@ impl LogWriter {
         })
     }
 
+    /// Opens the WAL segment `origin` at `path`, whose records end at `end`
+    /// and which holds nothing but its END and zeros after them, to append
+    /// more records there: the first flush writes over END
+    /// (docs/format.md#appending-to-a-closed-segment). Nothing is written
+    /// until then.
+    /// REQUIRES: a reader found the segment so ([`super::LogReader::closed_before_zeros`]).
+    pub fn append_wal(
+        fs: &dyn FileSystem,
+        path: &Path,
+        origin: Origin,
+        end: u64,
+    ) -> Result<LogWriter> {
+        let file = fs.reopen(path).map_err(|e| Error::io(path, e))?;
+        let file_len = file.len();
+        let header = super::WAL_HEADER_LEN as u64;
+        if end > file_len || end < header {
+            return Err(Error::corruption(
+                path,
+                end,
+                "the WAL segment does not hold the records it was read with",
+            ));
+        }
+        let in_block = (end - header) % BLOCK_SIZE as u64;
+        Ok(LogWriter {
+            file,
+            path: path.to_path_buf(),
+            buf: Vec::new(),
+            flushed: end,
+            block_offset: usize::try_from(in_block).unwrap_or(0),
+            crc: FragmentCrc::new(Some(origin.number)),
+            file_len,
+            window_end: 0,
+            mappable: true,
+            written_back: WritebackMark::default(),
+            last_mark: None,
+            grow: false,
+        })
+    }
+
     /// Makes the zeros written ahead of this WAL segment grow with it: each
     /// step is as long as the data so far, at least [`FIRST_FILL_STEP`] and
     /// at most [`ZERO_FILL_STEP`] (docs/format.md#recyclable-segments), so

@@ -112,7 +112,7 @@ impl Inner {
         drop(floors);
         drop(vs);
         drop(compaction);
-        self.bg_cv.notify_all();
+        self.wake_background();
         Ok(Some(report))
     }
 }

@@ -159,7 +159,7 @@ impl Inner {
         if mems.is_empty() {
             return Ok(());
         }
-        self.bg_cv.notify_all();
+        self.wake_background();
         let mut st = self.state.lock();
         while st
             .imm
@@ -302,7 +302,7 @@ impl Inner {
         drop(vs);
         self.commit().set_visible(last);
         drop(compaction);
-        self.bg_cv.notify_all();
+        self.wake_background();
         Ok(Some(report))
     }
 }
