@@ -58,7 +58,8 @@ pub struct Options {
     /// Target size of a data block before compression. Default: 0, chosen
     /// from the data: from the sizes of the entries flushes write, about 1024
     /// entries a block between 4 and 64 KiB (16 KiB before the first
-    /// flush); `Stats::block_size_reason` says what was chosen and why.
+    /// flush), and 4 KiB below level 0 once the tables outgrow the block
+    /// cache; `Stats::block_size_reason` says what was chosen and why.
     pub block_size: usize,
     /// Compression of data blocks. Default: LZ4.
     pub compression: Compression,

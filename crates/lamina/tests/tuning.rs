@@ -122,3 +122,81 @@ fn a_bulk_load_into_a_new_database_cuts_blocks_chosen_from_its_data() {
     let (a, f) = (index_bytes(&auto), index_bytes(&forced));
     assert!(a > 0 && a * 2 < f, "index bytes: auto {a}, 16 KiB {f}");
 }
+
+/// The data block size below level 0 once the tables outgrow the block
+/// cache: a page of the device, so that a read that misses the cache reads
+/// one; a database that fits keeps the size chosen from its entries.
+#[test]
+fn tables_that_outgrow_the_cache_are_compacted_into_page_sized_blocks() {
+    let compacted = |cache_size: usize| {
+        let db = Db::open(
+            "/db",
+            Options {
+                cache_size,
+                ..uncompressed(0)
+            },
+        )
+        .expect("open");
+        fill(&db);
+        db.compact().expect("compact");
+        let s = db.stats();
+        db.close().expect("close");
+        assert_eq!(s.levels[0].tables, 0, "compact() empties level 0");
+        s
+    };
+    // 20,000 entries of ~71 bytes: about 1.4 MB of tables.
+    let fits = compacted(64 << 20);
+    assert_eq!(fits.block_size, 64 << 10, "{}", fits.block_size_reason);
+    let outgrown = compacted(256 << 10);
+    assert_eq!(
+        outgrown.block_size,
+        4 << 10,
+        "{}",
+        outgrown.block_size_reason
+    );
+    assert!(
+        outgrown
+            .block_size_reason
+            .contains("outgrow the block cache"),
+        "{}",
+        outgrown.block_size_reason
+    );
+    // Sixteen times the blocks: the compacted tables' index holds an
+    // entry per block.
+    let (small, large) = (index_bytes(&outgrown), index_bytes(&fits));
+    assert!(small > 8 * large, "index of {small} bytes against {large}");
+}
+
+/// A bulk load counts what it loads: a load larger than the cache writes
+/// page-sized blocks into an empty database.
+#[test]
+fn a_bulk_load_larger_than_the_cache_writes_page_sized_blocks() {
+    let loaded = |cache_size: usize| {
+        let db = Db::open(
+            "/db",
+            Options {
+                cache_size,
+                ..uncompressed(0)
+            },
+        )
+        .expect("open");
+        // The shape of the entries first, as a flush sees it.
+        fill(&db);
+        let mut loader = BulkLoader::new(&db, BulkLoadOptions::default());
+        for i in 0..20_000u32 {
+            let v = format!("{:050}", u64::from(i) * 31);
+            loader
+                .add(format!("z{i:08}").as_bytes(), v.as_bytes())
+                .expect("add");
+        }
+        loader.finish().expect("finish");
+        let s = db.stats();
+        db.close().expect("close");
+        s
+    };
+    let (fits, outgrown) = (loaded(64 << 20), loaded(2 << 20));
+    let below = |s: &Stats| -> u64 { s.levels[1..].iter().map(|l| l.index_bytes).sum() };
+    let (small, large) = (below(&outgrown), below(&fits));
+    assert!(large > 0, "the load went below level 0");
+    assert!(small > 8 * large, "index of {small} bytes against {large}");
+}

@@ -85,7 +85,7 @@ impl Inner {
         let deepest = version.deepest_nonempty_level().unwrap_or(0);
         let mut input = self.compaction_input(task, &rewritten)?;
         // Closing does not wait for a long compaction: it stops, and its inputs stay live.
-        let table = self.table_options(out_level >= deepest && bottommost);
+        let table = self.table_options(out_level, out_level >= deepest && bottommost);
         let mut out = self.write_surviving(
             &mut input,
             Outputs {

@@ -5,7 +5,7 @@ use crate::compaction::runner::{write_tables, OutputSpec};
 use crate::db::Inner;
 use crate::error::{Error, Result};
 use crate::filename::{self, FileKind};
-use crate::manifest::{FileMeta, VersionEdit};
+use crate::manifest::{FileMeta, VersionEdit, NUM_LEVELS};
 use crate::memtable::Memtable;
 use crate::table::TableOptions;
 use std::sync::atomic::Ordering;
@@ -29,11 +29,11 @@ pub struct Outputs<'a> {
 }
 
 impl Inner {
-    /// Table options for a table written by a flush or compaction; `bottom`
-    /// selects the compression of the last level.
-    pub fn table_options(&self, bottom: bool) -> TableOptions {
+    /// Table options for a table written by a flush or compaction to
+    /// `level`; `bottom` selects the compression of the last level.
+    pub fn table_options(&self, level: usize, bottom: bool) -> TableOptions {
         TableOptions {
-            block_size: self.block_size_choice().block_size,
+            block_size: self.block_size_choice(level, 0).block_size,
             // Layout: docs/format.md#block (the interval of data blocks).
             restart_interval: 4,
             compression: if bottom {
@@ -45,15 +45,16 @@ impl Inner {
         }
     }
 
-    /// The data block size of tables written now, and why
-    /// (docs/design.md#settings-chosen-from-the-data).
+    /// The data block size of tables written now to `level`, and why
+    /// (docs/design.md#settings-chosen-from-the-data); `incoming`: bytes
+    /// about to join the tables beside the one written (a bulk load's).
     /// Before the first flush since open, the shape is that of the tables
     /// already there, from the properties of up to `SAMPLE_TABLES` of them.
-    pub fn block_size_choice(&self) -> crate::tuning::BlockSizeChoice {
+    pub fn block_size_choice(&self, level: usize, incoming: u64) -> crate::tuning::BlockSizeChoice {
         const SAMPLE_TABLES: usize = 8;
         let mut shape = *self.background().shape.lock();
+        let version = self.state().lock().version.clone();
         if shape.entries == 0 {
-            let version = self.state().lock().version.clone();
             for (_, f) in version.all_files().take(SAMPLE_TABLES) {
                 if let Ok(t) = self.tables().get_listed(f) {
                     let p = t.properties();
@@ -64,7 +65,13 @@ impl Inner {
                 }
             }
         }
-        crate::tuning::choose_block_size(self.opts().block_size, &shape)
+        let outgrown = (level > 0).then(|| {
+            let tables = (0..NUM_LEVELS).map(|l| version.level_bytes(l)).sum::<u64>() + incoming;
+            let (_, room) = self.tables().block_cache().charge_state();
+            (tables, room)
+        });
+        let outgrown = outgrown.filter(|(tables, room)| tables > room);
+        crate::tuning::choose_block_size(self.opts().block_size, &shape, outgrown)
     }
 
     /// Adds the first entries of `mem` to the shape the block size is
@@ -97,7 +104,7 @@ impl Inner {
         let out = self.write_surviving(
             &mut mem.scan(),
             Outputs {
-                table: self.table_options(false),
+                table: self.table_options(0, false),
                 target_size: u64::MAX,
                 bottommost: false,
                 cancellable: false,

@@ -211,7 +211,7 @@ fn write_memtables(
         let mut spec = OutputSpec {
             fs: inner.fs.as_ref(),
             dir: dest.to_path_buf(),
-            table: inner.table_options(false),
+            table: inner.table_options(0, false),
             identity: inner.tables.identity(),
             target_size: u64::MAX,
             snapshots: Vec::new(),

@@ -97,6 +97,9 @@ pub struct BulkLoader {
     /// The buffered pairs, in the order added (sorted before a run).
     pairs: Vec<Pair>,
     bytes: usize,
+    /// Key and value bytes added in all, which the tables it writes will
+    /// hold: with the database's, what their block size is chosen for.
+    added: u64,
     runs: Vec<Run>,
     id: u64,
     files: u64,
@@ -111,6 +114,7 @@ impl BulkLoader {
             data: Vec::new(),
             pairs: Vec::new(),
             bytes: 0,
+            added: 0,
             runs: Vec::new(),
             id: NEXT_LOADER.fetch_add(1, AtomicOrdering::Relaxed),
             files: 0,
@@ -145,6 +149,7 @@ impl BulkLoader {
         self.data.extend_from_slice(key);
         self.data.extend_from_slice(value);
         self.bytes += key.len() + value.len() + PAIR_OVERHEAD;
+        self.added += (key.len() + value.len()) as u64;
         if self.bytes >= self.opts.memory_bytes {
             self.spill()?;
         }
@@ -181,7 +186,7 @@ impl BulkLoader {
             path,
             TableWriterOptions {
                 compression: inner.opts.compression,
-                block_size: inner.block_size_choice().block_size,
+                block_size: inner.block_size_choice(1, self.added).block_size,
                 bloom_bits_per_key: inner.opts.bloom_bits_per_key,
                 keyspace: self.opts.keyspace.clone(),
                 fs: Arc::clone(&inner.fs),

@@ -173,7 +173,8 @@ pub struct Stats {
     /// Bytes the block cache may hold now: its capacity less what memtables
     /// and open tables are charged (docs/design.md#memory).
     pub cache_capacity: u64,
-    /// Data block size of tables written now (chosen from the data unless
+    /// Data block size of tables written now below level 0 (chosen from the
+    /// data and from whether the tables outgrow the block cache, unless
     /// `Options::block_size` set it).
     pub block_size: usize,
     /// Why that block size, in words.
@@ -392,7 +393,7 @@ fn collect(inner: &Inner) -> Stats {
     inner.recharge_memory();
     let cache = inner.tables.block_cache();
     let (charged, block_room) = cache.charge_state();
-    let block = inner.block_size_choice();
+    let block = inner.block_size_choice(1, 0);
     let lifetime = inner.lifetime_now();
     let blobs = version.blobs();
     let waits = inner.commit.waits();

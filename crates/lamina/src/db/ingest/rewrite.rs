@@ -184,7 +184,7 @@ impl Inner {
         let number = self.versions.lock().new_file_number();
         let path = filename::path(&self.path, FileKind::Table, number);
         let file = self.fs.create(&path).map_err(|e| Error::io(&path, e))?;
-        let mut b = TableBuilder::new(file, path.clone(), self.table_options(false));
+        let mut b = TableBuilder::new(file, path.clone(), self.table_options(1, false));
         b.set_origin(self.tables.identity(), number);
         let mut it = s.table.iter_uncached();
         it.seek_to_first();
