@@ -23,6 +23,13 @@
 #                 removals, retain, extract_if, pop, sizes) for lamina, RocksDB, LMDB and redb at
 #                 the harness's sizes and settings; table and CSV in $(BENCH_OUT)/btree-rows/
 #                 e.g. make bench-btree-rows BTREE_ROWS_ARGS='--elements 20000 --engines lamina,redb'
+#   bench-scale-reads `lamina-bench scale-reads`: random point lookups in 10^8 keys of 16 random
+#                 bytes with 100-byte values, each engine's reading process capped at 512 MiB
+#                 (page cache included): 1 thread, 16 threads, batches of 64, found and absent
+#                 keys, for lamina, RocksDB, LMDB and redb, beside fio's random 4 KiB reads at
+#                 queue depths 1 and 32; table and CSV in $(BENCH_OUT)/scale-reads/ (root, for
+#                 the cap and the page cache; the loads need about 60 GB in SCALE_READS_DIR)
+#                 e.g. make bench-scale-reads SCALE_READS_ARGS='--data numbers'
 #   bench-migrate bench/migrate_bench.py: a 2^20-record gdbm file and Berkeley DB file loaded into
 #                 lamina directly (`lamina load DB FILE`) beside `gdbm_dump | lamina load` and
 #                 `db5.3_dump | lamina load`, and lamina.migrate(); MIGRATE_N sets the records
@@ -56,7 +63,8 @@ BENCH_BUILD := $(if $(wildcard crates/lamina-cli/Cargo.toml),bench-cli)
 BENCH_BUILD += $(if $(wildcard python/python.mk),py-build)
 
 .PHONY: bench-setup bench bench-quick bench-engines bench-test bench-test-harness \
-	bench-test-package bench-cli bench-migrate bench-open-loop bench-tpcb bench-btree-rows
+	bench-test-package bench-cli bench-migrate bench-open-loop bench-tpcb bench-btree-rows \
+	bench-scale-reads
 
 EXTRA_TESTS += bench-test-harness
 
@@ -95,6 +103,16 @@ BTREE_ROWS_ARGS ?=
 bench-btree-rows:
 	$(BENCH_CARGO) build --release
 	$(LAMINA_BENCH) btree-rows --out $(BENCH_OUT)/btree-rows $(BTREE_ROWS_ARGS)
+
+# `lamina-bench scale-reads`'s options, and the work directory that keeps each engine's database
+# between runs (a run of the same data set uses them again).
+SCALE_READS_ARGS ?=
+SCALE_READS_DIR  ?= $(BENCH_ROOT_TARGET)/scale-reads
+
+bench-scale-reads:
+	$(BENCH_CARGO) build --release
+	$(LAMINA_BENCH) scale-reads --dir $(SCALE_READS_DIR) --out $(BENCH_OUT)/scale-reads \
+		$(SCALE_READS_ARGS)
 
 MIGRATE_N        ?= 1048576
 OPEN_LOOP_ROUNDS ?= 500
