@@ -27,8 +27,9 @@
 #                 bytes with 100-byte values, each engine's reading process capped at 512 MiB
 #                 (page cache included): 1 thread, 16 threads, batches of 64, found and absent
 #                 keys, for lamina, RocksDB, LMDB and redb, beside fio's random 4 KiB reads at
-#                 queue depths 1 and 32; table and CSV in $(BENCH_OUT)/scale-reads/ (root, for
-#                 the cap and the page cache; the loads need about 60 GB in SCALE_READS_DIR)
+#                 queue depths 1 and 32; table and CSV in $(BENCH_OUT)/scale-reads/. Needs root
+#                 (the cap, the page cache) and room for four databases of about 12 GB each in
+#                 SCALE_READS_DIR, kept for the next run, and fio's file of as much while it runs
 #                 e.g. make bench-scale-reads SCALE_READS_ARGS='--data numbers'
 #   bench-migrate bench/migrate_bench.py: a 2^20-record gdbm file and Berkeley DB file loaded into
 #                 lamina directly (`lamina load DB FILE`) beside `gdbm_dump | lamina load` and

@@ -316,7 +316,13 @@ pub fn run(args: ScaleReadsArgs, ctx: &Ctx) -> Result<(), String> {
         wrapper: Vec::new(),
         args: child_args("load"),
     };
-    let loads = peers::run_children_with("scale-reads", "load", &args.engines, &load, Line::parse)?;
+    let loads = peers::run_children_with(
+        "scale-reads load",
+        "load",
+        &args.engines,
+        &load,
+        Line::parse,
+    )?;
     notes.extend(loads.skipped);
     notes.extend(loads.failed);
     let mut lines = loads.rows;
@@ -361,7 +367,7 @@ pub fn run(args: ScaleReadsArgs, ctx: &Ctx) -> Result<(), String> {
             page_cache = page_cache.and(device::drop_page_cache());
         }
         let reads = peers::run_children_with(
-            "scale-reads",
+            "scale-reads lookups",
             "mode",
             std::slice::from_ref(engine),
             &read,

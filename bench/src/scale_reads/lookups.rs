@@ -107,8 +107,9 @@ struct Tally {
 
 impl Tally {
     fn new() -> Result<Tally, String> {
-        // From a nanosecond to an hour, three significant digits.
-        let latency = Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
+        // From a nanosecond to 100 s (longer calls count as 100 s), three
+        // significant digits: about 200 KiB a thread.
+        let latency = Histogram::new_with_bounds(1, 100_000_000_000, 3)
             .map_err(|e| format!("latency histogram: {e}"))?;
         Ok(Tally {
             lookups: 0,

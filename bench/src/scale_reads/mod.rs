@@ -15,8 +15,9 @@
 //! queue depths 1 and 32 on the same file system in the same run, and the
 //! table (`report.rs`) sets the engines and the device side by side.
 //!
-//! This file owns the modes and the interface the engines' adapters (one
-//! file each) implement.
+//! This file owns the modes, what a mode measured, and what the engines'
+//! adapters (one file each) are given and implement: the records of a load
+//! and the readers of the lookups.
 
 mod data;
 mod device;
