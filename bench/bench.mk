@@ -27,6 +27,14 @@
 #                 items(prefix) of 10 items) for lamina, LMDB, dbm.gnu and SQLite; table, CSV and
 #                 JSON in $(BENCH_OUT)/btree-py/
 #                 e.g. make bench-btree-py BTREE_PY_ARGS='--pop-items 100000 --len-items 1000000'
+#   bench-scale-reads `lamina-bench scale-reads`: random point lookups in 10^8 keys of 16 random
+#                 bytes with 100-byte values, each engine's reading process capped at 512 MiB
+#                 (page cache included): 1 thread, 16 threads, batches of 64, found and absent
+#                 keys, for lamina, RocksDB, LMDB and redb, beside fio's random 4 KiB reads at
+#                 queue depths 1 and 32; table and CSV in $(BENCH_OUT)/scale-reads/. Needs root
+#                 (the cap, the page cache) and room for four databases of about 12 GB each in
+#                 SCALE_READS_DIR, kept for the next run, and fio's file of as much while it runs
+#                 e.g. make bench-scale-reads SCALE_READS_ARGS='--data numbers'
 #   bench-migrate bench/migrate_bench.py: a 2^20-record gdbm file and Berkeley DB file loaded into
 #                 lamina directly (`lamina load DB FILE`) beside `gdbm_dump | lamina load` and
 #                 `db5.3_dump | lamina load`, and lamina.migrate(); MIGRATE_N sets the records
@@ -60,7 +68,8 @@ BENCH_BUILD := $(if $(wildcard crates/lamina-cli/Cargo.toml),bench-cli)
 BENCH_BUILD += $(if $(wildcard python/python.mk),py-build)
 
 .PHONY: bench-setup bench bench-quick bench-engines bench-test bench-test-harness \
-	bench-test-package bench-cli bench-migrate bench-open-loop bench-tpcb bench-btree-rows
+	bench-test-package bench-cli bench-migrate bench-open-loop bench-tpcb bench-btree-rows \
+	bench-scale-reads
 
 EXTRA_TESTS += bench-test-harness
 
@@ -106,6 +115,16 @@ BTREE_PY_ARGS ?=
 .PHONY: bench-btree-py
 bench-btree-py: $(if $(wildcard python/python.mk),py-build)
 	$(BENCH_PY) bench/btree_py.py $(BTREE_PY_ARGS)
+
+# `lamina-bench scale-reads`'s options, and the work directory that keeps each engine's database
+# between runs (a run of the same data set uses them again).
+SCALE_READS_ARGS ?=
+SCALE_READS_DIR  ?= $(BENCH_ROOT_TARGET)/scale-reads
+
+bench-scale-reads:
+	$(BENCH_CARGO) build --release
+	$(LAMINA_BENCH) scale-reads --dir $(SCALE_READS_DIR) --out $(BENCH_OUT)/scale-reads \
+		$(SCALE_READS_ARGS)
 
 MIGRATE_N        ?= 1048576
 OPEN_LOOP_ROUNDS ?= 500

@@ -6,7 +6,9 @@
 //! RocksDB, LMDB, redb and fjall, all built here in release mode), `tpcb`
 //! (the TPC-B transaction beside RocksDB, LMDB, SQLite and Berkeley DB,
 //! durable, at 1 to 16 threads), `btree-rows` (the rows of redb's engine
-//! comparison for lamina, RocksDB, LMDB and redb), and what
+//! comparison for lamina, RocksDB, LMDB and redb), `scale-reads` (random
+//! point lookups in data far larger than the reading process's memory, for
+//! lamina, RocksDB, LMDB and redb, beside the device's own limit), and what
 //! they share (where the database goes, CSV output, the original programs'
 //! random number generators, sizes on disk).
 //!
@@ -30,6 +32,7 @@ mod insert;
 mod meter;
 mod multi;
 mod numbers;
+mod scale_reads;
 mod scan;
 mod tpcb;
 mod update;
@@ -88,6 +91,10 @@ enum Workload {
     /// The rows of redb's engine comparison (bulk load, writes, reads at 1 to 32 threads,
     /// range reads, removals, retain, extract_if, pop, sizes) for lamina, RocksDB, LMDB and redb.
     BtreeRows(btree_rows::BtreeRowsArgs),
+    /// Random point lookups in data far larger than the memory of the reading process
+    /// (1 thread, 16 threads, batches of 64; found and absent keys) for lamina, RocksDB,
+    /// LMDB and redb, beside fio's random 4 KiB reads of the same device.
+    ScaleReads(scale_reads::ScaleReadsArgs),
 }
 
 /// What every workload gets from the global options.
@@ -126,6 +133,7 @@ fn run(workload: Workload, ctx: &Ctx) -> Result<(), String> {
         Workload::Engines(a) => engines::run(a, ctx),
         Workload::Tpcb(a) => tpcb::run(a, ctx),
         Workload::BtreeRows(a) => btree_rows::run(a, ctx),
+        Workload::ScaleReads(a) => scale_reads::run(a, ctx),
     }
 }
 

@@ -14,6 +14,7 @@ pub mod redb_store;
 pub mod rocksdb_store;
 
 use super::store::{Config, Store};
+use std::ffi::OsString;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -142,6 +143,17 @@ pub struct Children<R> {
     pub failed: Vec<String>,
 }
 
+/// How a driver starts its children beyond `--child ENGINE`: a program the
+/// child runs under (`bench/memlimit 512M`: the program's name and its
+/// arguments, before this program's), and arguments added after the rest.
+#[derive(Debug, Clone, Default)]
+pub struct Launch {
+    /// The wrapping command, empty for none.
+    pub wrapper: Vec<OsString>,
+    /// Arguments added after `--child ENGINE`.
+    pub args: Vec<OsString>,
+}
+
 /// Runs this program again for each of `engines` with the same command
 /// line and `--child ENGINE`, one after the other, each in a process of its
 /// own (its page cache, memory and threads apart); `tool` names the driver
@@ -150,6 +162,17 @@ pub fn run_children<R>(
     tool: &str,
     unit: &str,
     engines: &[String],
+    parse: impl Fn(&str) -> Option<R>,
+) -> Result<Children<R>, String> {
+    run_children_with(tool, unit, engines, &Launch::default(), parse)
+}
+
+/// [`run_children`], each child started as `launch` says.
+pub fn run_children_with<R>(
+    tool: &str,
+    unit: &str,
+    engines: &[String],
+    launch: &Launch,
     parse: impl Fn(&str) -> Option<R>,
 ) -> Result<Children<R>, String> {
     let exe = std::env::current_exe().map_err(|e| format!("finding this program: {e}"))?;
@@ -167,13 +190,22 @@ pub fn run_children<R>(
             continue;
         }
         eprintln!("lamina-bench {tool}: {}", title(engine));
-        let child = Command::new(&exe)
+        let mut cmd = match launch.wrapper.split_first() {
+            Some((program, args)) => {
+                let mut c = Command::new(program);
+                c.args(args).arg(&exe);
+                c
+            }
+            None => Command::new(&exe),
+        };
+        let child = cmd
             .args(std::env::args_os().skip(1))
             .args(["--child", engine])
+            .args(&launch.args)
             .stdin(Stdio::null())
             .stderr(Stdio::inherit())
             .output()
-            .map_err(|e| format!("{}: {e}", exe.display()))?;
+            .map_err(|e| format!("{}: {e}", cmd.get_program().to_string_lossy()))?;
         let text = String::from_utf8_lossy(&child.stdout);
         let before = out.rows.len();
         out.rows.extend(text.lines().filter_map(&parse));
