@@ -277,6 +277,39 @@ fn each_fault_is_caught() {
     }
 }
 
+/// A pop rate estimated from a sample checked only the sample's pops: it is
+/// held against the other estimates, not against an engine that popped all.
+#[test]
+fn estimates_are_compared_with_estimates() {
+    let row = |engine: &str, check: &str, estimated: bool| Row {
+        engine: engine.into(),
+        m: Measured {
+            id: "pop",
+            count: 1,
+            secs: 1.0,
+            bytes: None,
+            check: check.into(),
+            estimated,
+        },
+    };
+    let mixed = [
+        row("a", "all", false),
+        row("b", "sample", true),
+        row("c", "all", false),
+        row("d", "sample", true),
+    ];
+    assert!(disagreements(&mixed).is_empty());
+    for (i, wrong) in [(1, true), (2, false)] {
+        let mut rows = mixed.clone();
+        rows[i] = row("x", "other", wrong);
+        let notes = disagreements(&rows);
+        assert!(
+            notes[0].starts_with("pop: the engines disagree"),
+            "{notes:?}"
+        );
+    }
+}
+
 #[test]
 fn a_subset_stops_after_its_last_row() {
     let (got, db) = run_on(Fault::None, &["random-reads", "len"], small());
