@@ -123,20 +123,23 @@ fn a_bulk_load_into_a_new_database_cuts_blocks_chosen_from_its_data() {
     assert!(a > 0 && a * 2 < f, "index bytes: auto {a}, 16 KiB {f}");
 }
 
+/// A fresh in-memory database, block size chosen, with a block cache of
+/// `cache_size` bytes.
+fn with_cache(cache_size: usize) -> Db {
+    let opts = Options {
+        cache_size,
+        ..uncompressed(0)
+    };
+    Db::open("/db", opts).expect("open")
+}
+
 /// The data block size below level 0 once the tables outgrow the block
 /// cache: a page of the device, so that a read that misses the cache reads
 /// one; a database that fits keeps the size chosen from its entries.
 #[test]
 fn tables_that_outgrow_the_cache_are_compacted_into_page_sized_blocks() {
     let compacted = |cache_size: usize| {
-        let db = Db::open(
-            "/db",
-            Options {
-                cache_size,
-                ..uncompressed(0)
-            },
-        )
-        .expect("open");
+        let db = with_cache(cache_size);
         fill(&db);
         db.compact().expect("compact");
         let s = db.stats();
@@ -172,14 +175,7 @@ fn tables_that_outgrow_the_cache_are_compacted_into_page_sized_blocks() {
 #[test]
 fn a_bulk_load_larger_than_the_cache_writes_page_sized_blocks() {
     let loaded = |cache_size: usize| {
-        let db = Db::open(
-            "/db",
-            Options {
-                cache_size,
-                ..uncompressed(0)
-            },
-        )
-        .expect("open");
+        let db = with_cache(cache_size);
         // The shape of the entries first, as a flush sees it.
         fill(&db);
         let mut loader = BulkLoader::new(&db, BulkLoadOptions::default());
