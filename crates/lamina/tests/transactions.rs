@@ -395,3 +395,116 @@ fn bad_input_is_refused_when_written() {
     ));
     tx.commit().expect("nothing to write");
 }
+
+/// A database on a memory file system whose syncs a test can hold, with
+/// `Durability::Sync` as the default.
+fn open_held() -> (Db, std::sync::Arc<lamina::fs::Faults>) {
+    use lamina::fs::{FaultFs, MemFs};
+    let faulty = FaultFs::new(std::sync::Arc::new(MemFs::new()));
+    let faults = faulty.faults();
+    let opts = Options {
+        fs: std::sync::Arc::new(faulty),
+        durability: lamina::Durability::Sync,
+        ..Options::default()
+    };
+    let db = Db::open(std::path::Path::new("/db"), opts).expect("open");
+    (db, faults)
+}
+
+/// Releases held syncs when dropped: a failed assertion inside a thread
+/// scope must not leave the scope waiting for a writer whose sync is held.
+struct ReleaseOnDrop<'a>(&'a lamina::fs::Faults);
+
+impl Drop for ReleaseOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.release_syncs();
+    }
+}
+
+/// Waits until `n` syncs are held.
+fn until_held(faults: &lamina::fs::Faults, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while faults.syncs_waiting() < n {
+        assert!(Instant::now() < deadline, "no sync reached the file system");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn a_transaction_reads_a_write_waiting_for_its_sync_and_commits_after_it() {
+    let (db, faults) = open_held();
+    db.put(b"a", &counter(1)).expect("put");
+    faults.hold_syncs();
+    std::thread::scope(|s| {
+        let _release = ReleaseOnDrop(&faults);
+        let first = s.spawn(|| db.put(b"a", &counter(2)));
+        until_held(&faults, 1);
+        // Not durable yet: a plain read does not see it.
+        assert_eq!(as_u64(db.get(b"a").expect("get")), 1);
+        // A transaction does, and its commit comes after it.
+        let mut tx = db.transaction();
+        let a = as_u64(tx.get(b"a").expect("get"));
+        assert_eq!(a, 2, "a transaction reads the write waiting for its sync");
+        tx.put(b"b", &counter(a + 1)).expect("put");
+        let read_only = db.transaction();
+        assert_eq!(as_u64(read_only.get(b"a").expect("get")), 2);
+        let commit = s.spawn(move || tx.commit());
+        let commit_ro = s.spawn(move || read_only.commit());
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!first.is_finished(), "the held sync let the put go");
+        assert!(
+            !commit.is_finished(),
+            "a commit returned before what it read was durable"
+        );
+        assert!(
+            !commit_ro.is_finished(),
+            "a read-only commit returned before what it read was durable"
+        );
+        faults.release_syncs();
+        first.join().expect("put thread").expect("put");
+        commit.join().expect("commit thread").expect("commit");
+        commit_ro
+            .join()
+            .expect("commit thread")
+            .expect("read-only commit");
+    });
+    assert_eq!(as_u64(db.get(b"b").expect("get")), 3);
+    let stats = db.stats();
+    assert_eq!((stats.txn_commits, stats.txn_conflicts), (1, 0));
+}
+
+#[test]
+fn a_transaction_that_read_a_write_whose_sync_failed_does_not_commit() {
+    let (db, faults) = open_held();
+    db.put(b"a", &counter(1)).expect("put");
+    faults.hold_syncs();
+    std::thread::scope(|s| {
+        let _release = ReleaseOnDrop(&faults);
+        let first = s.spawn(|| db.put(b"a", &counter(2)));
+        until_held(&faults, 1);
+        let mut tx = db.transaction();
+        assert_eq!(as_u64(tx.get(b"a").expect("get")), 2);
+        tx.put(b"b", b"x").expect("put");
+        let read_only = db.transaction();
+        assert_eq!(as_u64(read_only.get(b"a").expect("get")), 2);
+        let commit = s.spawn(move || tx.commit());
+        let commit_ro = s.spawn(move || read_only.commit());
+        std::thread::sleep(Duration::from_millis(20));
+        faults.fail_after(lamina::fs::FaultKind::Sync, 0);
+        faults.release_syncs();
+        assert!(
+            first.join().expect("put thread").is_err(),
+            "the sync failed"
+        );
+        let committed = commit.join().expect("commit thread");
+        assert!(
+            committed.is_err(),
+            "committed after a write it read was lost: {committed:?}"
+        );
+        let ro = commit_ro.join().expect("commit thread");
+        assert!(
+            ro.is_err(),
+            "a read-only commit said a lost write was read: {ro:?}"
+        );
+    });
+}

@@ -236,6 +236,7 @@ impl Inner {
         let prev = q.writer_last;
         q.last_seqno = first + count - 1;
         q.writer_last = q.last_seqno;
+        self.commit().pipeline.took(q.writer_last);
         drop(q);
 
         let floors = self.reads().floors();
@@ -305,6 +306,7 @@ impl Inner {
         }
         *last_seqno = last;
         *writer_last = last;
+        self.commit().pipeline.took(last);
         // The only writer: no other inserts until this one is published.
         let floors = self.reads().floors();
         let inserted = insert(mem, batch, first, Inserters::One, floors);

@@ -1,7 +1,7 @@
 //! A [`FileSystem`] wrapper that injects I/O failures on command.
 
 use super::{FileLock, FileSyncer, FileSystem, RandomAccessFile, WritableFile};
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use std::io;
 use std::path::Path;
 use std::sync::Arc;
@@ -69,6 +69,16 @@ pub struct Faults {
     /// Bytes files may still grow by in all (`None`: no limit); see
     /// [`Faults::limit_space`].
     room: Mutex<Option<u64>>,
+    /// Syncs of files wait while held (see [`Faults::hold_syncs`]).
+    held: Mutex<Held>,
+    released: Condvar,
+}
+
+/// Whether syncs of files are held, and how many wait.
+#[derive(Debug, Default)]
+struct Held {
+    on: bool,
+    waiting: usize,
 }
 
 impl Faults {
@@ -103,6 +113,37 @@ impl Faults {
     /// removing a file gives its bytes back. Until [`Faults::clear`].
     pub fn limit_space(&self, bytes: u64) {
         *self.room.lock() = Some(bytes);
+    }
+
+    /// From now on every sync of a file waits, before it is counted or
+    /// failed, until [`Faults::release_syncs`]: a sync that takes as long
+    /// as a test needs. Syncs of directories are not held.
+    pub fn hold_syncs(&self) {
+        self.held.lock().on = true;
+    }
+
+    /// Lets every held sync go on, and later ones pass.
+    pub fn release_syncs(&self) {
+        self.held.lock().on = false;
+        self.released.notify_all();
+    }
+
+    /// How many syncs of files are waiting now (see [`Faults::hold_syncs`]).
+    pub fn syncs_waiting(&self) -> usize {
+        self.held.lock().waiting
+    }
+
+    /// Waits while syncs are held.
+    fn wait_if_held(&self) {
+        let mut held = self.held.lock();
+        if !held.on {
+            return;
+        }
+        held.waiting += 1;
+        while held.on {
+            self.released.wait(&mut held);
+        }
+        held.waiting -= 1;
     }
 
     /// Removes every rule and limit: all operations succeed again. Counts
@@ -244,6 +285,7 @@ impl WritableFile for FaultWritable {
     }
 
     fn sync_data(&mut self) -> io::Result<()> {
+        self.faults.wait_if_held();
         self.faults.check(FaultKind::Sync)?;
         self.inner.sync_data()
     }
@@ -290,6 +332,7 @@ struct FaultSyncer {
 
 impl FileSyncer for FaultSyncer {
     fn sync_data(&self) -> io::Result<()> {
+        self.faults.wait_if_held();
         self.faults.check(FaultKind::Sync)?;
         self.inner.sync_data()
     }

@@ -265,9 +265,17 @@ impl Memtable {
     }
 
     /// The seqno of the newest entry of `tree_key`, if the memtable holds
-    /// one: the first entry of the key in each skip list (entries sort
-    /// newest first), the largest of them. For a transaction's validation.
+    /// one: the newest-entry index's answer when it keeps one, else the
+    /// first entry of the key in each skip list (entries sort newest
+    /// first), the largest of them. For a transaction's validation, under
+    /// the commit lock: a search of every list took a TPC-B commit's
+    /// validation to 10-80 µs there, the index a probe a key.
     pub fn newest_seqno(&self, tree_key: &[u8]) -> Option<SeqNo> {
+        match self.newest.probe(&self.lists, tree_key) {
+            Some(Probe::Absent) => return None,
+            Some(Probe::Newest(n)) => return Some(n.seqno),
+            None => {}
+        }
         let target = key::seek_key(tree_key);
         self.lists
             .all()

@@ -297,6 +297,8 @@ proptest::proptest! {
         list_bytes in proptest::prop_oneof![proptest::strategy::Just(1u64 << 20), 1u64..1000],
     ) {
         let m = Arc::new(Memtable::with_list_bytes(1, list_bytes, true));
+        // The same entries, no index kept: its skip lists answer alone.
+        let lists_only = Memtable::with_list_bytes(1, list_bytes, false);
         // (tree key, seqno) → (kind, value), every entry ever inserted.
         let mut model = std::collections::BTreeMap::new();
         for (seqno, (k, kind, v)) in (1u64..).zip(&ops) {
@@ -304,11 +306,19 @@ proptest::proptest! {
             let kind = match kind { 0 => Kind::Delete, 1 => Kind::Put, _ => Kind::Merge };
             let value = if kind == Kind::Delete { Vec::new() } else { vec![*v; 3] };
             m.insert(&tk, seqno, kind, &value);
+            lists_only.insert(&tk, seqno, kind, &value);
             model.insert((tk, seqno), (kind, value));
         }
         let last = ops.len() as u64;
         for k in 0u8..7 {
             let tk = key::tree_key(0, &[b'k', k]);
+            // A transaction's validation: the newest entry's seqno, from
+            // the index and from the lists alike.
+            let newest = model.range((tk.clone(), 0)..=(tk.clone(), u64::MAX)).next_back().map(|((_, s), _)| *s);
+            proptest::prop_assert!(uses_index(&m, &[b'k', k]));
+            proptest::prop_assert_eq!(m.newest_seqno(&tk), newest, "key {} (index)", k);
+            proptest::prop_assert!(!uses_index(&lists_only, &[b'k', k]));
+            proptest::prop_assert_eq!(lists_only.newest_seqno(&tk), newest, "key {} (lists)", k);
             for as_of in 0..=last + 1 {
                 let mut want = Vec::new();
                 for ((_, _), (kind, value)) in model

@@ -20,10 +20,10 @@ impl Inner {
     /// Pins the current memtables and version; reads see writes up to `seqno`
     /// (default: every visible write).
     pub fn read_view(&self, seqno: Option<SeqNo>) -> ReadView {
-        let visible = self.commit().visible_seqno();
+        let seqno = self.commit().read_seqno(seqno);
         ReadView {
             pinned: self.pinned(),
-            seqno: seqno.unwrap_or(visible).min(visible),
+            seqno,
         }
     }
 

@@ -354,8 +354,7 @@ impl Inner {
         check_key_len(user_key)?;
         // The seqno first: every write it covers is in the view loaded after.
         let seqno_arg_is_now = seqno.is_none();
-        let visible = self.commit().visible_seqno();
-        let seqno = seqno.unwrap_or(visible).min(visible);
+        let seqno = self.commit().read_seqno(seqno);
         let guard = self.reads().view.load();
         let fallback;
         let pinned: &Pinned = match guard.as_ref() {
@@ -404,8 +403,7 @@ impl Inner {
             return Ok(out);
         }
         let now = seqno.is_none();
-        let visible = self.commit().visible_seqno();
-        let seqno = seqno.unwrap_or(visible).min(visible);
+        let seqno = self.commit().read_seqno(seqno);
         let pinned = self.pinned();
         let mut order: Vec<(&[u8], usize)> = keys.iter().map(AsRef::as_ref).zip(0..).collect();
         order.sort_unstable();
@@ -429,7 +427,8 @@ impl Inner {
     }
 
     /// [`Inner::point`] in the view `pinned`, as of seqno `at.0` (no newer
-    /// than the view's visible seqno); `at.1` if that seqno is now's.
+    /// than the applied seqno, `Commit::read_seqno`); `at.1` if that seqno
+    /// is now's.
     /// REQUIRES: `user_key` passed [`check_key_len`].
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]

@@ -29,6 +29,21 @@ impl Snapshot {
         Snapshot { handle, seqno }
     }
 
+    /// A snapshot at the applied seqno (`Commit::applied_seqno`) once
+    /// every writer that took seqnos has inserted: beyond the visible one,
+    /// it also reads writes waiting for their sync. For a transaction,
+    /// whose commit is ordered after them.
+    pub(crate) fn settled(handle: Arc<Handle>) -> Snapshot {
+        let inner = &handle.inner;
+        // Waited for before the registry's lock; read again under it (no
+        // lower: `applied` only rises).
+        inner.commit().settled_seqno();
+        let seqno = inner
+            .reads()
+            .add_snapshot(|| inner.commit().applied_seqno());
+        Snapshot { handle, seqno }
+    }
+
     /// The seqno the snapshot reads at.
     pub fn seqno(&self) -> SeqNo {
         self.seqno

@@ -35,6 +35,12 @@ use validate::ReadSet;
 /// [`crate::Error::Conflict`], and nothing is written. Dropping it, or
 /// [`Transaction::rollback`], discards its writes.
 ///
+/// "As of its start" includes commits whose sync is still running: the
+/// transaction's own commit is ordered after them and returns only once
+/// they are durable too (or fails with their sync's error); a transaction
+/// that wrote nothing waits for them at its commit. Plain reads and
+/// snapshots see only what is visible (docs/design.md#transactions).
+///
 /// It holds a snapshot, nothing else: flushes and compactions go on, and
 /// other writers are never blocked by it. Begin one with
 /// [`Db::transaction`], or let [`Db::transact`] run a closure in one and
@@ -56,7 +62,7 @@ impl Transaction {
     pub(crate) fn begin(db: &Db, exclusive: bool) -> Transaction {
         Transaction {
             db: db.clone(),
-            snap: db.snapshot(),
+            snap: Snapshot::settled(std::sync::Arc::clone(&db.handle)),
             writes: BTreeMap::new(),
             reads: Mutex::new(ReadSet::default()),
             exclusive,
@@ -291,10 +297,11 @@ impl Transaction {
     /// Applies its writes atomically, as one batch durable as `durability`
     /// says, if nothing it read has changed since its snapshot; otherwise
     /// [`crate::Error::Conflict`] naming what changed, and nothing is
-    /// written. A transaction that wrote nothing commits at once.
+    /// written. A transaction that wrote nothing commits without
+    /// validation, once the writes it may have read are visible.
     pub fn commit_with(self, durability: Durability) -> Result<()> {
         if self.writes.is_empty() {
-            return Ok(());
+            return self.commit_read_only();
         }
         let mut batch = Batch::new();
         for (tk, p) in &self.writes {
@@ -315,6 +322,19 @@ impl Transaction {
             inner.counters().txn_commits.fetch_add(1, Ordering::Relaxed);
         }
         result
+    }
+
+    /// The commit of a transaction that wrote nothing: its snapshot may
+    /// cover writes still waiting for their sync (it reads as of the
+    /// applied seqno); it returns once they are visible, or with the error
+    /// that poisoned the database if their sync failed.
+    fn commit_read_only(self) -> Result<()> {
+        let commit = self.inner().commit();
+        if commit.visible_seqno() >= self.seqno() {
+            return Ok(());
+        }
+        commit.wait_visible(self.seqno());
+        self.inner().check_unpoisoned()
     }
 
     /// Discards its writes (as dropping it does).

@@ -66,6 +66,14 @@ pub(crate) struct Pipeline {
     /// raises `visible` without the lock once it sees the cursor at its
     /// queue's last writer, never has its raise undone by an older one.
     cursor: AtomicU64,
+    /// The last seqno of the last writer such that it and every writer
+    /// before it have inserted into the memtable, published or not (see
+    /// [`Pipeline::applied`]). Raised under the state lock.
+    applied: AtomicU64,
+    /// The last seqno handed to a writer (not an ingest's): `applied`
+    /// reaches it once that writer and every one before it have inserted.
+    /// Raised under the commit lock.
+    last_writer: AtomicU64,
     /// Writers inside a commit that must be synced (from entering it to
     /// returning): how many records a syncer may expect.
     durable_writers: AtomicUsize,
@@ -286,6 +294,47 @@ impl Pipeline {
         }
     }
 
+    /// The last seqno of a writer such that it and every writer before it
+    /// have inserted into the memtable: at least the last one published,
+    /// and beyond it over inserted writers still waiting for a sync (or
+    /// for an earlier writer). Whatever they inserted happens before this
+    /// returns their seqnos.
+    pub fn applied(&self) -> SeqNo {
+        let applied = self.applied.load(Ordering::Acquire);
+        applied.max(self.cursor())
+    }
+
+    /// A writer took seqnos up to `last`. REQUIRES: the commit lock is
+    /// held.
+    pub fn took(&self, last: SeqNo) {
+        self.last_writer.store(last, Ordering::Release);
+    }
+
+    /// Waits until every writer that has taken seqnos has inserted, and
+    /// returns [`Pipeline::applied`] then: a writer between its seqnos and
+    /// the memtable is waited for (it has no lock to wait on and no sync:
+    /// microseconds, unless it is descheduled), rather than read past.
+    pub fn settled(&self) -> SeqNo {
+        let target = self.last_writer.load(Ordering::Acquire);
+        loop {
+            let applied = self.applied();
+            if applied >= target {
+                return applied;
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    /// Raises `applied` over the writers in `done` that follow it without a
+    /// gap. REQUIRES: the state lock is held (`s`).
+    fn raise_applied(&self, s: &State) {
+        let mut applied = self.applied();
+        while let Some(w) = s.done.get(&applied) {
+            applied = w.last;
+        }
+        self.applied.store(applied, Ordering::Release);
+    }
+
     /// Takes in the writer of seqnos `prev + 1 ..= last` (record `ticket`,
     /// 0 for none to sync): published at once if it is next in line and
     /// durable enough, else left in `done` for whoever publishes it.
@@ -319,6 +368,7 @@ impl Pipeline {
                 },
             );
         }
+        self.raise_applied(s);
     }
 
     /// Becomes the syncer: gathers the writers expected, runs `sync` with
@@ -485,8 +535,10 @@ impl Pipeline {
     }
 
     /// Waits until every writer up to the one that took seqno `last` has
-    /// published. REQUIRES: no writer takes a seqno meanwhile (commit
-    /// leadership is held).
+    /// published. REQUIRES: `last` is a writer's last seqno, and no writer
+    /// takes a seqno meanwhile (commit leadership is held) or `last` is at
+    /// most [`Pipeline::applied`] (that writer has entered, so the cursor
+    /// reaches `last` under the state lock, never by a solo writer).
     pub fn wait_published(&self, last: SeqNo) {
         let mut s = self.state.lock();
         s.waiters += 1;

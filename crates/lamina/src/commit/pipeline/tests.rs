@@ -373,3 +373,32 @@ fn many_writers_share_syncs_and_publish_everything() {
     );
     p.wait_for_inserts();
 }
+
+/// `applied` runs over inserted writers in seqno order, synced or not, and
+/// stops at the first writer not yet entered; `visible` waits for the sync.
+#[test]
+fn applied_covers_inserted_writers_up_to_the_first_gap() {
+    let p = Pipeline::default();
+    let visible = AtomicU64::new(0);
+    // Writers of seqnos 1-2 (record 1), 3-5 (record 2), 6 (no sync needed).
+    let (t1, t2) = (p.handed_to_wal(), p.handed_to_wal());
+    p.took(6);
+    let enter = |prev, last, ticket| {
+        let mut s = p.state.lock();
+        p.enter(&mut s, &visible, prev, last, ticket);
+    };
+    enter(5, 6, 0);
+    assert_eq!(p.applied(), 0, "the writers before it have not inserted");
+    enter(2, 5, t2);
+    assert_eq!(p.applied(), 0);
+    enter(0, 2, t1);
+    assert_eq!(p.applied(), 6, "every writer has inserted");
+    assert_eq!(p.settled(), 6);
+    assert_eq!(visible.load(Ordering::Acquire), 0, "nothing is synced yet");
+    p.synced_to(t1, &visible);
+    assert_eq!(visible.load(Ordering::Acquire), 2);
+    assert_eq!(p.applied(), 6);
+    p.synced_to(t2, &visible);
+    assert_eq!(visible.load(Ordering::Acquire), 6);
+    assert_eq!(p.applied(), 6);
+}
