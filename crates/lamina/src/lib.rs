@@ -63,7 +63,8 @@
 // - `blob::map`: maps a blob file read-only (memmap2).
 // - `fs::real`: `sync_file_range` (libc; std has no wrapper) to start the
 //   write-back of a blob file written at commit; `pread` into a buffer's
-//   spare capacity, so that a block read is not zeroed first.
+//   spare capacity, so that a block read is not zeroed first;
+//   `posix_fadvise` (libc), read-ahead hints for table files.
 // - `fs::mapping`: maps the space ahead of a WAL segment shared and
 //   writable, so that an `Os` commit is a copy with no system call.
 #![deny(unsafe_code)]

@@ -4,6 +4,8 @@
 //! counted once each, whether `get`, `contains_key` or a key of
 //! `get_many` (a lookup that may not wait: once it answers); and a batch looked up in key order reads each block it needs
 //! about once, where the same keys asked one by one out of order read more.
+//! Table files are read with the kernel's read-ahead off, and readers in
+//! order ask for theirs.
 
 use lamina::binding::{Cached, NonBlocking};
 use lamina::fs::{FileLock, FileSystem, MemFs, RandomAccessFile, WritableFile};
@@ -11,31 +13,67 @@ use lamina::{Db, Options};
 use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-/// A file system that counts the read calls on table files (`*.sst`).
+/// A file system that counts the read calls on table files (`*.sst`), and
+/// records what each was asked.
 struct CountingFs {
     inner: MemFs,
     table_reads: Arc<AtomicU64>,
+    events: Events,
 }
+
+/// What a table file was asked, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Event {
+    Read { offset: u64, len: u64 },
+    WillNeed { offset: u64, len: u64 },
+    Random,
+}
+
+/// Events by the file's name, in the order they happened.
+type Events = Arc<Mutex<Vec<(String, Event)>>>;
 
 /// A table file whose reads are counted.
 struct CountingFile {
     inner: Arc<dyn RandomAccessFile>,
     reads: Arc<AtomicU64>,
+    name: String,
+    events: Events,
+}
+
+impl CountingFile {
+    fn record(&self, event: Event) {
+        self.events
+            .lock()
+            .expect("events lock")
+            .push((self.name.clone(), event));
+    }
 }
 
 impl RandomAccessFile for CountingFile {
     fn read_at(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
         self.reads.fetch_add(1, Ordering::SeqCst);
+        self.record(Event::Read {
+            offset,
+            len: len as u64,
+        });
         self.inner.read_at(offset, len)
     }
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         self.reads.fetch_add(1, Ordering::SeqCst);
+        let len = buf.len() as u64;
+        self.record(Event::Read { offset, len });
         self.inner.read_exact_at(offset, buf)
     }
     fn len(&self) -> u64 {
         self.inner.len()
+    }
+    fn advise_random(&self) {
+        self.record(Event::Random);
+    }
+    fn will_need(&self, offset: u64, len: u64) {
+        self.record(Event::WillNeed { offset, len });
     }
 }
 
@@ -55,6 +93,8 @@ impl FileSystem for CountingFs {
             return Ok(Arc::new(CountingFile {
                 inner: file,
                 reads: Arc::clone(&self.table_reads),
+                name: path.display().to_string(),
+                events: Arc::clone(&self.events),
             }));
         }
         Ok(file)
@@ -119,10 +159,18 @@ fn build(mem: &MemFs) {
 /// The database `build` made, opened on a counting file system with a
 /// block cache of `cache_size` bytes; and the count of table reads.
 fn open_counting(mem: &MemFs, cache_size: usize) -> (Db, Arc<AtomicU64>) {
+    let (db, table_reads, _) = open_recording(mem, cache_size);
+    (db, table_reads)
+}
+
+/// [`open_counting`], with the events of every table file.
+fn open_recording(mem: &MemFs, cache_size: usize) -> (Db, Arc<AtomicU64>, Events) {
     let table_reads = Arc::new(AtomicU64::new(0));
+    let events = Events::default();
     let fs = CountingFs {
         inner: mem.clone(),
         table_reads: Arc::clone(&table_reads),
+        events: Arc::clone(&events),
     };
     let opts = Options {
         cache_size,
@@ -131,6 +179,7 @@ fn open_counting(mem: &MemFs, cache_size: usize) -> (Db, Arc<AtomicU64>) {
     (
         Db::open(Path::new("/db"), opts).expect("reopen"),
         table_reads,
+        events,
     )
 }
 
@@ -227,5 +276,74 @@ fn a_batch_in_key_order_reads_each_block_about_once() {
     assert!(
         batch_reads * 2 < loop_reads,
         "batch {batch_reads}, one by one {loop_reads}"
+    );
+}
+
+/// Of the reads among `events`, how many and how many of them fall inside
+/// a span the same file asked for before them.
+fn reads_asked_for(events: &[(String, Event)]) -> (usize, usize) {
+    let mut asked: Vec<(&str, u64, u64)> = Vec::new();
+    let (mut reads, mut covered) = (0, 0);
+    for (name, e) in events {
+        match *e {
+            Event::WillNeed { offset, len } => asked.push((name, offset, offset + len)),
+            Event::Read { offset, len } => {
+                reads += 1;
+                let inside = |&&(n, from, to): &&(&str, u64, u64)| {
+                    n == name && from <= offset && offset + len <= to
+                };
+                if asked.iter().any(|a| inside(&a)) {
+                    covered += 1;
+                }
+            }
+            Event::Random => {}
+        }
+    }
+    (reads, covered)
+}
+
+#[test]
+fn tables_are_read_without_read_ahead_and_readers_in_order_ask_for_theirs() {
+    let mem = MemFs::new();
+    build(&mem);
+    let (db, _, events) = open_recording(&mem, 4 << 10);
+    let taken = |events: &Events| std::mem::take(&mut *events.lock().expect("events lock"));
+    // Point lookups: every table file is advised before it is read, and
+    // nothing is asked ahead.
+    for i in (0..2 * KEYS).step_by(53) {
+        db.get(&key(i)).expect("get");
+    }
+    let lookups = taken(&events);
+    let mut advised = std::collections::HashSet::new();
+    for (name, e) in &lookups {
+        match e {
+            Event::Random => {
+                advised.insert(name.clone());
+            }
+            Event::Read { .. } => assert!(advised.contains(name), "{name} read before advised"),
+            Event::WillNeed { .. } => panic!("a point lookup asked for read-ahead: {e:?}"),
+        }
+    }
+    assert!(advised.len() > 1, "{lookups:?}");
+    // A scan asks ahead once it reads blocks in a row.
+    assert_eq!(db.iter().count(), KEYS as usize);
+    let (reads, covered) = reads_asked_for(&taken(&events));
+    assert!(reads > 100, "{reads} reads");
+    assert!(
+        covered * 10 >= reads * 9,
+        "{covered} of {reads} reads asked for"
+    );
+    // A compaction asks from its inputs' first blocks.
+    for i in 0..KEYS / 2 {
+        db.put(&key(2 * i + 1), &[b'w'; 40]).expect("put");
+    }
+    taken(&events);
+    db.compact().expect("compact");
+    let compaction = taken(&events);
+    let (reads, covered) = reads_asked_for(&compaction);
+    assert!(reads > 100, "{reads} reads");
+    assert!(
+        covered * 10 >= reads * 9,
+        "{covered} of {reads} reads asked for"
     );
 }

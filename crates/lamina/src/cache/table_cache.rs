@@ -150,6 +150,9 @@ impl TableCache {
                 Error::io(&path, e)
             }
         })?;
+        // Lookups read single blocks; iterators ask for read-ahead
+        // themselves (`table::readahead`).
+        file.advise_random();
         let table = Table::open(file, path, file_number, Arc::clone(&self.block_cache))?;
         Ok(Arc::new(table))
     }

@@ -361,6 +361,14 @@ impl RandomAccessFile for FaultReadable {
     fn len(&self) -> u64 {
         self.inner.len()
     }
+
+    fn advise_random(&self) {
+        self.inner.advise_random();
+    }
+
+    fn will_need(&self, offset: u64, len: u64) {
+        self.inner.will_need(offset, len);
+    }
 }
 
 impl FileSystem for FaultFs {

@@ -115,6 +115,13 @@ pub trait RandomAccessFile: Send + Sync {
     fn os_file(&self) -> Option<&std::fs::File> {
         None
     }
+    /// A hint: reads of this file land anywhere, so the operating system
+    /// should read what is asked and no more (no read-ahead). Readers that
+    /// go through it in order say so themselves ([`RandomAccessFile::will_need`]).
+    fn advise_random(&self) {}
+    /// A hint: bytes `offset..offset + len` will be read soon; the operating
+    /// system may start reading them now.
+    fn will_need(&self, _offset: u64, _len: u64) {}
 }
 
 /// A held advisory lock; released when dropped.

@@ -150,6 +150,40 @@ impl RandomAccessFile for RealReadable {
     fn os_file(&self) -> Option<&File> {
         Some(&self.file)
     }
+
+    fn advise_random(&self) {
+        fadvise(&self.file, 0, 0, Advice::Random);
+    }
+
+    fn will_need(&self, offset: u64, len: u64) {
+        fadvise(&self.file, offset, len, Advice::WillNeed);
+    }
+}
+
+/// What [`fadvise`] tells the kernel.
+#[derive(Clone, Copy)]
+enum Advice {
+    /// `POSIX_FADV_RANDOM`: no read-ahead.
+    Random,
+    /// `POSIX_FADV_WILLNEED`: start reading the range now.
+    WillNeed,
+}
+
+/// `posix_fadvise` on `file` (which std does not wrap); a hint, so a
+/// failure is ignored.
+fn fadvise(file: &File, offset: u64, len: u64, advice: Advice) {
+    use std::os::fd::AsRawFd;
+    let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
+        return;
+    };
+    let advice = match advice {
+        Advice::Random => libc::POSIX_FADV_RANDOM,
+        Advice::WillNeed => libc::POSIX_FADV_WILLNEED,
+    };
+    // SAFETY: a plain system call on a descriptor `file` keeps open; it
+    // reads and writes no memory of the process.
+    #[allow(unsafe_code)]
+    let _ = unsafe { libc::posix_fadvise(file.as_raw_fd(), offset, len, advice) };
 }
 
 /// `len` bytes of `file` from `offset`, read into a buffer that is not

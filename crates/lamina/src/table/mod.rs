@@ -21,6 +21,7 @@ mod key_buf;
 #[cfg(test)]
 mod point_tests;
 mod properties;
+mod readahead;
 mod reader;
 mod slots;
 mod table_iter;

@@ -489,6 +489,15 @@ impl Table {
         self.data_block_filling(handle, true)
     }
 
+    /// Asks the operating system to start reading `offset..offset + len`
+    /// of the file (see `table::readahead`), within the data blocks.
+    pub(super) fn will_need(&self, offset: u64, len: u64) {
+        let data_end = self.footer.filter.offset;
+        if offset < data_end {
+            self.file.will_need(offset, len.min(data_end - offset));
+        }
+    }
+
     /// The data block at `handle`, from the cache or the file; a block read
     /// from the file is added to the cache only if `fill`.
     pub(super) fn data_block_filling(&self, handle: BlockHandle, fill: bool) -> Result<Arc<Block>> {

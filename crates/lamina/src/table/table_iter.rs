@@ -2,6 +2,7 @@
 //! ([`Table::iter`] makes one).
 
 use super::block::BlockIter;
+use super::readahead::Readahead;
 use super::reader::Table;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
@@ -20,6 +21,8 @@ pub struct TableIter {
     err: Option<Error>,
     /// Whether blocks read from the file go into the block cache.
     fill_cache: bool,
+    /// What to ask the operating system to read ahead.
+    ahead: Readahead,
 }
 
 impl std::fmt::Debug for TableIter {
@@ -51,12 +54,19 @@ impl TableIter {
     /// An iterator over `table`, positioned nowhere.
     fn new(table: Arc<Table>, fill_cache: bool) -> TableIter {
         let index = table.index_block().iter();
+        // A compaction's iterator is the one that does not fill the cache.
+        let ahead = if fill_cache {
+            Readahead::for_scans()
+        } else {
+            Readahead::for_compaction()
+        };
         TableIter {
             table,
             index,
             data: None,
             err: None,
             fill_cache,
+            ahead,
         }
     }
 
@@ -88,7 +98,13 @@ impl TableIter {
             .handle_of(self.index.value())
             .and_then(|h| match &self.data {
                 Some(d) if d.block().offset() == h.offset => Ok(None),
-                _ => self.table.data_block_filling(h, self.fill_cache).map(Some),
+                _ => {
+                    let end = h.end_with_trailer().unwrap_or(u64::MAX);
+                    if let Some((from, len)) = self.ahead.step(h.offset, end) {
+                        self.table.will_need(from, len);
+                    }
+                    self.table.data_block_filling(h, self.fill_cache).map(Some)
+                }
             });
         match loaded {
             Ok(Some(block)) => match &mut self.data {
