@@ -4,8 +4,8 @@
 //! counted once each, whether `get`, `contains_key` or a key of
 //! `get_many` (a lookup that may not wait: once it answers); and a batch looked up in key order reads each block it needs
 //! about once, where the same keys asked one by one out of order read more.
-//! Table files are read with the kernel's read-ahead off, and readers in
-//! order ask for theirs.
+//! Table files are read with the kernel's read-ahead off; readers in order
+//! ask for theirs, and a batch for its blocks before it reads them.
 
 use lamina::binding::{Cached, NonBlocking};
 use lamina::fs::{FileLock, FileSystem, MemFs, RandomAccessFile, WritableFile};
@@ -174,6 +174,9 @@ fn open_recording(mem: &MemFs, cache_size: usize) -> (Db, Arc<AtomicU64>, Events
     };
     let opts = Options {
         cache_size,
+        // No compaction of its own beside a test's writes: only the one a
+        // test asks for reads tables.
+        l0_compaction_trigger: 16,
         ..options(Arc::new(fs))
     };
     (
@@ -303,7 +306,7 @@ fn reads_asked_for(events: &[(String, Event)]) -> (usize, usize) {
 }
 
 #[test]
-fn tables_are_read_without_read_ahead_and_readers_in_order_ask_for_theirs() {
+fn tables_are_read_without_read_ahead_and_readers_ask_for_what_they_read_next() {
     let mem = MemFs::new();
     build(&mem);
     let (db, _, events) = open_recording(&mem, 4 << 10);
@@ -325,6 +328,15 @@ fn tables_are_read_without_read_ahead_and_readers_in_order_ask_for_theirs() {
         }
     }
     assert!(advised.len() > 1, "{lookups:?}");
+    // A batch asks for the blocks its keys need before it reads them.
+    let batch: Vec<Vec<u8>> = (0..2 * KEYS).rev().step_by(31).map(key).collect();
+    db.get_many(&batch).expect("get_many");
+    let (reads, covered) = reads_asked_for(&taken(&events));
+    assert!(reads > 20, "{reads} reads");
+    assert!(
+        covered * 10 >= reads * 9,
+        "{covered} of {reads} batch reads asked for"
+    );
     // A scan asks ahead once it reads blocks in a row.
     assert_eq!(db.iter().count(), KEYS as usize);
     let (reads, covered) = reads_asked_for(&taken(&events));

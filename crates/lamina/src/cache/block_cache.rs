@@ -225,6 +225,14 @@ impl BlockCache {
         found
     }
 
+    /// Whether the block at `offset` of table `file_number` is cached;
+    /// counts nothing and changes nothing (`get_many`'s read-ahead).
+    pub fn contains(&self, file_number: u64, offset: u64) -> bool {
+        self.cache
+            .as_ref()
+            .is_some_and(|c| c.contains_key(&(file_number, offset)))
+    }
+
     /// The block at `offset` of table `file_number`, if cached; counts a
     /// hit but not a miss (for lookups that try memory first and count
     /// their miss when they read).

@@ -62,7 +62,9 @@ impl Db {
     /// (`None` where a key has none; a key may come more than once): what a
     /// loop of [`Db::get`] returns, from one view of the database, with the
     /// keys looked up in key order so that neighbours share the blocks they
-    /// read. A key too long is refused before any is looked up.
+    /// read, and the blocks the keys need from the disk asked for together
+    /// (the device reads them at once rather than one after the other). A
+    /// key too long is refused before any is looked up.
     pub fn get_many<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<Option<Vec<u8>>>> {
         self.inner().get_many(0, keys, None)
     }

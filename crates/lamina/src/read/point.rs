@@ -407,16 +407,35 @@ impl Inner {
         let pinned = self.pinned();
         let mut order: Vec<(&[u8], usize)> = keys.iter().map(AsRef::as_ref).zip(0..).collect();
         order.sort_unstable();
-        for (key, i) in order {
-            let found = self.point_in(
+        // First from memory; the keys that need the disk then have their
+        // blocks asked for together, and are looked up again.
+        let look = |key, lookup| {
+            self.point_in(
                 &pinned,
                 (seqno, now),
                 ks,
                 key,
-                Lookup::VALUE,
+                lookup,
                 <[u8]>::to_vec,
                 |v, _| v.into_vec(),
-            )?;
+            )
+        };
+        let mut pending = Vec::new();
+        for (key, i) in order {
+            match look(key, Lookup::CACHED_VALUE)? {
+                Cached::Answered(v) => {
+                    if let Some(slot) = out.get_mut(i) {
+                        *slot = v;
+                    }
+                }
+                Cached::NeedsIo => pending.push((key, i)),
+            }
+        }
+        if pending.len() > 1 {
+            self.will_need_blocks(&pinned, ks, seqno, &pending)?;
+        }
+        for (key, i) in pending {
+            let found = look(key, Lookup::VALUE)?;
             if let Some(slot) = out.get_mut(i) {
                 *slot = answered(found)?;
             }
@@ -424,6 +443,38 @@ impl Inner {
         let n = u64::try_from(keys.len()).unwrap_or(u64::MAX);
         self.tables().block_cache().count(Count::Lookup, n);
         Ok(out)
+    }
+
+    /// Asks the operating system to start reading, for every key of a
+    /// batch, the data block of each table below level 0 whose filter
+    /// allows it, unless cached: the reads are then in flight together,
+    /// where the lookups that follow wait for them one at a time. Tables
+    /// not opened yet are skipped (opening one reads the disk), as are
+    /// the memtables and level 0 (a key found there needs no deeper
+    /// block; a hint the lookup does not use costs a read of the disk and
+    /// nothing else).
+    fn will_need_blocks(
+        &self,
+        pinned: &Pinned,
+        ks: KeyspaceId,
+        seqno: SeqNo,
+        order: &[(&[u8], usize)],
+    ) -> Result<()> {
+        let version = &pinned.version;
+        for (key, _) in order {
+            let tk = key::tree_key(ks, key);
+            let hash = crate::table::key_hash(&tk);
+            let target = seek_target(ks, key, seqno);
+            for level in 1..NUM_LEVELS {
+                let Some((_, f)) = version.find_in_level(level, &tk) else {
+                    continue;
+                };
+                if let Some(table) = self.tables().get_if_open(f.number) {
+                    table.will_need_for(target.as_slice(), hash)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// [`Inner::point`] in the view `pinned`, as of seqno `at.0` (no newer

@@ -489,6 +489,29 @@ impl Table {
         self.data_block_filling(handle, true)
     }
 
+    /// Asks the operating system to start reading the data block a point
+    /// lookup of internal key `target` (tree key hash `h`) would read, if
+    /// the filter allows the key and the block is not cached: so that the
+    /// reads of a batch's keys are in flight together (`Inner::get_many`).
+    pub fn will_need_for(&self, target: &[u8], h: u64) -> Result<()> {
+        if !self.filter_allows(h) {
+            return Ok(());
+        }
+        let (mut key, mut before) = (KeyBuf::new(), KeyBuf::new());
+        let Some(hit) = self
+            .index
+            .seek_index(target, false, &mut key, &mut before)?
+        else {
+            return Ok(());
+        };
+        let handle = self.handle_of(self.index.slice(hit.value))?;
+        if !self.cache.contains(self.file_number, handle.offset) {
+            let len = handle.size.saturating_add(BLOCK_TRAILER_LEN as u64);
+            self.will_need(handle.offset, len);
+        }
+        Ok(())
+    }
+
     /// Asks the operating system to start reading `offset..offset + len`
     /// of the file (see `table::readahead`), within the data blocks.
     pub(super) fn will_need(&self, offset: u64, len: u64) {
