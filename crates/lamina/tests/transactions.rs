@@ -430,18 +430,30 @@ fn until_held(faults: &lamina::fs::Faults, n: usize) {
     }
 }
 
-#[test]
-fn a_transaction_reads_a_write_waiting_for_its_sync_and_commits_after_it() {
+/// What became of a `Sync` put of `a` (2 over 1) whose sync was held, and
+/// of two transactions begun while it waited, each reading `a` (asserted:
+/// 2, where a plain read still sees 1) and committing on a thread of its
+/// own: one writing `b` = `a` + 1, one writing nothing.
+struct BehindAHeldSync {
+    /// Whether the put, the commit and the read-only commit returned within
+    /// 50 ms while the sync was held.
+    returned_while_held: [bool; 3],
+    put: lamina::Result<()>,
+    commit: lamina::Result<()>,
+    read_only: lamina::Result<()>,
+}
+
+/// Runs the case of [`BehindAHeldSync`] on a fresh database; `fail`: the
+/// held sync fails when let go.
+fn behind_a_held_sync(fail: bool) -> (Db, BehindAHeldSync) {
     let (db, faults) = open_held();
     db.put(b"a", &counter(1)).expect("put");
     faults.hold_syncs();
-    std::thread::scope(|s| {
+    let seen = std::thread::scope(|s| {
         let _release = ReleaseOnDrop(&faults);
         let first = s.spawn(|| db.put(b"a", &counter(2)));
         until_held(&faults, 1);
-        // Not durable yet: a plain read does not see it.
-        assert_eq!(as_u64(db.get(b"a").expect("get")), 1);
-        // A transaction does, and its commit comes after it.
+        assert_eq!(as_u64(db.get(b"a").expect("get")), 1, "not durable yet");
         let mut tx = db.transaction();
         let a = as_u64(tx.get(b"a").expect("get"));
         assert_eq!(a, 2, "a transaction reads the write waiting for its sync");
@@ -451,23 +463,38 @@ fn a_transaction_reads_a_write_waiting_for_its_sync_and_commits_after_it() {
         let commit = s.spawn(move || tx.commit());
         let commit_ro = s.spawn(move || read_only.commit());
         std::thread::sleep(Duration::from_millis(50));
-        assert!(!first.is_finished(), "the held sync let the put go");
-        assert!(
-            !commit.is_finished(),
-            "a commit returned before what it read was durable"
-        );
-        assert!(
-            !commit_ro.is_finished(),
-            "a read-only commit returned before what it read was durable"
-        );
+        let returned_while_held = [
+            first.is_finished(),
+            commit.is_finished(),
+            commit_ro.is_finished(),
+        ];
+        if fail {
+            faults.fail_after(lamina::fs::FaultKind::Sync, 0);
+        }
         faults.release_syncs();
-        first.join().expect("put thread").expect("put");
-        commit.join().expect("commit thread").expect("commit");
-        commit_ro
-            .join()
-            .expect("commit thread")
-            .expect("read-only commit");
+        BehindAHeldSync {
+            returned_while_held,
+            put: first.join().expect("put thread"),
+            commit: commit.join().expect("commit thread"),
+            read_only: commit_ro.join().expect("commit thread"),
+        }
     });
+    (db, seen)
+}
+
+#[test]
+fn a_transaction_reads_a_write_waiting_for_its_sync_and_commits_after_it() {
+    let (db, seen) = behind_a_held_sync(false);
+    let [put, commit, read_only] = seen.returned_while_held;
+    assert!(!put, "the held sync let the put go");
+    assert!(!commit, "a commit returned before what it read was durable");
+    assert!(
+        !read_only,
+        "a read-only commit returned before what it read was durable"
+    );
+    seen.put.expect("put");
+    seen.commit.expect("commit");
+    seen.read_only.expect("read-only commit");
     assert_eq!(as_u64(db.get(b"b").expect("get")), 3);
     let stats = db.stats();
     assert_eq!((stats.txn_commits, stats.txn_conflicts), (1, 0));
@@ -475,36 +502,15 @@ fn a_transaction_reads_a_write_waiting_for_its_sync_and_commits_after_it() {
 
 #[test]
 fn a_transaction_that_read_a_write_whose_sync_failed_does_not_commit() {
-    let (db, faults) = open_held();
-    db.put(b"a", &counter(1)).expect("put");
-    faults.hold_syncs();
-    std::thread::scope(|s| {
-        let _release = ReleaseOnDrop(&faults);
-        let first = s.spawn(|| db.put(b"a", &counter(2)));
-        until_held(&faults, 1);
-        let mut tx = db.transaction();
-        assert_eq!(as_u64(tx.get(b"a").expect("get")), 2);
-        tx.put(b"b", b"x").expect("put");
-        let read_only = db.transaction();
-        assert_eq!(as_u64(read_only.get(b"a").expect("get")), 2);
-        let commit = s.spawn(move || tx.commit());
-        let commit_ro = s.spawn(move || read_only.commit());
-        std::thread::sleep(Duration::from_millis(20));
-        faults.fail_after(lamina::fs::FaultKind::Sync, 0);
-        faults.release_syncs();
-        assert!(
-            first.join().expect("put thread").is_err(),
-            "the sync failed"
-        );
-        let committed = commit.join().expect("commit thread");
-        assert!(
-            committed.is_err(),
-            "committed after a write it read was lost: {committed:?}"
-        );
-        let ro = commit_ro.join().expect("commit thread");
-        assert!(
-            ro.is_err(),
-            "a read-only commit said a lost write was read: {ro:?}"
-        );
-    });
+    let (_db, seen) = behind_a_held_sync(true);
+    assert!(seen.put.is_err(), "the sync failed");
+    let (commit, read_only) = (seen.commit, seen.read_only);
+    assert!(
+        commit.is_err(),
+        "committed after a write it read was lost: {commit:?}"
+    );
+    assert!(
+        read_only.is_err(),
+        "a read-only commit said a lost write was read: {read_only:?}"
+    );
 }

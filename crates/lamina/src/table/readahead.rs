@@ -6,7 +6,7 @@
 //! a lookup from the device where 20 KiB was the block's share (2x10^7
 //! random keys under a 512 MiB cap, `lamina-bench scale-reads`). An
 //! iterator that goes through a table in order asks for what it will read
-//! next itself, as RocksDB's iterators do: a scan once it has read two
+//! next itself, as RocksDB's iterators do: a scan once it has read three
 //! blocks in a row, in windows that double up to [`SCAN_MOST`]; a
 //! compaction, which reads every block of its inputs once, from its first
 //! block, in windows of [`COMPACTION_WINDOW`].
@@ -36,9 +36,10 @@ pub(super) struct Readahead {
 }
 
 impl Readahead {
-    /// For an iterator of a reader: it asks once two blocks were read in a row.
+    /// For an iterator of a reader: it asks once three blocks were read in
+    /// a row (a short scan that crosses a block or two asks nothing).
     pub fn for_scans() -> Readahead {
-        Readahead::new(1, SCAN_FIRST, SCAN_MOST)
+        Readahead::new(2, SCAN_FIRST, SCAN_MOST)
     }
 
     /// For a compaction's input: it asks from the first block on.
@@ -88,20 +89,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_scan_asks_after_two_blocks_in_a_row_in_growing_windows() {
+    fn a_scan_asks_after_three_blocks_in_a_row_in_growing_windows() {
         let mut r = Readahead::for_scans();
         let b = 4096;
         assert_eq!(r.step(0, b), None, "one block says nothing");
-        assert_eq!(r.step(b, 2 * b), Some((b, SCAN_FIRST)));
+        assert_eq!(r.step(10 * b, 11 * b), None, "nor two apart");
+        assert_eq!(r.step(11 * b, 12 * b), None, "nor two in a row");
+        let mut r = Readahead::for_scans();
+        assert_eq!(r.step(0, b), None);
+        assert_eq!(r.step(b, 2 * b), None);
+        let b2 = 2 * b;
+        assert_eq!(r.step(b2, b2 + b), Some((b2, SCAN_FIRST)));
         // Inside the window: nothing more to ask.
-        let mut at = 2 * b;
-        while at + b <= b + SCAN_FIRST {
+        let mut at = b2 + b;
+        while at + b <= b2 + SCAN_FIRST {
             assert_eq!(r.step(at, at + b), None);
             at += b;
         }
         assert_eq!(
             r.step(at, at + b),
-            Some((b + SCAN_FIRST, at + 2 * SCAN_FIRST - (b + SCAN_FIRST)))
+            Some((b2 + SCAN_FIRST, at + 2 * SCAN_FIRST - (b2 + SCAN_FIRST)))
         );
         // A seek elsewhere starts again.
         assert_eq!(r.step(10 * SCAN_MOST, 10 * SCAN_MOST + b), None);
