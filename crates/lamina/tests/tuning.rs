@@ -196,3 +196,37 @@ fn a_bulk_load_larger_than_the_cache_writes_page_sized_blocks() {
     assert!(large > 0, "the load went below level 0");
     assert!(small > 8 * large, "index of {small} bytes against {large}");
 }
+
+/// A batch larger than twice the memtable leaves a level-0 table that is
+/// not soon rewritten: when that table alone outgrows the cache, its
+/// blocks are page-sized too; one that fits keeps the size chosen from the
+/// data.
+#[test]
+fn a_batch_larger_than_the_cache_is_flushed_into_page_sized_blocks() {
+    let flushed = |cache_size: usize| {
+        let opts = Options {
+            cache_size,
+            memtable_size: 256 << 10,
+            ..uncompressed(0)
+        };
+        let db = Db::open("/db", opts).expect("open");
+        // 20,000 entries of ~71 bytes in one batch: about 1.4 MB.
+        let mut batch = lamina::Batch::new();
+        for i in 0..20_000u32 {
+            let v = format!("{:050}", u64::from(i) * 7919);
+            batch.put(format!("k{i:08}").as_bytes(), v.as_bytes());
+        }
+        db.write(batch).expect("write");
+        db.flush().expect("flush");
+        let s = db.stats();
+        db.close().expect("close");
+        assert_eq!(s.levels[0].tables, 1, "the batch is one level-0 table");
+        s.levels[0].index_bytes
+    };
+    let (fits, outgrown) = (flushed(64 << 20), flushed(256 << 10));
+    assert!(fits > 0, "the flush wrote an index");
+    assert!(
+        outgrown > 8 * fits,
+        "index of {outgrown} bytes against {fits}"
+    );
+}

@@ -32,8 +32,14 @@ impl Inner {
     /// Table options for a table written by a flush or compaction to
     /// `level`; `bottom` selects the compression of the last level.
     pub fn table_options(&self, level: usize, bottom: bool) -> TableOptions {
+        self.table_options_for(level, bottom, 0)
+    }
+
+    /// [`Inner::table_options`] for a table that adds `incoming` bytes (a
+    /// flushed memtable's) to the tables.
+    fn table_options_for(&self, level: usize, bottom: bool, incoming: u64) -> TableOptions {
         TableOptions {
-            block_size: self.block_size_choice(level, 0).block_size,
+            block_size: self.block_size_choice(level, incoming).block_size,
             // Layout: docs/format.md#block (the interval of data blocks).
             restart_interval: 4,
             compression: if bottom {
@@ -47,8 +53,11 @@ impl Inner {
 
     /// The data block size of tables written now to `level`, and why
     /// (docs/design.md#settings-chosen-from-the-data); `incoming`: bytes
-    /// about to join the tables beside the one written (a bulk load's).
-    /// Before the first flush since open, the shape is that of the tables
+    /// about to join the tables beside the one written (a bulk load's, or
+    /// the memtable a flush writes). A level-0 table counts as outgrowing
+    /// the cache only when it is larger than twice a memtable (a batch
+    /// larger than the memtable made it) and its own bytes outgrow the
+    /// cache: such a table is not soon rewritten. Before the first flush since open, the shape is that of the tables
     /// already there, from the properties of up to `SAMPLE_TABLES` of them.
     pub fn block_size_choice(&self, level: usize, incoming: u64) -> crate::tuning::BlockSizeChoice {
         const SAMPLE_TABLES: usize = 8;
@@ -65,11 +74,14 @@ impl Inner {
                 }
             }
         }
-        let outgrown = (level > 0).then(|| {
+        let (_, room) = self.tables().block_cache().charge_state();
+        let outgrown = if level > 0 {
             let tables = (0..NUM_LEVELS).map(|l| version.level_bytes(l)).sum::<u64>() + incoming;
-            let (_, room) = self.tables().block_cache().charge_state();
-            (tables, room)
-        });
+            Some((tables, room))
+        } else {
+            let oversized = incoming > 2 * self.opts().memtable_size as u64;
+            oversized.then_some((incoming, room))
+        };
         let outgrown = outgrown.filter(|(tables, room)| tables > room);
         crate::tuning::choose_block_size(self.opts().block_size, &shape, outgrown)
     }
@@ -104,7 +116,7 @@ impl Inner {
         let out = self.write_surviving(
             &mut mem.scan(),
             Outputs {
-                table: self.table_options(0, false),
+                table: self.table_options_for(0, false, mem.approximate_size()),
                 target_size: u64::MAX,
                 bottommost: false,
                 cancellable: false,
