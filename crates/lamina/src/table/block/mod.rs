@@ -74,6 +74,11 @@ struct RestartPrefixes {
     /// The bytes every restart key's tree key starts with.
     head: Vec<u8>,
     prefixes: Vec<u128>,
+    /// Every [`search::SPAN`]-th prefix, when there are more than
+    /// [`search::TOP_AFTER`] (empty otherwise): a large index block's
+    /// search reads this first, small enough to stay in the CPU's caches,
+    /// then one span of `prefixes`, fetched at once.
+    top: Vec<u128>,
 }
 
 impl Slotted for Block {
@@ -248,7 +253,8 @@ impl Block {
     pub fn charge(&self) -> usize {
         self.data.capacity()
             + std::mem::size_of::<Block>()
-            + (self.num_restarts + 1) * std::mem::size_of::<u128>()
+            + (self.num_restarts + 1 + search::top_len(self.num_restarts))
+                * std::mem::size_of::<u128>()
     }
 
     /// The bytes `range` of the block (a value range from a lookup); empty

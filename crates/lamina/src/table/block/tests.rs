@@ -1,7 +1,7 @@
 //! Tests of the block: decoding, the restart search and the iterator.
 
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
-use super::search::count_below;
+use super::search::{count_below, count_below_two_level, top_level, SPAN, TOP_AFTER};
 use super::*;
 use crate::iter::InternalIterator;
 use crate::key;
@@ -51,6 +51,31 @@ fn count_below_is_the_partition_point() {
             xs.partition_point(|&x| x < t),
             "target {t}"
         );
+    }
+}
+
+#[test]
+fn the_two_level_search_is_the_partition_point() {
+    // Ascending with runs of repeats (some across a span's edge), around
+    // the size where the top level starts.
+    for len in [TOP_AFTER - 1, TOP_AFTER, TOP_AFTER + 1, 3 * TOP_AFTER + 17] {
+        let xs: Vec<u128> = (0..len as u128).map(|i| i / 3 * 6).collect();
+        let top = top_level(&xs);
+        assert_eq!(top.is_empty(), len <= TOP_AFTER, "{len} elements");
+        let edges = (0..len)
+            .step_by(SPAN)
+            .flat_map(|i| [i, i + 1, i + SPAN - 1]);
+        let targets = edges
+            .map(|i| i as u128 / 3 * 6)
+            .flat_map(|x| [x.saturating_sub(1), x, x + 1])
+            .chain([0, u128::MAX]);
+        for t in targets {
+            assert_eq!(
+                count_below_two_level(&xs, &top, t),
+                xs.partition_point(|&x| x < t),
+                "{len} elements, target {t}"
+            );
+        }
     }
 }
 
