@@ -11,6 +11,9 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Tables of one level, as a version lists them.
+type Tables = Vec<Arc<FileMeta>>;
+
 impl Inner {
     pub fn picker_options(&self) -> PickerOptions {
         PickerOptions {
@@ -43,14 +46,7 @@ impl Inner {
             edit.deleted_files.push((task.level, f.number));
         }
         if task.trivial_move {
-            for f in &task.inputs {
-                edit.new_files.push((out_level, Arc::clone(f)));
-            }
-            self.install(edit, Vec::new())?;
-            self.counters()
-                .trivial_moves
-                .fetch_add(1, Ordering::Relaxed);
-            return Ok(());
+            return self.install_moved(task, edit);
         }
         let version = self.state().lock().version.clone();
         let collect: std::collections::HashSet<u64> = self
@@ -58,20 +54,7 @@ impl Inner {
             .iter()
             .map(|m| m.number)
             .collect();
-        // Next-level tables no input key falls in stay where they are, not
-        // rewritten; a collection of blob files reads them all (their
-        // pointers may name a collected file).
-        let kept = if collect.is_empty() {
-            self.untouched(task)?
-        } else {
-            Vec::new()
-        };
-        let rewritten: Vec<Arc<FileMeta>> = task
-            .next_inputs
-            .iter()
-            .filter(|f| !kept.iter().any(|k| k.number == f.number))
-            .cloned()
-            .collect();
+        let (kept, rewritten) = self.kept_and_rewritten(task, !collect.is_empty())?;
         for f in &rewritten {
             edit.deleted_files.push((out_level, f.number));
         }
@@ -98,6 +81,52 @@ impl Inner {
             },
         )?;
         drop(input);
+        self.count_compaction(&out, kept.len());
+        drop(version);
+        let removed = self.settle_blobs(&mut edit, &self.current_version(), &mut out.blobs);
+        for t in out.tables {
+            edit.new_files.push((out_level, Arc::new(t)));
+        }
+        let obsolete = task.inputs.iter().chain(&rewritten).cloned().collect();
+        self.install(edit, obsolete)?;
+        self.retire_blobs(removed);
+        Ok(())
+    }
+
+    /// Installs a trivial move: `task`'s inputs, deleted from their level
+    /// in `edit`, added unchanged to the next.
+    fn install_moved(&self, task: &Task, mut edit: VersionEdit) -> Result<()> {
+        for f in &task.inputs {
+            edit.new_files.push((task.output_level(), Arc::clone(f)));
+        }
+        self.install(edit, Vec::new())?;
+        self.counters()
+            .trivial_moves
+            .fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The next-level tables of `task` that stay where they are, not
+    /// rewritten (no input key falls in them), and those rewritten. A
+    /// collection of blob files (`collecting`) rewrites them all: their
+    /// pointers may name a collected file.
+    fn kept_and_rewritten(&self, task: &Task, collecting: bool) -> Result<(Tables, Tables)> {
+        let kept = if collecting {
+            Vec::new()
+        } else {
+            self.untouched(task)?
+        };
+        let rewritten = task
+            .next_inputs
+            .iter()
+            .filter(|f| !kept.iter().any(|k| k.number == f.number))
+            .cloned()
+            .collect();
+        Ok((kept, rewritten))
+    }
+
+    /// Adds what a compaction read, wrote, moved and kept to the counters.
+    fn count_compaction(&self, out: &crate::compaction::runner::Output, kept: usize) {
         let c = self.counters();
         c.compaction_bytes_read
             .fetch_add(out.bytes_read, Ordering::Relaxed);
@@ -106,18 +135,8 @@ impl Inner {
         c.compactions.fetch_add(1, Ordering::Relaxed);
         c.blob_bytes_moved
             .fetch_add(out.blobs.moved, Ordering::Relaxed);
-        drop(version);
-        let removed = self.settle_blobs(&mut edit, &self.current_version(), &mut out.blobs);
-        for t in out.tables {
-            edit.new_files.push((out_level, Arc::new(t)));
-        }
-        self.counters()
-            .compaction_tables_kept
-            .fetch_add(kept.len() as u64, Ordering::Relaxed);
-        let obsolete = task.inputs.iter().chain(&rewritten).cloned().collect();
-        self.install(edit, obsolete)?;
-        self.retire_blobs(removed);
-        Ok(())
+        c.compaction_tables_kept
+            .fetch_add(kept as u64, Ordering::Relaxed);
     }
 
     /// The entries a compaction rewrites, merged: the inputs of `task` and

@@ -25,67 +25,15 @@ impl Inner {
         ranges: &[Range],
     ) -> Result<Option<Vec<IngestedTable>>> {
         self.check_writable()?;
-        if !self.reads().snapshot_list().is_empty() {
-            return Ok(None);
-        }
-        let (mems, version) = {
-            let st = self.state.lock();
-            let mut mems = st.imm.clone();
-            mems.push(Arc::clone(&st.mem));
-            (mems, Arc::clone(&st.version))
-        };
-        let touches_tree = ranges.iter().any(|r| {
-            mems.iter().any(|m| memtable_overlaps(m, r))
-                || (0..crate::manifest::NUM_LEVELS)
-                    .any(|l| !version.overlapping(l, Some(&r.0), Some(&r.1)).is_empty())
-        });
-        if touches_tree {
+        if !self.may_link(ranges) {
             return Ok(None);
         }
         self.sync_wal()?;
-        let mut linked: Vec<FileMeta> = Vec::new();
-        let unlink = |linked: &[FileMeta]| {
-            for f in linked {
-                let _ = self
-                    .fs
-                    .remove_file(&filename::path(&self.path, FileKind::Table, f.number));
-            }
+        let Some(linked) = self.link_sources(sources)? else {
+            return Ok(None);
         };
-        for s in sources {
-            let number = self.versions.lock().new_file_number();
-            let dst = filename::path(&self.path, FileKind::Table, number);
-            // The file itself, not a symbolic link to it (a link to a
-            // relative symbolic link would name a file in the database
-            // directory).
-            if self.fs.hard_link(&s.canonical, &dst).is_err() {
-                unlink(&linked);
-                return Ok(None);
-            }
-            // The new name must be the file verified, not one put in its place since.
-            let same = match (s.id, self.fs.stat(&dst).ok().and_then(|st| st.id)) {
-                (Some(verified), Some(now)) => verified == now,
-                _ => true,
-            };
-            if !same {
-                let _ = self.fs.remove_file(&dst);
-                unlink(&linked);
-                return Err(refuse(
-                    &s.path,
-                    "it was replaced by another file while it was being ingested; nothing was ingested",
-                ));
-            }
-            linked.push(FileMeta {
-                number,
-                size: s.table.file_size(),
-                smallest: s.first.clone(),
-                largest: s.last.clone(),
-                smallest_seqno: 0,
-                largest_seqno: 0,
-                entries: s.table.properties().entries,
-            });
-        }
         if let Err(e) = self.fs.sync_dir(&self.path) {
-            unlink(&linked);
+            self.unlink(&linked);
             return Err(Error::io(&self.path, e));
         }
         let compaction = self.background().try_hold_compactions();
@@ -114,5 +62,75 @@ impl Inner {
         drop(compaction);
         self.wake_background();
         Ok(Some(report))
+    }
+
+    /// Whether files of `ranges` may be linked in with seqno 0 now: no
+    /// snapshot is live, and nothing in the memtables or tables overlaps
+    /// them.
+    fn may_link(&self, ranges: &[Range]) -> bool {
+        if !self.reads().snapshot_list().is_empty() {
+            return false;
+        }
+        let (mems, version) = {
+            let st = self.state.lock();
+            let mut mems = st.imm.clone();
+            mems.push(Arc::clone(&st.mem));
+            (mems, Arc::clone(&st.version))
+        };
+        !ranges.iter().any(|r| {
+            mems.iter().any(|m| memtable_overlaps(m, r))
+                || (0..crate::manifest::NUM_LEVELS)
+                    .any(|l| !version.overlapping(l, Some(&r.0), Some(&r.1)).is_empty())
+        })
+    }
+
+    /// Links every source under a new table number, described as a table
+    /// of seqno 0. `None` (nothing left linked) if the file system cannot
+    /// link; refused if a source was replaced since it was verified.
+    fn link_sources(&self, sources: &[Source]) -> Result<Option<Vec<FileMeta>>> {
+        let mut linked: Vec<FileMeta> = Vec::new();
+        for s in sources {
+            let number = self.versions.lock().new_file_number();
+            let dst = filename::path(&self.path, FileKind::Table, number);
+            // The file itself, not a symbolic link to it (a link to a
+            // relative symbolic link would name a file in the database
+            // directory).
+            if self.fs.hard_link(&s.canonical, &dst).is_err() {
+                self.unlink(&linked);
+                return Ok(None);
+            }
+            // The new name must be the file verified, not one put in its place since.
+            let same = match (s.id, self.fs.stat(&dst).ok().and_then(|st| st.id)) {
+                (Some(verified), Some(now)) => verified == now,
+                _ => true,
+            };
+            if !same {
+                let _ = self.fs.remove_file(&dst);
+                self.unlink(&linked);
+                return Err(refuse(
+                    &s.path,
+                    "it was replaced by another file while it was being ingested; nothing was ingested",
+                ));
+            }
+            linked.push(FileMeta {
+                number,
+                size: s.table.file_size(),
+                smallest: s.first.clone(),
+                largest: s.last.clone(),
+                smallest_seqno: 0,
+                largest_seqno: 0,
+                entries: s.table.properties().entries,
+            });
+        }
+        Ok(Some(linked))
+    }
+
+    /// Removes the tables `linked` put in the database.
+    fn unlink(&self, linked: &[FileMeta]) {
+        for f in linked {
+            let _ = self
+                .fs
+                .remove_file(&filename::path(&self.path, FileKind::Table, f.number));
+        }
     }
 }
