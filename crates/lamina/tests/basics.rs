@@ -161,6 +161,62 @@ fn keyspaces_are_separate_and_batches_span_them() {
     assert_eq!(again.get(b"alice").expect("get"), None);
 }
 
+/// A large batch is inserted in key order (see `commit/write.rs`), not in
+/// the order it was written: every operation keeps its place in the
+/// batch's order all the same, so a later put or delete of a key wins over
+/// an earlier one, across keyspaces, for keys that differ only past their
+/// first 16 bytes too.
+#[test]
+fn a_large_batch_keeps_the_order_of_its_operations() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = open(dir.path());
+    let idx = db.keyspace("index").expect("keyspace");
+    let mut model = std::collections::BTreeMap::new();
+    let mut b = Batch::new();
+    for round in 0..3u32 {
+        for i in (0..100u32).rev() {
+            // Twenty shared bytes, then the number.
+            let key = format!("shared-prefix-of-20-{i:03}");
+            let in_index = i % 2 == 1;
+            let value = format!("{round}-{i}");
+            if (i + round) % 3 == 0 {
+                if in_index {
+                    b.delete_in(&idx, key.as_bytes());
+                } else {
+                    b.delete(key.as_bytes());
+                }
+                model.remove(&(in_index, key));
+            } else {
+                if in_index {
+                    b.put_in(&idx, key.as_bytes(), value.as_bytes());
+                } else {
+                    b.put(key.as_bytes(), value.as_bytes());
+                }
+                model.insert((in_index, key), value);
+            }
+        }
+    }
+    db.write(b).expect("write");
+    let read = |db: &Db| {
+        let idx = db.keyspace("index").expect("keyspace");
+        let mut got = std::collections::BTreeMap::new();
+        for (in_index, it) in [(false, db.iter()), (true, idx.iter())] {
+            for entry in it {
+                let (k, v) = entry.expect("entry");
+                let k = String::from_utf8(k).expect("utf-8");
+                got.insert((in_index, k), String::from_utf8(v).expect("utf-8"));
+            }
+        }
+        got
+    };
+    assert_eq!(read(&db), model, "as written");
+    db.flush().expect("flush");
+    drop(idx);
+    db.close().expect("close");
+    let db = open(dir.path());
+    assert_eq!(read(&db), model, "after a flush and a reopen");
+}
+
 #[test]
 fn second_writer_is_locked_out() {
     let dir = tempfile::tempdir().expect("tempdir");

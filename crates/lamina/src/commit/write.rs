@@ -17,7 +17,7 @@ use crate::db::add_under_wal_lock;
 use crate::db::Inner;
 use crate::error::{Error, Result};
 
-use crate::key::{KeyspaceId, SeqNo};
+use crate::key::{self, KeyspaceId, SeqNo};
 use crate::memtable::{Inserters, Memtable};
 use crate::options::Durability;
 use crate::read::Floors;
@@ -454,7 +454,7 @@ fn insert(
             }
             mem.insert_user(op.keyspace, op.key, first, op.kind, op.value, who);
         }
-        None => {
+        None if batch.len() < SORT_FROM => {
             for (seq, op) in (first..).zip(batch.ops()) {
                 let op: Op<'_> = op.map_err(Error::InvalidArgument)?;
                 if watched {
@@ -463,8 +463,61 @@ fn insert(
                 mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value, who);
             }
         }
+        None => {
+            let (ops, malformed) = in_key_order(batch, first);
+            for (_, seq, op) in ops {
+                if watched {
+                    floors.wrote(op.keyspace, op.key, op.kind);
+                }
+                mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value, who);
+            }
+            if let Some(e) = malformed {
+                return Err(Error::InvalidArgument(e));
+            }
+        }
     }
     Ok(())
+}
+
+/// Batches of at least this many operations are inserted in key order:
+/// the skip list then finds each key's place from the one before it (its
+/// insertion hint) instead of searching from the top. Redb's bulk load row
+/// (one batch of 5 M random keys) spent half its time in those searches.
+const SORT_FROM: usize = 64;
+
+/// The operations of `batch`, the first with seqno `first`, in the order
+/// of their internal keys (tree key ascending, then the newer first), each
+/// with the first 16 bytes of its tree key, which decide nearly every
+/// comparison without reading the keys; and the decoding error that ended
+/// them early, if the encoding is malformed.
+#[allow(clippy::type_complexity)]
+fn in_key_order(batch: &Batch, first: SeqNo) -> (Vec<(u128, SeqNo, Op<'_>)>, Option<String>) {
+    let mut ops = Vec::with_capacity(batch.len());
+    let mut malformed = None;
+    for (seq, op) in (first..).zip(batch.ops()) {
+        match op {
+            Ok(op) => {
+                let mut head = [0u8; 16];
+                let (ks, rest) = head.split_at_mut(key::KEYSPACE_ID_LEN);
+                ks.copy_from_slice(&op.keyspace.to_be_bytes());
+                let n = rest.len().min(op.key.len());
+                if let (Some(dst), Some(src)) = (rest.get_mut(..n), op.key.get(..n)) {
+                    dst.copy_from_slice(src);
+                }
+                ops.push((u128::from_be_bytes(head), seq, op));
+            }
+            Err(e) => {
+                malformed = Some(e);
+                break;
+            }
+        }
+    }
+    ops.sort_unstable_by(|(ha, sa, a), (hb, sb, b)| {
+        ha.cmp(hb)
+            .then_with(|| (a.keyspace, a.key).cmp(&(b.keyspace, b.key)))
+            .then_with(|| sb.cmp(sa))
+    });
+    (ops, malformed)
 }
 
 impl Inner {
