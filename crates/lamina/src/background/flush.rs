@@ -57,8 +57,9 @@ impl Inner {
     /// the memtable a flush writes). A level-0 table counts as outgrowing
     /// the cache only when it is larger than twice a memtable (a batch
     /// larger than the memtable made it) and its own bytes outgrow the
-    /// cache: such a table is not soon rewritten. Before the first flush since open, the shape is that of the tables
-    /// already there, from the properties of up to `SAMPLE_TABLES` of them.
+    /// cache: such a table is not soon rewritten. Before the first flush
+    /// since open, the shape is that of the tables already there, from the
+    /// properties of up to `SAMPLE_TABLES` of them.
     pub fn block_size_choice(&self, level: usize, incoming: u64) -> crate::tuning::BlockSizeChoice {
         const SAMPLE_TABLES: usize = 8;
         let mut shape = *self.background().shape.lock();

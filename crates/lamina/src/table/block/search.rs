@@ -52,7 +52,7 @@ pub(super) fn count_below(xs: &[u128], t: u128) -> usize {
 /// a binary search counts the rest.
 const NEAR_TIES: usize = 8;
 
-/// Prefixes a search of a large block's reads after its top level: 1 KiB,
+/// The prefixes a large block's search reads after its top level: 1 KiB,
 /// sixteen cache lines asked for together.
 pub(super) const SPAN: usize = 64;
 /// Prefixes past which a block keeps a top level ([`RestartPrefixes::top`]):
