@@ -148,19 +148,7 @@ pub fn run(args: LoadArgs, ctx: &Ctx) -> CliResult<Exit> {
     let format = match (&child, args.format) {
         (Some((_, kind)), _) => kind.format(),
         (None, Some(f)) => f,
-        (None, None) => {
-            let head = source
-                .fill_buf()
-                .map_err(|e| CliError::io("reading input", e))?;
-            if let Some(kind) = database::recognise(head) {
-                return Err(CliError::bad_input(format!(
-                    "standard input holds a {} database file, not a dump; give its path \
-                     (lamina load DB FILE) and lamina reads it through its dump tool",
-                    kind.name()
-                )));
-            }
-            dumpfmt::detect(head).map_err(CliError::bad_input)?
-        }
+        (None, None) => detect_format(source.as_mut())?,
     };
     let label = if label.is_empty() {
         format!("load ({format})")
@@ -196,20 +184,44 @@ pub fn run(args: LoadArgs, ctx: &Ctx) -> CliResult<Exit> {
         // and either kept nothing or read another library's database (a
         // migration is all or nothing: the source is still there).
         Err(e) if !existed && (foreign.is_some() || kept == 0) => {
-            let gone = if remove_created(&args.db) {
-                "the new database was removed"
-            } else {
-                "the new database could not be removed"
-            };
-            let message = if foreign.is_some() {
-                format!("{}; no record was loaded: {gone}", strip_kept(&e.message))
-            } else {
-                format!("{}; {gone}", e.message)
-            };
-            Err(CliError::new(e.exit, message))
+            Err(remove_after_failure(&args.db, e, foreign.is_some()))
         }
         Err(e) => Err(e),
     }
+}
+
+/// The format of the dump at the start of `source`, detected from its first
+/// bytes; a database file there is refused (it is read through its dump
+/// tool, which needs its path).
+fn detect_format(source: &mut dyn BufRead) -> CliResult<Format> {
+    let head = source
+        .fill_buf()
+        .map_err(|e| CliError::io("reading input", e))?;
+    if let Some(kind) = database::recognise(head) {
+        return Err(CliError::bad_input(format!(
+            "standard input holds a {} database file, not a dump; give its path \
+             (lamina load DB FILE) and lamina reads it through its dump tool",
+            kind.name()
+        )));
+    }
+    dumpfmt::detect(head).map_err(CliError::bad_input)
+}
+
+/// Removes the database a load that failed with `e` created at `path`, and
+/// returns `e` saying so; after a load from another library's database
+/// (`foreign`) it says that no record was loaded instead of what was kept.
+fn remove_after_failure(path: &Path, e: CliError, foreign: bool) -> CliError {
+    let gone = if remove_created(path) {
+        "the new database was removed"
+    } else {
+        "the new database could not be removed"
+    };
+    let message = if foreign {
+        format!("{}; no record was loaded: {gone}", strip_kept(&e.message))
+    } else {
+        format!("{}; {gone}", e.message)
+    };
+    CliError::new(e.exit, message)
 }
 
 /// `message` without the words `run` appended about records kept.

@@ -8,8 +8,8 @@
 //! the last value wins, as with the ordinary load.
 
 use crate::cmd::Ctx;
-use crate::dumpfmt::{self, Format, Item, ReadError};
-use crate::engine::bulk::{BulkSink, DEFAULT_MEMORY};
+use crate::dumpfmt::{self, Format, Item, ReadError, RecordReader};
+use crate::engine::bulk::{BulkDone, BulkSink, DEFAULT_MEMORY};
 use crate::engine::{check_record, Db};
 use crate::error::{CliError, CliResult, Exit};
 use crate::progress::{thousands, Progress, Total};
@@ -40,45 +40,7 @@ pub fn run(
     let memory = memory.map_or(DEFAULT_MEMORY, |m| usize::try_from(m).unwrap_or(usize::MAX));
     let mut sink = BulkSink::new(&db, memory);
     let mut reader = dumpfmt::reader(format, source);
-    let one_keyspace = keyspace;
-    let read = (|| -> CliResult<()> {
-        sink.set_keyspace(one_keyspace)?;
-        let (mut key, mut value) = (Vec::new(), Vec::new());
-        let mut last_bytes = 0;
-        loop {
-            match reader.next_item(&mut key, &mut value) {
-                Ok(Item::Record) => {}
-                Ok(Item::End) => return Ok(()),
-                Ok(Item::Keyspace(name)) => {
-                    match (one_keyspace, name) {
-                        (None, name) => sink.set_keyspace(name.as_deref())?,
-                        (Some(one), Some(name)) if name != one => {
-                            return Err(CliError::bad_input(format!(
-                                "line {}: the dump holds keyspace {name:?}, and --keyspace \
-                                 loads into one keyspace; load without --keyspace to restore \
-                                 every keyspace as it was",
-                                reader.line()
-                            )))
-                        }
-                        (Some(_), _) => {}
-                    }
-                    continue;
-                }
-                Err(ReadError::Format(e)) => return Err(CliError::bad_input(e.to_string())),
-                Err(ReadError::Io(e)) => return Err(CliError::io("reading input", e)),
-            }
-            if let Err(why) = check_record(&key, &value) {
-                return Err(CliError::bad_input(format!(
-                    "record {}: {why}",
-                    sink.records() + 1
-                )));
-            }
-            sink.add(&key, &value)?;
-            let bytes = reader.bytes_read();
-            progress.add(1, bytes - last_bytes);
-            last_bytes = bytes;
-        }
-    })();
+    let read = gather(reader.as_mut(), &mut sink, keyspace, &mut progress);
     let done = match read {
         Ok(()) => {
             progress.note(&format!(
@@ -94,6 +56,64 @@ pub fn run(
         }
     };
     let closed = db.close().map_err(CliError::from);
+    outcome(done, closed, progress)
+}
+
+/// Adds every record of `reader` to `sink`, each section into its keyspace
+/// (or all into `one_keyspace`, if given); stops at the first bad record
+/// or failed write.
+fn gather(
+    reader: &mut dyn RecordReader,
+    sink: &mut BulkSink,
+    one_keyspace: Option<&str>,
+    progress: &mut Progress,
+) -> CliResult<()> {
+    sink.set_keyspace(one_keyspace)?;
+    let (mut key, mut value) = (Vec::new(), Vec::new());
+    let mut last_bytes = 0;
+    loop {
+        match reader.next_item(&mut key, &mut value) {
+            Ok(Item::Record) => {}
+            Ok(Item::End) => return Ok(()),
+            Ok(Item::Keyspace(name)) => {
+                match (one_keyspace, name) {
+                    (None, name) => sink.set_keyspace(name.as_deref())?,
+                    (Some(one), Some(name)) if name != one => {
+                        return Err(CliError::bad_input(format!(
+                            "line {}: the dump holds keyspace {name:?}, and --keyspace \
+                             loads into one keyspace; load without --keyspace to restore \
+                             every keyspace as it was",
+                            reader.line()
+                        )))
+                    }
+                    (Some(_), _) => {}
+                }
+                continue;
+            }
+            Err(ReadError::Format(e)) => return Err(CliError::bad_input(e.to_string())),
+            Err(ReadError::Io(e)) => return Err(CliError::io("reading input", e)),
+        }
+        if let Err(why) = check_record(&key, &value) {
+            return Err(CliError::bad_input(format!(
+                "record {}: {why}",
+                sink.records() + 1
+            )));
+        }
+        sink.add(&key, &value)?;
+        let bytes = reader.bytes_read();
+        progress.add(1, bytes - last_bytes);
+        last_bytes = bytes;
+    }
+}
+
+/// The result of a bulk load whose ingest ended with `done` and whose
+/// database closed with `closed`, told on `progress`: what was kept, or
+/// that nothing was.
+fn outcome(
+    done: CliResult<BulkDone>,
+    closed: CliResult<()>,
+    progress: Progress,
+) -> CliResult<Exit> {
     match (done, closed) {
         (Ok(done), Ok(())) => {
             progress.note(&format!(

@@ -47,22 +47,7 @@ pub fn to_json(path: &str, stats: &Stats) -> serde_json::Value {
         .levels
         .iter()
         .filter(|l| l.tables > 0)
-        .map(|l| {
-            json!({
-                "level": l.level,
-                "tables": l.tables,
-                "bytes": l.bytes,
-                "entries": l.entries,
-                "deletes": l.deletes,
-                "merges": l.merges,
-                "key_bytes": l.key_bytes,
-                "value_bytes": l.value_bytes,
-                "data_raw_bytes": l.data_raw_bytes,
-                "data_stored_bytes": l.data_stored_bytes,
-                "filter_bytes": l.filter_bytes,
-                "index_bytes": l.index_bytes,
-            })
-        })
+        .map(level_json)
         .collect();
     json!({
         "path": path,
@@ -78,15 +63,7 @@ pub fn to_json(path: &str, stats: &Stats) -> serde_json::Value {
             "write_amplification":
                 engine::amplification(stats.lifetime_user_bytes, stats.lifetime_disk_bytes),
         },
-        "commits": {
-            "since_open": stats.commits,
-            "sync": stats.sync_commits,
-            "wal_fsyncs": stats.wal_syncs,
-            "per_fsync": (stats.wal_syncs > 0).then(|| stats.commits_per_fsync()),
-            "wal_segments_reused": stats.wal_segments_reused,
-            "waits_yielded": stats.commit_waits_yielded,
-            "waits_slept": stats.commit_waits_slept,
-        },
+        "commits": commits_json(stats),
         "block_size": stats.block_size,
         "block_size_reason": stats.block_size_reason,
         "block_size_warning": stats.block_size_warning,
@@ -103,28 +80,69 @@ pub fn to_json(path: &str, stats: &Stats) -> serde_json::Value {
             "budget": stats.memory_budget,
             "charged_to_cache": stats.memory_charged_bytes,
         },
-        "stalls": {
-            "delay_micros": stats.write_delay_micros,
-            "stop_micros": stats.write_stop_micros,
-            "stops": stats.write_stops,
-            "pending_compaction_bytes": stats.pending_compaction_bytes,
-            "level0_delay_micros": stats.stalls.level0_delay_micros,
-            "pending_bytes_delay_micros": stats.stalls.pending_bytes_delay_micros,
-            "memtables_delay_micros": stats.stalls.memtables_delay_micros,
-            "level0_stops": stats.stalls.level0_stops,
-            "pending_bytes_stops": stats.stalls.pending_bytes_stops,
-            "memtables_stops": stats.stalls.memtables_stops,
-        },
+        "stalls": stalls_json(stats),
         "keyspaces": stats.keyspaces,
-        "blobs": {
-            "threshold": stats.blob_threshold,
-            "files": stats.blob_files,
-            "file_bytes": stats.blob_file_bytes,
-            "value_bytes": stats.blob_value_bytes,
-            "dead_bytes": stats.blob_dead_bytes,
-            "space_amplification": (stats.blob_files > 0).then(|| stats.blob_space_amplification()),
-        },
+        "blobs": blobs_json(stats),
         "advice": advice(stats),
+    })
+}
+
+/// One level's tables, for `--json`.
+fn level_json(l: &LevelStats) -> serde_json::Value {
+    serde_json::json!({
+        "level": l.level,
+        "tables": l.tables,
+        "bytes": l.bytes,
+        "entries": l.entries,
+        "deletes": l.deletes,
+        "merges": l.merges,
+        "key_bytes": l.key_bytes,
+        "value_bytes": l.value_bytes,
+        "data_raw_bytes": l.data_raw_bytes,
+        "data_stored_bytes": l.data_stored_bytes,
+        "filter_bytes": l.filter_bytes,
+        "index_bytes": l.index_bytes,
+    })
+}
+
+/// Commits since open and the WAL fsyncs they shared, for `--json`.
+fn commits_json(stats: &Stats) -> serde_json::Value {
+    serde_json::json!({
+        "since_open": stats.commits,
+        "sync": stats.sync_commits,
+        "wal_fsyncs": stats.wal_syncs,
+        "per_fsync": (stats.wal_syncs > 0).then(|| stats.commits_per_fsync()),
+        "wal_segments_reused": stats.wal_segments_reused,
+        "waits_yielded": stats.commit_waits_yielded,
+        "waits_slept": stats.commit_waits_slept,
+    })
+}
+
+/// Time writers were slowed and stopped since open, and why, for `--json`.
+fn stalls_json(stats: &Stats) -> serde_json::Value {
+    serde_json::json!({
+        "delay_micros": stats.write_delay_micros,
+        "stop_micros": stats.write_stop_micros,
+        "stops": stats.write_stops,
+        "pending_compaction_bytes": stats.pending_compaction_bytes,
+        "level0_delay_micros": stats.stalls.level0_delay_micros,
+        "pending_bytes_delay_micros": stats.stalls.pending_bytes_delay_micros,
+        "memtables_delay_micros": stats.stalls.memtables_delay_micros,
+        "level0_stops": stats.stalls.level0_stops,
+        "pending_bytes_stops": stats.stalls.pending_bytes_stops,
+        "memtables_stops": stats.stalls.memtables_stops,
+    })
+}
+
+/// Blob files and the values they hold, for `--json`.
+fn blobs_json(stats: &Stats) -> serde_json::Value {
+    serde_json::json!({
+        "threshold": stats.blob_threshold,
+        "files": stats.blob_files,
+        "file_bytes": stats.blob_file_bytes,
+        "value_bytes": stats.blob_value_bytes,
+        "dead_bytes": stats.blob_dead_bytes,
+        "space_amplification": (stats.blob_files > 0).then(|| stats.blob_space_amplification()),
     })
 }
 
@@ -274,6 +292,18 @@ pub fn render(path: &str, stats: &Stats) -> String {
         thousands(stats.live_entries_estimate)
     );
     let _ = writeln!(s);
+    render_levels(&mut s, stats, &t);
+    let _ = writeln!(s);
+    render_contents(&mut s, stats, &t);
+    let _ = writeln!(s, "{}", write_amp_line(stats));
+    render_engine(&mut s, stats);
+    let _ = writeln!(s);
+    render_advice(&mut s, stats);
+    s
+}
+
+/// The table of levels, one row per level with tables, then the totals `t`.
+fn render_levels(s: &mut String, stats: &Stats, t: &LevelStats) {
     let _ = writeln!(
         s,
         "level  tables        size     entries   deletes  avg key  avg value  compression  filters"
@@ -281,8 +311,12 @@ pub fn render(path: &str, stats: &Stats) -> String {
     for l in stats.levels.iter().filter(|l| l.tables > 0) {
         let _ = writeln!(s, "{}", level_row(&format!("L{}", l.level), l));
     }
-    let _ = writeln!(s, "{}", level_row("total", &t));
-    let _ = writeln!(s);
+    let _ = writeln!(s, "{}", level_row("total", t));
+}
+
+/// What the tables hold, from the totals `t`: key and value sizes,
+/// compression, filters and index blocks, space amplification.
+fn render_contents(s: &mut String, stats: &Stats, t: &LevelStats) {
     let _ = writeln!(
         s,
         "keys and values  average key {}, average value {}",
@@ -308,27 +342,33 @@ pub fn render(path: &str, stats: &Stats) -> String {
         "space amp.       {} (bytes in all levels per byte in the last)",
         times(space_amplification(stats))
     );
+}
+
+/// Write amplification: since open if anything was written since, else
+/// over the database's life.
+fn write_amp_line(stats: &Stats) -> String {
     if stats.user_bytes_written > 0 {
-        let _ = writeln!(
-            s,
-            "write amp.       {}",
-            crate::engine::write_summary(stats)
-        );
+        format!("write amp.       {}", crate::engine::write_summary(stats))
     } else if stats.lifetime_user_bytes > 0 {
         let ratio = engine::amplification(stats.lifetime_user_bytes, stats.lifetime_disk_bytes)
             .map_or_else(
                 || engine::TOO_SMALL_FOR_A_RATIO.to_string(),
                 |r| times(Some(r)),
             );
-        let _ = writeln!(
-            s,
+        format!(
             "write amp.       {ratio} over the database's life: {} written by callers, {} to the WAL and tables",
             bytes(stats.lifetime_user_bytes),
             bytes(stats.lifetime_disk_bytes)
-        );
+        )
     } else {
-        let _ = writeln!(s, "write amp.       nothing written yet");
+        "write amp.       nothing written yet".to_string()
     }
+}
+
+/// How the engine is set up and what it did since open: commits, block
+/// size and cache, reads, level sizes, memory, stalls, blob files and
+/// keyspaces.
+fn render_engine(s: &mut String, stats: &Stats) {
     if stats.commits > 0 {
         let _ = writeln!(s, "{}", commit_line(stats));
     }
@@ -356,7 +396,10 @@ pub fn render(path: &str, stats: &Stats) -> String {
     if !stats.keyspaces.is_empty() {
         let _ = writeln!(s, "keyspaces        {}", stats.keyspaces.join(", "));
     }
-    let _ = writeln!(s);
+}
+
+/// The advice, one item a line, or that there is none.
+fn render_advice(s: &mut String, stats: &Stats) {
     let advice = advice(stats);
     if advice.is_empty() {
         let _ = writeln!(
@@ -369,7 +412,6 @@ pub fn render(path: &str, stats: &Stats) -> String {
             let _ = writeln!(s, "  - {a}");
         }
     }
-    s
 }
 
 fn level_row(name: &str, l: &LevelStats) -> String {

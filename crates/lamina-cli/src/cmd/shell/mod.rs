@@ -36,7 +36,7 @@ mod parser;
 mod session;
 
 use crate::cmd::Ctx;
-use crate::engine::{self, Loader, Mode};
+use crate::engine::{self, Db, Loader, Mode};
 use crate::error::{exit_of, CliError, CliResult, Exit};
 use crate::progress::{Progress, Total};
 use commands::Verb;
@@ -137,7 +137,55 @@ fn one_shot_text(words: &[std::ffi::OsString]) -> Vec<u8> {
 
 /// Runs `lamina shell`.
 pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
-    let (mut input, source, size) = match &args.file {
+    let (mut input, source, size) = open_input(&args)?;
+    let interactive = input.is_interactive();
+    let mode = if args.newdb {
+        Mode::New
+    } else if args.read_only {
+        Mode::ReadOnly
+    } else {
+        Mode::Create
+    };
+    let db = engine::open(&args.db, mode)?;
+    let mut shell = new_shell(&args, &db, source, interactive);
+    let total = match (args.total, size) {
+        (Some(n), _) => Total::Records(n),
+        (None, Some(bytes)) => Total::Bytes(bytes),
+        (None, None) => Total::Unknown,
+    };
+    let mut progress = Progress::new(
+        "shell",
+        total,
+        ctx.progress.mode(args.progress),
+        &ctx.progress,
+    );
+    let Ending { fatal, stopped } =
+        read_commands(&mut shell, &mut input, &mut progress, args.stop_on_error)?;
+    let fatal = finish_bulk(&mut shell, fatal);
+    let _ = shell.out.flush();
+    let errors = shell.errors;
+    let ingested = shell.ingested;
+    let source = shell.source;
+    let loader = shell.loader;
+    drop(shell.out);
+    if let Some((at, fatal)) = fatal {
+        return stop(&db, loader, ingested, at, fatal);
+    }
+    close(&db, loader, &progress, &source, ingested)?;
+    if progress.records() > 0 {
+        progress.finish();
+    }
+    if stopped {
+        eprintln!("lamina: stopped at the first error (--stop-on-error)");
+    }
+    Ok(if errors > 0 { Exit::Failed } else { Exit::Ok })
+}
+
+/// Where the commands come from (the command line, `--file`, a terminal or
+/// piped standard input), its name in messages, and its size in bytes when
+/// known.
+fn open_input(args: &ShellArgs) -> CliResult<(Input, String, Option<u64>)> {
+    Ok(match &args.file {
         _ if !args.command.is_empty() => {
             let text = one_shot_text(&args.command);
             (
@@ -156,25 +204,25 @@ pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
             let size = stdin_file_size();
             (Input::stdin(), "stdin".to_string(), size)
         }
-    };
-    let interactive = input.is_interactive();
-    let mode = if args.newdb {
-        Mode::New
-    } else if args.read_only {
-        Mode::ReadOnly
-    } else {
-        Mode::Create
-    };
-    let db = engine::open(&args.db, mode)?;
+    })
+}
+
+/// A session over `db` that prints on standard output and reads commands
+/// from `source`.
+fn new_shell<'d>(
+    args: &ShellArgs,
+    db: &'d Db,
+    source: String,
+    interactive: bool,
+) -> Shell<'d, io::BufWriter<io::StdoutLock<'static>>> {
     let loader = if args.synchronize {
-        Loader::synchronous(&db)
+        Loader::synchronous(db)
     } else {
-        Loader::new(&db)
+        Loader::new(db)
     };
-    let stdout = io::stdout();
-    let mut shell = Shell {
+    Shell {
         loader,
-        out: io::BufWriter::with_capacity(1 << 16, stdout.lock()),
+        out: io::BufWriter::with_capacity(1 << 16, io::stdout().lock()),
         db_name: args.db.display().to_string(),
         db_path: args.db.clone(),
         source,
@@ -188,31 +236,33 @@ pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
             let memory = args.memory.map_or(engine::bulk::DEFAULT_MEMORY, |m| {
                 usize::try_from(m).unwrap_or(usize::MAX)
             });
-            engine::bulk::BulkSink::new(&db, memory)
+            engine::bulk::BulkSink::new(db, memory)
         }),
         ingested: 0,
-    };
-    let total = match (args.total, size) {
-        (Some(n), _) => Total::Records(n),
-        (None, Some(bytes)) => Total::Bytes(bytes),
-        (None, None) => Total::Unknown,
-    };
-    let mut progress = Progress::new(
-        "shell",
-        total,
-        ctx.progress.mode(args.progress),
-        &ctx.progress,
-    );
+    }
+}
 
+/// How reading commands ended.
+struct Ending {
+    /// The failure that ended the shell, and where it happened.
+    fatal: Option<(String, Fatal)>,
+    /// `--stop-on-error` stopped the shell after a command failed.
+    stopped: bool,
+}
+
+/// Reads, parses and carries out commands until the input ends, a `quit`,
+/// a failure that ends the shell, or (with `stop_on_error`) a command that
+/// fails. An error reading the input is returned at once.
+fn read_commands<W: Write>(
+    shell: &mut Shell<'_, W>,
+    input: &mut Input,
+    progress: &mut Progress,
+    stop_on_error: bool,
+) -> CliResult<Ending> {
     let mut parser = Parser::new();
-    let mut lines = LineWatch::new(parser::MAX_COMMAND_LEN);
-    let mut buf: Vec<u8> = Vec::with_capacity(1 << 21);
-    let mut start = 0;
-    let mut eof = false;
-    let mut stopped = false;
-    let mut fatal: Option<(String, Fatal)> = None;
+    let mut unparsed = Unparsed::new();
     loop {
-        let (step, n) = parser.parse(buf.get(start..).unwrap_or_default(), eof);
+        let (step, n) = parser.parse(unparsed.rest(), unparsed.eof);
         let flow = match step {
             Step::NeedMore => None,
             Step::End => break,
@@ -231,107 +281,184 @@ pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
                         Some(flow)
                     }
                     Err(e) => {
-                        fatal = Some((format!("{}:{}", shell.source, cmd.locus), e));
-                        break;
+                        let at = format!("{}:{}", shell.source, cmd.locus);
+                        return Ok(Ending {
+                            fatal: Some((at, e)),
+                            stopped: false,
+                        });
                     }
                 }
             }
         };
         match flow {
             Some(Flow::Continue) => {
-                start += n;
-                if args.stop_on_error && shell.errors > 0 {
-                    stopped = true;
-                    break;
+                unparsed.start += n;
+                if stop_on_error && shell.errors > 0 {
+                    return Ok(Ending {
+                        fatal: None,
+                        stopped: true,
+                    });
                 }
             }
             Some(Flow::Quit) => break,
             None => {
-                // Need more input: drop what was consumed, then read.
-                buf.drain(..start);
-                start = 0;
-                if interactive {
-                    if let Err(e) = shell.loader.write_pending() {
-                        fatal = Some((shell.source.clone(), Fatal::Engine(e)));
-                        break;
-                    }
-                    let _ = shell.out.flush();
-                }
-                // A command longer than what was read of it: read as much
-                // again, so that parsing it again from its start costs no
-                // more, in all, than twice its length (a pipe hands over
-                // 64 KiB at a time, and each was a new parse of it all).
-                let goal = if interactive { 0 } else { buf.len() * 2 };
-                loop {
-                    let before = buf.len();
-                    match input.read_more(&mut buf) {
-                        Ok(0) => eof = true,
-                        Ok(read) => progress.add(0, read as u64),
-                        Err(e) => {
-                            let _ = shell.out.flush();
-                            return Err(CliError::io(format!("reading {}", shell.source), e));
-                        }
-                    }
-                    if let Some(line) = lines.saw(buf.get(before..).unwrap_or_default()) {
-                        fatal = Some(too_long(&mut shell, line));
-                        break;
-                    }
-                    if eof || buf.len() >= goal {
-                        break;
-                    }
-                }
-                if fatal.is_some() {
-                    break;
+                if let Some(fatal) = unparsed.read_more(input, shell, progress)? {
+                    return Ok(Ending {
+                        fatal: Some(fatal),
+                        stopped: false,
+                    });
                 }
             }
         }
     }
-    // `--bulk`: the stores gathered are ingested at the end of input (or
-    // dropped, keeping none, when the engine stopped the shell).
+    Ok(Ending {
+        fatal: None,
+        stopped: false,
+    })
+}
+
+/// The input read and not yet parsed, and the length of its lines.
+struct Unparsed {
+    /// Bytes read; those before `start` are parsed.
+    buf: Vec<u8>,
+    start: usize,
+    /// Nothing more will come.
+    eof: bool,
+    lines: LineWatch,
+}
+
+impl Unparsed {
+    /// Nothing read yet.
+    fn new() -> Unparsed {
+        Unparsed {
+            buf: Vec::with_capacity(1 << 21),
+            start: 0,
+            eof: false,
+            lines: LineWatch::new(parser::MAX_COMMAND_LEN),
+        }
+    }
+
+    /// The bytes read and not yet parsed.
+    fn rest(&self) -> &[u8] {
+        self.buf.get(self.start..).unwrap_or_default()
+    }
+
+    /// Drops what was parsed, then reads more of `input` (a person typing
+    /// first sees every earlier store handed to the engine, and the output
+    /// so far). The failure that ends the shell, if the engine fails or a
+    /// line is longer than any command; an error reading the input is
+    /// returned as it is.
+    fn read_more<W: Write>(
+        &mut self,
+        input: &mut Input,
+        shell: &mut Shell<'_, W>,
+        progress: &mut Progress,
+    ) -> CliResult<Option<(String, Fatal)>> {
+        self.buf.drain(..self.start);
+        self.start = 0;
+        if shell.interactive {
+            if let Err(e) = shell.loader.write_pending() {
+                return Ok(Some((shell.source.clone(), Fatal::Engine(e))));
+            }
+            let _ = shell.out.flush();
+        }
+        // A command longer than what was read of it: read as much
+        // again, so that parsing it again from its start costs no
+        // more, in all, than twice its length (a pipe hands over
+        // 64 KiB at a time, and each was a new parse of it all).
+        let goal = if shell.interactive {
+            0
+        } else {
+            self.buf.len() * 2
+        };
+        loop {
+            let before = self.buf.len();
+            match input.read_more(&mut self.buf) {
+                Ok(0) => self.eof = true,
+                Ok(read) => progress.add(0, read as u64),
+                Err(e) => {
+                    let _ = shell.out.flush();
+                    return Err(CliError::io(format!("reading {}", shell.source), e));
+                }
+            }
+            if let Some(line) = self.lines.saw(self.buf.get(before..).unwrap_or_default()) {
+                return Ok(Some(too_long(shell, line)));
+            }
+            if self.eof || self.buf.len() >= goal {
+                return Ok(None);
+            }
+        }
+    }
+}
+
+/// `--bulk`: the stores gathered are ingested at the end of input (or
+/// dropped, keeping none, when the engine stopped the shell). The failure
+/// that ends the shell, now that the ingest is done.
+fn finish_bulk<W: Write>(
+    shell: &mut Shell<'_, W>,
+    fatal: Option<(String, Fatal)>,
+) -> Option<(String, Fatal)> {
     match &fatal {
         None | Some((_, Fatal::Output(_))) => {
             if let Err(e) = shell.end_bulk() {
                 let at = format!("{}: at the end of input", shell.source);
-                fatal = Some((at, Fatal::Engine(e)));
+                return Some((at, Fatal::Engine(e)));
             }
         }
         Some(_) => shell.bulk = None,
     }
-    let _ = shell.out.flush();
-    let errors = shell.errors;
-    let ingested = shell.ingested;
-    let source = shell.source;
-    let mut loader = shell.loader;
-    drop(shell.out);
-    if let Some((at, fatal)) = fatal {
-        return match fatal {
-            Fatal::Output(e) if e.kind() == io::ErrorKind::BrokenPipe => {
-                loader.finish()?;
-                db.close()?;
-                Ok(Exit::Ok)
-            }
-            Fatal::Output(e) => {
-                let _ = loader.finish();
-                let _ = db.close();
-                Err(CliError::io(format!("{at}: writing output"), e))
-            }
-            Fatal::Engine(e) => {
-                // What the engine acknowledged is kept; try to make it
-                // durable, then stop.
-                let _ = db.close();
-                let kept = stores_kept(ingested + loader.acknowledged());
-                Err(CliError::new(
-                    exit_of(&e),
-                    format!("{at}: {e}; stopped: {kept}"),
-                ))
-            }
-            Fatal::Stop(e) => {
-                let _ = db.close();
-                let kept = stores_kept(ingested + loader.acknowledged());
-                Err(e.context(at).context_after(format!("stopped: {kept}")))
-            }
-        };
+    fatal
+}
+
+/// Ends a shell that `fatal` stopped at `at` and closes the database:
+/// output closed by its reader ends it with exit code 0 once the stores
+/// are durable; any other failure is returned with the stores kept (`ingested` by `--bulk`
+/// and those `loader` handed to the engine).
+fn stop(
+    db: &Db,
+    mut loader: Loader<'_>,
+    ingested: u64,
+    at: String,
+    fatal: Fatal,
+) -> CliResult<Exit> {
+    match fatal {
+        Fatal::Output(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+            loader.finish()?;
+            db.close()?;
+            Ok(Exit::Ok)
+        }
+        Fatal::Output(e) => {
+            let _ = loader.finish();
+            let _ = db.close();
+            Err(CliError::io(format!("{at}: writing output"), e))
+        }
+        Fatal::Engine(e) => {
+            // What the engine acknowledged is kept; try to make it
+            // durable, then stop.
+            let _ = db.close();
+            let kept = stores_kept(ingested + loader.acknowledged());
+            Err(CliError::new(
+                exit_of(&e),
+                format!("{at}: {e}; stopped: {kept}"),
+            ))
+        }
+        Fatal::Stop(e) => {
+            let _ = db.close();
+            let kept = stores_kept(ingested + loader.acknowledged());
+            Err(e.context(at).context_after(format!("stopped: {kept}")))
+        }
     }
+}
+
+/// Makes every store durable and closes the database at the end of input
+/// from `source`, noting the writes in `progress` when there were stores.
+fn close(
+    db: &Db,
+    mut loader: Loader<'_>,
+    progress: &Progress,
+    source: &str,
+    ingested: u64,
+) -> CliResult<()> {
     let summary_needed = progress.records() > 0;
     let at_end = |e: lamina::Error, kept: u64| {
         CliError::from(e)
@@ -349,14 +476,7 @@ pub fn run(args: ShellArgs, ctx: &Ctx) -> CliResult<Exit> {
             progress.note(&format!("writers {}", engine::stall_summary(&stats)));
         }
     }
-    db.close().map_err(|e| at_end(e, loader.acknowledged()))?;
-    if summary_needed {
-        progress.finish();
-    }
-    if stopped {
-        eprintln!("lamina: stopped at the first error (--stop-on-error)");
-    }
-    Ok(if errors > 0 { Exit::Failed } else { Exit::Ok })
+    db.close().map_err(|e| at_end(e, loader.acknowledged()))
 }
 
 /// Follows the input's lines as it is read, to refuse one longer than any

@@ -221,20 +221,7 @@ impl Parser {
 
     fn command<'a>(&mut self, cur: &mut Cursor<'a>, at_eof: bool) -> Step<'a> {
         cur.skip_blanks();
-        let start_line = cur.line;
-        let start_col = cur.col();
-        let locus_to = |cur: &Cursor<'_>, end_col: u64| Locus {
-            line: start_line,
-            col: start_col,
-            end_line: cur.line,
-            end_col,
-        };
-        let locus_at = |end: (u64, u64)| Locus {
-            line: start_line,
-            col: start_col,
-            end_line: end.0,
-            end_col: end.1,
-        };
+        let start = (cur.line, cur.col());
         let Some(first) = cur.peek() else {
             return if at_eof { Step::End } else { Step::NeedMore };
         };
@@ -257,7 +244,27 @@ impl Parser {
             }
             _ => {}
         }
-        // The verb.
+        let found = match self.verb(cur, at_eof, first, start) {
+            Ok(found) => found,
+            Err(step) => return step,
+        };
+        let (args, end) = match self.args(cur, at_eof, start) {
+            Ok(args) => args,
+            Err(step) => return step,
+        };
+        checked(found, args, span(start, end))
+    }
+
+    /// Reads the verb, which starts with `first`, and looks it up (`?` is
+    /// `help`). `Err` holds the step to return instead: more input is
+    /// needed, or there is no verb.
+    fn verb<'a>(
+        &mut self,
+        cur: &mut Cursor<'a>,
+        at_eof: bool,
+        first: u8,
+        start: (u64, u64),
+    ) -> Result<Result<&'static CommandSpec, String>, Step<'a>> {
         let verb_start = cur.pos;
         if first == b'?' {
             cur.pos += 1;
@@ -268,44 +275,55 @@ impl Parser {
         }
         let word = cur.buf.get(verb_start..cur.pos).unwrap_or(b"");
         if cur.pos == cur.buf.len() && !at_eof {
-            return Step::NeedMore;
+            return Err(Step::NeedMore);
         }
         if word.is_empty() {
             let message = format!("syntax error, unexpected {}", describe(first));
-            return self.fail(cur, at_eof, locus_to(cur, cur.col()), message);
+            let locus = span(start, (cur.line, cur.col()));
+            return Err(self.fail(cur, at_eof, locus, message));
         }
-        let lookup = if word == b"?" {
+        Ok(if word == b"?" {
             lookup(b"help")
         } else {
             lookup(word)
-        };
-        // The arguments, up to the terminator.
+        })
+    }
+
+    /// Reads the arguments up to the end of the command (a newline, `;` or
+    /// the end of input). Returns them and the line and column where the
+    /// command ends; `Err` holds the step to return instead.
+    fn args<'a>(
+        &mut self,
+        cur: &mut Cursor<'a>,
+        at_eof: bool,
+        start: (u64, u64),
+    ) -> Result<(Args<'a>, (u64, u64)), Step<'a>> {
         let mut args = Args::default();
-        let end;
         loop {
             cur.skip_blanks();
             match cur.peek() {
                 None if at_eof => {
-                    end = (cur.line, cur.col().saturating_sub(1).max(start_col));
-                    break;
+                    let end = (cur.line, cur.col().saturating_sub(1).max(start.1));
+                    return Ok((args, end));
                 }
-                None => return Step::NeedMore,
+                None => return Err(Step::NeedMore),
                 Some(b'\n') => {
-                    end = (cur.line, cur.col());
+                    let end = (cur.line, cur.col());
                     cur.newline();
                     cur.pos += 1;
-                    break;
+                    return Ok((args, end));
                 }
                 Some(b';') => {
-                    end = (cur.line, cur.col());
+                    let end = (cur.line, cur.col());
                     cur.pos += 1;
-                    break;
+                    return Ok((args, end));
                 }
                 Some(b'"') => match quoted(cur, at_eof) {
                     Ok(arg) => args.push(arg),
-                    Err(TokenError::NeedMore) => return Step::NeedMore,
+                    Err(TokenError::NeedMore) => return Err(Step::NeedMore),
                     Err(TokenError::Syntax(message)) => {
-                        return self.fail(cur, at_eof, locus_to(cur, cur.col()), message)
+                        let locus = span(start, (cur.line, cur.col()));
+                        return Err(self.fail(cur, at_eof, locus, message));
                     }
                 },
                 Some(b) if is_word_byte(b) => {
@@ -314,30 +332,17 @@ impl Parser {
                         cur.pos += 1;
                     }
                     if cur.pos == cur.buf.len() && !at_eof {
-                        return Step::NeedMore;
+                        return Err(Step::NeedMore);
                     }
                     args.push(Cow::Borrowed(cur.buf.get(s..cur.pos).unwrap_or(b"")));
                 }
                 Some(b) => {
                     let message = format!("syntax error, unexpected {}", describe(b));
-                    return self.fail(cur, at_eof, locus_to(cur, cur.col()), message);
+                    let locus = span(start, (cur.line, cur.col()));
+                    return Err(self.fail(cur, at_eof, locus, message));
                 }
             }
         }
-        let locus = locus_at(end);
-        let spec = match lookup {
-            Ok(spec) => spec,
-            Err(message) => return Step::Error { locus, message },
-        };
-        if args.len() < spec.min_args {
-            let message = format!("{}: not enough arguments", spec.name);
-            return Step::Error { locus, message };
-        }
-        if args.len() > spec.max_args {
-            let message = format!("{}: too many arguments", spec.name);
-            return Step::Error { locus, message };
-        }
-        Step::Command(Command { spec, args, locus })
     }
 
     /// Reports a syntax error and skips the rest of the line.
@@ -353,6 +358,38 @@ impl Parser {
         }
         Step::Error { locus, message }
     }
+}
+
+/// The locus from `start` to `end`, each a line and a column.
+fn span(start: (u64, u64), end: (u64, u64)) -> Locus {
+    Locus {
+        line: start.0,
+        col: start.1,
+        end_line: end.0,
+        end_col: end.1,
+    }
+}
+
+/// The command that `found` names, with `args`, if their count fits it;
+/// else the error, at `locus`.
+fn checked<'a>(
+    found: Result<&'static CommandSpec, String>,
+    args: Args<'a>,
+    locus: Locus,
+) -> Step<'a> {
+    let spec = match found {
+        Ok(spec) => spec,
+        Err(message) => return Step::Error { locus, message },
+    };
+    if args.len() < spec.min_args {
+        let message = format!("{}: not enough arguments", spec.name);
+        return Step::Error { locus, message };
+    }
+    if args.len() > spec.max_args {
+        let message = format!("{}: too many arguments", spec.name);
+        return Step::Error { locus, message };
+    }
+    Step::Command(Command { spec, args, locus })
 }
 
 #[cfg(test)]

@@ -81,8 +81,9 @@ impl<'d, W: Write> Shell<'d, W> {
         self.out.write_all(&self.line)
     }
 
+    /// Carries out `cmd`. A command that fails is reported (and counted in
+    /// `errors`); `Err` is a failure that ends the shell.
     pub fn execute(&mut self, cmd: &Command<'_>) -> Result<Flow, Fatal> {
-        let args = &cmd.args;
         let verb = cmd.spec.verb;
         let writes = matches!(
             verb,
@@ -98,14 +99,7 @@ impl<'d, W: Write> Shell<'d, W> {
             return Ok(Flow::Continue);
         }
         if verb == Verb::Store {
-            let (key, value) = (args.get(0), args.get(1));
-            match check_record(key, value) {
-                Ok(()) => match &mut self.bulk {
-                    Some(sink) => sink.add(key, value)?,
-                    None => self.loader.put(key, value)?,
-                },
-                Err(why) => self.report(cmd.locus, &format!("Item not inserted: {why}.")),
-            }
+            self.store(cmd)?;
             return Ok(Flow::Continue);
         }
         // A command that reads or writes sees every earlier store: gathered
@@ -120,75 +114,12 @@ impl<'d, W: Write> Shell<'d, W> {
         self.loader.write_pending()?;
         match verb {
             Verb::Store => {}
-            Verb::Fetch => match self.db().get(args.get(0))? {
-                Some(v) => {
-                    self.line.clear();
-                    format_datum(&v, self.utf8, &mut self.line);
-                    self.line.push(b'\n');
-                    self.out.write_all(&self.line)?;
-                }
-                None => self.report(cmd.locus, "No such item found"),
-            },
-            Verb::Delete => {
-                let key = args.get(0);
-                if self.db().contains_key(key)? {
-                    self.db().delete(key)?;
-                } else {
-                    self.report(cmd.locus, "No such item found");
-                }
-            }
-            Verb::List => {
-                for item in self.db().iter() {
-                    let (k, v) = item?;
-                    self.line.clear();
-                    format_datum(&k, self.utf8, &mut self.line);
-                    self.line.push(b' ');
-                    format_datum(&v, self.utf8, &mut self.line);
-                    self.line.push(b'\n');
-                    self.out.write_all(&self.line)?;
-                }
-            }
-            Verb::Count => {
-                let n = self.db().iter().try_fold(0u64, |n, r| r.map(|_| n + 1))?;
-                if n == 1 {
-                    writeln!(self.out, "There is 1 item in the database.")?;
-                } else {
-                    writeln!(self.out, "There are {n} items in the database.")?;
-                }
-            }
-            Verb::First => match self.db().iter().next().transpose()? {
-                Some((k, v)) => {
-                    self.print_pair_lines(&k, &v)?;
-                    self.cursor = Some(k);
-                }
-                None => {
-                    self.cursor = None;
-                    writeln!(self.out, "No such item found.")?;
-                }
-            },
-            Verb::Next => {
-                if args.len() == 1 {
-                    self.cursor = Some(args.get(0).to_vec());
-                }
-                let found = match &self.cursor {
-                    Some(c) => self
-                        .db()
-                        .range::<&[u8], _>((Bound::Excluded(c.as_slice()), Bound::Unbounded))
-                        .next()
-                        .transpose()?,
-                    None => None,
-                };
-                match found {
-                    Some((k, v)) => {
-                        self.print_pair_lines(&k, &v)?;
-                        self.cursor = Some(k);
-                    }
-                    None => {
-                        self.cursor = None;
-                        self.report(cmd.locus, "No such item found");
-                    }
-                }
-            }
+            Verb::Fetch => self.fetch(cmd)?,
+            Verb::Delete => self.delete(cmd)?,
+            Verb::List => self.list()?,
+            Verb::Count => self.count()?,
+            Verb::First => self.first()?,
+            Verb::Next => self.next(cmd)?,
             Verb::Reorganize => {
                 self.db().compact()?;
                 writeln!(self.out, "Reorganization succeeded.")?;
@@ -215,6 +146,112 @@ impl<'d, W: Write> Shell<'d, W> {
             }
         }
         Ok(Flow::Continue)
+    }
+
+    /// `store KEY VALUE`: gathered by `--bulk`, else handed to the loader;
+    /// a record the engine cannot take is reported.
+    fn store(&mut self, cmd: &Command<'_>) -> Result<(), Fatal> {
+        let (key, value) = (cmd.args.get(0), cmd.args.get(1));
+        match check_record(key, value) {
+            Ok(()) => match &mut self.bulk {
+                Some(sink) => sink.add(key, value)?,
+                None => self.loader.put(key, value)?,
+            },
+            Err(why) => self.report(cmd.locus, &format!("Item not inserted: {why}.")),
+        }
+        Ok(())
+    }
+
+    /// `fetch KEY`: prints its value; a missing key is reported.
+    fn fetch(&mut self, cmd: &Command<'_>) -> Result<(), Fatal> {
+        match self.db().get(cmd.args.get(0))? {
+            Some(v) => {
+                self.line.clear();
+                format_datum(&v, self.utf8, &mut self.line);
+                self.line.push(b'\n');
+                self.out.write_all(&self.line)?;
+            }
+            None => self.report(cmd.locus, "No such item found"),
+        }
+        Ok(())
+    }
+
+    /// `delete KEY`: removes its record; a missing key is reported.
+    fn delete(&mut self, cmd: &Command<'_>) -> Result<(), Fatal> {
+        let key = cmd.args.get(0);
+        if self.db().contains_key(key)? {
+            self.db().delete(key)?;
+        } else {
+            self.report(cmd.locus, "No such item found");
+        }
+        Ok(())
+    }
+
+    /// `list`: prints every key and its value, one pair a line.
+    fn list(&mut self) -> Result<(), Fatal> {
+        for item in self.db().iter() {
+            let (k, v) = item?;
+            self.line.clear();
+            format_datum(&k, self.utf8, &mut self.line);
+            self.line.push(b' ');
+            format_datum(&v, self.utf8, &mut self.line);
+            self.line.push(b'\n');
+            self.out.write_all(&self.line)?;
+        }
+        Ok(())
+    }
+
+    /// `count`: prints how many records there are.
+    fn count(&mut self) -> Result<(), Fatal> {
+        let n = self.db().iter().try_fold(0u64, |n, r| r.map(|_| n + 1))?;
+        if n == 1 {
+            writeln!(self.out, "There is 1 item in the database.")?;
+        } else {
+            writeln!(self.out, "There are {n} items in the database.")?;
+        }
+        Ok(())
+    }
+
+    /// `first`: prints the first record and puts the cursor on it.
+    fn first(&mut self) -> Result<(), Fatal> {
+        match self.db().iter().next().transpose()? {
+            Some((k, v)) => {
+                self.print_pair_lines(&k, &v)?;
+                self.cursor = Some(k);
+            }
+            None => {
+                self.cursor = None;
+                writeln!(self.out, "No such item found.")?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `next [KEY]`: prints the record after the cursor (or after KEY) and
+    /// puts the cursor on it.
+    fn next(&mut self, cmd: &Command<'_>) -> Result<(), Fatal> {
+        if cmd.args.len() == 1 {
+            self.cursor = Some(cmd.args.get(0).to_vec());
+        }
+        let found = match &self.cursor {
+            Some(c) => self
+                .db()
+                .range::<&[u8], _>((Bound::Excluded(c.as_slice()), Bound::Unbounded))
+                .next()
+                .transpose()?,
+            None => None,
+        };
+        match found {
+            Some((k, v)) => {
+                self.print_pair_lines(&k, &v)?;
+                self.cursor = Some(k);
+            }
+            None => {
+                self.cursor = None;
+                self.report(cmd.locus, "No such item found");
+            }
+        }
+        Ok(())
     }
 
     /// Ingests the stores gathered by `--bulk` in one step (all or none);
