@@ -41,6 +41,74 @@ pub struct BlocksizeArgs {
     pub common: Common,
 }
 
+/// The columns of the CSV, a line per run.
+const CSV_HEADER: [&str; 12] = [
+    "engine",
+    "block_size",
+    "records",
+    "load_s",
+    "load_per_s",
+    "bytes",
+    "reads",
+    "read_s",
+    "reads_per_s",
+    "memlimit",
+    "run",
+    "block_size_used",
+];
+
+/// What every run shares.
+struct Plan {
+    /// Records loaded (keys 0..n-1).
+    n: u64,
+    /// Point reads.
+    reads: u64,
+    /// Runs of each block size.
+    repeat: usize,
+    /// The keys in the order they are read: one shuffle of all of them, the
+    /// same for every block size.
+    order: Vec<u64>,
+}
+
+impl Plan {
+    fn new(args: &BlocksizeArgs) -> Plan {
+        let n = args.records.max(1);
+        let mut order: Vec<u64> = (0..n).collect();
+        let mut rng = XorShift64Star::new(1);
+        for i in (1..order.len()).rev() {
+            let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+            order.swap(i, j);
+        }
+        Plan {
+            n,
+            reads: args.reads.unwrap_or(n),
+            repeat: args.repeat.max(1),
+            order,
+        }
+    }
+}
+
+/// What one run of one block size measured.
+struct Run {
+    load_s: f64,
+    /// Bytes on disk after the load.
+    size: u64,
+    read_s: f64,
+    /// The block size the database used.
+    used: usize,
+}
+
+/// One block size's runs so far.
+#[derive(Clone, Default)]
+struct Runs {
+    load_rates: Vec<f64>,
+    read_rates: Vec<f64>,
+    /// The block size the database used, in the last run.
+    used: usize,
+    /// Bytes on disk after the last run's load.
+    size: u64,
+}
+
 /// One block size's figures: the medians of its runs.
 struct Row {
     /// `Options::block_size`; 0: chosen from the data.
@@ -74,101 +142,111 @@ fn label(block: usize) -> String {
 
 /// Runs `lamina-bench blocksize`.
 pub fn run(args: BlocksizeArgs, ctx: &Ctx) -> Result<(), String> {
-    let n = args.records.max(1);
-    let reads = args.reads.unwrap_or(n);
-    let repeat = args.repeat.max(1);
+    let plan = Plan::new(&args);
     let dir = Workdir::new(&args.common, "blocksize");
     std::fs::create_dir_all(dir.path()).map_err(|e| format!("{}: {e}", dir.path().display()))?;
-    let mut csv = Csv::open(
-        args.common.csv.as_deref(),
-        &[
-            "engine",
-            "block_size",
-            "records",
-            "load_s",
-            "load_per_s",
-            "bytes",
-            "reads",
-            "read_s",
-            "reads_per_s",
-            "memlimit",
-            "run",
-            "block_size_used",
-        ],
-    )?;
-    // One shuffle of all keys, the same for every block size.
-    let mut order: Vec<u64> = (0..n).collect();
-    let mut rng = XorShift64Star::new(1);
-    for i in (1..order.len()).rev() {
-        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
-        order.swap(i, j);
-    }
+    let mut csv = Csv::open(args.common.csv.as_deref(), &CSV_HEADER)?;
     println!(
         "block sizes on lamina {}: numbers load of {} records (built-in generator), \
-         then {} random point reads of loaded keys; the median of {repeat} runs of each \
+         then {} random point reads of loaded keys; the median of {} runs of each \
          (runs interleaved: run 1 of every size, then run 2, ..., each round starting one size on)",
         crate::VERSION,
-        thousands(n),
-        thousands(reads)
+        thousands(plan.n),
+        thousands(plan.reads),
+        plan.repeat
     );
     // Automatic (the default) first, then every size forced.
     let configs: Vec<usize> = std::iter::once(0).chain(BLOCK_SIZES).collect();
-    let mut runs: Vec<(Vec<f64>, Vec<f64>, usize, u64)> =
-        vec![(Vec::new(), Vec::new(), 0, 0); configs.len()];
-    for round in 0..repeat {
+    let mut runs = vec![Runs::default(); configs.len()];
+    for round in 0..plan.repeat {
         // The order rotates by one each round: a size that always ran first
         // (after a pause) or last read slower than the same tables forced.
         for k in 0..configs.len() {
             let i = (k + round) % configs.len();
-            let (Some(&block), Some(run)) = (configs.get(i), runs.get_mut(i)) else {
+            let (Some(&block), Some(runs)) = (configs.get(i), runs.get_mut(i)) else {
                 continue;
             };
-            let path = dir.path().join(format!("block-{}", label(block)));
-            let mut opts = options(args.cache_size, None)?;
-            opts.block_size = block;
-            let load_s = load_gen(&path, opts.clone(), n, ctx)?;
-            let size = dir_size(&path);
-            let (read_s, used) = read(&path, opts.clone(), &order, reads, ctx)?;
-            if dir.temporary() {
-                let _ = clear_db(&path, &opts);
-            }
-            run.0.push(rate(n, load_s));
-            run.1.push(rate(reads, read_s));
-            run.2 = used;
-            run.3 = size;
+            let run = run_once(&plan, &args, &dir, block, ctx)?;
+            runs.load_rates.push(rate(plan.n, run.load_s));
+            runs.read_rates.push(rate(plan.reads, run.read_s));
+            runs.used = run.used;
+            runs.size = run.size;
             csv.row(&[
                 "lamina".into(),
                 block.to_string(),
-                n.to_string(),
-                format!("{load_s:.6}"),
-                format!("{:.0}", rate(n, load_s)),
-                size.to_string(),
-                reads.to_string(),
-                format!("{read_s:.6}"),
-                format!("{:.0}", rate(reads, read_s)),
+                plan.n.to_string(),
+                format!("{:.6}", run.load_s),
+                format!("{:.0}", rate(plan.n, run.load_s)),
+                run.size.to_string(),
+                plan.reads.to_string(),
+                format!("{:.6}", run.read_s),
+                format!("{:.0}", rate(plan.reads, run.read_s)),
                 args.common.memlimit_note.clone(),
                 (round + 1).to_string(),
-                used.to_string(),
+                run.used.to_string(),
             ])?;
         }
     }
+    let rows = medians(&configs, &mut runs);
+    if let (Some(load), Some(read), Some(auto)) = (
+        distance(&rows, |r| r.load_rate),
+        distance(&rows, |r| r.read_rate),
+        rows.iter().find(|r| r.block == 0),
+    ) {
+        println!(
+            "default block size (chosen from the data: {}): load {load}, reads {read}",
+            label(auto.used)
+        );
+    }
+    Ok(())
+}
+
+/// Loads the database of block size `block` (0: chosen from the data) and
+/// reads it; removed afterwards when the work directory is temporary.
+fn run_once(
+    plan: &Plan,
+    args: &BlocksizeArgs,
+    dir: &Workdir,
+    block: usize,
+    ctx: &Ctx,
+) -> Result<Run, String> {
+    let path = dir.path().join(format!("block-{}", label(block)));
+    let mut opts = options(args.cache_size, None)?;
+    opts.block_size = block;
+    let load_s = load_gen(&path, opts.clone(), plan.n, ctx)?;
+    let size = dir_size(&path);
+    let (read_s, used) = read(&path, opts.clone(), &plan.order, plan.reads, ctx)?;
+    if dir.temporary() {
+        let _ = clear_db(&path, &opts);
+    }
+    Ok(Run {
+        load_s,
+        size,
+        read_s,
+        used,
+    })
+}
+
+/// Prints the medians of each block size's runs, a line each (`configs[i]`
+/// ran `runs[i]`); the rows printed.
+fn medians(configs: &[usize], runs: &mut [Runs]) -> Vec<Row> {
     println!(
         "{:>6} {:>11} {:>24} {:>11}",
         "block", "records/s", "size on disk", "reads/s"
     );
     let mut rows = Vec::new();
-    for (&block, (loads, reads_per_s, used, size)) in configs.iter().zip(runs.iter_mut()) {
+    for (&block, runs) in configs.iter().zip(runs.iter_mut()) {
         let row = Row {
             block,
-            used: *used,
-            load_rate: median(loads),
-            read_rate: median(reads_per_s),
+            used: runs.used,
+            load_rate: median(&mut runs.load_rates),
+            read_rate: median(&mut runs.read_rates),
         };
         println!(
             "{:>6} {:>11} {:>24} {:>11}{}",
             label(block),
             thousands(row.load_rate as u64),
-            format!("{} ({size} B)", bytes(*size)),
+            format!("{} ({} B)", bytes(runs.size), runs.size),
             thousands(row.read_rate as u64),
             if block == 0 {
                 format!("  (chose {})", label(row.used))
@@ -178,28 +256,21 @@ pub fn run(args: BlocksizeArgs, ctx: &Ctx) -> Result<(), String> {
         );
         rows.push(row);
     }
-    let distance = |f: fn(&Row) -> f64| -> Option<String> {
-        let forced = rows.iter().filter(|r| r.block != 0);
-        let best = forced.max_by(|a, b| f(a).total_cmp(&f(b)))?;
-        let auto = rows.iter().find(|r| r.block == 0)?;
-        let pct = if f(best) > 0.0 {
-            100.0 * (f(best) - f(auto)) / f(best)
-        } else {
-            0.0
-        };
-        Some(format!("{pct:.1}% below the best ({})", label(best.block)))
+    rows
+}
+
+/// How far the automatic block size is below the best forced one by the
+/// figure `f`, in words.
+fn distance(rows: &[Row], f: fn(&Row) -> f64) -> Option<String> {
+    let forced = rows.iter().filter(|r| r.block != 0);
+    let best = forced.max_by(|a, b| f(a).total_cmp(&f(b)))?;
+    let auto = rows.iter().find(|r| r.block == 0)?;
+    let pct = if f(best) > 0.0 {
+        100.0 * (f(best) - f(auto)) / f(best)
+    } else {
+        0.0
     };
-    if let (Some(load), Some(read), Some(auto)) = (
-        distance(|r| r.load_rate),
-        distance(|r| r.read_rate),
-        rows.iter().find(|r| r.block == 0),
-    ) {
-        println!(
-            "default block size (chosen from the data: {}): load {load}, reads {read}",
-            label(auto.used)
-        );
-    }
-    Ok(())
+    Some(format!("{pct:.1}% below the best ({})", label(best.block)))
 }
 
 /// Reads `reads` keys of `order` (wrapping) from the database at `path`;

@@ -49,28 +49,28 @@ pub struct CommitArgs {
     pub common: Common,
 }
 
+/// The columns of the CSV, a line per thread count.
+const CSV_HEADER: [&str; 14] = [
+    "engine",
+    "threads",
+    "commits",
+    "seconds",
+    "commits_per_s",
+    "fsyncs",
+    "commits_per_fsync",
+    "testfile_ops_per_s",
+    "ratio_to_testfile",
+    "memlimit",
+    "testfile_before_ops_per_s",
+    "testfile_after_ops_per_s",
+    "waits_yielded",
+    "waits_slept",
+];
+
 /// Runs `lamina-bench commit`.
 pub fn run(args: CommitArgs, ctx: &Ctx) -> Result<(), String> {
     let dir = Workdir::new(&args.common, "commit");
-    let mut csv = Csv::open(
-        args.common.csv.as_deref(),
-        &[
-            "engine",
-            "threads",
-            "commits",
-            "seconds",
-            "commits_per_s",
-            "fsyncs",
-            "commits_per_fsync",
-            "testfile_ops_per_s",
-            "ratio_to_testfile",
-            "memlimit",
-            "testfile_before_ops_per_s",
-            "testfile_after_ops_per_s",
-            "waits_yielded",
-            "waits_slept",
-        ],
-    )?;
+    let mut csv = Csv::open(args.common.csv.as_deref(), &CSV_HEADER)?;
     let tf_path = testfile_path(dir.path());
     let length = match (args.testfile_ops, args.ops) {
         (Some(ops), _) => Length::Ops(ops.max(1)),
@@ -96,75 +96,144 @@ pub fn run(args: CommitArgs, ctx: &Ctx) -> Result<(), String> {
             None => format!("{} s per thread count", args.seconds),
         }
     );
-    println!(
-        "{:>7} {:>10} {:>9} {:>11} {:>10} {:>13} {:>9} {:>9} {:>10} {:>9}",
-        "threads",
-        "commits",
-        "seconds",
-        "commits/s",
-        "fsyncs",
-        "commits/fsync",
-        "tf before",
-        "tf after",
-        "x testfile",
-        "yielding"
-    );
+    Row::print_columns();
     for (round, &threads) in args.threads.iter().enumerate() {
         let threads = threads.max(1);
         let was = db.stats();
         let (commits, secs) = commits(&db, round as u32, threads, &args, ctx)?;
         let now = db.stats();
-        let fsyncs = now.wal_syncs.saturating_sub(was.wal_syncs);
-        let yielded = now
-            .commit_waits_yielded
-            .saturating_sub(was.commit_waits_yielded);
-        let slept = now
-            .commit_waits_slept
-            .saturating_sub(was.commit_waits_slept);
-        // The share of commits whose wait began by yielding the CPU.
-        let yielding = if commits > 0 {
-            yielded as f64 / commits as f64
-        } else {
-            0.0
-        };
         let after = testfile_rate(&tf_path, length)?;
-        let tf_rate = (before + after) / 2.0;
-        let per_s = rate(commits, secs);
-        let per_fsync = if fsyncs > 0 {
-            commits as f64 / fsyncs as f64
-        } else {
-            0.0
+        let row = Row {
+            threads,
+            commits,
+            secs,
+            fsyncs: now.wal_syncs.saturating_sub(was.wal_syncs),
+            yielded: now
+                .commit_waits_yielded
+                .saturating_sub(was.commit_waits_yielded),
+            slept: now
+                .commit_waits_slept
+                .saturating_sub(was.commit_waits_slept),
+            before,
+            after,
         };
-        let ratio = if tf_rate > 0.0 { per_s / tf_rate } else { 0.0 };
-        println!(
-            "{threads:>7} {:>10} {secs:>9.3} {:>11} {:>10} {per_fsync:>13.2} {:>9} {:>9} {ratio:>10.2} {yielding:>9.2}",
-            thousands(commits),
-            thousands(per_s as u64),
-            thousands(fsyncs),
-            thousands(before as u64),
-            thousands(after as u64)
-        );
-        csv.row(&[
-            "lamina".into(),
-            threads.to_string(),
-            commits.to_string(),
-            format!("{secs:.6}"),
-            format!("{per_s:.0}"),
-            fsyncs.to_string(),
-            format!("{per_fsync:.3}"),
-            format!("{tf_rate:.0}"),
-            format!("{ratio:.3}"),
-            args.common.memlimit_note.clone(),
-            format!("{before:.0}"),
-            format!("{after:.0}"),
-            yielded.to_string(),
-            slept.to_string(),
-        ])?;
+        row.print();
+        csv.row(&row.csv(&args.common.memlimit_note))?;
         // The run after this thread count is the one before the next.
         before = after;
     }
     db.close().map_err(|e| format!("close: {e}"))?;
     Ok(())
+}
+
+/// What one thread count measured.
+struct Row {
+    threads: usize,
+    commits: u64,
+    secs: f64,
+    /// WAL fsyncs issued (`Stats::wal_syncs`).
+    fsyncs: u64,
+    /// Commits whose wait began by yielding the CPU.
+    yielded: u64,
+    /// Commits whose wait slept.
+    slept: u64,
+    /// testfile's ops/s right before the thread count.
+    before: f64,
+    /// testfile's ops/s right after it.
+    after: f64,
+}
+
+impl Row {
+    fn per_s(&self) -> f64 {
+        rate(self.commits, self.secs)
+    }
+
+    fn per_fsync(&self) -> f64 {
+        if self.fsyncs > 0 {
+            self.commits as f64 / self.fsyncs as f64
+        } else {
+            0.0
+        }
+    }
+
+    /// testfile's ops/s around the thread count: the mean of the runs
+    /// before and after it.
+    fn testfile(&self) -> f64 {
+        (self.before + self.after) / 2.0
+    }
+
+    /// Commits a second as a multiple of testfile's ops a second.
+    fn ratio(&self) -> f64 {
+        let tf_rate = self.testfile();
+        if tf_rate > 0.0 {
+            self.per_s() / tf_rate
+        } else {
+            0.0
+        }
+    }
+
+    /// The share of commits whose wait began by yielding the CPU.
+    fn yielding(&self) -> f64 {
+        if self.commits > 0 {
+            self.yielded as f64 / self.commits as f64
+        } else {
+            0.0
+        }
+    }
+
+    /// The table's header line.
+    fn print_columns() {
+        println!(
+            "{:>7} {:>10} {:>9} {:>11} {:>10} {:>13} {:>9} {:>9} {:>10} {:>9}",
+            "threads",
+            "commits",
+            "seconds",
+            "commits/s",
+            "fsyncs",
+            "commits/fsync",
+            "tf before",
+            "tf after",
+            "x testfile",
+            "yielding"
+        );
+    }
+
+    /// The table's line.
+    fn print(&self) {
+        println!(
+            "{:>7} {:>10} {:>9.3} {:>11} {:>10} {:>13.2} {:>9} {:>9} {:>10.2} {:>9.2}",
+            self.threads,
+            thousands(self.commits),
+            self.secs,
+            thousands(self.per_s() as u64),
+            thousands(self.fsyncs),
+            self.per_fsync(),
+            thousands(self.before as u64),
+            thousands(self.after as u64),
+            self.ratio(),
+            self.yielding()
+        );
+    }
+
+    /// The CSV's line (`memlimit`: the memory cap the run was under).
+    fn csv(&self, memlimit: &str) -> Vec<String> {
+        vec![
+            "lamina".into(),
+            self.threads.to_string(),
+            self.commits.to_string(),
+            format!("{:.6}", self.secs),
+            format!("{:.0}", self.per_s()),
+            self.fsyncs.to_string(),
+            format!("{:.3}", self.per_fsync()),
+            format!("{:.0}", self.testfile()),
+            format!("{:.3}", self.ratio()),
+            memlimit.to_string(),
+            format!("{:.0}", self.before),
+            format!("{:.0}", self.after),
+            self.yielded.to_string(),
+            self.slept.to_string(),
+        ]
+    }
 }
 
 /// `DIR.testfile` beside the database directory: on its disk, outside it.

@@ -81,7 +81,26 @@ struct Writer<'d> {
     durability: Durability,
 }
 
-impl Writer<'_> {
+impl<'d> Writer<'d> {
+    /// Engine writes of [`PUTS_PER_WRITE`] puts, or with `transactions`
+    /// durable commits of [`PUTS_PER_TRANSACTION`].
+    fn new(db: &'d Db, transactions: bool) -> Writer<'d> {
+        Writer {
+            db,
+            batch: Batch::new(),
+            per_write: if transactions {
+                PUTS_PER_TRANSACTION
+            } else {
+                PUTS_PER_WRITE
+            },
+            durability: if transactions {
+                Durability::Sync
+            } else {
+                Durability::None
+            },
+        }
+    }
+
     fn put(&mut self, key: u64) -> Result<(), String> {
         let k = key.to_be_bytes();
         self.batch.put(&k, &k);
@@ -125,37 +144,17 @@ pub fn insert(args: &InsertArgs, path: &Path, ctx: &Ctx) -> Result<(), String> {
         ctx.progress.mode(true),
         &ctx.progress,
     );
-    let mut w = Writer {
-        db: &db,
-        batch: Batch::new(),
-        per_write: if args.transactions {
-            PUTS_PER_TRANSACTION
-        } else {
-            PUTS_PER_WRITE
-        },
-        durability: if args.transactions {
-            Durability::Sync
-        } else {
-            Durability::None
-        },
-    };
+    let mut w = Writer::new(&db, args.transactions);
     let mut rng = XorShift64Star::new(args.seed);
     let note = &args.common.memlimit_note;
     let start = Instant::now();
     for it in 0..args.batches {
         let t1 = Instant::now();
-        for i in 0..per {
-            w.put((it * per + i) * SERIAL_SPACING)?;
-            progress.add(1, 16);
-        }
-        w.write()?;
+        let serial = (0..per).map(|i| (it * per + i) * SERIAL_SPACING);
+        put_all(&mut w, &mut progress, serial)?;
         let s_secs = t1.elapsed().as_secs_f64();
         let t1 = Instant::now();
-        for _ in 0..per {
-            w.put(rng.next_u64())?;
-            progress.add(1, 16);
-        }
-        w.write()?;
+        put_all(&mut w, &mut progress, (0..per).map(|_| rng.next_u64()))?;
         let t2 = Instant::now();
         let r_secs = t2.duration_since(t1).as_secs_f64();
         let cum = t2.duration_since(start).as_secs_f64();
@@ -193,6 +192,31 @@ pub fn insert(args: &InsertArgs, path: &Path, ctx: &Ctx) -> Result<(), String> {
         "Total time {elapsed:9.6}s for {total} insertions = {:8.0}/s",
         rate(total, elapsed)
     );
+    closing_rows(&mut csv, shutdown, elapsed, total, note)
+}
+
+/// Puts `keys`, then writes what the writer still holds.
+fn put_all(
+    w: &mut Writer<'_>,
+    progress: &mut Progress,
+    keys: impl Iterator<Item = u64>,
+) -> Result<(), String> {
+    for key in keys {
+        w.put(key)?;
+        progress.add(1, 16);
+    }
+    w.write()
+}
+
+/// The CSV's last two rows: the seconds `close` took, and the whole run's
+/// seconds and rate (`total` insertions).
+fn closing_rows(
+    csv: &mut Csv,
+    shutdown: f64,
+    elapsed: f64,
+    total: u64,
+    note: &str,
+) -> Result<(), String> {
     let blank = String::new;
     csv.row(&[
         "lamina".into(),
@@ -203,7 +227,7 @@ pub fn insert(args: &InsertArgs, path: &Path, ctx: &Ctx) -> Result<(), String> {
         blank(),
         format!("{shutdown:.6}"),
         blank(),
-        note.clone(),
+        note.to_string(),
     ])?;
     csv.row(&[
         "lamina".into(),
@@ -214,7 +238,6 @@ pub fn insert(args: &InsertArgs, path: &Path, ctx: &Ctx) -> Result<(), String> {
         blank(),
         format!("{elapsed:.6}"),
         format!("{:.0}", rate(total, elapsed)),
-        note.clone(),
-    ])?;
-    Ok(())
+        note.to_string(),
+    ])
 }

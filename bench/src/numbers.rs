@@ -42,6 +42,18 @@ pub struct NumbersArgs {
 /// The two load paths.
 const PATHS: [&str; 2] = ["gen", "shell"];
 
+/// The columns of the CSV, a line per size and path.
+const CSV_HEADER: [&str; 8] = [
+    "engine",
+    "path",
+    "exp",
+    "records",
+    "seconds",
+    "records_per_s",
+    "bytes",
+    "memlimit",
+];
+
 /// Runs `lamina-bench numbers`.
 pub fn run(args: NumbersArgs, ctx: &Ctx) -> Result<(), String> {
     if args.min > args.max || args.max > 40 {
@@ -59,19 +71,7 @@ pub fn run(args: NumbersArgs, ctx: &Ctx) -> Result<(), String> {
     };
     let dir = Workdir::new(&args.common, "numbers");
     std::fs::create_dir_all(dir.path()).map_err(|e| format!("{}: {e}", dir.path().display()))?;
-    let mut csv = Csv::open(
-        args.common.csv.as_deref(),
-        &[
-            "engine",
-            "path",
-            "exp",
-            "records",
-            "seconds",
-            "records_per_s",
-            "bytes",
-            "memlimit",
-        ],
-    )?;
+    let mut csv = Csv::open(args.common.csv.as_deref(), &CSV_HEADER)?;
     println!(
         "numbers load on lamina {}: records 0..N-1 into a fresh database; gen = the built-in \
          generator into the engine, shell = `store N \"words\"` lines through `lamina shell --newdb`",
@@ -117,6 +117,13 @@ pub fn run(args: NumbersArgs, ctx: &Ctx) -> Result<(), String> {
             }
         }
     }
+    println!("{}", rate_at_largest(&rates, args.max));
+    Ok(())
+}
+
+/// The line that closes the run: each path's rate at 2^`max` as a
+/// percentage of its rate at 2^20 (`rates`: size, path index, rate).
+fn rate_at_largest(rates: &[(u32, usize, f64)], max: u32) -> String {
     let at = |exp: u32, pi: usize| {
         rates
             .iter()
@@ -128,23 +135,18 @@ pub fn run(args: NumbersArgs, ctx: &Ctx) -> Result<(), String> {
         .enumerate()
         .filter_map(|(pi, which)| {
             let base = at(20, pi)?;
-            let last = at(args.max, pi)?;
+            let last = at(max, pi)?;
             (base > 0.0).then(|| format!("{which} {:.1}%", 100.0 * last / base))
         })
         .collect();
     if parts.is_empty() {
-        println!(
-            "rate at 2^{} as % of the rate at 2^20: 2^20 not in the run",
-            args.max
-        );
+        format!("rate at 2^{max} as % of the rate at 2^20: 2^20 not in the run")
     } else {
-        println!(
-            "rate at 2^{} as % of the rate at 2^20: {}",
-            args.max,
+        format!(
+            "rate at 2^{max} as % of the rate at 2^20: {}",
             parts.join(", ")
-        );
+        )
     }
-    Ok(())
 }
 
 /// Loads records 0..n-1 with the built-in generator into a new database at

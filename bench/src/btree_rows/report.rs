@@ -173,16 +173,33 @@ fn lamina_budget() -> usize {
 /// The header, the table, and the notes, in Markdown.
 pub fn render(args: &BtreeRowsArgs, sizes: &Sizes, rows: &[Row], notes: &[String]) -> String {
     let mut s = String::new();
+    header(&mut s, sizes);
+    for e in &args.engines {
+        let given = if peers::built(e) {
+            describe(e)
+        } else {
+            "not in this build".to_string()
+        };
+        let _ = writeln!(s, "- **{}**: {given}", peers::title(e));
+    }
+    table(&mut s, args, rows);
+    if !notes.is_empty() {
+        let _ = writeln!(s);
+        for n in notes {
+            let _ = writeln!(s, "- {n}");
+        }
+    }
+    s
+}
+
+/// The title, the command, the machine, and the rows' sizes.
+fn header(s: &mut String, sizes: &Sizes) {
     let _ = writeln!(
         s,
         "## redb's benchmark rows: {} pairs of 24 B keys and 150 B values\n",
         thousands(sizes.bulk)
     );
-    let cmd: Vec<String> = std::env::args()
-        .skip(1)
-        .map(|a| if a.contains(' ') { format!("'{a}'") } else { a })
-        .collect();
-    let _ = writeln!(s, "`lamina-bench {}`  ", cmd.join(" "));
+    let _ = writeln!(s, "`lamina-bench {}`  ", crate::engines::report::command());
     let _ = writeln!(s, "{}  ", crate::engines::report::machine());
     let _ = writeln!(
         s,
@@ -199,14 +216,11 @@ pub fn render(args: &BtreeRowsArgs, sizes: &Sizes, rows: &[Row], notes: &[String
         thousands(sizes.pops),
         thousands(sizes.sorted)
     );
-    for e in &args.engines {
-        let given = if peers::built(e) {
-            describe(e)
-        } else {
-            "not in this build".to_string()
-        };
-        let _ = writeln!(s, "- **{}**: {given}", peers::title(e));
-    }
+}
+
+/// What the figures mean, then the table: a line per row that ran, a
+/// column per engine that ran, the best peer and lamina over it.
+fn table(s: &mut String, args: &BtreeRowsArgs, rows: &[Row]) {
     let engines: Vec<&String> = args
         .engines
         .iter()
@@ -229,40 +243,44 @@ pub fn render(args: &BtreeRowsArgs, sizes: &Sizes, rows: &[Row], notes: &[String
     head.push_str(" best peer | lamina / best |");
     rule.push_str("---|---:|");
     let _ = writeln!(s, "{head}\n{rule}");
-    for (id, t, u) in ROWS {
-        if !rows.iter().any(|r| r.m.id == id) {
-            continue;
-        }
-        let label = match u {
-            Unit::Time | Unit::Size => t.to_string(),
-            _ => format!("{t} ({})", u.label()),
-        };
-        let mut line = format!("| {label} |");
-        for e in &engines {
-            let cell = rows
-                .iter()
-                .find(|r| r.m.id == id && &r.engine == *e)
-                .map_or_else(|| "-".to_string(), figure);
-            let _ = write!(line, " {cell} |");
-        }
-        match ratios.iter().find(|r| r.id == id) {
-            Some(r) if r.ratio.is_finite() => {
-                let _ = write!(line, " {} | {}x |", r.best_peer, ratio_text(r.ratio));
-            }
-            Some(r) => {
-                let _ = write!(line, " {} | n/a |", r.best_peer);
-            }
-            None => line.push_str(" - | - |"),
-        }
-        let _ = writeln!(s, "{line}");
-    }
-    if !notes.is_empty() {
-        let _ = writeln!(s);
-        for n in notes {
-            let _ = writeln!(s, "- {n}");
+    for (id, name, u) in ROWS {
+        if rows.iter().any(|r| r.m.id == id) {
+            let _ = writeln!(s, "{}", table_line(id, name, u, &engines, rows, &ratios));
         }
     }
-    s
+}
+
+/// The table's line of row `id`, named `name`, its figures in `u`.
+fn table_line(
+    id: &str,
+    name: &str,
+    u: Unit,
+    engines: &[&String],
+    rows: &[Row],
+    ratios: &[Ratio],
+) -> String {
+    let label = match u {
+        Unit::Time | Unit::Size => name.to_string(),
+        _ => format!("{name} ({})", u.label()),
+    };
+    let mut line = format!("| {label} |");
+    for e in engines {
+        let cell = rows
+            .iter()
+            .find(|r| r.m.id == id && &r.engine == *e)
+            .map_or_else(|| "-".to_string(), figure);
+        let _ = write!(line, " {cell} |");
+    }
+    match ratios.iter().find(|r| r.id == id) {
+        Some(r) if r.ratio.is_finite() => {
+            let _ = write!(line, " {} | {}x |", r.best_peer, ratio_text(r.ratio));
+        }
+        Some(r) => {
+            let _ = write!(line, " {} | n/a |", r.best_peer);
+        }
+        None => line.push_str(" - | - |"),
+    }
+    line
 }
 
 /// Writes the Markdown and the two CSV files into `dir`, named after the

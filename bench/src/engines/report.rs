@@ -1,6 +1,7 @@
 //! The tables of `lamina-bench engines`: one row per workload and engine,
 //! then lamina over the best peer per workload; Markdown on standard output,
-//! the same in `--out` with a CSV file of each.
+//! the same in `--out` with a CSV file of each; and the command and machine
+//! lines that every comparison's header shows.
 
 use super::{peers, EnginesArgs, Row, Setup, WORKLOADS};
 use crate::progress::thousands;
@@ -23,7 +24,29 @@ fn opt<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
 /// The header, the table of rows and the table of ratios, in Markdown.
 pub fn render(setup: &Setup, args: &EnginesArgs, rows: &[Row], notes: &[String]) -> String {
     let mut s = String::new();
-    let cfg = &setup.config;
+    header(&mut s, setup);
+    for e in &args.engines {
+        let given = if peers::built(e) {
+            peers::describe(e, &setup.config)
+        } else {
+            "not in this build".to_string()
+        };
+        let _ = writeln!(s, "- **{}**: {given}", peers::title(e));
+    }
+    rows_table(&mut s, rows);
+    ratios_table(&mut s, rows);
+    if !notes.is_empty() {
+        let _ = writeln!(s);
+        for n in notes {
+            let _ = writeln!(s, "- {n}");
+        }
+    }
+    s
+}
+
+/// The title, the command, the machine, and what every engine shares:
+/// the reads, the durability, the memory, the build.
+fn header(s: &mut String, setup: &Setup) {
     let _ = writeln!(
         s,
         "## Engine level: {} keys of 16 B with values of {} B, {} per commit\n",
@@ -31,11 +54,7 @@ pub fn render(setup: &Setup, args: &EnginesArgs, rows: &[Row], notes: &[String])
         setup.value_size,
         setup.batch
     );
-    let cmd: Vec<String> = std::env::args()
-        .skip(1)
-        .map(|a| if a.contains(' ') { format!("'{a}'") } else { a })
-        .collect();
-    let _ = writeln!(s, "`lamina-bench {}`  ", cmd.join(" "));
+    let _ = writeln!(s, "`lamina-bench {}`  ", command());
     let _ = writeln!(s, "{}  ", machine());
     let _ = writeln!(
         s,
@@ -47,7 +66,7 @@ pub fn render(setup: &Setup, args: &EnginesArgs, rows: &[Row], notes: &[String])
     let _ = writeln!(
         s,
         "Memory: lamina's budget, {:.0} MiB; each peer's cache and write buffers add up to it.  ",
-        cfg.memory_budget as f64 / (1 << 20) as f64
+        setup.config.memory_budget as f64 / (1 << 20) as f64
     );
     let _ = writeln!(
         s,
@@ -56,14 +75,10 @@ pub fn render(setup: &Setup, args: &EnginesArgs, rows: &[Row], notes: &[String])
          allocates with mimalloc (as the `lamina` tool does), RocksDB's C++ and LMDB's C with \
          glibc's malloc.\n"
     );
-    for e in &args.engines {
-        let given = if peers::built(e) {
-            peers::describe(e, cfg)
-        } else {
-            "not in this build".to_string()
-        };
-        let _ = writeln!(s, "- **{}**: {given}", peers::title(e));
-    }
+}
+
+/// What the columns mean, then the table of rows, workload by workload.
+fn rows_table(s: &mut String, rows: &[Row]) {
     let _ = writeln!(
         s,
         "\nops/s: operations (puts, deletes, gets, entries read) over the seconds from the \
@@ -94,50 +109,52 @@ pub fn render(setup: &Setup, args: &EnginesArgs, rows: &[Row], notes: &[String])
             );
         }
     }
+}
+
+/// The table of lamina over the best peer, a line per workload with a
+/// ratio; nothing where there is none.
+fn ratios_table(s: &mut String, rows: &[Row]) {
     let ratios = ratios(rows);
-    if !ratios.is_empty() {
-        let _ = writeln!(
-            s,
-            "\n### lamina / best peer\n\nops/s above 1: lamina faster; disk, written/put and \
-             peak RSS below 1: lamina smaller. The best peer of each column is named.\n"
-        );
-        let _ = writeln!(s, "| workload | ops/s | disk | written/put | peak RSS |");
-        let _ = writeln!(s, "|---|---:|---:|---:|---:|");
-        for w in WORKLOADS {
-            let cell = |metric: &str| {
-                ratios
-                    .iter()
-                    .find(|r| r.workload == w && r.metric == metric)
-                    .map_or_else(
-                        || "-".to_string(),
-                        |r| {
-                            if r.ratio.is_finite() {
-                                format!("{:.2}x ({})", r.ratio, r.best_peer)
-                            } else {
-                                format!("n/a ({} 0)", r.best_peer)
-                            }
-                        },
-                    )
-            };
-            if ratios.iter().any(|r| r.workload == w) {
-                let _ = writeln!(
-                    s,
-                    "| {w} | {} | {} | {} | {} |",
-                    cell("ops_per_s"),
-                    cell("disk_bytes"),
-                    cell("written_per_put"),
-                    cell("peak_rss")
-                );
-            }
+    if ratios.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\n### lamina / best peer\n\nops/s above 1: lamina faster; disk, written/put and \
+         peak RSS below 1: lamina smaller. The best peer of each column is named.\n"
+    );
+    let _ = writeln!(s, "| workload | ops/s | disk | written/put | peak RSS |");
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|");
+    for w in WORKLOADS {
+        if ratios.iter().any(|r| r.workload == w) {
+            let cell = |metric: &str| ratio_cell(&ratios, w, metric);
+            let _ = writeln!(
+                s,
+                "| {w} | {} | {} | {} | {} |",
+                cell("ops_per_s"),
+                cell("disk_bytes"),
+                cell("written_per_put"),
+                cell("peak_rss")
+            );
         }
     }
-    if !notes.is_empty() {
-        let _ = writeln!(s);
-        for n in notes {
-            let _ = writeln!(s, "- {n}");
-        }
-    }
-    s
+}
+
+/// The cell of one workload and metric: the ratio and the best peer.
+fn ratio_cell(ratios: &[Ratio], workload: &str, metric: &str) -> String {
+    ratios
+        .iter()
+        .find(|r| r.workload == workload && r.metric == metric)
+        .map_or_else(
+            || "-".to_string(),
+            |r| {
+                if r.ratio.is_finite() {
+                    format!("{:.2}x ({})", r.ratio, r.best_peer)
+                } else {
+                    format!("n/a ({} 0)", r.best_peer)
+                }
+            },
+        )
 }
 
 /// lamina's figure over the best peer's, for one workload and metric.
@@ -270,6 +287,16 @@ pub fn save(dir: &Path, setup: &Setup, rows: &[Row], tables: &str) -> Result<(),
         dir.display()
     );
     Ok(())
+}
+
+/// The arguments the run was started with, after the program's name, as
+/// the tables' headers show them: one holding a space is quoted.
+pub(crate) fn command() -> String {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .map(|a| if a.contains(' ') { format!("'{a}'") } else { a })
+        .collect();
+    args.join(" ")
 }
 
 /// The date (UTC), the machine's cores and kernel, the load average.

@@ -227,6 +227,36 @@ struct Work {
     remove: bool,
 }
 
+impl Work {
+    /// `--dir`, kept afterwards, or a new directory under the temporary
+    /// one, removed on drop; made if missing.
+    fn new(args: &ScaleReadsArgs) -> Result<Work, String> {
+        let work = match &args.dir {
+            Some(d) => Work {
+                path: d.clone(),
+                remove: false,
+            },
+            None => Work {
+                path: std::env::temp_dir()
+                    .join(format!("lamina-bench-scale-reads.{}", std::process::id())),
+                remove: true,
+            },
+        };
+        std::fs::create_dir_all(&work.path).map_err(|e| format!("{}: {e}", work.path.display()))?;
+        Ok(work)
+    }
+
+    /// The arguments that make a child run `phase` in this directory.
+    fn child_args(&self, phase: &str) -> Vec<OsString> {
+        vec![
+            "--phase".into(),
+            phase.into(),
+            "--work".into(),
+            self.path.clone().into(),
+        ]
+    }
+}
+
 impl Drop for Work {
     fn drop(&mut self) {
         if self.remove {
@@ -290,95 +320,14 @@ pub fn run(args: ScaleReadsArgs, ctx: &Ctx) -> Result<(), String> {
             None => Err("a child needs --phase".to_string()),
         };
     }
-    let work = match &args.dir {
-        Some(d) => Work {
-            path: d.clone(),
-            remove: false,
-        },
-        None => Work {
-            path: std::env::temp_dir()
-                .join(format!("lamina-bench-scale-reads.{}", std::process::id())),
-            remove: true,
-        },
-    };
-    std::fs::create_dir_all(&work.path).map_err(|e| format!("{}: {e}", work.path.display()))?;
-    let child_args = |phase: &str| -> Vec<OsString> {
-        vec![
-            "--phase".into(),
-            phase.into(),
-            "--work".into(),
-            work.path.clone().into(),
-        ]
-    };
-
+    let work = Work::new(&args)?;
     let mut notes = Vec::new();
-    let load = Launch {
-        wrapper: Vec::new(),
-        args: child_args("load"),
-    };
-    let loads = peers::run_children_with(
-        "scale-reads load",
-        "load",
-        &args.engines,
-        &load,
-        Line::parse,
-    )?;
-    notes.extend(loads.skipped);
-    notes.extend(loads.failed);
-    let mut lines = loads.rows;
-    let loaded: Vec<String> = lines
-        .iter()
-        .filter_map(|l| match l {
-            Line::Loaded { engine, .. } => Some(engine.clone()),
-            _ => None,
-        })
-        .collect();
-
-    let largest = lines
-        .iter()
-        .filter_map(|l| match l {
-            Line::Loaded { bytes, .. } => Some(*bytes),
-            _ => None,
-        })
-        .max()
-        .unwrap_or(0);
-    let fio_size = args.fio_size.unwrap_or(largest.max(MIN_FIO_SIZE));
-    let fio_file = work.path.join("fio.dat");
-    let fio: Vec<Result<Fio, String>> = [1, 32]
-        .into_iter()
-        .map(|depth| {
-            eprintln!("lamina-bench scale-reads: fio, random 4 KiB reads at queue depth {depth}");
-            device::fio(&fio_file, fio_size, depth, args.seconds)
-        })
-        .collect();
-    let _ = std::fs::remove_file(&fio_file);
-
-    let mut page_cache = Ok(());
-    let read = Launch {
-        wrapper: if args.no_memlimit {
-            Vec::new()
-        } else {
-            vec![memlimit(), args.memory.to_string().into()]
-        },
-        args: child_args("read"),
-    };
-    for engine in &loaded {
-        if !args.keep_page_cache {
-            page_cache = page_cache.and(device::drop_page_cache());
-        }
-        let reads = peers::run_children_with(
-            "scale-reads lookups",
-            "mode",
-            std::slice::from_ref(engine),
-            &read,
-            Line::parse,
-        )?;
-        notes.extend(reads.failed);
-        lines.extend(reads.rows);
-    }
-    if args.keep_page_cache {
-        page_cache = Err("the page cache was left as it was (`--keep-page-cache`)".to_string());
-    }
+    let mut lines = loads(&args, &work, &mut notes)?;
+    let fio_size = args
+        .fio_size
+        .unwrap_or(largest_database(&lines).max(MIN_FIO_SIZE));
+    let fio = device_limit(&args, &work, fio_size);
+    let page_cache = lookups(&args, &work, &mut lines, &mut notes)?;
     notes.extend(wrong_answers(&lines, &args));
 
     let failed = notes.iter().any(|n| !n.contains("not in this build"));
@@ -398,6 +347,98 @@ pub fn run(args: ScaleReadsArgs, ctx: &Ctx) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// Loads every engine's database, each in a child process; the lines they
+/// printed. Skipped and failed engines go to `notes`.
+fn loads(args: &ScaleReadsArgs, work: &Work, notes: &mut Vec<String>) -> Result<Vec<Line>, String> {
+    let load = Launch {
+        wrapper: Vec::new(),
+        args: work.child_args("load"),
+    };
+    let loads = peers::run_children_with(
+        "scale-reads load",
+        "load",
+        &args.engines,
+        &load,
+        Line::parse,
+    )?;
+    notes.extend(loads.skipped);
+    notes.extend(loads.failed);
+    Ok(loads.rows)
+}
+
+/// Bytes on disk of the largest database loaded (0 for none).
+fn largest_database(lines: &[Line]) -> u64 {
+    lines
+        .iter()
+        .filter_map(|l| match l {
+            Line::Loaded { bytes, .. } => Some(*bytes),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// fio at queue depths 1 and 32 on a file of `size` bytes in the work
+/// directory, removed afterwards.
+fn device_limit(args: &ScaleReadsArgs, work: &Work, size: u64) -> Vec<Result<Fio, String>> {
+    let fio_file = work.path.join("fio.dat");
+    let fio = [1, 32]
+        .into_iter()
+        .map(|depth| {
+            eprintln!("lamina-bench scale-reads: fio, random 4 KiB reads at queue depth {depth}");
+            device::fio(&fio_file, size, depth, args.seconds)
+        })
+        .collect();
+    let _ = std::fs::remove_file(&fio_file);
+    fio
+}
+
+/// Runs the lookups of every engine that loaded (by `lines`), one child
+/// under the memory cap after another, the page cache dropped before each;
+/// their lines go to `lines`, failed engines to `notes`. Whether the page
+/// cache was dropped before each, or why not.
+fn lookups(
+    args: &ScaleReadsArgs,
+    work: &Work,
+    lines: &mut Vec<Line>,
+    notes: &mut Vec<String>,
+) -> Result<Result<(), String>, String> {
+    let loaded: Vec<String> = lines
+        .iter()
+        .filter_map(|l| match l {
+            Line::Loaded { engine, .. } => Some(engine.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut page_cache = Ok(());
+    let read = Launch {
+        wrapper: if args.no_memlimit {
+            Vec::new()
+        } else {
+            vec![memlimit(), args.memory.to_string().into()]
+        },
+        args: work.child_args("read"),
+    };
+    for engine in &loaded {
+        if !args.keep_page_cache {
+            page_cache = page_cache.and(device::drop_page_cache());
+        }
+        let reads = peers::run_children_with(
+            "scale-reads lookups",
+            "mode",
+            std::slice::from_ref(engine),
+            &read,
+            Line::parse,
+        )?;
+        notes.extend(reads.failed);
+        lines.extend(reads.rows);
+    }
+    if args.keep_page_cache {
+        page_cache = Err("the page cache was left as it was (`--keep-page-cache`)".to_string());
+    }
+    Ok(page_cache)
 }
 
 /// A note for every mode with wrong answers.

@@ -152,8 +152,27 @@ fn device_depth(mode: Mode) -> u32 {
 
 /// The header, the tables, the targets and the notes, in Markdown.
 pub fn render(args: &ScaleReadsArgs, outcome: &Outcome) -> String {
-    let set = super::data::DataSet::new(args.data, args.keys());
     let mut s = String::new();
+    header(&mut s, args, outcome);
+    device(&mut s, args, outcome);
+    for e in &args.engines {
+        let _ = writeln!(s, "- **{}**: {}", peers::title(e), given(e, args, outcome));
+    }
+    rows_table(&mut s, args, outcome);
+    beside_table(&mut s, args, outcome);
+    if !outcome.notes.is_empty() {
+        let _ = writeln!(s);
+        for n in &outcome.notes {
+            let _ = writeln!(s, "- {n}");
+        }
+    }
+    s
+}
+
+/// The title, the command, the machine, and how every engine was loaded
+/// and measured.
+fn header(s: &mut String, args: &ScaleReadsArgs, outcome: &Outcome) {
+    let set = super::data::DataSet::new(args.data, args.keys());
     let cap = bytes(args.memory);
     let limit = if args.no_memlimit {
         "no memory cap".to_string()
@@ -161,11 +180,7 @@ pub fn render(args: &ScaleReadsArgs, outcome: &Outcome) -> String {
         format!("memory capped at {cap}")
     };
     let _ = writeln!(s, "## Reads at scale: {}, {limit}\n", set.describe());
-    let cmd: Vec<String> = std::env::args()
-        .skip(1)
-        .map(|a| if a.contains(' ') { format!("'{a}'") } else { a })
-        .collect();
-    let _ = writeln!(s, "`lamina-bench {}`  ", cmd.join(" "));
+    let _ = writeln!(s, "`lamina-bench {}`  ", crate::engines::report::command());
     let _ = writeln!(s, "{}  ", crate::engines::report::machine());
     let capped = if args.no_memlimit {
         "with no memory cap (`--no-memlimit`: a smoke run, not the benchmark)".to_string()
@@ -188,6 +203,11 @@ pub fn render(args: &ScaleReadsArgs, outcome: &Outcome) -> String {
          batch).\n",
         args.seconds, args.seconds
     );
+}
+
+/// The device's line: fio's rate and latencies at each queue depth, or
+/// why it did not run.
+fn device(s: &mut String, args: &ScaleReadsArgs, outcome: &Outcome) {
     let _ = write!(
         s,
         "**Device**: fio, random 4 KiB reads of a {} file in the work directory, direct \
@@ -211,33 +231,37 @@ pub fn render(args: &ScaleReadsArgs, outcome: &Outcome) -> String {
         .collect();
     fio.dedup();
     let _ = writeln!(s, "{}.\n", fio.join("; "));
-    for e in &args.engines {
-        if !peers::built(e) {
-            let _ = writeln!(s, "- **{}**: not in this build", peers::title(e));
-            continue;
-        }
-        let mut facts = vec![describe(e, args)];
-        for l in &outcome.lines {
-            match l {
-                Line::Loaded {
-                    engine,
-                    secs,
-                    bytes: b,
-                    reused,
-                } if engine == e => facts.push(if *reused {
-                    format!("loaded by an earlier run, {} on disk", bytes(*b))
-                } else {
-                    format!("loaded in {secs:.1} s, {} on disk", bytes(*b))
-                }),
-                Line::Opened { engine, secs } if engine == e => {
-                    facts.push(format!("opened in {:.3} s", secs));
-                }
-                _ => {}
-            }
-        }
-        let _ = writeln!(s, "- **{}**: {}", peers::title(e), facts.join("; "));
-    }
+}
 
+/// What `engine` was given, and how long its load and its open took.
+fn given(engine: &str, args: &ScaleReadsArgs, outcome: &Outcome) -> String {
+    if !peers::built(engine) {
+        return "not in this build".to_string();
+    }
+    let mut facts = vec![describe(engine, args)];
+    for l in &outcome.lines {
+        match l {
+            Line::Loaded {
+                engine: e,
+                secs,
+                bytes: b,
+                reused,
+            } if e == engine => facts.push(if *reused {
+                format!("loaded by an earlier run, {} on disk", bytes(*b))
+            } else {
+                format!("loaded in {secs:.1} s, {} on disk", bytes(*b))
+            }),
+            Line::Opened { engine: e, secs } if e == engine => {
+                facts.push(format!("opened in {:.3} s", secs));
+            }
+            _ => {}
+        }
+    }
+    facts.join("; ")
+}
+
+/// The table of every row: an engine, a mode and a stream of keys.
+fn rows_table(s: &mut String, args: &ScaleReadsArgs, outcome: &Outcome) {
     let _ = writeln!(
         s,
         "\n| engine | mode | keys | lookups/s | reads/lookup | KiB/lookup | p50 | p99 |\n\
@@ -256,46 +280,44 @@ pub fn render(args: &ScaleReadsArgs, outcome: &Outcome) -> String {
             latency(m.p99_ns)
         );
     }
+}
 
+/// The table of lamina beside the best peer and the device, then the
+/// targets; nothing where lamina has no row.
+fn beside_table(s: &mut String, args: &ScaleReadsArgs, outcome: &Outcome) {
     let side = beside(outcome);
-    if !side.is_empty() {
+    if side.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\n| mode | keys | lamina lookups/s | best peer | lamina / best | lamina / device |\n\
+         |---|---|---:|---|---:|---:|"
+    );
+    for b in &side {
+        let (peer, ratio) = match b.best {
+            Some((e, m)) if rate(m) > 0.0 => (
+                format!("{e} {}", thousands(rate(m) as u64)),
+                format!("{:.2}x", rate(b.lamina) / rate(m)),
+            ),
+            _ => ("-".to_string(), "-".to_string()),
+        };
+        let depth = device_depth(b.mode);
+        let device = fio_at(outcome, depth)
+            .filter(|f| f.iops > 0.0 && b.stream == Stream::Found)
+            .map_or_else(
+                || "-".to_string(),
+                |f| format!("{:.2}x QD{depth}", rate(b.lamina) / f.iops),
+            );
         let _ = writeln!(
             s,
-            "\n| mode | keys | lamina lookups/s | best peer | lamina / best | lamina / device |\n\
-             |---|---|---:|---|---:|---:|"
+            "| {} | {} | {} | {peer} | {ratio} | {device} |",
+            mode_title(b.mode, args),
+            b.stream.label(),
+            thousands(rate(b.lamina) as u64)
         );
-        for b in &side {
-            let (peer, ratio) = match b.best {
-                Some((e, m)) if rate(m) > 0.0 => (
-                    format!("{e} {}", thousands(rate(m) as u64)),
-                    format!("{:.2}x", rate(b.lamina) / rate(m)),
-                ),
-                _ => ("-".to_string(), "-".to_string()),
-            };
-            let depth = device_depth(b.mode);
-            let device = fio_at(outcome, depth)
-                .filter(|f| f.iops > 0.0 && b.stream == Stream::Found)
-                .map_or_else(
-                    || "-".to_string(),
-                    |f| format!("{:.2}x QD{depth}", rate(b.lamina) / f.iops),
-                );
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {peer} | {ratio} | {device} |",
-                mode_title(b.mode, args),
-                b.stream.label(),
-                thousands(rate(b.lamina) as u64)
-            );
-        }
-        let _ = writeln!(s, "\n{}", targets(&side, outcome, args));
     }
-    if !outcome.notes.is_empty() {
-        let _ = writeln!(s);
-        for n in &outcome.notes {
-            let _ = writeln!(s, "- {n}");
-        }
-    }
-    s
+    let _ = writeln!(s, "\n{}", targets(&side, outcome, args));
 }
 
 fn verdict(met: bool) -> &'static str {

@@ -449,77 +449,23 @@ pub fn run(args: TpcbArgs, ctx: &Ctx) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| format!("finding this program: {e}"))?;
     let tf_base = args.db.clone().unwrap_or_else(std::env::temp_dir);
     let tf_path = tf_base.join(format!("lamina-bench-tpcb.{}.testfile", std::process::id()));
-    let tf = |notes: &mut Vec<String>| -> Option<f64> {
-        if args.no_testfile {
-            return None;
-        }
-        let len = crate::commit::Length::Seconds(args.seconds.max(0.1));
-        match crate::commit::testfile_rate(&tf_path, len) {
-            Ok(r) => Some(r),
-            Err(e) => {
-                notes.push(format!("testfile: {e}"));
-                None
-            }
-        }
-    };
     let mut rows = Vec::new();
     let mut notes = Vec::new();
     let mut testfile: Vec<(String, f64)> = Vec::new();
-    let mut before = tf(&mut notes);
+    let mut before = testfile_run(&args, &tf_path, &mut notes);
     for engine in &args.engines {
         if !built(engine) {
             let msg =
                 format!("{engine}: skipped, not in this build (cargo feature `{engine}` off)");
-            eprintln!("lamina-bench tpcb: {msg}");
-            notes.push(msg);
+            note(&mut notes, msg);
             continue;
         }
         eprintln!("lamina-bench tpcb: {}", title(engine));
-        let out = if engine == "bdb" {
-            match bdb::command(&args, &exe, scale) {
-                Ok(cmd) => Some(cmd),
-                Err(why) => {
-                    let msg = format!("bdb: skipped, {why}");
-                    eprintln!("lamina-bench tpcb: {msg}");
-                    notes.push(msg);
-                    None
-                }
-            }
-        } else {
-            let mut cmd = Command::new(&exe);
-            cmd.args(std::env::args_os().skip(1))
-                .args(["--child", engine]);
-            Some(cmd)
+        let Some(cmd) = engine_command(engine, &args, &exe, scale, &mut notes) else {
+            continue;
         };
-        let Some(mut cmd) = out else { continue };
-        let out = cmd
-            .stdin(Stdio::null())
-            .stderr(Stdio::inherit())
-            .output()
-            .map_err(|e| format!("{engine}: {e}"))?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let got: Vec<Row> = text.lines().filter_map(Row::from_line).collect();
-        if !out.status.success() {
-            let msg = format!(
-                "{engine}: failed ({}) after {} row(s); see its message above",
-                out.status,
-                got.len()
-            );
-            eprintln!("lamina-bench tpcb: {msg}");
-            notes.push(msg);
-        }
-        for r in &got {
-            if r.invariant != "ok" {
-                let msg = format!(
-                    "{engine} at {} threads: INVARIANT {}",
-                    r.threads, r.invariant
-                );
-                eprintln!("lamina-bench tpcb: {msg}");
-                notes.push(msg);
-            }
-        }
-        rows.extend(got);
-        let after = tf(&mut notes);
+        rows.extend(run_engine(engine, cmd, &mut notes)?);
+        let after = testfile_run(&args, &tf_path, &mut notes);
         if let (Some(b), Some(a)) = (before, after) {
             testfile.push((engine.clone(), (a + b) / 2.0));
         }
@@ -532,6 +478,83 @@ pub fn run(args: TpcbArgs, ctx: &Ctx) -> Result<(), String> {
         return Err("an invariant failed (see the table)".into());
     }
     Ok(())
+}
+
+/// Prints `msg` now and keeps it for the notes under the table.
+fn note(notes: &mut Vec<String>, msg: String) {
+    eprintln!("lamina-bench tpcb: {msg}");
+    notes.push(msg);
+}
+
+/// testfile's operations a second at `path`, for `--seconds`; `None` with
+/// `--no-testfile`, or when it fails (a note says why).
+fn testfile_run(args: &TpcbArgs, path: &Path, notes: &mut Vec<String>) -> Option<f64> {
+    if args.no_testfile {
+        return None;
+    }
+    let len = crate::commit::Length::Seconds(args.seconds.max(0.1));
+    match crate::commit::testfile_rate(path, len) {
+        Ok(r) => Some(r),
+        Err(e) => {
+            notes.push(format!("testfile: {e}"));
+            None
+        }
+    }
+}
+
+/// The process that runs `engine`: this program again with `--child
+/// ENGINE`, or Berkeley DB's C program; `None` (and a note) when that
+/// program cannot be had.
+fn engine_command(
+    engine: &str,
+    args: &TpcbArgs,
+    exe: &Path,
+    scale: Scale,
+    notes: &mut Vec<String>,
+) -> Option<Command> {
+    if engine != "bdb" {
+        let mut cmd = Command::new(exe);
+        cmd.args(std::env::args_os().skip(1))
+            .args(["--child", engine]);
+        return Some(cmd);
+    }
+    match bdb::command(args, exe, scale) {
+        Ok(cmd) => Some(cmd),
+        Err(why) => {
+            note(notes, format!("bdb: skipped, {why}"));
+            None
+        }
+    }
+}
+
+/// Runs `cmd`, `engine`'s process, and reads the rows it prints; a note
+/// when it fails and for every invariant that does not hold.
+fn run_engine(engine: &str, mut cmd: Command, notes: &mut Vec<String>) -> Result<Vec<Row>, String> {
+    let out = cmd
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("{engine}: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let got: Vec<Row> = text.lines().filter_map(Row::from_line).collect();
+    if !out.status.success() {
+        let msg = format!(
+            "{engine}: failed ({}) after {} row(s); see its message above",
+            out.status,
+            got.len()
+        );
+        note(notes, msg);
+    }
+    for r in &got {
+        if r.invariant != "ok" {
+            let msg = format!(
+                "{engine} at {} threads: INVARIANT {}",
+                r.threads, r.invariant
+            );
+            note(notes, msg);
+        }
+    }
+    Ok(got)
 }
 
 /// Runs `engine` in this process: load, each thread count, a `row,` line each.
@@ -686,12 +709,36 @@ fn render(
             let _ = writeln!(s, "- **{}**: {}", title(e), describe(e));
         }
     }
+    rows_table(&mut s, rows, testfile);
+    if !testfile.is_empty() {
+        let _ = writeln!(s, "\ntestfile (write 256 B + lseek + fsync, {} s runs before the first engine and after each; each engine against the mean of the two around it):", args.seconds);
+        for (e, r) in testfile {
+            let _ = writeln!(s, "- around {e}: {r:.0} fsyncs/s");
+        }
+    }
+    targets(&mut s, args, rows, testfile);
+    if !notes.is_empty() {
+        let _ = writeln!(s, "\nNotes:");
+        for n in notes {
+            let _ = writeln!(s, "- {n}");
+        }
+    }
+    s
+}
+
+/// testfile's rate around `engine`'s run: the mean of the runs before and
+/// after it.
+fn testfile_around(testfile: &[(String, f64)], engine: &str) -> Option<f64> {
+    testfile.iter().find(|(n, _)| n == engine).map(|(_, r)| *r)
+}
+
+/// The table: a line per engine and thread count.
+fn rows_table(s: &mut String, rows: &[Row], testfile: &[(String, f64)]) {
     let _ = writeln!(
         s,
         "\n| engine | threads | txn/s | conflicts/txn | retried/txn | fsyncs/txn | written B/txn | x testfile | invariant |\n\
          |---|---:|---:|---:|---:|---:|---:|---:|---|"
     );
-    let tf_of = |e: &str| testfile.iter().find(|(n, _)| n == e).map(|(_, r)| *r);
     for r in rows {
         let fs = r
             .fsyncs
@@ -699,7 +746,8 @@ fn render(
         let wr = r
             .written
             .map_or("n/a".into(), |w| format!("{:.0}", r.per_txn(w)));
-        let x = tf_of(&r.engine).map_or("n/a".into(), |t| format!("{:.2}", r.rate() / t));
+        let x = testfile_around(testfile, &r.engine)
+            .map_or("n/a".into(), |t| format!("{:.2}", r.rate() / t));
         let _ = writeln!(
             s,
             "| {} | {} | {:.0} | {:.3} | {:.3} | {fs} | {wr} | {x} | {} |",
@@ -711,15 +759,14 @@ fn render(
             r.invariant
         );
     }
-    if !testfile.is_empty() {
-        let _ = writeln!(s, "\ntestfile (write 256 B + lseek + fsync, {} s runs before the first engine and after each; each engine against the mean of the two around it):", args.seconds);
-        for (e, r) in testfile {
-            let _ = writeln!(s, "- around {e}: {r:.0} fsyncs/s");
-        }
-    }
+}
+
+/// lamina's targets, each with this run's figure: against testfile at one
+/// thread, its scaling to 16 threads, and the best peer at each thread count.
+fn targets(s: &mut String, args: &TpcbArgs, rows: &[Row], testfile: &[(String, f64)]) {
     let _ = writeln!(s, "\nTargets:");
     let lam = |t: usize| rows.iter().find(|r| r.engine == "lamina" && r.threads == t);
-    if let (Some(one), Some(t)) = (lam(1), tf_of("lamina")) {
+    if let (Some(one), Some(t)) = (lam(1), testfile_around(testfile, "lamina")) {
         let x = one.rate() / t;
         let _ = writeln!(
             s,
@@ -750,13 +797,6 @@ fn render(
             );
         }
     }
-    if !notes.is_empty() {
-        let _ = writeln!(s, "\nNotes:");
-        for n in notes {
-            let _ = writeln!(s, "- {n}");
-        }
-    }
-    s
 }
 
 /// Writes tpcb.md and tpcb.csv (replaced); bench/plot_tpcb.py draws the
