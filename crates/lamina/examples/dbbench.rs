@@ -144,9 +144,10 @@ fn report(name: &str, ops: u64, bytes: u64, t: Instant) {
     );
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let a = parse()?;
-    let _ = Db::destroy(&a.db, &Options::default());
+type BoxError = Box<dyn std::error::Error>;
+
+/// lamina's options, with those the flags force.
+fn options(a: &Args) -> Options {
     let mut opts = Options::default();
     if let Some(b) = a.memory_budget {
         opts.memory_budget = b;
@@ -160,76 +161,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(m) = a.level_multiplier {
         opts.level_multiplier = m;
     }
-    let db = Db::open(&a.db, opts)?;
+    opts
+}
+
+fn main() -> Result<(), BoxError> {
+    let a = parse()?;
+    let _ = Db::destroy(&a.db, &Options::default());
+    let db = Db::open(&a.db, options(&a))?;
     let values = ValueSource::new(a.value_size);
-    let d = if a.sync {
-        Durability::Sync
-    } else {
-        Durability::None
-    };
     let mut k = Vec::new();
     for bench in &a.benchmarks {
-        let t = Instant::now();
-        let seed = if bench.starts_with("read") {
-            0x0fed_cba9_8765_4321
-        } else {
-            0x1234_5678_9abc_def1
-        };
-        let mut rng = Rng(seed);
-        match bench.as_str() {
-            "fillseq" | "fillrandom" | "overwrite" => {
-                let mut batch = Batch::new();
-                for i in 0..a.num {
-                    let n = if bench == "fillseq" {
-                        i
-                    } else {
-                        rng.next() % a.num
-                    };
-                    key(&mut k, n, a.key_size);
-                    batch.put(&k, values.next());
-                    if batch.len() == 1 {
-                        db.write_with(std::mem::take(&mut batch), d)?;
-                        batch = Batch::new();
-                    }
-                }
-                report(bench, a.num, a.num * (a.key_size + a.value_size) as u64, t);
-            }
-            "readrandom" => {
-                let mut found = 0u64;
-                for _ in 0..a.reads {
-                    key(&mut k, rng.next() % a.num, a.key_size);
-                    if db.get(&k)?.is_some() {
-                        found += 1;
-                    }
-                }
-                report(
-                    bench,
-                    a.reads,
-                    found * (a.key_size + a.value_size) as u64,
-                    t,
-                );
-                println!("             ({found} of {} found)", a.reads);
-            }
-            "readseq" => {
-                let mut n = 0u64;
-                let mut bytes = 0u64;
-                for e in db.iter() {
-                    let (k, v) = e?;
-                    bytes += (k.len() + v.len()) as u64;
-                    n += 1;
-                }
-                report(bench, n, bytes, t);
-            }
-            "flush" => {
-                db.flush()?;
-                report(bench, 1, 0, t);
-            }
-            "compact" => {
-                db.compact()?;
-                report(bench, 1, 0, t);
-            }
-            other => return Err(format!("unknown benchmark {other}").into()),
-        }
+        run(&db, &a, bench, &values, &mut k)?;
     }
     let s = db.stats();
     println!(
@@ -241,4 +183,98 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     db.close()?;
     Ok(())
+}
+
+/// Runs the benchmark `bench` and prints its report line; `values` go on
+/// from where the previous benchmark left them, `k` is the key's buffer.
+fn run(
+    db: &Db,
+    a: &Args,
+    bench: &str,
+    values: &ValueSource,
+    k: &mut Vec<u8>,
+) -> Result<(), BoxError> {
+    let t = Instant::now();
+    let seed = if bench.starts_with("read") {
+        0x0fed_cba9_8765_4321
+    } else {
+        0x1234_5678_9abc_def1
+    };
+    let mut rng = Rng(seed);
+    match bench {
+        "fillseq" | "fillrandom" | "overwrite" => {
+            fill(db, a, bench == "fillseq", values, k, &mut rng)?;
+            report(bench, a.num, a.num * (a.key_size + a.value_size) as u64, t);
+        }
+        "readrandom" => {
+            let found = read_random(db, a, k, &mut rng)?;
+            report(
+                bench,
+                a.reads,
+                found * (a.key_size + a.value_size) as u64,
+                t,
+            );
+            println!("             ({found} of {} found)", a.reads);
+        }
+        "readseq" => {
+            let mut n = 0u64;
+            let mut bytes = 0u64;
+            for e in db.iter() {
+                let (k, v) = e?;
+                bytes += (k.len() + v.len()) as u64;
+                n += 1;
+            }
+            report(bench, n, bytes, t);
+        }
+        "flush" => {
+            db.flush()?;
+            report(bench, 1, 0, t);
+        }
+        "compact" => {
+            db.compact()?;
+            report(bench, 1, 0, t);
+        }
+        other => return Err(format!("unknown benchmark {other}").into()),
+    }
+    Ok(())
+}
+
+/// Puts `--num` keys, in order when `sequential`, else drawn at random, a
+/// commit each.
+fn fill(
+    db: &Db,
+    a: &Args,
+    sequential: bool,
+    values: &ValueSource,
+    k: &mut Vec<u8>,
+    rng: &mut Rng,
+) -> Result<(), BoxError> {
+    let d = if a.sync {
+        Durability::Sync
+    } else {
+        Durability::None
+    };
+    let mut batch = Batch::new();
+    for i in 0..a.num {
+        let n = if sequential { i } else { rng.next() % a.num };
+        key(k, n, a.key_size);
+        batch.put(k, values.next());
+        if batch.len() == 1 {
+            db.write_with(std::mem::take(&mut batch), d)?;
+            batch = Batch::new();
+        }
+    }
+    Ok(())
+}
+
+/// Gets `--reads` keys drawn at random; how many were found.
+fn read_random(db: &Db, a: &Args, k: &mut Vec<u8>, rng: &mut Rng) -> Result<u64, BoxError> {
+    let mut found = 0u64;
+    for _ in 0..a.reads {
+        key(k, rng.next() % a.num, a.key_size);
+        if db.get(k)?.is_some() {
+            found += 1;
+        }
+    }
+    Ok(found)
 }

@@ -136,7 +136,15 @@ fn base_options() -> Options {
 /// empty key, binary keys, a large value (in a blob file), and writes only
 /// in the WAL.
 fn mixed(w: &mut Writer<'_>, rng: &mut Rng) -> Result<(), BoxError> {
-    // Phase 1: compacted into the last level (zstd).
+    mixed_last_level(w, rng)?;
+    mixed_level0(w)?;
+    mixed_wal_only(w)
+}
+
+/// The first phase of `mixed`, compacted into the last level (zstd):
+/// values of several lengths, the empty key, binary keys, random keys, a
+/// large value, counters, and two named keyspaces, one dropped later.
+fn mixed_last_level(w: &mut Writer<'_>, rng: &mut Rng) -> Result<(), BoxError> {
     for i in 0..200u32 {
         let v = format!("value-{i}-").repeat(1 + (i % 4) as usize);
         w.put("", format!("key{i:04}").as_bytes(), v.as_bytes())?;
@@ -177,8 +185,13 @@ fn mixed(w: &mut Writer<'_>, rng: &mut Rng) -> Result<(), BoxError> {
     }
     w.db.flush()?;
     w.db.compact()?;
+    Ok(())
+}
 
-    // Phase 2: one table at level 0 (LZ4) over the last level.
+/// The second phase of `mixed`, one table at level 0 (LZ4) over the last
+/// level: the keyspace `dropped` dropped, tombstones and rewrites over
+/// older entries, counter operands over folded ones.
+fn mixed_level0(w: &mut Writer<'_>) -> Result<(), BoxError> {
     w.drop_space("dropped")?;
     for i in (0..200u32).step_by(5) {
         w.delete("", format!("key{i:04}").as_bytes())?;
@@ -201,8 +214,13 @@ fn mixed(w: &mut Writer<'_>, rng: &mut Rng) -> Result<(), BoxError> {
         w.delete("users", format!("user/{i:03}").as_bytes())?;
     }
     w.db.flush()?;
+    Ok(())
+}
 
-    // Phase 3: only in the WAL.
+/// The last phase of `mixed`, only in the WAL: rewrites, deletes and
+/// counter operands, a keyspace made after the last flush, and one batch
+/// across keyspaces.
+fn mixed_wal_only(w: &mut Writer<'_>) -> Result<(), BoxError> {
     w.put("", b"", b"the empty key, rewritten")?;
     w.put("", b"wal/only", b"not yet in a table")?;
     w.delete("", b"key0003")?;

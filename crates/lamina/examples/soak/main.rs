@@ -36,6 +36,36 @@ fn env_u64(name: &str, default: u64) -> Result<u64, BoxError> {
     }
 }
 
+/// The soak's settings, from the environment.
+struct Settings {
+    seconds: u64,
+    seed: u64,
+    threads: usize,
+    dir: PathBuf,
+}
+
+impl Settings {
+    fn from_env() -> Result<Settings, BoxError> {
+        let seconds = env_u64("SOAK_SECONDS", 300)?;
+        let clock = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let seed = env_u64("SOAK_SEED", clock % 1_000_000)?;
+        let threads = env_u64("SOAK_THREADS", 4)?.clamp(1, 64) as usize;
+        let dir = match std::env::var("SOAK_DIR") {
+            Ok(d) => PathBuf::from(d),
+            Err(_) => std::env::temp_dir().join(format!("lamina-soak-{seed}")),
+        };
+        Ok(Settings {
+            seconds,
+            seed,
+            threads,
+            dir,
+        })
+    }
+}
+
+#[derive(Default)]
 struct Totals {
     kills: u64,
     reopens: u64,
@@ -53,16 +83,12 @@ fn main() -> Result<(), BoxError> {
             worker::run(Path::new(dir), seed.parse()?, threads.parse()?);
         }
     }
-    let seconds = env_u64("SOAK_SECONDS", 300)?;
-    let clock = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    let seed = env_u64("SOAK_SEED", clock % 1_000_000)?;
-    let threads = env_u64("SOAK_THREADS", 4)?.clamp(1, 64) as usize;
-    let dir = match std::env::var("SOAK_DIR") {
-        Ok(d) => PathBuf::from(d),
-        Err(_) => std::env::temp_dir().join(format!("lamina-soak-{seed}")),
-    };
+    let Settings {
+        seconds,
+        seed,
+        threads,
+        dir,
+    } = Settings::from_env()?;
     if dir.exists() {
         return Err(format!("{} exists; remove it or set SOAK_DIR", dir.display()).into());
     }
@@ -78,30 +104,13 @@ fn main() -> Result<(), BoxError> {
     }
     let mut rng = StdRng::seed_from_u64(seed);
     let mut models = vec![Model::new(); threads];
-    let mut t = Totals {
-        kills: 0,
-        reopens: 0,
-        writes: 0,
-        reads: 0,
-        landed: 0,
-        lost_in_flight: 0,
-        differences: 0,
-    };
+    let mut t = Totals::default();
     let start = Instant::now();
     let end = start + Duration::from_secs(seconds);
     let mut cycle = 0u64;
     while Instant::now() < end {
         cycle += 1;
-        let mut child = Command::new(std::env::current_exe()?)
-            .args(["--child", &dir.to_string_lossy()])
-            .arg(rng.gen::<u64>().to_string())
-            .arg(threads.to_string())
-            .stdin(Stdio::null())
-            .spawn()?;
-        let run = Duration::from_millis(rng.gen_range(20..3000));
-        std::thread::sleep(run.min(end.saturating_duration_since(Instant::now())));
-        child.kill()?; // SIGKILL
-        child.wait()?;
+        let run = run_and_kill(&dir, threads, &mut rng, end)?;
         t.kills += 1;
         let (writes, reads, diffs) = verify(&dir, &mut models, &mut t)?;
         t.reopens += 1;
@@ -130,6 +139,28 @@ fn main() -> Result<(), BoxError> {
     }
     std::fs::remove_dir_all(&dir)?;
     Ok(())
+}
+
+/// Starts the writer process (this program again with `--child`, its seed
+/// drawn from `rng`) on the database in `dir`, lets it run for a time drawn
+/// from `rng` (cut short at `end`) and kills it; the time drawn.
+fn run_and_kill(
+    dir: &Path,
+    threads: usize,
+    rng: &mut StdRng,
+    end: Instant,
+) -> Result<Duration, BoxError> {
+    let mut child = Command::new(std::env::current_exe()?)
+        .args(["--child", &dir.to_string_lossy()])
+        .arg(rng.gen::<u64>().to_string())
+        .arg(threads.to_string())
+        .stdin(Stdio::null())
+        .spawn()?;
+    let run = Duration::from_millis(rng.gen_range(20..3000));
+    std::thread::sleep(run.min(end.saturating_duration_since(Instant::now())));
+    child.kill()?; // SIGKILL
+    child.wait()?;
+    Ok(run)
 }
 
 /// Reopens the database after a kill and compares every thread's keys with
