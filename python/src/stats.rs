@@ -8,22 +8,38 @@ pub fn stats_dict<'py>(py: Python<'py>, s: &lamina::Stats) -> PyResult<Bound<'py
     let d = PyDict::new(py);
     let levels = PyList::empty(py);
     for l in &s.levels {
-        let ld = PyDict::new(py);
-        ld.set_item("level", l.level)?;
-        ld.set_item("tables", l.tables)?;
-        ld.set_item("bytes", l.bytes)?;
-        ld.set_item("entries", l.entries)?;
-        ld.set_item("deletes", l.deletes)?;
-        ld.set_item("merges", l.merges)?;
-        ld.set_item("key_bytes", l.key_bytes)?;
-        ld.set_item("value_bytes", l.value_bytes)?;
-        ld.set_item("data_raw_bytes", l.data_raw_bytes)?;
-        ld.set_item("data_stored_bytes", l.data_stored_bytes)?;
-        ld.set_item("filter_bytes", l.filter_bytes)?;
-        ld.set_item("index_bytes", l.index_bytes)?;
-        levels.append(ld)?;
+        levels.append(level_dict(py, l)?)?;
     }
     d.set_item("levels", levels)?;
+    write_items(&d, s)?;
+    stall_items(&d, s)?;
+    commit_items(&d, s)?;
+    read_items(&d, s)?;
+    shape_items(&d, s)?;
+    Ok(d)
+}
+
+/// One level's dict.
+fn level_dict<'py>(py: Python<'py>, l: &lamina::LevelStats) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("level", l.level)?;
+    d.set_item("tables", l.tables)?;
+    d.set_item("bytes", l.bytes)?;
+    d.set_item("entries", l.entries)?;
+    d.set_item("deletes", l.deletes)?;
+    d.set_item("merges", l.merges)?;
+    d.set_item("key_bytes", l.key_bytes)?;
+    d.set_item("value_bytes", l.value_bytes)?;
+    d.set_item("data_raw_bytes", l.data_raw_bytes)?;
+    d.set_item("data_stored_bytes", l.data_stored_bytes)?;
+    d.set_item("filter_bytes", l.filter_bytes)?;
+    d.set_item("index_bytes", l.index_bytes)?;
+    Ok(d)
+}
+
+/// The memtables, the transactions, the bytes written, the flushes and
+/// compactions, the write delays and stops.
+fn write_items(d: &Bound<'_, PyDict>, s: &lamina::Stats) -> PyResult<()> {
     d.set_item("memtable_bytes", s.memtable_bytes)?;
     d.set_item("immutable_memtables", s.immutable_memtables)?;
     d.set_item("last_seqno", s.last_seqno)?;
@@ -42,6 +58,12 @@ pub fn stats_dict<'py>(py: Python<'py>, s: &lamina::Stats) -> PyResult<Bound<'py
     d.set_item("write_delay_micros", s.write_delay_micros)?;
     d.set_item("write_stops", s.write_stops)?;
     d.set_item("write_stop_micros", s.write_stop_micros)?;
+    Ok(())
+}
+
+/// The stalls by cause, the compaction debt, and the memory budget with
+/// what is charged to it.
+fn stall_items(d: &Bound<'_, PyDict>, s: &lamina::Stats) -> PyResult<()> {
     let st = &s.stalls;
     d.set_item("level0_delay_micros", st.level0_delay_micros)?;
     d.set_item("pending_bytes_delay_micros", st.pending_bytes_delay_micros)?;
@@ -52,6 +74,11 @@ pub fn stats_dict<'py>(py: Python<'py>, s: &lamina::Stats) -> PyResult<Bound<'py
     d.set_item("pending_compaction_bytes", s.pending_compaction_bytes)?;
     d.set_item("memory_budget", s.memory_budget)?;
     d.set_item("memory_charged_bytes", s.memory_charged_bytes)?;
+    Ok(())
+}
+
+/// The commits, how their waits began, and the WAL's syncs and segments.
+fn commit_items(d: &Bound<'_, PyDict>, s: &lamina::Stats) -> PyResult<()> {
     d.set_item("commits", s.commits)?;
     d.set_item("sync_commits", s.sync_commits)?;
     d.set_item("commit_waits_yielded", s.commit_waits_yielded)?;
@@ -59,6 +86,12 @@ pub fn stats_dict<'py>(py: Python<'py>, s: &lamina::Stats) -> PyResult<Bound<'py
     d.set_item("wal_syncs", s.wal_syncs)?;
     d.set_item("commits_per_fsync", s.commits_per_fsync())?;
     d.set_item("wal_segments_reused", s.wal_segments_reused)?;
+    Ok(())
+}
+
+/// The readers' refreshes, the block cache's hits, and the table reads of
+/// lookups.
+fn read_items(d: &Bound<'_, PyDict>, s: &lamina::Stats) -> PyResult<()> {
     d.set_item("refreshes", s.refreshes)?;
     d.set_item("reader_views_cut", s.reader_views_cut)?;
     d.set_item("cache_hits", s.cache_hits)?;
@@ -72,6 +105,12 @@ pub fn stats_dict<'py>(py: Python<'py>, s: &lamina::Stats) -> PyResult<Bound<'py
     d.set_item("lookup_data_block_reads", r.lookup_data_block_reads)?;
     d.set_item("index_filter_reads", r.index_filter_reads)?;
     d.set_item("other_table_reads", r.other_reads)?;
+    Ok(())
+}
+
+/// The cache and block sizes, the levels' shape, the keyspaces, the write
+/// amplification, and the blob files.
+fn shape_items(d: &Bound<'_, PyDict>, s: &lamina::Stats) -> PyResult<()> {
     d.set_item("cache_bytes", s.cache_bytes)?;
     d.set_item("cache_capacity", s.cache_capacity)?;
     d.set_item("block_size", s.block_size)?;
@@ -87,7 +126,7 @@ pub fn stats_dict<'py>(py: Python<'py>, s: &lamina::Stats) -> PyResult<Bound<'py
     d.set_item("blob_value_bytes", s.blob_value_bytes)?;
     d.set_item("blob_dead_bytes", s.blob_dead_bytes)?;
     d.set_item("blob_space_amplification", s.blob_space_amplification())?;
-    Ok(d)
+    Ok(())
 }
 
 /// `Db.check()`: the engine's `CheckReport` plus `ok`.
