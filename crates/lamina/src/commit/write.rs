@@ -21,6 +21,7 @@ use crate::key::{self, KeyspaceId, SeqNo};
 use crate::memtable::{Inserters, Memtable};
 use crate::options::Durability;
 use crate::read::Floors;
+use parking_lot::MutexGuard;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -178,19 +179,9 @@ impl Inner {
         let _durable =
             (durability == Durability::Sync).then(|| self.commit().pipeline.durable_writer());
 
-        let mut q = if may_wait {
-            self.commit().queue.lock()
-        } else {
-            match self.commit().queue.try_lock() {
-                Some(q) if !q.leader_active => q,
-                _ => return Ok(false),
-            }
+        let Some(mut q) = self.queue_as_leader(may_wait) else {
+            return Ok(false);
         };
-        while q.leader_active {
-            q.waiters += 1;
-            self.commit().leader_cv.wait(&mut q);
-            q.waiters -= 1;
-        }
         if let Some(check) = check {
             // Every writer that took seqnos has inserted, and none takes
             // new ones while the queue is held: the memtables say all.
@@ -206,17 +197,8 @@ impl Inner {
         {
             return self.commit_solo(&mut q, batch, durability, may_wait);
         }
-        let mem = if may_wait {
-            let mem = self.make_room(bytes)?;
-            if q.room.as_ref().is_some_and(|r| !r.is_in(&mem)) {
-                q.room = None;
-            }
-            mem
-        } else {
-            match self.room_now(&mut q.room)? {
-                Some(mem) => Arc::clone(mem),
-                None => return Ok(false),
-            }
+        let Some(mem) = self.room_for(&mut q, bytes, may_wait)? else {
+            return Ok(false);
         };
         let first = q.last_seqno + 1;
         let mut separated = match large {
@@ -243,21 +225,72 @@ impl Inner {
         let inserted = insert(&mem, batch, first, Inserters::Many, floors);
         self.commit().pipeline.inserted();
 
-        let last = first + count - 1;
-        let durable = if durability == Durability::Sync {
-            self.counters().sync_commits.fetch_add(1, Ordering::Relaxed);
-            self.commit()
-                .pipeline
-                .finish(&self.commit().visible_seqno, prev, last, ticket, || {
-                    self.sync_for_commit()
-                })
-        } else {
-            self.commit()
-                .pipeline
-                .publish(&self.commit().visible_seqno, prev, last);
-            Ok(())
-        };
+        let durable = self.publish_grouped(prev, first + count - 1, ticket, durability);
         inserted.and(durable).map(|()| true)
+    }
+
+    /// The commit queue, once no leader is active in it; unless `may_wait`,
+    /// `None` when taking it would wait.
+    #[inline(always)]
+    fn queue_as_leader(&self, may_wait: bool) -> Option<MutexGuard<'_, CommitQueue>> {
+        let mut q = if may_wait {
+            self.commit().queue.lock()
+        } else {
+            match self.commit().queue.try_lock() {
+                Some(q) if !q.leader_active => q,
+                _ => return None,
+            }
+        };
+        while q.leader_active {
+            q.waiters += 1;
+            self.commit().leader_cv.wait(&mut q);
+            q.waiters -= 1;
+        }
+        Some(q)
+    }
+
+    /// The memtable a grouped write of `bytes` goes to, with room made for
+    /// it (the queue's kept room let go if in another memtable); unless
+    /// `may_wait`, `None` when making room would wait.
+    #[inline(always)]
+    fn room_for(
+        &self,
+        q: &mut CommitQueue,
+        bytes: usize,
+        may_wait: bool,
+    ) -> Result<Option<Arc<Memtable>>> {
+        if !may_wait {
+            return Ok(self.room_now(&mut q.room)?.map(Arc::clone));
+        }
+        let mem = self.make_room(bytes)?;
+        if q.room.as_ref().is_some_and(|r| !r.is_in(&mem)) {
+            q.room = None;
+        }
+        Ok(Some(mem))
+    }
+
+    /// Publishes a grouped write's seqnos `..=last` after the writer
+    /// before it (`prev`), once its WAL record (`ticket`) is synced if its
+    /// `durability` asks.
+    #[inline(always)]
+    fn publish_grouped(
+        &self,
+        prev: SeqNo,
+        last: SeqNo,
+        ticket: u64,
+        durability: Durability,
+    ) -> Result<()> {
+        let commit = self.commit();
+        if durability != Durability::Sync {
+            commit.pipeline.publish(&commit.visible_seqno, prev, last);
+            return Ok(());
+        }
+        self.counters().sync_commits.fetch_add(1, Ordering::Relaxed);
+        commit
+            .pipeline
+            .finish(&commit.visible_seqno, prev, last, ticket, || {
+                self.sync_for_commit()
+            })
     }
 
     /// [`Inner::commit_batch_if`] for a writer that finds the pipeline idle

@@ -2,7 +2,7 @@
 //! them and the shape of the tree. (The read counters are kept with the
 //! block cache, which every table reads through: `cache::read_counts`.)
 
-use crate::cache::Count;
+use crate::cache::{BlockCache, Count};
 use crate::db::Inner;
 use crate::manifest::NUM_LEVELS;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -433,26 +433,13 @@ fn collect(inner: &Inner) -> Stats {
         write_delay_micros: get(&c.write_delay_micros),
         write_stops: get(&c.write_stops),
         write_stop_micros: get(&c.write_stop_micros),
-        stalls: StallStats {
-            level0_delay_micros: by_cause(&c.write_delay_micros_by_cause, 0),
-            pending_bytes_delay_micros: by_cause(&c.write_delay_micros_by_cause, 1),
-            memtables_delay_micros: by_cause(&c.write_delay_micros_by_cause, 2),
-            level0_stops: by_cause(&c.write_stops_by_cause, 0),
-            pending_bytes_stops: by_cause(&c.write_stops_by_cause, 1),
-            memtables_stops: by_cause(&c.write_stops_by_cause, 2),
-        },
+        stalls: stall_stats(c),
         pending_compaction_bytes: get(&c.pending_compaction_bytes),
         memory_budget: inner.opts.memory_budget as u64,
         memory_charged_bytes: charged,
         cache_hits: cache.hits(),
         cache_misses: cache.misses(),
-        reads: ReadStats {
-            point_lookups: cache.counted(Count::Lookup),
-            data_block_reads: cache.counted(Count::DataRead),
-            lookup_data_block_reads: cache.counted(Count::LookupDataRead),
-            index_filter_reads: cache.counted(Count::IndexFilterRead),
-            other_reads: cache.counted(Count::FooterRead),
-        },
+        reads: read_stats(cache),
         cache_bytes: cache.usage_bytes(),
         cache_capacity: block_room,
         block_size: block.block_size,
@@ -467,6 +454,29 @@ fn collect(inner: &Inner) -> Stats {
         lifetime_disk_bytes: lifetime.wal_bytes
             + lifetime.flush_bytes
             + lifetime.compaction_written_bytes,
+    }
+}
+
+/// Where writers waited, by cause.
+fn stall_stats(c: &Counters) -> StallStats {
+    StallStats {
+        level0_delay_micros: by_cause(&c.write_delay_micros_by_cause, 0),
+        pending_bytes_delay_micros: by_cause(&c.write_delay_micros_by_cause, 1),
+        memtables_delay_micros: by_cause(&c.write_delay_micros_by_cause, 2),
+        level0_stops: by_cause(&c.write_stops_by_cause, 0),
+        pending_bytes_stops: by_cause(&c.write_stops_by_cause, 1),
+        memtables_stops: by_cause(&c.write_stops_by_cause, 2),
+    }
+}
+
+/// What point lookups and the block cache read from table files.
+fn read_stats(cache: &BlockCache) -> ReadStats {
+    ReadStats {
+        point_lookups: cache.counted(Count::Lookup),
+        data_block_reads: cache.counted(Count::DataRead),
+        lookup_data_block_reads: cache.counted(Count::LookupDataRead),
+        index_filter_reads: cache.counted(Count::IndexFilterRead),
+        other_reads: cache.counted(Count::FooterRead),
     }
 }
 

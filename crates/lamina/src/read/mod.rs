@@ -1,13 +1,14 @@
 //! The read subsystem: the view published to readers (memtables and
 //! version, swapped atomically by writers and background threads), point
-//! lookups through it (`point`), the table handles a view keeps open
-//! (`table_handles`), the iterators, snapshots and cursors users read
-//! with (`iter`, `snapshot`, `seek_cursor`; `spare`: the cursor an iterator
-//! leaves to the next one), and each keyspace's live floor and ceiling that
-//! iterators seek to (`floor`).
+//! lookups through it (`point`; many keys at once: `many`), the table
+//! handles a view keeps open (`table_handles`), the iterators, snapshots
+//! and cursors users read with (`iter`, `snapshot`, `seek_cursor`;
+//! `spare`: the cursor an iterator leaves to the next one), and each
+//! keyspace's live floor and ceiling that iterators seek to (`floor`).
 
 mod floor;
 mod iter;
+mod many;
 mod point;
 mod seek_cursor;
 mod snapshot;

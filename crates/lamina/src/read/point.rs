@@ -1,7 +1,5 @@
 //! Point lookups: the value of one key, or whether it exists, read from the
-//! pinned memtables and tables without copying the value on the way; and
-//! the values of many keys, looked up in key order in one view
-//! (`get_many`).
+//! pinned memtables and tables without copying the value on the way.
 //!
 //! A lookup pins the published [`Pinned`] view (an atomic load, no lock),
 //! searches the memtables that hold anything, newest first, then level-0
@@ -17,7 +15,7 @@ use crate::cache::Count;
 use crate::db::Inner;
 use crate::error::{Error, Result};
 use crate::key::{self, InternalKey, KeyspaceId, Kind, SeqNo};
-use crate::manifest::{Version, NUM_LEVELS};
+use crate::manifest::{FileMeta, Version, NUM_LEVELS};
 use crate::memtable::Memtable;
 use crate::merge::MergeOperator;
 use crate::table::{Probe, Table};
@@ -133,7 +131,7 @@ impl<F: FnOnce(&[u8]) -> R, R> Point<'_, F, R> {
 
 /// What a point lookup is asked for.
 #[derive(Clone, Copy)]
-struct Lookup {
+pub(super) struct Lookup {
     /// Stop at the first entry of any kind (an existence check).
     exists_only: bool,
     /// Never read from the disk.
@@ -144,27 +142,27 @@ struct Lookup {
 }
 
 impl Lookup {
-    const VALUE: Lookup = Lookup {
+    pub(super) const VALUE: Lookup = Lookup {
         exists_only: false,
         cached_only: false,
         unread_blobs: false,
     };
-    const CACHED_VALUE: Lookup = Lookup {
+    pub(super) const CACHED_VALUE: Lookup = Lookup {
         exists_only: false,
         cached_only: true,
         unread_blobs: false,
     };
-    const EXISTS: Lookup = Lookup {
+    pub(super) const EXISTS: Lookup = Lookup {
         exists_only: true,
         cached_only: false,
         unread_blobs: false,
     };
-    const CACHED_LAZY: Lookup = Lookup {
+    pub(super) const CACHED_LAZY: Lookup = Lookup {
         exists_only: false,
         cached_only: true,
         unread_blobs: true,
     };
-    const CACHED_EXISTS: Lookup = Lookup {
+    pub(super) const CACHED_EXISTS: Lookup = Lookup {
         exists_only: true,
         cached_only: true,
         unread_blobs: false,
@@ -381,118 +379,13 @@ impl Inner {
         found
     }
 
-    /// The values of `keys` in keyspace `ks` as of `seqno` (default: now),
-    /// in the order of `keys`, `None` where a key has none; each read whole,
-    /// as [`Inner::get_with`] reads it. One view serves the whole batch, and
-    /// the keys are looked up in key order through the lookup every point
-    /// read takes: neighbours share tables and blocks, and a block read for
-    /// one key is the thread's last for the next. A key too long is refused
-    /// before any lookup (the first in the order of `keys`).
-    pub(crate) fn get_many<K: AsRef<[u8]>>(
-        &self,
-        ks: KeyspaceId,
-        keys: &[K],
-        seqno: Option<SeqNo>,
-    ) -> Result<Vec<Option<Vec<u8>>>> {
-        self.check_open()?;
-        for k in keys {
-            check_key_len(k.as_ref())?;
-        }
-        let mut out: Vec<Option<Vec<u8>>> = vec![None; keys.len()];
-        if keys.is_empty() {
-            return Ok(out);
-        }
-        let now = seqno.is_none();
-        let seqno = self.commit().read_seqno(seqno);
-        let pinned = self.pinned();
-        let mut order: Vec<(&[u8], usize)> = keys.iter().map(AsRef::as_ref).zip(0..).collect();
-        order.sort_unstable();
-        // First from memory; the keys that need the disk then have their
-        // blocks asked for together, and are looked up again.
-        // `point_in` is inlined at each call with its `Lookup` a constant:
-        // through one closure taking it as an argument, batches of absent
-        // keys served from memory ran 0.75-0.82x the one-pass loop.
-        let mut pending = Vec::new();
-        for (key, i) in order {
-            let found = self.point_in(
-                &pinned,
-                (seqno, now),
-                ks,
-                key,
-                Lookup::CACHED_VALUE,
-                <[u8]>::to_vec,
-                |v, _| v.into_vec(),
-            )?;
-            match found {
-                Cached::Answered(v) => {
-                    if let Some(slot) = out.get_mut(i) {
-                        *slot = v;
-                    }
-                }
-                Cached::NeedsIo => pending.push((key, i)),
-            }
-        }
-        if pending.len() > 1 {
-            self.will_need_blocks(&pinned, ks, seqno, &pending)?;
-        }
-        for (key, i) in pending {
-            let found = self.point_in(
-                &pinned,
-                (seqno, now),
-                ks,
-                key,
-                Lookup::VALUE,
-                <[u8]>::to_vec,
-                |v, _| v.into_vec(),
-            )?;
-            if let Some(slot) = out.get_mut(i) {
-                *slot = answered(found)?;
-            }
-        }
-        let n = u64::try_from(keys.len()).unwrap_or(u64::MAX);
-        self.tables().block_cache().count(Count::Lookup, n);
-        Ok(out)
-    }
-
-    /// Asks the operating system to start reading, for every key of a
-    /// batch, the data block of each table below level 0 whose filter
-    /// allows it, unless cached: the reads are then in flight together,
-    /// where the lookups that follow wait for them one at a time. Tables
-    /// not opened yet are skipped (opening one reads the disk), as are
-    /// the memtables and level 0 (a key found there needs no deeper
-    /// block; a hint the lookup does not use costs a read of the disk and
-    /// nothing else).
-    fn will_need_blocks(
-        &self,
-        pinned: &Pinned,
-        ks: KeyspaceId,
-        seqno: SeqNo,
-        order: &[(&[u8], usize)],
-    ) -> Result<()> {
-        let version = &pinned.version;
-        for (key, _) in order {
-            let tk = key::tree_key(ks, key);
-            let hash = crate::table::key_hash(&tk);
-            let target = seek_target(ks, key, seqno);
-            for level in 1..NUM_LEVELS {
-                let Some((_, f)) = version.find_in_level(level, &tk) else {
-                    continue;
-                };
-                if let Some(table) = self.tables().get_if_open(f.number) {
-                    table.will_need_for(target.as_slice(), hash)?;
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// [`Inner::point`] in the view `pinned`, as of seqno `at.0` (no newer
     /// than the applied seqno, `Commit::read_seqno`); `at.1` if that seqno
     /// is now's.
     /// REQUIRES: `user_key` passed [`check_key_len`].
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn point_in<F: FnOnce(&[u8]) -> R, R>(
+    pub(super) fn point_in<F: FnOnce(&[u8]) -> R, R>(
         &self,
         pinned: &Pinned,
         at: (SeqNo, bool),
@@ -507,7 +400,7 @@ impl Inner {
             cached_only,
             ..
         } = lookup;
-        let (seqno, seqno_arg_is_now) = at;
+        let seqno = at.0;
         let target = seek_target(ks, user_key, seqno);
         let tk_len = target.0.len() - key::TRAILER_LEN;
         let tk = target.0.get(..tk_len).unwrap_or(&[]);
@@ -521,65 +414,30 @@ impl Inner {
             out: None,
             blob: None,
         };
-        for mem in &pinned.mems {
-            if mem.is_empty() {
-                continue;
-            }
-            let mut decided = false;
-            mem.visit_entries(tk, &target, |kind, value| {
-                decided = point.see(kind, value, op);
-                decided
-            });
-            if decided {
-                return self.settle(&mut point, op, lookup, on_blob);
-            }
+        if decided_in_memtables(&pinned.mems, tk, &target, &mut point, op) {
+            return self.settle(&mut point, op, lookup, on_blob);
         }
-        // Rows hold what the tables of one version say at their newest; a
-        // read as of now that found nothing in the memtables may use them.
-        // A thread reading keys in order finds them in the block it read
-        // last, which costs less than a row cache lookup (a cache miss in
-        // its doorkeeper) and needs no row: it neither asks nor fills it.
         let rows = self.tables().rows();
         // One hash of the key serves every table's filter and block hash
         // index, and the row cache's doorkeeper (not computed for a key
         // the memtables answer).
         let hash = crate::table::key_hash(tk);
-        // Asked last: asking fetches the doorkeeper's word, wasted on a
-        // lookup the other conditions keep from the rows.
-        let use_rows = seqno_arg_is_now
-            && !self.tables().block_cache().reading_in_order()
-            && pinned.generation != 0
-            && seqno >= pinned.tables_seqno
-            && point.operands.is_empty()
-            && rows.asks(hash);
+        let use_rows = self.asks_rows(pinned, at, point.operands.is_empty(), hash);
         if use_rows {
             if let Some((kind, v)) = rows.get(tk, hash, pinned.generation) {
                 point.see(kind, &v, op);
                 return self.settle(&mut point, op, lookup, on_blob);
             }
         }
-        let version = &pinned.version;
-        let level0 = version
-            .level(0)
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f.overlaps(Some(tk), Some(tk)))
-            .map(|(i, f)| (0, i, f));
-        let deeper =
-            (1..NUM_LEVELS).filter_map(|l| version.find_in_level(l, tk).map(|(i, f)| (l, i, f)));
-        for (level, i, f) in level0.chain(deeper) {
+        for (level, i, f) in tables_for(&pinned.version, tk) {
             // Borrowed from the version's handles once a read opened it.
             let opened;
             let table = match pinned.handles.get(level, i) {
                 Some(t) => t,
                 None => {
-                    opened = if cached_only {
-                        match self.tables().get_if_open(f.number) {
-                            Some(t) => t,
-                            None => return Ok(Cached::NeedsIo),
-                        }
-                    } else {
-                        self.tables().get_listed(f)?
+                    opened = match self.open_for_point(f, cached_only)? {
+                        Some(t) => t,
+                        None => return Ok(Cached::NeedsIo),
                     };
                     pinned.handles.keep(level, i, &opened);
                     &opened
@@ -601,29 +459,43 @@ impl Inner {
                         }
                     }
                 })?;
-            match step {
-                Probe::NeedsIo => return Ok(Cached::NeedsIo),
-                Probe::Absent | Probe::Found(Step::Elsewhere) => {}
-                Probe::Found(Step::Seen(true)) => {
-                    return self.settle(&mut point, op, lookup, on_blob)
-                }
-                // The key's older entries in this table may be in blocks not cached.
-                Probe::Found(Step::Seen(false)) if cached_only => return Ok(Cached::NeedsIo),
-                Probe::Found(Step::Seen(false)) => {
-                    if older_in_table(table, tk, target.as_slice(), &mut point, op)? {
-                        return self.settle(&mut point, op, lookup, on_blob);
-                    }
-                }
-                Probe::Found(Step::Malformed(len)) => {
-                    return Err(Error::corruption(
-                        table.path(),
-                        0,
-                        format!("malformed internal key of {len} bytes"),
-                    ))
-                }
+            match after_probe(table, step, cached_only, tk, &target, &mut point, op)? {
+                Next::Read => {}
+                Next::Settle => return self.settle(&mut point, op, lookup, on_blob),
+                Next::NeedsIo => return Ok(Cached::NeedsIo),
             }
         }
         self.settle(&mut point, op, lookup, on_blob)
+    }
+
+    /// Whether a lookup as of `at` that found nothing in the memtables asks
+    /// the row cache (and fills it from the table that answers). Rows hold
+    /// what the tables of one version say at their newest, so only a read
+    /// as of now with no operands to fold may use them. A thread reading
+    /// keys in order finds them in the block it read last, which costs less
+    /// than a row cache lookup (a cache miss in its doorkeeper) and needs no
+    /// row: it neither asks nor fills it.
+    #[inline(always)]
+    fn asks_rows(&self, pinned: &Pinned, at: (SeqNo, bool), no_operands: bool, hash: u64) -> bool {
+        let (seqno, seqno_arg_is_now) = at;
+        // Asked last: asking fetches the doorkeeper's word, wasted on a
+        // lookup the other conditions keep from the rows.
+        seqno_arg_is_now
+            && !self.tables().block_cache().reading_in_order()
+            && pinned.generation != 0
+            && seqno >= pinned.tables_seqno
+            && no_operands
+            && self.tables().rows().asks(hash)
+    }
+
+    /// Table `f` opened for a point lookup; `None` when it is not open and
+    /// the lookup may not read the disk.
+    #[inline(always)]
+    fn open_for_point(&self, f: &FileMeta, cached_only: bool) -> Result<Option<Arc<Table>>> {
+        if cached_only {
+            return Ok(self.tables().get_if_open(f.number));
+        }
+        self.tables().get_listed(f).map(Some)
     }
 
     /// The answer of a decided (or exhausted) lookup: a value in a blob
@@ -669,7 +541,7 @@ impl Inner {
 
 /// An error for a key longer than keys may be (before a lookup).
 #[inline]
-fn check_key_len(user_key: &[u8]) -> Result<()> {
+pub(super) fn check_key_len(user_key: &[u8]) -> Result<()> {
     if user_key.len() > key::MAX_KEY_LEN {
         return Err(Error::InvalidArgument(format!(
             "key is {} bytes; the limit is {}",
@@ -682,7 +554,7 @@ fn check_key_len(user_key: &[u8]) -> Result<()> {
 
 /// The internal key to seek for `user_key` of keyspace `ks` as of `seqno`,
 /// built on the stack when it fits inline (no heap allocation).
-fn seek_target(ks: KeyspaceId, user_key: &[u8], seqno: SeqNo) -> InternalKey {
+pub(super) fn seek_target(ks: KeyspaceId, user_key: &[u8], seqno: SeqNo) -> InternalKey {
     let len = key::KEYSPACE_ID_LEN + user_key.len() + key::TRAILER_LEN;
     let trailer = ((seqno << 8) | u64::from(key::KIND_FOR_SEEK)).to_le_bytes();
     let mut buf = [0u8; key::INLINE_KEY_LEN];
@@ -702,13 +574,99 @@ fn seek_target(ks: KeyspaceId, user_key: &[u8], seqno: SeqNo) -> InternalKey {
 }
 
 /// The answer of a lookup that was allowed to read.
-fn answered<T>(c: Cached<T>) -> Result<T> {
+pub(super) fn answered<T>(c: Cached<T>) -> Result<T> {
     match c {
         Cached::Answered(v) => Ok(v),
         Cached::NeedsIo => Err(Error::InvalidArgument(
             "a lookup allowed to read the disk asked to read it".into(),
         )),
     }
+}
+
+/// The tables that may hold `tk` as `(level, place in the level, file)`,
+/// newest first: every level-0 table whose range holds it, then the one
+/// table of each deeper level whose range does.
+#[inline(always)]
+fn tables_for<'v>(
+    version: &'v Version,
+    tk: &'v [u8],
+) -> impl Iterator<Item = (usize, usize, &'v Arc<FileMeta>)> + 'v {
+    let level0 = version
+        .level(0)
+        .iter()
+        .enumerate()
+        .filter(move |(_, f)| f.overlaps(Some(tk), Some(tk)))
+        .map(|(i, f)| (0, i, f));
+    let deeper =
+        (1..NUM_LEVELS).filter_map(move |l| version.find_in_level(l, tk).map(|(i, f)| (l, i, f)));
+    level0.chain(deeper)
+}
+
+/// Feeds `point` the entries of the memtables, newest first; true once
+/// one decides the key.
+#[inline(always)]
+fn decided_in_memtables<F: FnOnce(&[u8]) -> R, R>(
+    mems: &[Arc<Memtable>],
+    tk: &[u8],
+    target: &InternalKey,
+    point: &mut Point<'_, F, R>,
+    op: &dyn MergeOperator,
+) -> bool {
+    for mem in mems {
+        if mem.is_empty() {
+            continue;
+        }
+        let mut decided = false;
+        mem.visit_entries(tk, target, |kind, value| {
+            decided = point.see(kind, value, op);
+            decided
+        });
+        if decided {
+            return true;
+        }
+    }
+    false
+}
+
+/// Where a lookup goes after a table's answer.
+enum Next {
+    /// On to the next older table.
+    Read,
+    /// The key is decided.
+    Settle,
+    /// The answer needs the disk, which the lookup may not read.
+    NeedsIo,
+}
+
+/// What `table`'s answer `probe` means for the lookup.
+#[inline(always)]
+fn after_probe<F: FnOnce(&[u8]) -> R, R>(
+    table: &Arc<Table>,
+    probe: Probe<Step>,
+    cached_only: bool,
+    tk: &[u8],
+    target: &InternalKey,
+    point: &mut Point<'_, F, R>,
+    op: &dyn MergeOperator,
+) -> Result<Next> {
+    Ok(match probe {
+        Probe::NeedsIo => Next::NeedsIo,
+        Probe::Absent | Probe::Found(Step::Elsewhere) => Next::Read,
+        Probe::Found(Step::Seen(true)) => Next::Settle,
+        // The key's older entries in this table may be in blocks not cached.
+        Probe::Found(Step::Seen(false)) if cached_only => Next::NeedsIo,
+        Probe::Found(Step::Seen(false)) => {
+            if older_in_table(table, tk, target.as_slice(), point, op)? {
+                Next::Settle
+            } else {
+                Next::Read
+            }
+        }
+        Probe::Found(Step::Malformed(len)) => {
+            let reason = format!("malformed internal key of {len} bytes");
+            return Err(Error::corruption(table.path(), 0, reason));
+        }
+    })
 }
 
 /// Feeds `point` the entries of `tk` in `table` after the newest one at

@@ -235,19 +235,7 @@ impl Table {
                     .and_then(|o| self.slots.get(o))
                 {
                     if let Some(block) = held.as_ref() {
-                        // The block's bucket is read next: fetched while
-                        // the thread's place is kept.
-                        block.prefetch_bucket(h);
-                        self.cache.count_slot_hit();
-                        if bounded {
-                            self.cache.remember_bounds(
-                                self.file_number,
-                                block.offset(),
-                                block,
-                                after,
-                                last,
-                            );
-                        }
+                        self.note_slot_hit(block, h, bounded.then_some((after, last)));
                         let mut key = KeyBuf::new();
                         return self.answer(
                             block,
@@ -279,6 +267,19 @@ impl Table {
             }
         };
         self.answer(&block, tk, h, target, cached_only, records, &mut key, f)
+    }
+
+    /// A lookup served by the block in its slot: the block's hash bucket,
+    /// read next, fetched while the thread's place is kept (with the keys
+    /// before and at the block's index entry, `bounds`, when known).
+    #[inline(always)]
+    fn note_slot_hit(&self, block: &Arc<Block>, h: u64, bounds: Option<(&[u8], &[u8])>) {
+        block.prefetch_bucket(h);
+        self.cache.count_slot_hit();
+        if let Some((after, last)) = bounds {
+            self.cache
+                .remember_bounds(self.file_number, block.offset(), block, after, last);
+        }
     }
 
     /// When a point lookup asks the filter, as `(overlap, ask_first)`. A

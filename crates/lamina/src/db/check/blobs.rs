@@ -11,8 +11,31 @@ use crate::key::{self, Kind};
 use crate::manifest::Version;
 use std::collections::{BTreeMap, HashSet};
 
+/// Every value each live blob file holds, by its (offset, length, crc).
+type Records = BTreeMap<u64, HashSet<(u64, u32, u32)>>;
+
 pub(crate) fn check_blobs(inner: &Inner, version: &Version, report: &mut CheckReport) {
-    let mut records: BTreeMap<u64, HashSet<(u64, u32, u32)>> = BTreeMap::new();
+    let records = blob_records(inner, version, report);
+    let live = live_value_bytes(inner, version, &records, report);
+    for (&n, meta) in version.blobs() {
+        if !records.contains_key(&n) {
+            continue;
+        }
+        let found = live.get(&n).copied().unwrap_or(0);
+        let expected = meta.value_bytes.saturating_sub(version.blob_dead(n));
+        if found != expected {
+            report.problems.push(format!(
+                "{}: pointers name {found} bytes of its values, the manifest counts {expected} live",
+                inner.blobs.path(n).display()
+            ));
+        }
+    }
+}
+
+/// Reads every live blob file whole, reporting a file that differs from
+/// the manifest or does not read back.
+fn blob_records(inner: &Inner, version: &Version, report: &mut CheckReport) -> Records {
+    let mut records = Records::new();
     for (&n, meta) in version.blobs() {
         let path = inner.blobs.path(n);
         let file = match inner.blobs.file_of_len(n, meta.size) {
@@ -55,6 +78,18 @@ pub(crate) fn check_blobs(inner: &Inner, version: &Version, report: &mut CheckRe
             Err(e) => report.problems.push(e.to_string()),
         }
     }
+    records
+}
+
+/// Follows every blob pointer of every live table to a value of `records`,
+/// reporting the pointers that name none; the bytes of values named, by
+/// blob file.
+fn live_value_bytes(
+    inner: &Inner,
+    version: &Version,
+    records: &Records,
+    report: &mut CheckReport,
+) -> BTreeMap<u64, u64> {
     let mut live: BTreeMap<u64, u64> = BTreeMap::new();
     for (_, f) in version.all_files() {
         let tpath = filename::path(&inner.path, FileKind::Table, f.number);
@@ -91,17 +126,5 @@ pub(crate) fn check_blobs(inner: &Inner, version: &Version, report: &mut CheckRe
             it.next();
         }
     }
-    for (&n, meta) in version.blobs() {
-        if !records.contains_key(&n) {
-            continue;
-        }
-        let found = live.get(&n).copied().unwrap_or(0);
-        let expected = meta.value_bytes.saturating_sub(version.blob_dead(n));
-        if found != expected {
-            report.problems.push(format!(
-                "{}: pointers name {found} bytes of its values, the manifest counts {expected} live",
-                inner.blobs.path(n).display()
-            ));
-        }
-    }
+    live
 }
