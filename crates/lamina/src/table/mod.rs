@@ -9,7 +9,6 @@
 //!
 //! Layout: docs/format.md#table.
 
-mod against;
 mod block;
 mod block_builder;
 mod bloom;
@@ -17,7 +16,6 @@ mod builder;
 mod compress;
 mod filter_use;
 mod footer;
-mod key_buf;
 #[cfg(test)]
 mod point_tests;
 mod properties;

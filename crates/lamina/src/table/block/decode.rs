@@ -1,10 +1,13 @@
-//! Entries and restart keys of a block, decoded in place.
+//! Entries and restart keys of a block, decoded in place, and the key an
+//! entry stands for rebuilt from the prefixes it shares ([`KeyBuf`], held
+//! on the stack while it is short).
 //!
 //! Layout: docs/format.md#block.
 
 use super::Block;
 use crate::coding::Decoder;
 use crate::error::Result;
+use std::ops::Deref;
 
 /// One entry decoded in place.
 pub(super) struct Entry<'a> {
@@ -73,6 +76,95 @@ impl Block {
             _ => Err(self.corruption(format!(
                 "restart entry at byte {pos} is malformed or shares bytes with a previous key"
             ))),
+        }
+    }
+}
+
+/// Bytes held without a heap allocation (a 16-byte user key makes a 28-byte
+/// internal key).
+const INLINE: usize = 64;
+
+/// A reusable key buffer for point lookups: [`KeyBuf::splice`] keeps a
+/// shared prefix and appends a suffix, the way block entries encode keys.
+/// Keys up to 64 bytes never touch the heap.
+#[derive(Debug, Clone)]
+pub struct KeyBuf {
+    inline: [u8; INLINE],
+    len: usize,
+    /// Holds the key instead of `inline` once it outgrew it.
+    heap: Option<Vec<u8>>,
+}
+
+impl Default for KeyBuf {
+    fn default() -> Self {
+        KeyBuf::new()
+    }
+}
+
+impl KeyBuf {
+    /// An empty key.
+    pub fn new() -> KeyBuf {
+        KeyBuf {
+            inline: [0; INLINE],
+            len: 0,
+            heap: None,
+        }
+    }
+
+    /// Empties the key.
+    pub fn clear(&mut self) {
+        self.len = 0;
+        if let Some(h) = self.heap.as_mut() {
+            h.clear();
+        }
+    }
+
+    /// Makes the key `head` followed by `tail`.
+    #[inline]
+    pub fn assign(&mut self, head: &[u8], tail: &[u8]) {
+        let len = head.len() + tail.len();
+        match self.inline.get_mut(..len) {
+            Some(dst) if self.heap.is_none() => {
+                let (h, t) = dst.split_at_mut(head.len());
+                h.copy_from_slice(head);
+                t.copy_from_slice(tail);
+                self.len = len;
+            }
+            _ => {
+                self.clear();
+                self.splice(0, head);
+                self.splice(head.len(), tail);
+            }
+        }
+    }
+
+    /// Keeps the first `shared` bytes and appends `suffix`.
+    /// REQUIRES: `shared <= self.len()`.
+    pub fn splice(&mut self, shared: usize, suffix: &[u8]) {
+        let shared = shared.min(self.len());
+        let new_len = shared + suffix.len();
+        if let Some(h) = self.heap.as_mut() {
+            h.truncate(shared);
+            h.extend_from_slice(suffix);
+        } else if let Some(dst) = self.inline.get_mut(shared..new_len) {
+            dst.copy_from_slice(suffix);
+        } else {
+            let mut h = Vec::with_capacity(new_len);
+            h.extend_from_slice(self.inline.get(..shared).unwrap_or(&[]));
+            h.extend_from_slice(suffix);
+            self.heap = Some(h);
+        }
+        self.len = new_len;
+    }
+}
+
+impl Deref for KeyBuf {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match &self.heap {
+            Some(h) => h,
+            None => self.inline.get(..self.len).unwrap_or(&[]),
         }
     }
 }

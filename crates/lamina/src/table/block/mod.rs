@@ -1,9 +1,11 @@
 //! A decoded block: the [`Block`] type and the checks made when it is
 //! built; the modules below read it.
 //!
-//! - `decode`: entries and restart keys, decoded in place;
+//! - `decode`: entries and restart keys, decoded in place, and keys rebuilt
+//!   from them ([`KeyBuf`]);
 //! - `search`: the restart search, which restart point a lookup scans from;
-//! - `scan`: the scan of a restart interval for a target;
+//! - `scan`: the scan of a restart interval for a target, telling each
+//!   key's order against it from the bytes it shares;
 //! - `lookup`: the point lookup of a data block and the index lookup of an
 //!   index block (restart search, then scan);
 //! - `hash_index`: the data block's hash index (lookup, prefetch, check);
@@ -21,10 +23,10 @@ mod search;
 mod tests;
 
 use super::block_builder::BUCKET_COLLISION;
-pub use super::key_buf::KeyBuf;
 use super::slots::{SlotMark, Slotted};
 use crate::coding::get_u32;
 use crate::error::{Error, Result};
+pub use decode::KeyBuf;
 pub use iter::BlockIter;
 pub use lookup::PointHit;
 use std::path::Path;

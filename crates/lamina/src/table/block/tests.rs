@@ -1,10 +1,13 @@
 //! Tests of the block: decoding, the restart search and the iterator.
 
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+use super::scan::Against;
 use super::search::{count_below, count_below_two_level, top_level, SPAN, TOP_AFTER};
 use super::*;
 use crate::iter::InternalIterator;
 use crate::key;
+use crate::key::Kind;
+use crate::table::block_builder::common_prefix;
 use crate::table::test_util::{check_ops, exhaustive_walk, sample_entries, Op};
 use crate::table::BlockBuilder;
 use proptest::prelude::*;
@@ -251,5 +254,128 @@ proptest! {
             it.seek_for_prev(&target);
             let _ = it.status();
         }
+    }
+}
+
+// The scan's order of keys against a target.
+
+/// Keys encoded as a block encodes them: (shared, suffix) against the
+/// key before.
+fn encode(keys: &[Vec<u8>]) -> Vec<(usize, Vec<u8>)> {
+    let mut prev: &[u8] = &[];
+    keys.iter()
+        .map(|k| {
+            let shared = common_prefix(prev, k);
+            prev = k;
+            (shared, k[shared..].to_vec())
+        })
+        .collect()
+}
+
+fn ikey(tree: &[u8], seqno: u64) -> Vec<u8> {
+    key::internal_key(tree, seqno, Kind::Put as u8)
+}
+
+/// Every key's order against every target, and every key found
+/// rebuilt, as the full comparison of rebuilt keys says.
+#[test]
+fn tells_the_order_of_every_key_as_the_full_comparison_does() {
+    let mut keys = Vec::new();
+    for tree in [
+        &b"a"[..],
+        b"ab",
+        b"abc",
+        b"abd",
+        b"b",
+        b"ba",
+        b"bab",
+        b"c\xff",
+        b"c\xff\x00",
+    ] {
+        for seqno in [900, 300, 299, 5, 1] {
+            keys.push(ikey(tree, seqno));
+        }
+    }
+    keys.sort_by(|a, b| key::compare(a, b));
+    let entries = encode(&keys);
+    let mut targets: Vec<Vec<u8>> = keys.clone();
+    for tree in [
+        &b""[..],
+        b"a\x00",
+        b"aa",
+        b"abb",
+        b"abcd",
+        b"bb",
+        b"c",
+        b"c\xff\x00\x00",
+        b"d",
+    ] {
+        for seqno in [1000, 300, 0] {
+            targets.push(ikey(tree, seqno));
+        }
+    }
+    let mut told = 0;
+    for target in &targets {
+        let mut a = Against::new(target).unwrap();
+        for (i, (shared, suffix)) in entries.iter().enumerate() {
+            // Untold: a scan starts over the full way.
+            let Some(ord) = a.next(*shared, suffix) else {
+                break;
+            };
+            told += 1;
+            assert_eq!(
+                ord,
+                key::compare(&keys[i], target),
+                "key {i} against {target:?}"
+            );
+            let mut k = KeyBuf::new();
+            if a.rebuild(*shared, suffix, &mut k) {
+                assert_eq!(&k[..], &keys[i][..]);
+            }
+            if ord != Ordering::Less {
+                break;
+            }
+        }
+    }
+    assert!(told > targets.len() * 3, "most keys are told: {told}");
+}
+
+#[test]
+fn an_entry_sharing_more_than_the_last_key_has_is_not_told() {
+    let target = ikey(b"abc", 7);
+    let mut a = Against::new(&target).unwrap();
+    assert_eq!(a.next(0, &ikey(b"ab", 7)), Some(Ordering::Less));
+    assert_eq!(a.next(11, b"x"), None);
+    assert!(Against::new(b"short").is_none());
+}
+
+// Keys rebuilt in a `KeyBuf`.
+
+#[test]
+fn short_and_long_keys_splice_like_a_vec() {
+    let mut k = KeyBuf::new();
+    let mut model: Vec<u8> = Vec::new();
+    for (shared, suffix) in [(0, &b"abc"[..]), (2, &[7u8; 70][..]), (5, b"z"), (1, b"q")] {
+        k.splice(shared, suffix);
+        model.truncate(shared);
+        model.extend_from_slice(suffix);
+        assert_eq!(&*k, model.as_slice());
+    }
+    k.clear();
+    k.splice(0, b"x");
+    assert_eq!(&*k, b"x");
+}
+
+#[test]
+fn assigned_keys_are_their_two_parts_whatever_their_length() {
+    let mut k = KeyBuf::new();
+    for (head, tail) in [
+        (&b"ab"[..], &b"cd"[..]),
+        (&[1u8; 40][..], &[2u8; 40][..]),
+        (b"", b"z"),
+        (b"hea", b""),
+    ] {
+        k.assign(head, tail);
+        assert_eq!(&*k, [head, tail].concat().as_slice());
     }
 }
