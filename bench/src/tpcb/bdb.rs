@@ -63,7 +63,7 @@ fn build(prog: &Path) -> Result<(), String> {
 pub fn command(args: &TpcbArgs, exe: &Path, scale: Scale) -> Result<Command, String> {
     let prog = program(args, exe);
     build(&prog)?;
-    let dir = super::db_dir(args, "bdb");
+    let dir = super::driver::db_dir(args, "bdb");
     let threads: Vec<String> = args.threads.iter().map(|t| t.max(&1).to_string()).collect();
     let mut cmd = Command::new(&prog);
     cmd.arg(&dir)
