@@ -89,7 +89,7 @@ def driver(tmp_path, worker_dirs, monkeypatch):
     seen: list[str] = []
 
     class Lamina:
-        """lamina as lamina.dask sees it in this process."""
+        """lamina as lamina.dask's ingest sees it in this process."""
 
         def __getattr__(self, name):
             return getattr(lamina, name)
@@ -98,7 +98,7 @@ def driver(tmp_path, worker_dirs, monkeypatch):
         def open(*args, **kwargs):
             return _Watched(lamina.open(*args, **kwargs), str(home), seen)
 
-    monkeypatch.setattr(lamina.dask, "lamina", Lamina())
+    monkeypatch.setattr(lamina.dask._ingest, "lamina", Lamina())
     yield home
     left = [os.path.join(d, f) for d, _, files in os.walk(worker_dirs) for f in files if f.endswith(".sst")]
     assert left == []
