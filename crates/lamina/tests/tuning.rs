@@ -230,3 +230,47 @@ fn a_batch_larger_than_the_cache_is_flushed_into_page_sized_blocks() {
         "index of {outgrown} bytes against {fits}"
     );
 }
+
+/// A bulk load whose first runs were written while it still fit in the
+/// cache, and which outgrew it after, leaves every table in page-sized
+/// blocks: those runs are written again (their index is then as large as
+/// that of a load with 4 KiB blocks forced), and every pair is there.
+#[test]
+fn a_bulk_load_that_outgrows_the_cache_midway_leaves_page_sized_blocks() {
+    let loaded = |block_size: usize| -> u64 {
+        let opts = Options {
+            cache_size: 512 << 10,
+            ..uncompressed(block_size)
+        };
+        let db = Db::open("/db", opts).expect("open");
+        let runs = BulkLoadOptions {
+            memory_bytes: 128 << 10,
+            ..BulkLoadOptions::default()
+        };
+        let mut loader = BulkLoader::new(&db, runs);
+        let value = |i: u32| format!("{:050}", u64::from(i) * 31);
+        for i in 0..20_000u32 {
+            loader
+                .add(format!("z{i:08}").as_bytes(), value(i).as_bytes())
+                .expect("add");
+        }
+        loader.finish().expect("finish");
+        let mut n = 0u32;
+        for item in db.iter() {
+            let (k, v) = item.expect("read");
+            assert_eq!(k, format!("z{n:08}").as_bytes());
+            assert_eq!(v, value(n).as_bytes());
+            n += 1;
+        }
+        assert_eq!(n, 20_000);
+        let s = db.stats();
+        db.close().expect("close");
+        assert_eq!(s.levels[0].tables, 0, "the load went below level 0");
+        s.levels[1..].iter().map(|l| l.index_bytes).sum()
+    };
+    let (midway, pages) = (loaded(0), loaded(4 << 10));
+    assert!(
+        midway * 10 >= pages * 9,
+        "index of {midway} bytes against {pages} with 4 KiB blocks forced"
+    );
+}

@@ -52,6 +52,8 @@ struct Run {
     first: Vec<u8>,
     last: Vec<u8>,
     written: usize,
+    /// The data block size its tables were written with.
+    block_size: usize,
 }
 
 /// How a [`BulkLoader`] works.
@@ -179,6 +181,12 @@ impl BulkLoader {
         )
     }
 
+    /// The data block size of tables written now (as a bulk load's below
+    /// level 0, with the bytes added so far).
+    fn block_size_now(&self) -> usize {
+        self.db.inner().block_size_choice(1, self.added).block_size
+    }
+
     fn writer(&mut self, what: &str) -> Result<TableWriter> {
         let path = self.next_path(what);
         let inner = self.db.inner();
@@ -186,7 +194,7 @@ impl BulkLoader {
             path,
             TableWriterOptions {
                 compression: inner.opts.compression,
-                block_size: inner.block_size_choice(1, self.added).block_size,
+                block_size: self.block_size_now(),
                 bloom_bits_per_key: inner.opts.bloom_bits_per_key,
                 keyspace: self.opts.keyspace.clone(),
                 fs: Arc::clone(&inner.fs),
@@ -227,6 +235,7 @@ impl BulkLoader {
             return Ok(None);
         }
         self.sort_pairs();
+        let block_size = self.block_size_now();
         let data = std::mem::take(&mut self.data);
         let pairs = std::mem::take(&mut self.pairs);
         let key_at = |i: Option<&Pair>| i.map_or(Vec::new(), |p| p.key(&data).to_vec());
@@ -246,6 +255,7 @@ impl BulkLoader {
             first,
             last,
             written: 0,
+            block_size,
         }))
     }
 
@@ -331,13 +341,45 @@ impl BulkLoader {
             .windows(2)
             .all(|w| matches!(w, [a, b] if a.last < b.first))
         {
-            return Ok(runs.into_iter().flat_map(|r| r.tables).collect());
+            self.runs = runs;
+            return self.tables_of_runs();
         }
         // Merged in the order written: a later run's pair wins.
         runs.sort_by_key(|r| r.written);
         self.runs = runs;
-        let merged = self.merge_runs()?;
+        let merged = self.merge_runs(&self.runs)?;
         self.write_outputs("table", merged)
+    }
+
+    /// The tables of the runs, which overlap nowhere, in key order: as
+    /// written, except those of a run written in blocks larger than a
+    /// device page once the load has outgrown the block cache (it had not
+    /// yet when the run was written), which are written again in pages:
+    /// a point read that misses the cache of a database larger than it
+    /// then reads one page, not a whole large block
+    /// (docs/design.md#settings-chosen-from-the-data). They are at most
+    /// the cache's room of bytes, written once.
+    fn tables_of_runs(&mut self) -> Result<Vec<PathBuf>> {
+        let now = self.block_size_now();
+        if now == crate::tuning::DEVICE_BLOCK {
+            for i in 0..self.runs.len() {
+                let Some(run) = self.runs.get(i).filter(|r| r.block_size > now) else {
+                    continue;
+                };
+                let merged = self.merge_runs(std::slice::from_ref(run))?;
+                let tables = self.write_outputs("table", merged)?;
+                if let Some(run) = self.runs.get_mut(i) {
+                    run.block_size = now;
+                    for p in std::mem::replace(&mut run.tables, tables) {
+                        let _ = self.db.inner().fs.remove_file(&p);
+                    }
+                }
+            }
+        }
+        Ok(std::mem::take(&mut self.runs)
+            .into_iter()
+            .flat_map(|r| r.tables)
+            .collect())
     }
 
     /// Writes sorted, distinct pairs into tables cut at `table_size`; on an
@@ -381,13 +423,13 @@ impl BulkLoader {
         Ok(outputs)
     }
 
-    /// The runs merged in key order; of equal keys, the latest run's pair.
+    /// `runs` merged in key order; of equal keys, the latest run's pair.
     /// A run's tables follow each other: each is one source of the merge,
     /// after those of earlier runs.
-    fn merge_runs(&self) -> Result<RunMerge> {
+    fn merge_runs(&self, runs: &[Run]) -> Result<RunMerge> {
         let inner = self.db.inner();
         let mut iters = Vec::new();
-        for path in self.runs.iter().flat_map(|r| &r.tables) {
+        for path in runs.iter().flat_map(|r| &r.tables) {
             let file = inner.fs.open(path).map_err(|e| Error::io(path, e))?;
             let table = Table::open(
                 file,

@@ -10,8 +10,8 @@ mod block_size;
 pub(crate) mod levels;
 mod shape;
 
-pub(crate) use block_size::FIRST_BLOCK;
 pub use block_size::{choose_block_size, BlockSizeChoice};
+pub(crate) use block_size::{DEVICE_BLOCK, FIRST_BLOCK};
 pub use levels::{choose_levels, LevelChoice};
 pub use shape::DataShape;
 pub(crate) use shape::SAMPLE;
