@@ -64,6 +64,12 @@ pub fn title(engine: &str) -> String {
         ),
         "redb" => format!("redb {}", version("redb")),
         "fjall" => format!("fjall {}", version("fjall")),
+        "sqlite" => format!(
+            "SQLite (rusqlite {}, bundled libsqlite3-sys {})",
+            version("rusqlite"),
+            version("libsqlite3-sys")
+        ),
+        "bdb" => "Berkeley DB 5.3 (Debian's libdb5.3, bench/tpcb_bdb.c)".into(),
         other => other.to_string(),
     }
 }

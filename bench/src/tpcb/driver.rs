@@ -4,9 +4,10 @@
 //! children print; in the child, the engine's database opened, loaded and
 //! worked by each thread count in turn.
 
-use super::report::{render, save, title};
+use super::report::{render, save};
 use super::{bdb, key, record, Draws, Engine, Row, Scale, LOAD_BATCH};
 use crate::engines::measure;
+use crate::engines::peers::title;
 use crate::Ctx;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

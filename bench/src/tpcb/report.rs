@@ -6,33 +6,9 @@
 
 use super::driver::TpcbArgs;
 use super::{Row, Scale};
+use crate::engines::peers::title;
 use std::fmt::Write as _;
 use std::path::Path;
-
-/// The engine's name and version, for the tables.
-pub fn title(engine: &str) -> String {
-    use crate::engines::peers::version;
-    match engine {
-        "lamina" => format!("lamina {}", crate::VERSION),
-        "rocksdb" => {
-            let sys = version("librocksdb-sys");
-            let rocks = sys.split_once('+').map_or(sys, |(_, r)| r);
-            format!("RocksDB {rocks} (rocksdb {})", version("rocksdb"))
-        }
-        "lmdb" => format!(
-            "LMDB (heed {}, lmdb-master-sys {})",
-            version("heed"),
-            version("lmdb-master-sys")
-        ),
-        "sqlite" => format!(
-            "SQLite (rusqlite {}, bundled libsqlite3-sys {})",
-            version("rusqlite"),
-            version("libsqlite3-sys")
-        ),
-        "bdb" => "Berkeley DB 5.3 (Debian's libdb5.3, bench/tpcb_bdb.c)".into(),
-        other => other.to_string(),
-    }
-}
 
 /// What each engine is given, in words (the run's header prints it).
 pub fn describe(engine: &str) -> &'static str {
