@@ -26,6 +26,13 @@ impl BlockDevice {
         stat.is_file().then_some(BlockDevice { stat })
     }
 
+    /// Bytes written so far (the seventh field, sectors of 512 bytes).
+    pub fn written_bytes(&self) -> Option<u64> {
+        let text = std::fs::read_to_string(&self.stat).ok()?;
+        let sectors: u64 = text.split_whitespace().nth(6)?.parse().ok()?;
+        Some(sectors * 512)
+    }
+
     /// Reads completed so far (the first field: merged requests count
     /// once).
     pub fn reads(&self) -> Option<u64> {

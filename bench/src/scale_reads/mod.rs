@@ -20,7 +20,7 @@
 //! and the readers of the lookups.
 
 mod data;
-mod device;
+pub(crate) mod device;
 mod driver;
 mod lamina_engine;
 #[cfg(feature = "lmdb")]

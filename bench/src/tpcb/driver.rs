@@ -6,8 +6,8 @@
 
 use super::report::{render, save};
 use super::{bdb, key, record, Draws, Engine, Row, Scale, LOAD_BATCH};
-use crate::engines::measure;
 use crate::engines::peers::title;
+use crate::scale_reads::device::BlockDevice;
 use crate::Ctx;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -223,8 +223,10 @@ fn child(engine: &str, args: &TpcbArgs, scale: Scale, ctx: &Ctx) -> Result<(), S
             t0.elapsed().as_secs_f64()
         );
         let mut committed = 0u64;
+        let device = BlockDevice::of(&dir);
         for (round, &threads) in args.threads.iter().enumerate() {
-            let mut row = measure_round(&*db, engine, args, scale, round as u32, threads.max(1))?;
+            let at = (round as u32, threads.max(1));
+            let mut row = measure_round(&*db, engine, args, scale, at, device.as_ref())?;
             committed += row.txns;
             row.invariant = db.sums()?.verdict(committed);
             println!("{}", row.to_line());
@@ -275,21 +277,26 @@ fn load(db: &dyn Engine, scale: Scale) -> Result<(), String> {
     Ok(())
 }
 
-/// Runs `threads` threads of transactions for `--seconds`.
+/// Runs `threads` threads of transactions for `--seconds` (`at`: the
+/// round and `threads`); the bytes written are those `device`, the
+/// database's block device, wrote meanwhile (every process's: the run is
+/// alone), not the process's `write_bytes`, which counts a whole large
+/// page-cache folio for each small write into one.
 fn measure_round(
     db: &dyn Engine,
     engine: &str,
     args: &TpcbArgs,
     scale: Scale,
-    round: u32,
-    threads: usize,
+    at: (u32, usize),
+    device: Option<&BlockDevice>,
 ) -> Result<Row, String> {
+    let (round, threads) = at;
     let limit = Duration::try_from_secs_f64(args.seconds.max(0.0)).unwrap_or(Duration::ZERO);
     let txns = AtomicU64::new(0);
     let conflicts = AtomicU64::new(0);
     let retried = AtomicU64::new(0);
     let fsyncs0 = db.fsyncs();
-    let written0 = measure::write_bytes();
+    let written0 = device.and_then(BlockDevice::written_bytes);
     let start = Instant::now();
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
@@ -320,7 +327,7 @@ fn measure_round(
         (Some(a), Some(b)) => Some(b.saturating_sub(a)),
         _ => None,
     };
-    let written = match (written0, measure::write_bytes()) {
+    let written = match (written0, device.and_then(BlockDevice::written_bytes)) {
         (Some(a), Some(b)) => Some(b.saturating_sub(a)),
         _ => None,
     };

@@ -254,7 +254,7 @@ pub struct Row {
     /// Transactions that needed more than one attempt.
     pub retried: u64,
     pub fsyncs: Option<u64>,
-    /// Bytes the process caused to be written (`/proc/self/io`).
+    /// Bytes the database's block device wrote during the round.
     pub written: Option<u64>,
     /// `ok`, or what failed.
     pub invariant: String,
