@@ -111,6 +111,15 @@ impl BlockBuilder {
     /// Appends the restart array and returns the finished block's bytes,
     /// valid until the next call on the builder.
     pub fn finish(&mut self) -> &[u8] {
+        self.finish_to(0)
+    }
+
+    /// [`BlockBuilder::finish`], with the hash index given more buckets
+    /// than its keys need so that the block is `len` bytes, when it has a
+    /// hash index and is shorter (docs/format.md#data-block-hash-index:
+    /// more buckets only spread the keys further).
+    pub fn finish_to(&mut self, len: usize) -> &[u8] {
+        let pad = len.saturating_sub(self.estimated_size());
         for r in &self.restarts {
             self.buf.extend_from_slice(&r.to_le_bytes());
         }
@@ -119,7 +128,11 @@ impl BlockBuilder {
             let b = if self.restarts.len() > MAX_HASHED_RESTARTS {
                 0
             } else {
-                hash_buckets(hashes.len())
+                let needed = hash_buckets(hashes.len());
+                needed
+                    .saturating_add(pad)
+                    .min(usize::from(u16::MAX))
+                    .max(needed)
             };
             let start = self.buf.len();
             self.buf.resize(start + b, BUCKET_EMPTY);

@@ -22,6 +22,15 @@ const WRITE_CHUNK: usize = 256 << 10;
 /// Longest internal key accepted: keyspace id, longest user key, trailer.
 const MAX_INTERNAL_KEY_LEN: usize = key::KEYSPACE_ID_LEN + key::MAX_KEY_LEN + key::TRAILER_LEN;
 
+/// A page of the device and of the page cache: data blocks of this size
+/// are cut to end on the file's page boundaries, so that a point read
+/// that misses the cache reads one page.
+const PAGE: usize = 4096;
+
+/// Most bytes an entry adds to a block beyond its key and value: three
+/// varint32 lengths, a restart point and two hash buckets.
+const ENTRY_GROWTH_MAX: usize = 3 * 5 + 4 + 2;
+
 /// What a finished table holds; what the manifest records about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableSummary {
@@ -185,6 +194,12 @@ impl TableBuilder {
         p.value_bytes += value.len() as u64;
         p.smallest_seqno = p.smallest_seqno.min(parsed.seqno);
         p.largest_seqno = p.largest_seqno.max(parsed.seqno);
+        if self.page_aligned() && !self.data.is_empty() {
+            let most = self.data.estimated_size() + ENTRY_GROWTH_MAX + ikey.len() + value.len();
+            if most + BLOCK_TRAILER_LEN > self.room_to_page() {
+                self.flush_data_block()?;
+            }
+        }
         let hash = (new_tree_key || self.data.is_empty()).then(|| xxh3_64(parsed.tree_key));
         if let (true, Some(h)) = (new_tree_key, hash) {
             self.bloom.add_hash(h);
@@ -194,10 +209,30 @@ impl TableBuilder {
         self.last_key.extend_from_slice(ikey);
         // A block of small entries reaches the hash index's limit of restart
         // points before 64 KiB: cut it there, so that it keeps its index.
-        if self.data.estimated_size() >= self.opts.block_size || self.data.hash_index_full() {
+        let full = !self.page_aligned() && self.data.estimated_size() >= self.opts.block_size;
+        if full || self.data.hash_index_full() {
             self.flush_data_block()?;
         }
         Ok(())
+    }
+
+    /// Whether data blocks end on the file's page boundaries: with blocks
+    /// of a page (docs/format.md#block, "Blocks of a page").
+    fn page_aligned(&self) -> bool {
+        self.opts.block_size == PAGE
+    }
+
+    /// Bytes from the pending data block's start to the page boundary it
+    /// is to end on: the next one, or the one after when the next is less
+    /// than a quarter page away.
+    fn room_to_page(&self) -> usize {
+        let start = self.out.offset();
+        let page = PAGE as u64;
+        let mut end = (start / page + 1) * page;
+        if end - start < page / 4 {
+            end += page;
+        }
+        (end - start) as usize
     }
 
     /// The error refusing `ikey`, which does not sort after the key added
@@ -212,7 +247,12 @@ impl TableBuilder {
 
     /// Writes the pending data block and its index entry.
     fn flush_data_block(&mut self) -> Result<()> {
-        let raw = self.data.finish();
+        let len = if self.page_aligned() {
+            self.room_to_page().saturating_sub(BLOCK_TRAILER_LEN)
+        } else {
+            0
+        };
+        let raw = self.data.finish_to(len);
         let raw_len = raw.len() as u64;
         let handle = self.out.write_data_block(raw, self.opts.compression)?;
         self.data.reset();

@@ -406,3 +406,43 @@ proptest! {
         check_ops(&mut t.iter(), &model, &ops);
     }
 }
+
+/// Data blocks of a page end on the file's page boundaries (their hash
+/// index takes the slack), so that a point read that misses the cache
+/// reads one page of the file; the table reads back and verifies whole.
+/// Other block sizes keep blocks cut at the size.
+#[test]
+fn blocks_of_a_page_end_on_page_boundaries() {
+    let dir = tempfile::tempdir().unwrap();
+    let model: Entries = (0..6000u32)
+        .map(|i| {
+            let k = key::internal_key(&key::tree_key(0, format!("key{i:08}").as_bytes()), 1, 1);
+            (k, format!("{:0100}", u64::from(i) * 7919).into_bytes())
+        })
+        .collect();
+    let cache = Arc::new(BlockCache::new(1 << 20));
+    for (n, block_size) in [(1u64, 4096usize), (2, 4000)] {
+        let path = dir.path().join(format!("{n}.sst"));
+        write_table(&path, &model, opts(block_size, Compression::None));
+        let t = open_table(&path, n, &cache).unwrap();
+        assert_eq!(t.verify().unwrap(), model.len() as u64);
+        assert_eq!(scan(&t, true).0, model);
+        let handles = t.data_block_handles().unwrap();
+        assert!(handles.len() > 100, "{} blocks", handles.len());
+        let page = 4096u64;
+        let crossing = handles
+            .iter()
+            .filter(|h| h.offset / page != (h.offset + h.size + 4) / page)
+            .count();
+        if block_size == 4096 {
+            assert_eq!(crossing, 0, "blocks crossing a page boundary");
+            assert!(handles.iter().all(|h| h.offset % page == 0));
+        } else {
+            assert!(
+                crossing > handles.len() / 2,
+                "{crossing} of {}",
+                handles.len()
+            );
+        }
+    }
+}

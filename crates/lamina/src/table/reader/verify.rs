@@ -134,6 +134,20 @@ impl Table {
         self.verify_entries(|_, _| Ok(()))
     }
 
+    /// The handles of the data blocks, in order (for tests of the layout).
+    #[cfg(test)]
+    pub(crate) fn data_block_handles(&self) -> Result<Vec<BlockHandle>> {
+        let mut out = Vec::new();
+        let mut index = self.index.iter();
+        index.seek_to_first();
+        while index.valid() {
+            out.push(self.handle_of(index.value())?);
+            index.next();
+        }
+        index.status()?;
+        Ok(out)
+    }
+
     /// [`Table::verify`], handing each entry (its key parsed, and its
     /// value) in order to `each` once its key is checked; the first error
     /// `each` returns ends the pass and is returned, before the properties
