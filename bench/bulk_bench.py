@@ -220,7 +220,7 @@ def available(ways, lamina):
     return out
 
 
-def main(argv=None):
+def parser():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-n", "--records", type=int, default=1 << 23,
@@ -243,6 +243,11 @@ def main(argv=None):
     p.add_argument("--keep", action="store_true", help="keep the data and databases")
     p.add_argument("--csv", help="append the rows to this CSV file")
     p.add_argument("--png", help="write a chart of time and peak memory to this PNG")
+    return p
+
+
+def main(argv=None):
+    p = parser()
     args = p.parse_args(argv)
     if args.records < 1:
         p.error("--records must be at least 1")
@@ -255,72 +260,19 @@ def main(argv=None):
     n = args.records
     work = tempfile.mkdtemp(prefix="bulk_bench.", dir=args.dir)
     rows = []
-    q = shlex.quote
-    gen = f"{q(lamina)} gen numbers {n - 1}"
+    gen = f"{shlex.quote(lamina)} gen numbers {n - 1}"
     try:
         stream = os.path.join(work, "numbers.txt")
         tsv = os.path.join(work, "numbers.tsv")
-        t0 = time.perf_counter()
-        subprocess.run(f"{gen} > {q(stream)} && {gen} --format tsv > {q(tsv)}", shell=True,
-                       check=True)
-        gsecs = time.perf_counter() - t0
-        print(f"numbers load in bulk: {n:,} records; data generated in {gsecs:.2f} s "
-              f"({2 * n / gsecs:,.0f} records/s, {os.path.getsize(tsv) / 1e6:.1f} MB of TSV)")
+        generate(gen, stream, tsv, n)
         hdr = (f"{'way':<11} {'records':>12} {'seconds':>9} {'records/s':>11} {'MB':>9} "
                f"{'peak MB':>9} {'counted':>12}  note")
         print(hdr)
         print("-" * len(hdr))
         for way in ways:
             db = os.path.join(work, f"{way}.db")
-            note = ""
-            count = -1
-            stdin = None
-            if way in ("shell", "shell-bulk"):
-                shell = [lamina, "-q", "shell", "--newdb"]
-                if way == "shell-bulk":
-                    shell += ["--bulk", "--memory", args.memory]
-                shell.append(db)
-                if args.pipe:
-                    cmd = ["bash", "-o", "pipefail", "-c",
-                           f"{gen} | " + " ".join(q(a) for a in shell)]
-                else:
-                    cmd, stdin = shell, stream
-            elif way == "load-bulk":
-                cmd = [lamina, "-q", "load", "--bulk", "--newdb", "--memory", args.memory,
-                       db, tsv]
-            elif way == "dask":
-                scratch = os.path.join(work, "dask-scratch")
-                os.makedirs(scratch, exist_ok=True)
-                cmd = [sys.executable, "-c", DASK_CHILD, tsv, db, str(args.workers), scratch]
-            else:
-                stage = os.path.join(work, "sst")
-                os.makedirs(stage, exist_ok=True)
-                cmd = [sys.executable, "-c", ROCKSDB_CHILD, tsv, db, stage,
-                       str(args.sst_records)]
-            rc, secs, peak, out, err = run_measured(cmd, stdin)
-            if rc == 0 and way in ("dask", "rocksdb"):
-                try:
-                    child = json.loads(out.strip().splitlines()[-1])
-                    secs = child["seconds"]
-                    if way == "dask":
-                        note = f"cluster start {child['startup']:.2f} s not included"
-                    else:
-                        count = child["count"]
-                        note = f"{child['runs']} sorted runs"
-                except (ValueError, IndexError, KeyError):
-                    rc, err = -1, f"unreadable output: {out[-300:]}"
-            if rc == 0 and way != "rocksdb":
-                count = count_lamina(lamina, db)
-            ok = rc == 0 and count == n
-            if rc != 0:
-                note = f"FAILED (status {rc}): {err}"
-            elif count != n:
-                note = f"FAILED: the database holds {count} records, not {n}"
-            size = du(db) if os.path.exists(db) else 0
-            rows.append(dict(way=way, records=n, seconds=secs, rate=n / secs if secs else 0.0,
-                             bytes=size, peak_bytes=peak, counted=count, ok=int(ok)))
-            print(f"{way:<11} {n:>12,} {secs:>9.2f} {n / secs if secs else 0:>11,.0f} "
-                  f"{size / 1e6:>9.1f} {peak / 1e6:>9.1f} {count:>12,}  {note}", flush=True)
+            cmd, stdin = way_command(way, args, lamina, gen, work, db, stream, tsv)
+            rows.append(load(way, cmd, stdin, lamina, db, n))
             if not args.keep:
                 shutil.rmtree(db, ignore_errors=True)
                 for scratch in ("sst", "dask-scratch"):
@@ -330,19 +282,92 @@ def main(argv=None):
             shutil.rmtree(work, ignore_errors=True)
 
     if args.csv:
-        new = not os.path.exists(args.csv) or os.path.getsize(args.csv) == 0
-        with open(args.csv, "a", newline="") as f:
-            w = csv.writer(f)
-            if new:
-                w.writerow(["way", "records", "seconds", "records_per_s", "bytes", "peak_bytes",
-                            "counted", "ok", "mode"])
-            for r in rows:
-                w.writerow([r["way"], r["records"], f"{r['seconds']:.3f}", f"{r['rate']:.0f}",
-                            r["bytes"], r["peak_bytes"], r["counted"], r["ok"],
-                            "pipe" if args.pipe else "file"])
+        write_csv(args.csv, rows, args.pipe)
     if args.png:
         plot(args.png, rows, n)
     return 0 if all(r["ok"] for r in rows) else 1
+
+
+def generate(gen, stream, tsv, n):
+    """Writes the data set as `store` commands to `stream` and as TSV to `tsv`, and prints
+    how long that took."""
+    q = shlex.quote
+    t0 = time.perf_counter()
+    subprocess.run(f"{gen} > {q(stream)} && {gen} --format tsv > {q(tsv)}", shell=True,
+                   check=True)
+    gsecs = time.perf_counter() - t0
+    print(f"numbers load in bulk: {n:,} records; data generated in {gsecs:.2f} s "
+          f"({2 * n / gsecs:,.0f} records/s, {os.path.getsize(tsv) / 1e6:.1f} MB of TSV)")
+
+
+def way_command(way, args, lamina, gen, work, db, stream, tsv):
+    """The command that loads `db` one way, and the file its stdin reads (or None)."""
+    q = shlex.quote
+    if way in ("shell", "shell-bulk"):
+        shell = [lamina, "-q", "shell", "--newdb"]
+        if way == "shell-bulk":
+            shell += ["--bulk", "--memory", args.memory]
+        shell.append(db)
+        if args.pipe:
+            return ["bash", "-o", "pipefail", "-c",
+                    f"{gen} | " + " ".join(q(a) for a in shell)], None
+        return shell, stream
+    if way == "load-bulk":
+        return [lamina, "-q", "load", "--bulk", "--newdb", "--memory", args.memory,
+                db, tsv], None
+    if way == "dask":
+        scratch = os.path.join(work, "dask-scratch")
+        os.makedirs(scratch, exist_ok=True)
+        return [sys.executable, "-c", DASK_CHILD, tsv, db, str(args.workers), scratch], None
+    stage = os.path.join(work, "sst")
+    os.makedirs(stage, exist_ok=True)
+    return [sys.executable, "-c", ROCKSDB_CHILD, tsv, db, stage, str(args.sst_records)], None
+
+
+def load(way, cmd, stdin, lamina, db, n):
+    """Runs one way's load, measured, counts what the database holds, prints the row and
+    returns it. The Dask and RocksDB children report their own time (and RocksDB its count)
+    as a JSON line."""
+    note = ""
+    count = -1
+    rc, secs, peak, out, err = run_measured(cmd, stdin)
+    if rc == 0 and way in ("dask", "rocksdb"):
+        try:
+            child = json.loads(out.strip().splitlines()[-1])
+            secs = child["seconds"]
+            if way == "dask":
+                note = f"cluster start {child['startup']:.2f} s not included"
+            else:
+                count = child["count"]
+                note = f"{child['runs']} sorted runs"
+        except (ValueError, IndexError, KeyError):
+            rc, err = -1, f"unreadable output: {out[-300:]}"
+    if rc == 0 and way != "rocksdb":
+        count = count_lamina(lamina, db)
+    ok = rc == 0 and count == n
+    if rc != 0:
+        note = f"FAILED (status {rc}): {err}"
+    elif count != n:
+        note = f"FAILED: the database holds {count} records, not {n}"
+    size = du(db) if os.path.exists(db) else 0
+    print(f"{way:<11} {n:>12,} {secs:>9.2f} {n / secs if secs else 0:>11,.0f} "
+          f"{size / 1e6:>9.1f} {peak / 1e6:>9.1f} {count:>12,}  {note}", flush=True)
+    return dict(way=way, records=n, seconds=secs, rate=n / secs if secs else 0.0,
+                bytes=size, peak_bytes=peak, counted=count, ok=int(ok))
+
+
+def write_csv(path, rows, pipe):
+    """Appends the rows to `path`, with a header when the file is new or empty."""
+    new = not os.path.exists(path) or os.path.getsize(path) == 0
+    with open(path, "a", newline="") as f:
+        w = csv.writer(f)
+        if new:
+            w.writerow(["way", "records", "seconds", "records_per_s", "bytes", "peak_bytes",
+                        "counted", "ok", "mode"])
+        for r in rows:
+            w.writerow([r["way"], r["records"], f"{r['seconds']:.3f}", f"{r['rate']:.0f}",
+                        r["bytes"], r["peak_bytes"], r["counted"], r["ok"],
+                        "pipe" if pipe else "file"])
 
 
 def plot(path, rows, n):

@@ -125,26 +125,34 @@ def _chunks(count):
     return [(i, min(i + CHUNK, count)) for i in range(0, count, CHUNK)]
 
 
-def run_module(module, data, dbdir, budget, progress):
-    """Run the seven workloads on one module; returns a list of result dicts."""
-    n, s = data.n, data.s
-    buf = data.buffer
-    maxlen = len(buf)
-    results = []
+class Workloads:
+    """The timed loops on one module; each appends its row to `results` (and prints it with
+    `progress`). A loop stops between chunks once it has run `budget` seconds."""
 
-    def report(name, ops, seconds, done, extra=None):
+    def __init__(self, module, data, budget, progress):
+        self.module = module
+        self.data = data
+        self.budget = budget
+        self.progress = progress
+        self.results = []
+
+    def report(self, name, ops, seconds, done, extra=None):
         r = {"workload": name, "ops": ops, "seconds": seconds,
              "ops_per_s": ops / seconds if seconds > 0 else float("inf"), "complete": done}
         if extra:
             r.update(extra)
-        results.append(r)
-        if progress:
+        self.results.append(r)
+        if self.progress:
             mark = "" if done else "  (stopped at the time budget)"
             print(f"  {name:<22} {r['ops_per_s']:>12,.0f} ops/s  {seconds:8.3f} s{mark}",
                   file=sys.stderr, flush=True)
 
-    def fill(path, keys, name):
-        db = module.open(path, "c")
+    def fill(self, path, keys, name):
+        """db[keys[i]] = the next value, for the data's n keys; returns (ops, seconds with
+        close() included, whether it finished)."""
+        n, s, buf, budget = self.data.n, self.data.s, self.data.buffer, self.budget
+        maxlen = len(buf)
+        db = self.module.open(path, "c")
         pos = 0
         done = True
         ops = 0
@@ -162,11 +170,12 @@ def run_module(module, data, dbdir, budget, progress):
         loop = time.perf_counter() - start
         db.close()
         with_close = time.perf_counter() - start
-        report(name, ops, loop, done)
+        self.report(name, ops, loop, done)
         return ops, with_close, done
 
-    def read(path, keys, name, flag="r"):
-        db = module.open(path, flag)
+    def read(self, path, keys, name, flag="r"):
+        budget = self.budget
+        db = self.module.open(path, flag)
         done = True
         ops = 0
         start = time.perf_counter()
@@ -179,10 +188,11 @@ def run_module(module, data, dbdir, budget, progress):
                 break
         loop = time.perf_counter() - start
         db.close()
-        report(name, ops, loop, done)
+        self.report(name, ops, loop, done)
 
-    def delete(path, keys, name):
-        db = module.open(path, "c")
+    def delete(self, path, keys, name):
+        budget = self.budget
+        db = self.module.open(path, "c")
         done = True
         ops = 0
         start = time.perf_counter()
@@ -195,38 +205,40 @@ def run_module(module, data, dbdir, budget, progress):
                 break
         loop = time.perf_counter() - start
         db.close()
-        report(name, ops, loop, done)
+        self.report(name, ops, loop, done)
+
+
+def run_module(module, data, dbdir, budget, progress):
+    """Run the seven workloads on one module; returns a list of result dicts."""
+    w = Workloads(module, data, budget, progress)
 
     # fill_random, in its own database, deleted afterwards
     rdir = os.path.join(dbdir, "random")
     os.makedirs(rdir)
-    rkeys = data.random_keys
-    ops, with_close, done = fill(os.path.join(rdir, "db"), rkeys, "fill_random")
-    fill_random_close = (ops, with_close, done)
+    fill_random_close = w.fill(os.path.join(rdir, "db"), data.random_keys, "fill_random")
     shutil.rmtree(rdir)
 
     sdir = os.path.join(dbdir, "seq")
     os.makedirs(sdir)
     path = os.path.join(sdir, "db")
     keys = data.keys
-    ops, with_close, done = fill(path, keys, "fill_sequential")
-    fill_seq_close = (ops, with_close, done)
-    size = du(sdir)
-    results[-1]["bytes_on_disk"] = size
-    if done:
-        read(path, keys, "read_cold")
-        read(path, keys, "read_sequential")
-        read(path, data.hot, "read_hot")
-        read(path, data.shuffled, "read_random")
-        delete(path, keys, "delete_sequential")
+    fill_seq_close = w.fill(path, keys, "fill_sequential")
+    w.results[-1]["bytes_on_disk"] = du(sdir)
+    if fill_seq_close[2]:
+        w.read(path, keys, "read_cold")
+        w.read(path, keys, "read_sequential")
+        w.read(path, data.hot, "read_hot")
+        w.read(path, data.shuffled, "read_random")
+        w.delete(path, keys, "delete_sequential")
     else:
         print("  fill_sequential did not finish within the budget: reads and deletes skipped",
               file=sys.stderr)
     shutil.rmtree(sdir)
     for name, (ops, secs, done) in zip(CLOSE_ROWS, (fill_random_close, fill_seq_close)):
-        results.append({"workload": name, "ops": ops, "seconds": secs,
-                        "ops_per_s": ops / secs if secs > 0 else float("inf"), "complete": done})
-    return results
+        w.results.append({"workload": name, "ops": ops, "seconds": secs,
+                          "ops_per_s": ops / secs if secs > 0 else float("inf"),
+                          "complete": done})
+    return w.results
 
 
 def du(path):

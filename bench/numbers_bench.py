@@ -99,7 +99,7 @@ def run_timed(cmd, stdin_path=None, shell=False):
     return p.returncode, secs, p.stderr.decode(errors="replace").strip()[-400:]
 
 
-def main(argv=None):
+def parser():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--min", type=int, default=17, help="smallest size, as an exponent of 2 (17)")
@@ -126,20 +126,25 @@ def main(argv=None):
     p.add_argument("--keep", action="store_true", help="keep the databases")
     p.add_argument("--csv", help="append results to this CSV file")
     p.add_argument("--png", help="write a chart of records/s against size to this PNG")
-    args = p.parse_args(argv)
+    return p
 
-    lamina = args.lamina or shutil.which("lamina")
+
+def generator(args, lamina):
+    """The generator command template ({lamina}, {n}): --gen, else lamina's, else numbers.pl."""
     if args.gen:
-        gen = args.gen
-    elif lamina:
-        gen = "{lamina} gen numbers {n}"
-    else:
-        gen = "perl " + shlex.quote(ORACLE) + " {n}"
-        print(f"generator: no lamina binary; using the original Perl program {ORACLE}",
-              file=sys.stderr)
-    wanted = [e.strip() for e in args.engines.split(",") if e.strip()]
+        return args.gen
+    if lamina:
+        return "{lamina} gen numbers {n}"
+    print(f"generator: no lamina binary; using the original Perl program {ORACLE}",
+          file=sys.stderr)
+    return "perl " + shlex.quote(ORACLE) + " {n}"
+
+
+def available_engines(args, lamina, error):
+    """The engines of --engines whose tools are here; a message for each that is not.
+    `error` is called with the message for an unknown engine."""
     engines = []
-    for e in wanted:
+    for e in [e.strip() for e in args.engines.split(",") if e.strip()]:
         if e == "gdbm":
             if shutil.which("gdbmtool"):
                 engines.append(e)
@@ -161,15 +166,22 @@ def main(argv=None):
             if lamina and args.lamina_builtin:
                 engines.append(e)
         else:
-            p.error(f"unknown engine {e}")
+            error(f"unknown engine {e}")
+    return engines
+
+
+def main(argv=None):
+    p = parser()
+    args = p.parse_args(argv)
+    lamina = args.lamina or shutil.which("lamina")
+    gen = generator(args, lamina)
+    engines = available_engines(args, lamina, p.error)
     if not engines:
         print("no engine to run", file=sys.stderr)
         return 0
-    wrap = [MEMLIMIT, args.memlimit] if args.memlimit else []
 
     work = tempfile.mkdtemp(prefix="numbers_bench.", dir=args.tmpdir)
     results = []
-    last_secs = {}
     print(f"numbers load: sizes 2^{args.min}..2^{args.max}, generator: {gen}"
           + (", timed as a pipe" if args.pipe else "")
           + (f", memory capped at {args.memlimit}" if args.memlimit else ""))
@@ -177,100 +189,143 @@ def main(argv=None):
     print(hdr)
     print("-" * len(hdr))
     try:
-        for exp in range(args.min, args.max + 1):
-            size = 1 << exp
-            n = size - 1
-            fmt = dict(lamina=shlex.quote(lamina or "lamina"), n=n)
-            gen_cmd = gen.format(**fmt)
-            stream = os.path.join(work, f"numbers.{exp}.txt")
-            rc, gsecs, err = run_timed(f"{gen_cmd} > {shlex.quote(stream)}", shell=True)
-            if rc != 0:
-                print(f"generator failed (status {rc}): {err}", file=sys.stderr)
-                break
-            records = count_lines(stream)
-            if records != size:
-                print(f"  note: the generator printed {records} lines for size {size}",
-                      file=sys.stderr)
-            results.append(dict(exp=exp, records=records, engine="generator", seconds=gsecs,
-                                rate=records / gsecs, bytes=os.path.getsize(stream), ok=1))
-            print(f"{records:>12,} {'generator':<11} {gsecs:>9.2f} {records / gsecs:>11,.0f} "
-                  f"{os.path.getsize(stream) / 1e6:>9.1f}")
-            if args.check:
-                oracle = os.path.join(work, "oracle.txt")
-                subprocess.run(["perl", ORACLE, str(n)], stdout=open(oracle, "wb"), check=True)
-                same = subprocess.run(["cmp", "-s", oracle, stream]).returncode == 0
-                print(f"  check: generator output {'==' if same else 'DIFFERS FROM'} numbers.pl")
-                os.remove(oracle)
-                if not same:
-                    return 1
-            bdb_stream = None
-            for eng in engines:
-                prev = last_secs.get(eng)
-                if prev is not None and prev * 2.2 > args.budget:
-                    print(f"{records:>12,} {eng:<11} {'skipped':>9}  (2x {prev:.0f} s > budget "
-                          f"{args.budget:g} s)")
-                    continue
-                db = os.path.join(work, f"{eng}.{exp}.db")
-                q = shlex.quote
-                if eng == "gdbm":
-                    tool = wrap + ["gdbmtool", "--newdb", db]
-                elif eng == "bdb":
-                    if not args.pipe and bdb_stream is None:
-                        bdb_stream = stream + ".bdb"
-                        to_db_load(stream, bdb_stream)
-                    tool = wrap + ["db5.3_load", "-T", "-t", "btree"]
-                    tool += ["-f", bdb_stream, db] if not args.pipe else [db]
-                elif eng == "lamina":
-                    tool = wrap + [lamina, "shell", "--newdb", db]
-                else:  # lamina-gen
-                    tool = wrap + shlex.split(args.lamina_builtin.format(db=db, **fmt))
-                if eng == "lamina-gen":
-                    rc, secs, err = run_timed(tool)
-                elif args.pipe:
-                    conv = ""
-                    if eng == "bdb":
-                        code = (f"import sys; sys.path.insert(0, {HERE!r}); "
-                                "import numbers_bench as m; "
-                                "m.to_db_load('/dev/stdin', '/dev/stdout')")
-                        conv = f" | {q(sys.executable)} -c {q(code)}"
-                    rc, secs, err = run_timed(f"{gen_cmd}{conv} | "
-                                              + " ".join(q(a) for a in tool), shell=True)
-                elif eng == "bdb":
-                    rc, secs, err = run_timed(tool)
-                else:
-                    rc, secs, err = run_timed(tool, stdin_path=stream)
-                ok = rc == 0
-                size_b = du(db) if os.path.exists(db) else 0
-                results.append(dict(exp=exp, records=records, engine=eng, seconds=secs,
-                                    rate=records / secs, bytes=size_b, ok=int(ok)))
-                last_secs[eng] = secs
-                print(f"{records:>12,} {eng:<11} {secs:>9.2f} {records / secs:>11,.0f} "
-                      f"{size_b / 1e6:>9.1f}" + ("" if ok else f"  FAILED (status {rc}): {err}"),
-                      flush=True)
-                if not args.keep:
-                    shutil.rmtree(db, ignore_errors=True) if os.path.isdir(db) else (
-                        os.path.exists(db) and os.remove(db))
-            os.remove(stream)
-            if bdb_stream:
-                os.remove(bdb_stream)
+        if not load_sizes(args, lamina, gen, engines, work, results):
+            return 1
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
 
     if args.csv:
-        new = not os.path.exists(args.csv) or os.path.getsize(args.csv) == 0
-        with open(args.csv, "a", newline="") as f:
-            w = csv.writer(f)
-            if new:
-                w.writerow(["records", "engine", "seconds", "records_per_s", "bytes", "ok",
-                            "mode", "memlimit"])
-            for r in results:
-                w.writerow([r["records"], r["engine"], f"{r['seconds']:.3f}", f"{r['rate']:.0f}",
-                            r["bytes"], r["ok"], "pipe" if args.pipe else "file",
-                            args.memlimit or ""])
+        write_csv(args, results)
     if args.png:
         plot(args.png, results, args)
     return 0
+
+
+def load_sizes(args, lamina, gen, engines, work, results):
+    """For each size 2^min .. 2^max: the stream generated into `work`, then loaded by each
+    engine; a row per run appended to `results` and printed. False when --check finds the
+    generator's output differs from numbers.pl (the run stops there)."""
+    wrap = [MEMLIMIT, args.memlimit] if args.memlimit else []
+    last_secs = {}
+    for exp in range(args.min, args.max + 1):
+        size = 1 << exp
+        n = size - 1
+        fmt = dict(lamina=shlex.quote(lamina or "lamina"), n=n)
+        gen_cmd = gen.format(**fmt)
+        stream = os.path.join(work, f"numbers.{exp}.txt")
+        records = generate_stream(gen_cmd, stream, exp, size, results)
+        if records is None:
+            break
+        if args.check and not same_as_oracle(stream, n, work):
+            return False
+        bdb_stream = None
+        for eng in engines:
+            prev = last_secs.get(eng)
+            if prev is not None and prev * 2.2 > args.budget:
+                print(f"{records:>12,} {eng:<11} {'skipped':>9}  (2x {prev:.0f} s > budget "
+                      f"{args.budget:g} s)")
+                continue
+            db = os.path.join(work, f"{eng}.{exp}.db")
+            if eng == "bdb" and not args.pipe and bdb_stream is None:
+                bdb_stream = stream + ".bdb"
+                to_db_load(stream, bdb_stream)
+            tool = wrap + load_command(eng, args, lamina, db, fmt, bdb_stream)
+            rc, secs, err = run_load(eng, tool, args.pipe, gen_cmd, stream)
+            report_load(results, exp, records, eng, db, rc, secs, err)
+            last_secs[eng] = secs
+            if not args.keep:
+                shutil.rmtree(db, ignore_errors=True) if os.path.isdir(db) else (
+                    os.path.exists(db) and os.remove(db))
+        os.remove(stream)
+        if bdb_stream:
+            os.remove(bdb_stream)
+    return True
+
+
+def generate_stream(gen_cmd, stream, exp, size, results):
+    """Writes one size's stream, timed, and reports it as the generator's row; returns the
+    records it holds, or None when the generator failed."""
+    rc, gsecs, err = run_timed(f"{gen_cmd} > {shlex.quote(stream)}", shell=True)
+    if rc != 0:
+        print(f"generator failed (status {rc}): {err}", file=sys.stderr)
+        return None
+    records = count_lines(stream)
+    if records != size:
+        print(f"  note: the generator printed {records} lines for size {size}",
+              file=sys.stderr)
+    results.append(dict(exp=exp, records=records, engine="generator", seconds=gsecs,
+                        rate=records / gsecs, bytes=os.path.getsize(stream), ok=1))
+    print(f"{records:>12,} {'generator':<11} {gsecs:>9.2f} {records / gsecs:>11,.0f} "
+          f"{os.path.getsize(stream) / 1e6:>9.1f}")
+    return records
+
+
+def same_as_oracle(stream, n, work):
+    """Whether `stream` is what numbers.pl prints for records 0 .. n; says which."""
+    oracle = os.path.join(work, "oracle.txt")
+    subprocess.run(["perl", ORACLE, str(n)], stdout=open(oracle, "wb"), check=True)
+    same = subprocess.run(["cmp", "-s", oracle, stream]).returncode == 0
+    print(f"  check: generator output {'==' if same else 'DIFFERS FROM'} numbers.pl")
+    os.remove(oracle)
+    return same
+
+
+def load_command(eng, args, lamina, db, fmt, bdb_stream):
+    """The command that loads `eng`'s database `db` (its stdin the stream, unless it reads
+    db_load's converted stream `bdb_stream` or generates its own records)."""
+    if eng == "gdbm":
+        return ["gdbmtool", "--newdb", db]
+    if eng == "bdb":
+        return ["db5.3_load", "-T", "-t", "btree"] + (
+            ["-f", bdb_stream, db] if not args.pipe else [db])
+    if eng == "lamina":
+        return [lamina, "shell", "--newdb", db]
+    return shlex.split(args.lamina_builtin.format(db=db, **fmt))  # lamina-gen
+
+
+def run_load(eng, tool, pipe, gen_cmd, stream):
+    """Runs one engine's load, timed: from the stream file, or with --pipe from the
+    generator itself (converted for db_load on the way); (status, seconds, stderr tail)."""
+    if eng == "lamina-gen":
+        return run_timed(tool)
+    if pipe:
+        q = shlex.quote
+        conv = ""
+        if eng == "bdb":
+            code = (f"import sys; sys.path.insert(0, {HERE!r}); "
+                    "import numbers_bench as m; "
+                    "m.to_db_load('/dev/stdin', '/dev/stdout')")
+            conv = f" | {q(sys.executable)} -c {q(code)}"
+        return run_timed(f"{gen_cmd}{conv} | " + " ".join(q(a) for a in tool), shell=True)
+    if eng == "bdb":
+        return run_timed(tool)
+    return run_timed(tool, stdin_path=stream)
+
+
+def report_load(results, exp, records, eng, db, rc, secs, err):
+    """Appends one load's row to `results` and prints it."""
+    ok = rc == 0
+    size_b = du(db) if os.path.exists(db) else 0
+    results.append(dict(exp=exp, records=records, engine=eng, seconds=secs,
+                        rate=records / secs, bytes=size_b, ok=int(ok)))
+    print(f"{records:>12,} {eng:<11} {secs:>9.2f} {records / secs:>11,.0f} "
+          f"{size_b / 1e6:>9.1f}" + ("" if ok else f"  FAILED (status {rc}): {err}"),
+          flush=True)
+
+
+def write_csv(args, results):
+    """Appends the rows to --csv, with a header when the file is new or empty."""
+    new = not os.path.exists(args.csv) or os.path.getsize(args.csv) == 0
+    with open(args.csv, "a", newline="") as f:
+        w = csv.writer(f)
+        if new:
+            w.writerow(["records", "engine", "seconds", "records_per_s", "bytes", "ok",
+                        "mode", "memlimit"])
+        for r in results:
+            w.writerow([r["records"], r["engine"], f"{r['seconds']:.3f}", f"{r['rate']:.0f}",
+                        r["bytes"], r["ok"], "pipe" if args.pipe else "file",
+                        args.memlimit or ""])
 
 
 def plot(path, results, args):

@@ -238,7 +238,7 @@ def machine_info(py):
     }
 
 
-def main(argv=None):
+def parser():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="small sizes, under 3 minutes")
@@ -252,13 +252,22 @@ def main(argv=None):
                    "target/bench/release/lamina-bench or PATH)")
     p.add_argument("--tmp", default=os.environ.get("TMPDIR", "/tmp"),
                    help="scratch directory for databases (default $TMPDIR or /tmp)")
+    return p
+
+
+def list_steps():
+    for name, desc, full, quick, tf, tq in STEPS:
+        only_in = "" if (full and quick) else ("  (full run only)" if full else
+                                                 "  (quick run only)")
+        print(f"{name:<22} {desc}{only_in}")
+
+
+def main(argv=None):
+    p = parser()
     a = p.parse_args(argv)
 
     if a.list:
-        for name, desc, full, quick, tf, tq in STEPS:
-            only_in = "" if (full and quick) else ("  (full run only)" if full else
-                                                     "  (quick run only)")
-            print(f"{name:<22} {desc}{only_in}")
+        list_steps()
         return 0
     only = set(a.only.split(",")) if a.only else None
     skip = set(a.skip.split(",")) if a.skip else set()
@@ -285,37 +294,8 @@ def main(argv=None):
     if not lamina:
         print("no lamina binary found: lamina's CLI rows are left out (cargo build --release)")
 
-    done = []
     t_all = time.time()
-    for name, desc, full, quick, t_full, t_quick in STEPS:
-        if (only and name not in only) or name in skip:
-            continue
-        cmd = quick if a.quick else full
-        limit = t_quick if a.quick else t_full
-        if cmd is None:
-            continue
-        if "{lamina_bench}" in cmd and not has_lamina_bench(lamina_bench):
-            done.append((name, desc, "skipped: no lamina-bench (make bench-cli)", "", 0.0))
-            print(f"== {name}: skipped (no lamina-bench binary; make bench-cli builds it)")
-            continue
-        if "{memlimit}" in cmd and (os.geteuid() != 0 or not os.path.exists(MEMLIMIT)):
-            done.append((name, desc, "skipped: the memory cap (bench/memlimit) needs root",
-                         "", 0.0))
-            print(f"== {name}: skipped (memlimit needs root)")
-            continue
-        line = cmd.format(**fmt)
-        print(f"== {name}: {desc}\n$ {line}", flush=True)
-        t0 = time.time()
-        status, text, err = run_step(line, limit)
-        secs = time.time() - t0
-        print(text if len(text) < 20000 else text[-20000:], end="")
-        if status != "ok" and err:
-            print(err[-3000:], end="")
-        print(f"-- {name}: {status} in {secs:.0f} s", flush=True)
-        with open(os.path.join(out, f"{name}.log"), "w") as f:
-            f.write(f"$ {line}\n{text}\n--- stderr ---\n{err}")
-        shown = text if status == "ok" or not err else text + "\n" + err[-2000:]
-        done.append((name, desc, status, shown, secs))
+    done = run_steps(a.quick, only, skip, fmt, out, lamina_bench)
     shutil.rmtree(tmp, ignore_errors=True)
     commits = os.path.join(out, "commits.csv")
     if os.path.exists(commits):
@@ -329,6 +309,47 @@ def main(argv=None):
     if a.quick:
         print(compare_steps(steps, previous_steps(out)))
     return 0
+
+
+def run_steps(quick, only, skip, fmt, out, lamina_bench):
+    """Runs the chosen steps of the full or quick run in order, each with its time limit;
+    returns (name, description, status, output shown, seconds) for each, skipped ones too."""
+    done = []
+    for name, desc, full_cmd, quick_cmd, t_full, t_quick in STEPS:
+        if (only and name not in only) or name in skip:
+            continue
+        cmd = quick_cmd if quick else full_cmd
+        limit = t_quick if quick else t_full
+        if cmd is None:
+            continue
+        if "{lamina_bench}" in cmd and not has_lamina_bench(lamina_bench):
+            done.append((name, desc, "skipped: no lamina-bench (make bench-cli)", "", 0.0))
+            print(f"== {name}: skipped (no lamina-bench binary; make bench-cli builds it)")
+            continue
+        if "{memlimit}" in cmd and (os.geteuid() != 0 or not os.path.exists(MEMLIMIT)):
+            done.append((name, desc, "skipped: the memory cap (bench/memlimit) needs root",
+                         "", 0.0))
+            print(f"== {name}: skipped (memlimit needs root)")
+            continue
+        done.append(run_logged(name, desc, cmd.format(**fmt), limit, out))
+    return done
+
+
+def run_logged(name, desc, line, limit, out):
+    """Runs one step, prints its output (the end of it) and writes it all to <out>/<name>.log;
+    returns (name, description, status, output shown, seconds)."""
+    print(f"== {name}: {desc}\n$ {line}", flush=True)
+    t0 = time.time()
+    status, text, err = run_step(line, limit)
+    secs = time.time() - t0
+    print(text if len(text) < 20000 else text[-20000:], end="")
+    if status != "ok" and err:
+        print(err[-3000:], end="")
+    print(f"-- {name}: {status} in {secs:.0f} s", flush=True)
+    with open(os.path.join(out, f"{name}.log"), "w") as f:
+        f.write(f"$ {line}\n{text}\n--- stderr ---\n{err}")
+    shown = text if status == "ok" or not err else text + "\n" + err[-2000:]
+    return name, desc, status, shown, secs
 
 
 def previous_steps(out):

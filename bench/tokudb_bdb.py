@@ -185,7 +185,6 @@ def report_files(home):
 def cmd_insert(a):
     if a.impl == "c":
         return insert_c(a)
-    BATCH = a.batch
     home = fresh_dir(a.dir, "db-insert.bdb.")
     out = Csv(a.csv, INSERT_CSV)
     rng = random.Random(a.seed)
@@ -194,17 +193,41 @@ def cmd_insert(a):
     d = open_db(env, "bench.db", tid)
     if tid:
         tid.commit()
-    print(f"serial and random insertions of {BATCH} per batch"
+    print(f"serial and random insertions of {a.batch} per batch"
           + (" (with transactions)" if a.x else "")
           + f" [Berkeley DB {'.'.join(map(str, db.version()))} via Python, "
           f"cache {a.cachesize:,} B, random keys {'bounded' if a.bounded else '64-bit'}]",
           flush=True)
-    put = d.put
+    run = phase_runner(env, d.put, a.x)
+    t_start = time.perf_counter()
+    excluded = 0.0  # time spent making keys: the C program's random() is too cheap to count
+    for it in range(a.n):
+        excluded = insert_batch(a, it, run, rng, out, t_start, excluded)
+    t2 = time.perf_counter()
+    d.close()
+    env.close()
+    t3 = time.perf_counter()
+    total = 2 * a.batch * a.n
+    elapsed = t3 - t_start - excluded
+    print(f"Shutdown {t3 - t2:9.6f}s")
+    print(f"Total time {elapsed:9.6f}s for {total} insertions = {total / elapsed:8.0f}/s")
+    out.row("bdb-python", "shutdown", "", "", "", "", f"{t3 - t2:.6f}", "", a.memlimit_note or "")
+    out.row("bdb-python", "total", "", "", "", "", f"{elapsed:.6f}",
+            f"{total / elapsed:.0f}", a.memlimit_note or "")
+    report_files(home)
+    if not a.dir:
+        shutil.rmtree(home, ignore_errors=True)
+    return 0
+
+
+def phase_runner(env, put, transactions):
+    """The function that runs one phase: its argument is 8-byte big-endian keys back to back,
+    each put with itself as value; with `transactions`, a durable commit every
+    ITEMS_PER_TRANSACTION puts, counted across phases."""
     state = {"txn": None, "since": 0}
 
     def run(keys):
-        """One phase: keys is BATCH 8-byte big-endian keys back to back; value = key."""
-        if not a.x:
+        if not transactions:
             for j in range(0, len(keys), 8):
                 k = keys[j:j + 8]
                 put(k, k)
@@ -220,50 +243,47 @@ def cmd_insert(a):
                 state["since"] = 0
         txn.commit()
 
-    t_start = time.perf_counter()
-    excluded = 0.0  # time spent making keys: the C program's random() is too cheap to count
-    for it in range(a.n):
-        g0 = time.perf_counter()
-        first = it * BATCH
-        serial = struct.pack(f">{BATCH}Q", *range(first * SERIAL_SPACING,
-                                                   (first + BATCH) * SERIAL_SPACING,
-                                                   SERIAL_SPACING))
-        if a.bounded:
-            bound = (first + BATCH) * SERIAL_SPACING
-            rnd = struct.pack(f">{BATCH}Q", *(rng.getrandbits(63) % bound for _ in range(BATCH)))
-        else:
-            rnd = rng.getrandbits(64 * BATCH).to_bytes(8 * BATCH, "big")
-        t1 = time.perf_counter()
-        excluded += t1 - g0
-        run(serial)
-        t2 = time.perf_counter()
-        s_secs = t2 - t1
-        print(f"serial {s_secs:9.6f}s {BATCH / s_secs:8.0f}/s    ", end="", flush=True)
-        t1 = time.perf_counter()
-        run(rnd)
-        t2 = time.perf_counter()
-        r_secs = t2 - t1
-        cum = t2 - t_start - excluded
-        print(f"random {r_secs:9.6f}s {BATCH / r_secs:8.0f}/s    "
-              f"cumulative {cum:9.6f}s {BATCH * 2.0 * (it + 1) / cum:8.0f}/s", flush=True)
-        out.row("bdb-python", it, f"{s_secs:.6f}", f"{BATCH / s_secs:.0f}", f"{r_secs:.6f}",
-                f"{BATCH / r_secs:.0f}", f"{cum:.6f}", f"{BATCH * 2.0 * (it + 1) / cum:.0f}",
-                a.memlimit_note or "")
+    return run
+
+
+def batch_keys(rng, first, batch, bounded):
+    """Batch `first / batch`'s keys, 8 bytes big-endian back to back: the serial ones
+    (first .. first+batch, spaced SERIAL_SPACING apart) and the random ones."""
+    serial = struct.pack(f">{batch}Q", *range(first * SERIAL_SPACING,
+                                              (first + batch) * SERIAL_SPACING,
+                                              SERIAL_SPACING))
+    if bounded:
+        bound = (first + batch) * SERIAL_SPACING
+        rnd = struct.pack(f">{batch}Q", *(rng.getrandbits(63) % bound for _ in range(batch)))
+    else:
+        rnd = rng.getrandbits(64 * batch).to_bytes(8 * batch, "big")
+    return serial, rnd
+
+
+def insert_batch(a, it, run, rng, out, t_start, excluded):
+    """Batch `it`: its serial phase then its random phase, each timed, printed and written to
+    the CSV. `excluded` is the time spent making keys so far; returns it with this batch's
+    added."""
+    batch = a.batch
+    g0 = time.perf_counter()
+    serial, rnd = batch_keys(rng, it * batch, batch, a.bounded)
+    t1 = time.perf_counter()
+    excluded += t1 - g0
+    run(serial)
     t2 = time.perf_counter()
-    d.close()
-    env.close()
-    t3 = time.perf_counter()
-    total = 2 * BATCH * a.n
-    elapsed = t3 - t_start - excluded
-    print(f"Shutdown {t3 - t2:9.6f}s")
-    print(f"Total time {elapsed:9.6f}s for {total} insertions = {total / elapsed:8.0f}/s")
-    out.row("bdb-python", "shutdown", "", "", "", "", f"{t3 - t2:.6f}", "", a.memlimit_note or "")
-    out.row("bdb-python", "total", "", "", "", "", f"{elapsed:.6f}",
-            f"{total / elapsed:.0f}", a.memlimit_note or "")
-    report_files(home)
-    if not a.dir:
-        shutil.rmtree(home, ignore_errors=True)
-    return 0
+    s_secs = t2 - t1
+    print(f"serial {s_secs:9.6f}s {batch / s_secs:8.0f}/s    ", end="", flush=True)
+    t1 = time.perf_counter()
+    run(rnd)
+    t2 = time.perf_counter()
+    r_secs = t2 - t1
+    cum = t2 - t_start - excluded
+    print(f"random {r_secs:9.6f}s {batch / r_secs:8.0f}/s    "
+          f"cumulative {cum:9.6f}s {batch * 2.0 * (it + 1) / cum:8.0f}/s", flush=True)
+    out.row("bdb-python", it, f"{s_secs:.6f}", f"{batch / s_secs:.0f}", f"{r_secs:.6f}",
+            f"{batch / r_secs:.0f}", f"{cum:.6f}", f"{batch * 2.0 * (it + 1) / cum:.0f}",
+            a.memlimit_note or "")
+    return excluded
 
 
 # ----------------------------------------------------------------------------- db-scan

@@ -405,7 +405,7 @@ def render(a, scale, rows, described, notes, tf):
     return "\n".join(out) + "\n"
 
 
-def main(argv=None):
+def parser():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--engines", default=",".join(ENGINES))
     p.add_argument("--threads", default="1,16")
@@ -420,6 +420,11 @@ def main(argv=None):
     p.add_argument("--no-testfile", action="store_true",
                    help="skip testfile (the write + fsync loop run around each engine)")
     p.add_argument("--child", help=argparse.SUPPRESS)
+    return p
+
+
+def main(argv=None):
+    p = parser()
     a = p.parse_args(argv)
     a.threads = [max(1, int(t)) for t in a.threads.split(",") if t]
     if a.branches < 1 or a.accounts_per_branch < 1:
@@ -445,18 +450,7 @@ def main(argv=None):
                 notes.append(why)
                 continue
             described.append(describe(e))
-            args = [sys.executable, os.path.abspath(__file__), "--child", e, "--threads",
-                    ",".join(map(str, a.threads)), "--seconds", str(a.seconds), "--branches",
-                    str(a.branches), "--accounts-per-branch", str(a.accounts_per_branch),
-                    "--seed", str(a.seed), "--dir", a.dir]
-            r = subprocess.run(args, stdout=subprocess.PIPE, text=True)
-            got = [x for x in map(parse_row, r.stdout.splitlines()) if x]
-            if r.returncode != 0:
-                notes.append(f"{e}: failed (exit {r.returncode}) after {len(got)} row(s)")
-            for x in got:
-                if x["invariant"] != "ok":
-                    notes.append(f"{e} at {x['threads']} threads: INVARIANT {x['invariant']}")
-            rows += got
+            rows += run_engine(a, e, notes)
             after = testfile_rate(a)
             if before and after:
                 tf[e + "-python"] = (before + after) / 2
@@ -466,30 +460,56 @@ def main(argv=None):
             shutil.rmtree(tmp, ignore_errors=True)
     table = render(a, scale, rows, described, notes, tf)
     sys.stdout.write(table)
-    header = CSV_HEADER
-    lines = [[r["engine"], r["threads"], r["txns"], f"{r['secs']:.6f}",
-              f"{r['txns'] / r['secs'] if r['secs'] else 0:.1f}", r["conflicts"], r["retried"],
-              "" if r["fsyncs"] is None else r["fsyncs"],
-              "" if r["written"] is None else r["written"],
-              f"{tf[r['engine']]:.0f}" if tf.get(r["engine"]) else "", r["invariant"]]
-             for r in rows]
+    write_results(a, table, csv_lines(rows, tf))
+    failed = any(r["invariant"] != "ok" for r in rows) or any("failed" in n for n in notes)
+    return 1 if failed else 0
+
+
+def run_engine(a, e, notes):
+    """Runs engine `e` at every thread count in a child process; returns its rows, and adds
+    a note for a child that failed and for each row whose invariant does not hold."""
+    args = [sys.executable, os.path.abspath(__file__), "--child", e, "--threads",
+            ",".join(map(str, a.threads)), "--seconds", str(a.seconds), "--branches",
+            str(a.branches), "--accounts-per-branch", str(a.accounts_per_branch),
+            "--seed", str(a.seed), "--dir", a.dir]
+    r = subprocess.run(args, stdout=subprocess.PIPE, text=True)
+    got = [x for x in map(parse_row, r.stdout.splitlines()) if x]
+    if r.returncode != 0:
+        notes.append(f"{e}: failed (exit {r.returncode}) after {len(got)} row(s)")
+    for x in got:
+        if x["invariant"] != "ok":
+            notes.append(f"{e} at {x['threads']} threads: INVARIANT {x['invariant']}")
+    return got
+
+
+def csv_lines(rows, tf):
+    """The rows as CSV_HEADER's columns."""
+    return [[r["engine"], r["threads"], r["txns"], f"{r['secs']:.6f}",
+             f"{r['txns'] / r['secs'] if r['secs'] else 0:.1f}", r["conflicts"], r["retried"],
+             "" if r["fsyncs"] is None else r["fsyncs"],
+             "" if r["written"] is None else r["written"],
+             f"{tf[r['engine']]:.0f}" if tf.get(r["engine"]) else "", r["invariant"]]
+            for r in rows]
+
+
+def write_results(a, table, lines):
+    """The table and the CSV rows into --out (tpcb-python.md, .csv), the rows appended to
+    --csv (with a header when the file is new or empty)."""
     if a.out:
         os.makedirs(a.out, exist_ok=True)
         with open(os.path.join(a.out, "tpcb-python.md"), "w") as f:
             f.write(table)
         with open(os.path.join(a.out, "tpcb-python.csv"), "w", newline="") as f:
             w = csv.writer(f)
-            w.writerow(header)
+            w.writerow(CSV_HEADER)
             w.writerows(lines)
     if a.csv:
         new = not os.path.exists(a.csv) or os.path.getsize(a.csv) == 0
         with open(a.csv, "a", newline="") as f:
             w = csv.writer(f)
             if new:
-                w.writerow(header)
+                w.writerow(CSV_HEADER)
             w.writerows(lines)
-    failed = any(r["invariant"] != "ok" for r in rows) or any("failed" in n for n in notes)
-    return 1 if failed else 0
 
 
 if __name__ == "__main__":

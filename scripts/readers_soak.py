@@ -99,53 +99,16 @@ def main():
         )
         for _ in range(args.readers)
     ]
-    checks = counts = scans = 0
     errors = []
-    start = time.time()
-    next_line = start + 1
-    while time.time() - start < args.seconds:
-        for cmd, kind in (
-            ([args.lamina, "check", path], "check"),
-            ([args.lamina, "count", path], "count"),
-            ([args.lamina, "scan", path, "--limit", "50"], "scan"),
-        ):
-            r = run(cmd)
-            if r.returncode != 0:
-                errors.append("%s exit %d: %s" % (kind, r.returncode, r.stderr.decode().strip()))
-            checks += kind == "check"
-            counts += kind == "count"
-            scans += kind == "scan"
-        if time.time() >= next_line:
-            print(
-                "%5.0f s  checks %d  counts %d  scans %d  errors %d"
-                % (time.time() - start, checks, counts, scans, len(errors)),
-                flush=True,
-            )
-            next_line += 1
-    opens = refreshes = reads = 0
-    for r in readers:
-        out, err = r.communicate()
-        if r.returncode != 0:
-            errors.append("reader: " + err.decode().strip()[-2000:])
-            continue
-        o, f, n = (int(x) for x in out.split())
-        opens, refreshes, reads = opens + o, refreshes + f, reads + n
+    checks, counts, scans = run_cli(args.lamina, path, args.seconds, errors)
+    opens, refreshes, reads = reader_totals(readers, errors)
     open(stop, "w").close()
     out, err = writer.communicate()
     if writer.returncode != 0:
         errors.append("writer: " + err.decode().strip()[-2000:])
     rounds = int(out or 0)
-
-    # Real damage is still damage: flip bytes in the middle of a table.
     tables = sorted(f for f in os.listdir(path) if f.endswith(".sst"))
-    damage_reported = False
-    if tables:
-        t = os.path.join(path, tables[0])
-        with open(t, "r+b") as f:
-            f.seek(os.path.getsize(t) // 3)
-            f.write(b"\xffdamage\xff")
-        r = run([args.lamina, "check", path])
-        damage_reported = r.returncode == 6
+    damage_reported = bool(tables) and damage_is_reported(args.lamina, path, tables[0])
 
     print()
     print("| what | count |")
@@ -168,6 +131,58 @@ def main():
     if errors or not damage_reported or not tables:
         sys.exit(1)
     subprocess.run(["rm", "-rf", work])
+
+
+def run_cli(lamina, path, seconds, errors):
+    """`lamina check`, `count` and `scan` in turn on the live database for `seconds`, a line
+    printed each second; a failed run is added to `errors`. Returns how many of each ran."""
+    checks = counts = scans = 0
+    start = time.time()
+    next_line = start + 1
+    while time.time() - start < seconds:
+        for cmd, kind in (
+            ([lamina, "check", path], "check"),
+            ([lamina, "count", path], "count"),
+            ([lamina, "scan", path, "--limit", "50"], "scan"),
+        ):
+            r = run(cmd)
+            if r.returncode != 0:
+                errors.append("%s exit %d: %s" % (kind, r.returncode, r.stderr.decode().strip()))
+            checks += kind == "check"
+            counts += kind == "count"
+            scans += kind == "scan"
+        if time.time() >= next_line:
+            print(
+                "%5.0f s  checks %d  counts %d  scans %d  errors %d"
+                % (time.time() - start, checks, counts, scans, len(errors)),
+                flush=True,
+            )
+            next_line += 1
+    return checks, counts, scans
+
+
+def reader_totals(readers, errors):
+    """Waits for the reader processes; returns their opens, refreshes and values read,
+    summed, and adds the error of each that failed to `errors`."""
+    opens = refreshes = reads = 0
+    for r in readers:
+        out, err = r.communicate()
+        if r.returncode != 0:
+            errors.append("reader: " + err.decode().strip()[-2000:])
+            continue
+        o, f, n = (int(x) for x in out.split())
+        opens, refreshes, reads = opens + o, refreshes + f, reads + n
+    return opens, refreshes, reads
+
+
+def damage_is_reported(lamina, path, table):
+    """Real damage is still damage: flips bytes in the middle of `table`, then whether
+    `lamina check` reports it (exit 6)."""
+    t = os.path.join(path, table)
+    with open(t, "r+b") as f:
+        f.seek(os.path.getsize(t) // 3)
+        f.write(b"\xffdamage\xff")
+    return run([lamina, "check", path]).returncode == 6
 
 
 if __name__ == "__main__":

@@ -76,16 +76,48 @@ def to_lamina(
     ``LaminaWrite`` (a ``dask.delayed.Delayed``) that does the whole write
     when computed.
     """
+    df = _as_frame(df)
+    path = _database_path(path)
+    _check_options(key_encoding, npartitions, staging, storage_options, table_options)
+    value, value_format = _value_columns(df, key, value, value_format)
+    # Errors the frame's dtypes already show: before anything runs.
+    _check_dtypes(df._meta, key, value, key_encoding, value_format)
+    plan = _plan(path, staging, storage_options)
+    parts = _table_parts(df, key, value, key_encoding, value_format, npartitions)
+    job = _write_job(plan, parts, keyspace, table_options)
+    if compute:
+        return job.compute()
+    return job
+
+
+def _as_frame(df: dd.DataFrame | dd.Series) -> dd.DataFrame:
+    """``df`` as a Dask DataFrame (a Series becomes its one column); anything
+    else is refused."""
     if isinstance(df, dd.Series):
         df = df.to_frame()
     if not isinstance(df, dd.DataFrame):
         raise TypeError(
             f"to_lamina takes a Dask DataFrame, not {type(df).__name__} (use dd.from_pandas for a pandas one)"
         )
+    return df
+
+
+def _database_path(path: str | os.PathLike[str]) -> str:
+    """The database's absolute local path; a URL is refused."""
     path = os.fspath(path)
     if "://" in path:
         raise ValueError(f"the database must be a local path on this machine, not {path!r} (staging= takes URLs)")
-    path = os.path.abspath(path)
+    return os.path.abspath(path)
+
+
+def _check_options(
+    key_encoding: KeyEncoding,
+    npartitions: int | None,
+    staging: str | os.PathLike[str] | None,
+    storage_options: dict[str, Any] | None,
+    table_options: dict[str, Any],
+) -> None:
+    """Refuses the options that are wrong whatever the frame."""
     unknown = sorted(set(table_options) - set(_TABLE_OPTIONS))
     if unknown:
         raise TypeError(
@@ -100,6 +132,16 @@ def to_lamina(
     if npartitions is not None and npartitions < 1:
         raise ValueError(f"npartitions must be at least 1, not {npartitions}")
 
+
+def _value_columns(
+    df: dd.DataFrame,
+    key: str | None,
+    value: str | Sequence[str] | None,
+    value_format: ValueFormat | None,
+) -> tuple[str | list[str], ValueFormat]:
+    """The value column (a name) or columns (a list), and the value format
+    with its default filled in; columns the frame lacks, and a format that
+    does not fit them, are refused."""
     columns = list(df.columns)
     if key is not None and key not in columns:
         raise KeyError(f"key column {key!r} is not in the frame (columns: {', '.join(map(str, columns))})")
@@ -118,25 +160,54 @@ def to_lamina(
         )
     if not (callable(value_format) or value_format in ("bytes", "msgpack")):
         raise ValueError(f"value_format must be 'bytes', 'msgpack' or a function, not {value_format!r}")
-    meta = df._meta
+    return value, value_format
+
+
+def _check_dtypes(
+    meta: pd.DataFrame,
+    key: str | None,
+    value: str | list[str],
+    key_encoding: KeyEncoding,
+    value_format: ValueFormat,
+) -> None:
+    """Refuses value and key columns whose dtypes the formats cannot store."""
     for c in [value] if isinstance(value, str) else value:
         _check_value_dtype(meta[c].dtype, c, value_format)
-    # Errors the frame's dtypes already show: before anything runs.
     _check_key_dtype((meta.index if key is None else meta[key]).dtype, key_encoding, key)
 
+
+def _plan(
+    path: str,
+    staging: str | os.PathLike[str] | None,
+    storage_options: dict[str, Any] | None,
+) -> _Ingest:
+    """The ingest into ``path``, with a prefix of its own under ``staging``
+    when given; refused when the database's directory does not exist."""
     parent = os.path.dirname(path)
     if not os.path.isdir(parent):
         raise lamina.error(f"cannot create the database {path}: the directory {parent} does not exist")
     plan = _Ingest(path, None, storage_options or {})
     if staging is not None:
         plan.prefix = f"{os.fspath(staging).rstrip('/')}/lamina-{uuid.uuid4().hex}"
+    return plan
 
+
+def _table_parts(
+    df: dd.DataFrame,
+    key: str | None,
+    value: str | list[str],
+    key_encoding: KeyEncoding,
+    value_format: ValueFormat,
+    npartitions: int | None,
+) -> list[Any]:
+    """One delayed partition of encoded records per table to write, the
+    tables' key ranges overlapping none other."""
     in_order = (
         key is None
         and npartitions is None
         and df.known_divisions
         and not callable(key_encoding)
-        and (key_encoding in ("bytes", "str") or pd.api.types.is_integer_dtype(meta.index.dtype))
+        and (key_encoding in ("bytes", "str") or pd.api.types.is_integer_dtype(df._meta.index.dtype))
     )
     # Keys and values are bytes: keep them, rather than let Dask turn object
     # columns into text.
@@ -148,14 +219,16 @@ def to_lamina(
         if in_order:
             # Sorted by key already (known divisions), and the encoding keeps
             # that order: each partition is one table, overlapping no other.
-            parts = records.to_delayed()
-        else:
-            tables = npartitions or df.npartitions
-            points = dask.delayed(_boundaries)(tables, *[dask.delayed(_sample)(p) for p in records.to_delayed()])
-            by_table = records.map_partitions(
-                _assign, points, meta=records_meta.assign(t=pd.Series([], dtype=np.int64))
-            )
-            parts = by_table.set_index("t", divisions=list(range(tables + 1))).to_delayed()
+            return records.to_delayed()
+        tables = npartitions or df.npartitions
+        points = dask.delayed(_boundaries)(tables, *[dask.delayed(_sample)(p) for p in records.to_delayed()])
+        by_table = records.map_partitions(_assign, points, meta=records_meta.assign(t=pd.Series([], dtype=np.int64)))
+        return by_table.set_index("t", divisions=list(range(tables + 1))).to_delayed()
+
+
+def _write_job(plan: _Ingest, parts: list[Any], keyspace: str | None, table_options: dict[str, Any]) -> LaminaWrite:
+    """The graph that writes each part as a table on a worker (staging it
+    when ``plan`` has a prefix) and then ingests them all in the caller."""
     written = [dask.delayed(_write_table)(p, i, keyspace, table_options) for i, p in enumerate(parts)]
     if plan.prefix is None:
         out = written
@@ -163,7 +236,4 @@ def to_lamina(
         barrier = dask.delayed(_all_written)(*[dask.delayed(_summary)(w) for w in written])
         out = [dask.delayed(_upload)(w, barrier, plan.prefix, plan.storage_options) for w in written]
     last = dask.delayed(_ingest_task)(plan, *out)
-    job = LaminaWrite(last.key, last.dask, plan, out)
-    if compute:
-        return job.compute()
-    return job
+    return LaminaWrite(last.key, last.dask, plan, out)
