@@ -31,7 +31,8 @@
 #                 bytes with 100-byte values, each engine's reading process capped at 512 MiB
 #                 (page cache included): 1 thread, 16 threads, batches of 64, found and absent
 #                 keys, for lamina, RocksDB, LMDB and redb, beside fio's random 4 KiB reads at
-#                 queue depths 1 and 32; table and CSV in $(BENCH_OUT)/scale-reads/. Needs root
+#                 queue depths 1 and 32; table, CSV and a chart of every data set's CSV there
+#                 (scale-reads.png) in $(BENCH_OUT)/scale-reads/. Needs root
 #                 (the cap, the page cache) and room for four databases of about 12 GB each in
 #                 SCALE_READS_DIR, kept for the next run, and fio's file of as much while it runs
 #                 e.g. make bench-scale-reads SCALE_READS_ARGS='--data numbers'
@@ -125,6 +126,8 @@ bench-scale-reads:
 	$(BENCH_CARGO) build --release
 	$(LAMINA_BENCH) scale-reads --dir $(SCALE_READS_DIR) --out $(BENCH_OUT)/scale-reads \
 		$(SCALE_READS_ARGS)
+	$(BENCH_PY) bench/plot_scale_reads.py $(BENCH_OUT)/scale-reads/scale-reads-*.csv \
+		$(BENCH_OUT)/scale-reads/scale-reads.png
 
 MIGRATE_N        ?= 1048576
 OPEN_LOOP_ROUNDS ?= 500
