@@ -3,7 +3,8 @@
 //! alone: every engine of the build loads the data set and runs every mode
 //! with found and absent keys, every answer right (no note under the
 //! table), and the table and the CSV hold every row; the numbers data set
-//! on lamina, whose database a second run uses again.
+//! on lamina, whose database a second run uses again; and engines run one
+//! by one, each database removed before the next engine loads.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
 mod common;
@@ -12,7 +13,7 @@ use common::{bench, tempdir};
 
 /// The engines of this build (the peers are cargo features).
 fn built() -> Vec<&'static str> {
-    common::built(&["lamina", "rocksdb", "lmdb", "redb"])
+    common::built(&["lamina", "rocksdb", "lmdb", "redb", "bdb"])
 }
 
 /// The cells of the first table's rows: engine, mode, keys, lookups/s,
@@ -166,4 +167,27 @@ fn numbers_and_a_database_used_again() {
         &["--data", "numbers", "--keys", "6000", "--engines", "lamina"],
     );
     assert!(!third.contains("loaded by an earlier run"), "{third}");
+}
+
+#[test]
+fn one_by_one_removes_each_database_before_the_next_load() {
+    let dir = tempdir();
+    let engines = built();
+    let out = scale_reads(
+        dir.path(),
+        &[
+            "--keys",
+            "5000",
+            "--engines",
+            &engines.join(","),
+            "--one-by-one",
+        ],
+    );
+    every_row(&out, &engines);
+    assert!(out.contains("(`--one-by-one`), after fio"), "{out}");
+    for e in &engines {
+        let db = dir.path().join("work").join(e);
+        assert!(!db.exists(), "{} is still there", db.display());
+        assert!(!dir.path().join(format!("work/{e}.loaded")).exists());
+    }
 }

@@ -44,6 +44,7 @@ pub fn built(engine: &str) -> bool {
         "lmdb" => cfg!(feature = "lmdb"),
         "redb" => cfg!(feature = "redb"),
         "fjall" => cfg!(feature = "fjall"),
+        "bdb" => cfg!(bdb_linked),
         _ => false,
     }
 }
@@ -69,7 +70,7 @@ pub fn title(engine: &str) -> String {
             version("rusqlite"),
             version("libsqlite3-sys")
         ),
-        "bdb" => "Berkeley DB 5.3 (Debian's libdb5.3, bench/tpcb_bdb.c)".into(),
+        "bdb" => "Berkeley DB 5.3 (Debian's libdb5.3)".into(),
         other => other.to_string(),
     }
 }

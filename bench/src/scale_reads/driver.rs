@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Every engine, in the default order.
-pub const ALL: [&str; 4] = ["lamina", "rocksdb", "lmdb", "redb"];
+pub const ALL: [&str; 5] = ["lamina", "rocksdb", "lmdb", "redb", "bdb"];
 /// Records of the random data set by default.
 const RANDOM_KEYS: u64 = 100_000_000;
 /// Records of the numbers data set by default (the numbers load's).
@@ -30,12 +30,12 @@ const MIN_FIO_SIZE: u64 = 64 << 20;
 /// Arguments of `lamina-bench scale-reads`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ScaleReadsArgs {
-    /// Engines, in the order they run: lamina, rocksdb, lmdb, redb.
+    /// Engines, in the order they run: lamina, rocksdb, lmdb, redb, bdb.
     #[arg(
         long,
         value_delimiter = ',',
         value_name = "LIST",
-        default_value = "lamina,rocksdb,lmdb,redb"
+        default_value = "lamina,rocksdb,lmdb,redb,bdb"
     )]
     pub engines: Vec<String>,
     /// The data set: `random` (keys of 16 random bytes, 100-byte values)
@@ -81,8 +81,14 @@ pub struct ScaleReadsArgs {
     /// Leave the page cache as it is before each engine's lookups.
     #[arg(long)]
     pub keep_page_cache: bool,
+    /// Load one engine, run its lookups and remove its database before the
+    /// next engine loads: for a work directory with room for one engine's
+    /// database at a time. fio then runs first.
+    #[arg(long)]
+    pub one_by_one: bool,
     /// Bytes of the file fio reads. Default: the size of the largest
-    /// database, at least 64 MiB.
+    /// database (with --one-by-one: the data set's bytes of keys and
+    /// values), at least 64 MiB.
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub fio_size: Option<u64>,
     /// Where the table (Markdown) and the CSV go. Default:
@@ -322,12 +328,17 @@ pub fn run(args: ScaleReadsArgs, ctx: &Ctx) -> Result<(), String> {
     }
     let work = Work::new(&args)?;
     let mut notes = Vec::new();
-    let mut lines = loads(&args, &work, &mut notes)?;
-    let fio_size = args
-        .fio_size
-        .unwrap_or(largest_database(&lines).max(MIN_FIO_SIZE));
-    let fio = device_limit(&args, &work, fio_size);
-    let page_cache = lookups(&args, &work, &mut lines, &mut notes)?;
+    let (lines, fio, fio_size, page_cache) = if args.one_by_one {
+        one_by_one(&args, &work, &mut notes)?
+    } else {
+        let mut lines = loads(&args, &work, &mut notes)?;
+        let fio_size = args
+            .fio_size
+            .unwrap_or(largest_database(&lines).max(MIN_FIO_SIZE));
+        let fio = device_limit(&args, &work, fio_size);
+        let page_cache = lookups(&args, &work, &mut lines, &mut notes)?;
+        (lines, fio, fio_size, page_cache)
+    };
     notes.extend(wrong_answers(&lines, &args));
 
     let failed = notes.iter().any(|n| !n.contains("not in this build"));
@@ -347,6 +358,39 @@ pub fn run(args: ScaleReadsArgs, ctx: &Ctx) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// What a run measured, before the report: the children's lines, fio at
+/// each queue depth, the bytes of fio's file, and whether the page cache
+/// was dropped before each engine's lookups.
+type Measurements = (Vec<Line>, Vec<Result<Fio, String>>, u64, Result<(), String>);
+
+/// fio first, then for each engine: its load, its lookups, and the removal
+/// of its database (`--one-by-one`).
+fn one_by_one(
+    args: &ScaleReadsArgs,
+    work: &Work,
+    notes: &mut Vec<String>,
+) -> Result<Measurements, String> {
+    let set = DataSet::new(args.data, args.keys());
+    let fio_size = args.fio_size.unwrap_or(set.max_bytes().max(MIN_FIO_SIZE));
+    let fio = device_limit(args, work, fio_size);
+    let (mut lines, mut page_cache) = (Vec::new(), Ok(()));
+    for engine in &args.engines {
+        let one = ScaleReadsArgs {
+            engines: vec![engine.clone()],
+            ..args.clone()
+        };
+        let mut got = loads(&one, work, notes)?;
+        page_cache = page_cache.and(lookups(&one, work, &mut got, notes)?);
+        lines.extend(got);
+        let dir = work.path.join(engine);
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        let _ = std::fs::remove_file(marker(&work.path, engine));
+    }
+    Ok((lines, fio, fio_size, page_cache))
 }
 
 /// Loads every engine's database, each in a child process; the lines they
@@ -534,6 +578,8 @@ fn build(engine: &str, dir: &Path, load: &mut Load) -> Result<(), String> {
         "lmdb" => super::lmdb_engine::build(dir, load),
         #[cfg(feature = "redb")]
         "redb" => super::redb_engine::build(dir, load),
+        #[cfg(bdb_linked)]
+        "bdb" => super::bdb_engine::build(dir, load),
         other => Err(format!("{other}: not in this build")),
     }
 }
@@ -553,6 +599,8 @@ fn open(engine: &str, dir: &Path, cache: usize) -> Result<Box<dyn Engine>, Strin
         "lmdb" => Ok(Box::new(super::lmdb_engine::LmdbEngine::open(dir)?)),
         #[cfg(feature = "redb")]
         "redb" => Ok(Box::new(super::redb_engine::RedbEngine::open(dir, cache)?)),
+        #[cfg(bdb_linked)]
+        "bdb" => Ok(Box::new(super::bdb_engine::BdbEngine::open(dir, cache)?)),
         other => Err(format!("{other}: not in this build")),
     }
 }

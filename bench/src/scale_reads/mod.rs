@@ -1,6 +1,7 @@
 //! `lamina-bench scale-reads`: random point lookups in a data set many
 //! times larger than the memory the reading process may use, for lamina,
-//! RocksDB, LMDB and redb in one run, beside what the device itself does.
+//! RocksDB, LMDB, redb and Berkeley DB in one run, beside what the device
+//! itself does.
 //!
 //! Each engine loads the same data set (`data.rs`) in key order into a work
 //! directory, through its fastest path for a full load (untimed; the time
@@ -19,6 +20,8 @@
 //! adapters (one file each) are given and implement: the records of a load
 //! and the readers of the lookups.
 
+#[cfg(bdb_linked)]
+mod bdb_engine;
 mod data;
 pub(crate) mod device;
 mod driver;

@@ -54,6 +54,13 @@ fn describe(engine: &str, args: &ScaleReadsArgs) -> String {
             "loaded through its appending cursor (`insert_before`); `ReadOnlyDatabase`, \
              `cache_size` {cache}; a read transaction per thread, batches a loop of `get`"
         ),
+        #[cfg(bdb_linked)]
+        "bdb" => format!(
+            "{}; one btree of 4 KiB pages, loaded in key order by `DB->put`; opened `DB_RDONLY` \
+             in a private, free-threaded environment (`DB_INIT_MPOOL`, no transactions), \
+             memory pool {cache}; `DB->get`, batches a loop of `get`",
+            super::bdb_engine::version()
+        ),
         _ => String::new(),
     }
 }
@@ -187,10 +194,16 @@ fn header(s: &mut String, args: &ScaleReadsArgs, outcome: &Outcome) {
     } else {
         format!("under `bench/memlimit {cap}` (its memory, page cache included)")
     };
-    let page_cache = match &outcome.page_cache {
+    let mut page_cache = match &outcome.page_cache {
         Ok(()) => "the page cache dropped before each".to_string(),
         Err(why) => why.clone(),
     };
+    if args.one_by_one {
+        page_cache.push_str(
+            "; one engine at a time loads, reads and has its database removed \
+             (`--one-by-one`), after fio",
+        );
+    }
     let _ = writeln!(
         s,
         "Each engine loads the data set in key order through its fastest path for a full \

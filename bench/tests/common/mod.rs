@@ -80,6 +80,7 @@ pub fn built(engines: &[&'static str]) -> Vec<&'static str> {
             "lmdb" => cfg!(feature = "lmdb"),
             "redb" => cfg!(feature = "redb"),
             "fjall" => cfg!(feature = "fjall"),
+            "bdb" => cfg!(bdb_linked),
             _ => true,
         })
         .collect()
