@@ -27,6 +27,12 @@ const MAX_INTERNAL_KEY_LEN: usize = key::KEYSPACE_ID_LEN + key::MAX_KEY_LEN + ke
 /// that misses the cache reads one page.
 const PAGE: usize = 4096;
 
+/// Most raw bytes of a block of a page that compresses: a block aims at
+/// the room to its page boundary with its stored bytes, and so holds
+/// several pages of raw bytes; at most four, so that a point read
+/// decompresses little more than it would read uncompressed.
+const COMPRESSED_PAGE_RAW_MAX: usize = 4 * PAGE;
+
 /// Most bytes an entry adds to a block beyond its key and value: three
 /// varint32 lengths, a restart point and two hash buckets.
 const ENTRY_GROWTH_MAX: usize = 3 * 5 + 4 + 2;
@@ -196,7 +202,9 @@ impl TableBuilder {
         p.largest_seqno = p.largest_seqno.max(parsed.seqno);
         if self.page_aligned() && !self.data.is_empty() {
             let most = self.data.estimated_size() + ENTRY_GROWTH_MAX + ikey.len() + value.len();
-            if most + BLOCK_TRAILER_LEN > self.room_to_page() {
+            if self.stored_estimate(most) + BLOCK_TRAILER_LEN > self.room_to_page()
+                || most > COMPRESSED_PAGE_RAW_MAX
+            {
                 self.flush_data_block()?;
             }
         }
@@ -222,14 +230,35 @@ impl TableBuilder {
         self.opts.block_size == PAGE
     }
 
+    /// The stored bytes of a data block of `raw` bytes, estimated from the
+    /// blocks of this table so far (a block compresses about as its
+    /// predecessors did), with an eighth to spare; `raw` itself before the
+    /// first block, or when blocks are stored as they are.
+    fn stored_estimate(&self, raw: usize) -> usize {
+        let p = &self.props;
+        let stored = p.data_stored_bytes - p.data_blocks * BLOCK_TRAILER_LEN as u64;
+        if p.data_raw_bytes == 0 || stored >= p.data_raw_bytes {
+            return raw;
+        }
+        let est = (raw as u64).saturating_mul(stored) / p.data_raw_bytes;
+        (est + est / 8) as usize
+    }
+
+    /// Whether this table's data blocks compress (by the blocks so far).
+    fn compresses(&self) -> bool {
+        self.stored_estimate(PAGE) < PAGE
+    }
+
     /// Bytes from the pending data block's start to the page boundary it
-    /// is to end on: the next one, or the one after when the next is less
-    /// than a quarter page away.
+    /// is to end on: the next one, or, for a block stored as it is, the
+    /// one after when the next is less than a quarter page away (a block
+    /// that compresses ends short of its boundary, and the next one would
+    /// then cross it).
     fn room_to_page(&self) -> usize {
         let start = self.out.offset();
         let page = PAGE as u64;
         let mut end = (start / page + 1) * page;
-        if end - start < page / 4 {
+        if end - start < page / 4 && !self.compresses() {
             end += page;
         }
         (end - start) as usize
@@ -247,7 +276,9 @@ impl TableBuilder {
 
     /// Writes the pending data block and its index entry.
     fn flush_data_block(&mut self) -> Result<()> {
-        let len = if self.page_aligned() {
+        // A block stored as it is gets buckets to end on its boundary; one
+        // that compresses cannot be made to, and gets none.
+        let len = if self.page_aligned() && !self.compresses() {
             self.room_to_page().saturating_sub(BLOCK_TRAILER_LEN)
         } else {
             0

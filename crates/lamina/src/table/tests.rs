@@ -446,3 +446,44 @@ fn blocks_of_a_page_end_on_page_boundaries() {
         }
     }
 }
+
+/// Blocks of a page that compress aim at the page with their stored bytes
+/// (several pages of entries each, so the index holds a few times fewer
+/// entries), and nearly all still lie in one page of the file; the table
+/// reads back and verifies whole.
+#[test]
+fn compressed_blocks_of_a_page_fill_a_page_when_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let model: Entries = (0..20_000u32)
+        .map(|i| {
+            let k = key::internal_key(&key::tree_key(0, format!("key{i:08}").as_bytes()), 1, 1);
+            (k, format!("{:0100}", u64::from(i) * 7919).into_bytes())
+        })
+        .collect();
+    let cache = Arc::new(BlockCache::new(1 << 20));
+    let path = dir.path().join("1.sst");
+    write_table(&path, &model, opts(4096, Compression::Lz4));
+    let t = open_table(&path, 1, &cache).unwrap();
+    assert_eq!(t.verify().unwrap(), model.len() as u64);
+    assert_eq!(scan(&t, true).0, model);
+    let p = t.properties();
+    let raw_per_block = p.data_raw_bytes / p.data_blocks;
+    assert!(
+        raw_per_block > 2 * 4096,
+        "{raw_per_block} raw bytes per block"
+    );
+    let handles = t.data_block_handles().unwrap();
+    let page = 4096u64;
+    // Only what is left of a page after a block can hold too few stored
+    // bytes for an entry: such blocks, and the lookups they answer, are few.
+    let crossing: u64 = handles
+        .iter()
+        .filter(|h| h.offset / page != (h.offset + h.size + 4) / page)
+        .map(|h| h.size + 5)
+        .sum();
+    let all: u64 = handles.iter().map(|h| h.size + 5).sum();
+    assert!(
+        crossing * 20 <= all,
+        "{crossing} of {all} stored bytes in blocks crossing a page boundary"
+    );
+}
