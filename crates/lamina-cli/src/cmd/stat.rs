@@ -491,6 +491,18 @@ pub fn advice(stats: &Stats) -> Vec<String> {
             ));
         }
     }
+    let pinned = t.filter_bytes + t.index_bytes;
+    if stats.memory_budget > 0 && pinned > stats.memory_budget {
+        out.push(format!(
+            "the tables' filter and index blocks ({}) are more than the memory budget ({}): \
+             they stay in memory while their tables are open, beyond the budget, and data \
+             blocks get only an eighth of the cache; give memory_budget at least {} where the \
+             machine has it",
+            bytes(pinned),
+            bytes(stats.memory_budget),
+            bytes(pinned.saturating_mul(2))
+        ));
+    }
     if t.deletes * 4 > t.entries && t.entries > 10_000 {
         out.push(format!(
             "{}% of entries are deletions: `lamina compact` reclaims their space",
@@ -550,6 +562,24 @@ mod tests {
             text.contains("L1         20   700.0 MiB  14,777,217"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn filters_and_index_beyond_the_budget_are_told() {
+        let mut stats = Stats::default();
+        stats.levels = vec![level(6, 183, 1_800 << 20, 125_000_000)];
+        stats.total_table_bytes = 1_800 << 20;
+        stats.block_size = 4096;
+        stats.memory_budget = 128 << 20;
+        let said = advice(&stats);
+        assert!(
+            said.iter()
+                .any(|a| a.contains("are more than the memory budget (128.0 MiB)")),
+            "{said:?}"
+        );
+        stats.memory_budget = 1 << 30;
+        let said = advice(&stats);
+        assert!(said.is_empty(), "{said:?}");
     }
 
     #[test]
