@@ -189,15 +189,4 @@ impl Reader for BdbReader<'_> {
         seen(self.lookup(key)?);
         Ok(())
     }
-
-    fn get_many(
-        &mut self,
-        keys: &[&[u8]],
-        seen: &mut dyn FnMut(usize, Option<&[u8]>),
-    ) -> Result<(), String> {
-        for (i, key) in keys.iter().enumerate() {
-            seen(i, self.lookup(key)?);
-        }
-        Ok(())
-    }
 }

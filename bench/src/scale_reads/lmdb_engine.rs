@@ -112,15 +112,4 @@ impl Reader for LmdbReader<'_> {
         seen(self.db.get(&self.txn, key).map_err(err)?);
         Ok(())
     }
-
-    fn get_many(
-        &mut self,
-        keys: &[&[u8]],
-        seen: &mut dyn FnMut(usize, Option<&[u8]>),
-    ) -> Result<(), String> {
-        for (i, key) in keys.iter().enumerate() {
-            seen(i, self.db.get(&self.txn, key).map_err(err)?);
-        }
-        Ok(())
-    }
 }

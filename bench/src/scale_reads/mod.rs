@@ -113,13 +113,19 @@ pub trait Engine: Sync {
 pub trait Reader {
     /// Looks `key` up and passes its value (`None`: absent) to `seen`.
     fn get(&mut self, key: &[u8], seen: &mut dyn FnMut(Option<&[u8]>)) -> Result<(), String>;
-    /// Looks `keys` up in one call where the engine has one, passing each
-    /// key's position in `keys` and its value to `seen`.
+    /// Looks `keys` up in one call where the engine has one (by default, a
+    /// loop of [`Reader::get`]), passing each key's position in `keys` and
+    /// its value to `seen`.
     fn get_many(
         &mut self,
         keys: &[&[u8]],
         seen: &mut dyn FnMut(usize, Option<&[u8]>),
-    ) -> Result<(), String>;
+    ) -> Result<(), String> {
+        for (i, key) in keys.iter().enumerate() {
+            self.get(key, &mut |v| seen(i, v))?;
+        }
+        Ok(())
+    }
 }
 
 /// The records an engine loads, in key order, counted by the load's

@@ -91,16 +91,4 @@ impl Reader for RedbReader {
         seen(v.as_ref().map(|v| v.value()));
         Ok(())
     }
-
-    fn get_many(
-        &mut self,
-        keys: &[&[u8]],
-        seen: &mut dyn FnMut(usize, Option<&[u8]>),
-    ) -> Result<(), String> {
-        for (i, key) in keys.iter().enumerate() {
-            let v = ReadableTable::get(&self.table, key).map_err(err)?;
-            seen(i, v.as_ref().map(|v| v.value()));
-        }
-        Ok(())
-    }
 }
