@@ -196,3 +196,42 @@ fn wal_count(fs: &MemFs) -> usize {
         .filter(|n| n.ends_with(".wal"))
         .count()
 }
+
+/// A segment that held a batch larger than the memtable is not kept for
+/// reuse once retired: reused, it would keep its length, and its space,
+/// for the writes of one memtable.
+#[test]
+fn a_segment_longer_than_two_memtables_is_not_kept_for_reuse() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let opts = || Options {
+        memtable_size: 64 << 10,
+        ..Options::default()
+    };
+    let db = Db::open(dir.path(), opts()).expect("open");
+    let mut big = Batch::new();
+    for i in 0..40_000u32 {
+        big.put(format!("big/{i:06}").as_bytes(), &[b'v'; 70]);
+    }
+    db.write_with(big, Durability::Sync).expect("big batch");
+    for i in 0..4_000u32 {
+        put(&db, format!("k/{i:04}").as_bytes(), &[b'v'; 40]).expect("put");
+    }
+    db.compact_range(Some(b"k/"), Some(b"k/9999"))
+        .expect("compact");
+    let sizes: Vec<(String, u64)> = std::fs::read_dir(dir.path())
+        .expect("list")
+        .map(|e| e.expect("entry"))
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".wal"))
+        .map(|e| {
+            let len = e.metadata().expect("size").len();
+            (e.file_name().to_string_lossy().into_owned(), len)
+        })
+        .collect();
+    assert!(
+        sizes.iter().all(|(_, len)| *len < 3 << 20),
+        "segments kept: {sizes:?}"
+    );
+    db.close().expect("close");
+    let db = Db::open(dir.path(), opts()).expect("reopen");
+    assert_eq!(contents(&db).len(), 44_000);
+}

@@ -24,6 +24,12 @@ use std::sync::atomic::Ordering;
 /// after the next rotation has begun.
 const KEEP_FOR_REUSE: usize = 2;
 
+/// Memtables' worth of records a retired segment may hold and still be
+/// kept for reuse (with its zero fill ahead). A longer one held a batch
+/// larger than the memtable: reused, it would keep that length, and the
+/// space, for writes that fill one memtable.
+const REUSE_MEMTABLES: u64 = 2;
+
 /// What a new WAL segment is started for, which decides whether it may be
 /// a retired segment reused (docs/design.md, "WAL segments at the device's
 /// limit").
@@ -163,17 +169,20 @@ impl Inner {
         }
         // A read-only handle replaying a segment keeps it as it is.
         let pins = crate::reader_pins::Pins::read(self.fs().as_ref(), self.path());
+        let longest = (self.opts().memtable_size as u64)
+            .saturating_mul(REUSE_MEMTABLES)
+            .saturating_add(crate::wal::ZERO_FILL_STEP);
         let mut keep = self.commit().reusable_wals.lock();
         for n in old {
             if keep.contains(&n) || pins.holds(n) {
                 continue;
             }
-            if keep.len() < KEEP_FOR_REUSE && !self.opts().read_only {
+            let path = filename::path(self.path(), FileKind::Wal, n);
+            let reusable = self.fs().file_size(&path).is_ok_and(|len| len <= longest);
+            if keep.len() < KEEP_FOR_REUSE && !self.opts().read_only && reusable {
                 keep.push(n);
             } else {
-                let _ = self
-                    .fs()
-                    .remove_file(&filename::path(self.path(), FileKind::Wal, n));
+                let _ = self.fs().remove_file(&path);
             }
         }
     }
