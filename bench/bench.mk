@@ -30,11 +30,13 @@
 #   bench-scale-reads `lamina-bench scale-reads`: random point lookups in 10^8 keys of 16 random
 #                 bytes with 100-byte values, each engine's reading process capped at 512 MiB
 #                 (page cache included): 1 thread, 16 threads, batches of 64, found and absent
-#                 keys, for lamina, RocksDB, LMDB and redb, beside fio's random 4 KiB reads at
-#                 queue depths 1 and 32; table, CSV and a chart of every data set's CSV there
-#                 (scale-reads.png) in $(BENCH_OUT)/scale-reads/. Needs root
-#                 (the cap, the page cache) and room for four databases of about 12 GB each in
-#                 SCALE_READS_DIR, kept for the next run, and fio's file of as much while it runs
+#                 keys, for lamina, RocksDB, LMDB, redb and Berkeley DB, beside fio's random 4 KiB
+#                 reads at queue depths 1 and 32; table, CSV and a chart of every data set's CSV
+#                 there (scale-reads.png) in $(BENCH_OUT)/scale-reads/. Needs root
+#                 (the cap, the page cache) and room for five databases of about 12 GB each in
+#                 SCALE_READS_DIR, kept for the next run, and fio's file of as much while it runs;
+#                 with room for one, SCALE_READS_ARGS='--one-by-one' loads, reads and removes
+#                 each in turn
 #                 e.g. make bench-scale-reads SCALE_READS_ARGS='--data numbers'
 #   bench-migrate bench/migrate_bench.py: a 2^20-record gdbm file and Berkeley DB file loaded into
 #                 lamina directly (`lamina load DB FILE`) beside `gdbm_dump | lamina load` and
