@@ -68,6 +68,10 @@ pub struct TableBuilder {
     index: BlockBuilder,
     bloom: BloomBuilder,
     props: Properties,
+    /// With blocks of a page: the raw bytes the pending data block may
+    /// reach before it is cut, fixed when the block starts (its start and
+    /// the table's compression so far decide it).
+    raw_room: usize,
     smallest: Vec<u8>,
     last_key: Vec<u8>,
     handle_buf: Vec<u8>,
@@ -136,7 +140,7 @@ impl TableBuilder {
             ..opts
         };
         let data = BlockBuilder::with_hash_index(opts.restart_interval);
-        TableBuilder {
+        let mut builder = TableBuilder {
             out: Output {
                 file,
                 path,
@@ -149,10 +153,13 @@ impl TableBuilder {
             opts,
             bloom: BloomBuilder::new(),
             props: Properties::default(),
+            raw_room: 0,
             smallest: Vec::new(),
             last_key: Vec::new(),
             handle_buf: Vec::new(),
-        }
+        };
+        builder.raw_room = builder.next_raw_room();
+        builder
     }
 
     /// Adds an entry.
@@ -202,9 +209,7 @@ impl TableBuilder {
         p.largest_seqno = p.largest_seqno.max(parsed.seqno);
         if self.page_aligned() && !self.data.is_empty() {
             let most = self.data.estimated_size() + ENTRY_GROWTH_MAX + ikey.len() + value.len();
-            if self.stored_estimate(most) + BLOCK_TRAILER_LEN > self.room_to_page()
-                || most > COMPRESSED_PAGE_RAW_MAX
-            {
+            if most > self.raw_room {
                 self.flush_data_block()?;
             }
         }
@@ -230,23 +235,38 @@ impl TableBuilder {
         self.opts.block_size == PAGE
     }
 
-    /// The stored bytes of a data block of `raw` bytes, estimated from the
-    /// blocks of this table so far (a block compresses about as its
-    /// predecessors did), with an eighth to spare; `raw` itself before the
-    /// first block, or when blocks are stored as they are.
-    fn stored_estimate(&self, raw: usize) -> usize {
+    /// Bytes of the data blocks so far as stored (trailers left out) and
+    /// raw.
+    fn stored_and_raw(&self) -> (u64, u64) {
         let p = &self.props;
-        let stored = p.data_stored_bytes - p.data_blocks * BLOCK_TRAILER_LEN as u64;
-        if p.data_raw_bytes == 0 || stored >= p.data_raw_bytes {
-            return raw;
-        }
-        let est = (raw as u64).saturating_mul(stored) / p.data_raw_bytes;
-        (est + est / 8) as usize
+        let trailers = p.data_blocks * BLOCK_TRAILER_LEN as u64;
+        (p.data_stored_bytes - trailers, p.data_raw_bytes)
     }
 
-    /// Whether this table's data blocks compress (by the blocks so far).
+    /// Whether this table's data blocks compress: the blocks so far stored
+    /// in less than eight ninths of their raw bytes.
     fn compresses(&self) -> bool {
-        self.stored_estimate(PAGE) < PAGE
+        let (stored, raw) = self.stored_and_raw();
+        stored.saturating_mul(9) / 8 < raw
+    }
+
+    /// With blocks of a page, the raw bytes the next data block may reach:
+    /// the room to its page boundary, less its trailer; where blocks
+    /// compress, the raw bytes whose stored size, estimated from the
+    /// blocks so far with an eighth to spare, fills that room, at most
+    /// [`COMPRESSED_PAGE_RAW_MAX`].
+    fn next_raw_room(&self) -> usize {
+        if !self.page_aligned() {
+            return 0;
+        }
+        let room = self.room_to_page().saturating_sub(BLOCK_TRAILER_LEN);
+        if !self.compresses() {
+            return room;
+        }
+        let (stored, raw) = self.stored_and_raw();
+        let fill =
+            (room as u64).saturating_mul(raw).saturating_mul(8) / stored.max(1).saturating_mul(9);
+        usize::try_from(fill).map_or(COMPRESSED_PAGE_RAW_MAX, |f| f.min(COMPRESSED_PAGE_RAW_MAX))
     }
 
     /// Bytes from the pending data block's start to the page boundary it
@@ -293,6 +313,7 @@ impl TableBuilder {
         self.handle_buf.clear();
         handle.encode_to(&mut self.handle_buf);
         self.index.add(&self.last_key, &self.handle_buf);
+        self.raw_room = self.next_raw_room();
         Ok(())
     }
 
