@@ -60,7 +60,8 @@
 //   (`target_feature` intrinsics, taken only where the CPU has them), with
 //   the value's copy made in the same pass; of short ones by the `crc32`
 //   instruction (likewise, reading only through the slice).
-// - `blob::map`: maps a blob file read-only (memmap2).
+// - `fs::read_map`: maps a finished blob file or a table read-only
+//   (memmap2).
 // - `fs::real`: `sync_file_range` (libc; std has no wrapper) to start the
 //   write-back of a blob file written at commit; `pread` into a buffer's
 //   spare capacity, so that a block read is not zeroed first;

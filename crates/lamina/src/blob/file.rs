@@ -1,11 +1,10 @@
 //! One open blob file: its handle, its path, and its mapping where the file
 //! system can map it.
 
-use super::map::Mapping;
 use super::pointer::BlobPointer;
 use super::reader::{copy_value, copy_value_uninit, read_value};
 use crate::error::Result;
-use crate::fs::RandomAccessFile;
+use crate::fs::{RandomAccessFile, ReadMap};
 use std::mem::MaybeUninit;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -14,14 +13,14 @@ use std::sync::Arc;
 pub struct BlobFile {
     file: Arc<dyn RandomAccessFile>,
     path: PathBuf,
-    map: Option<Mapping>,
+    map: Option<ReadMap>,
 }
 
 impl BlobFile {
     /// Wraps the finished blob file `file` at `path`, mapping it read-only
     /// when its file system can ([`RandomAccessFile::os_file`]).
     pub fn new(file: Arc<dyn RandomAccessFile>, path: PathBuf) -> BlobFile {
-        let map = Mapping::of(file.as_ref(), file.len());
+        let map = ReadMap::of(file.as_ref(), file.len());
         BlobFile { file, path, map }
     }
 

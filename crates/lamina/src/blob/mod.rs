@@ -15,7 +15,6 @@
 
 mod file;
 mod hot;
-mod map;
 mod pointer;
 mod reader;
 mod separator;

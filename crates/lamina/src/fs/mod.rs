@@ -7,11 +7,13 @@ mod fault;
 #[cfg(target_os = "linux")]
 mod mapping;
 mod mem;
+mod read_map;
 mod real;
 mod writeback;
 
 pub use fault::{FaultFs, FaultKind, Faults};
 pub use mem::MemFs;
+pub(crate) use read_map::ReadMap;
 pub use real::RealFs;
 #[cfg(test)]
 pub(crate) use writeback::WRITEBACK_STEP;
@@ -110,7 +112,7 @@ pub trait RandomAccessFile: Send + Sync {
         self.len() == 0
     }
     /// The operating system's file behind this handle, for a read-only
-    /// memory mapping of an immutable file (`blob::Mapping`); `None` (the
+    /// memory mapping of an immutable file ([`ReadMap`]); `None` (the
     /// default) where files live elsewhere or reads must go through `read_at`.
     fn os_file(&self) -> Option<&std::fs::File> {
         None

@@ -7,7 +7,7 @@ use super::bloom::BloomBuilder;
 use super::compress::{BlockCompressor, BLOCK_TRAILER_LEN};
 use super::footer::{BlockHandle, Footer, TABLE_VERSION};
 use super::properties::Properties;
-use super::{TableOptions, MAX_BLOCK_SIZE};
+use super::{TableOptions, MAX_BLOCK_SIZE, PAGE};
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::key::{self, Kind};
@@ -21,11 +21,6 @@ const WRITE_CHUNK: usize = 256 << 10;
 
 /// Longest internal key accepted: keyspace id, longest user key, trailer.
 const MAX_INTERNAL_KEY_LEN: usize = key::KEYSPACE_ID_LEN + key::MAX_KEY_LEN + key::TRAILER_LEN;
-
-/// A page of the device and of the page cache: data blocks of this size
-/// are cut to end on the file's page boundaries, so that a point read
-/// that misses the cache reads one page.
-const PAGE: usize = 4096;
 
 /// Most raw bytes of a block of a page that compresses: a block aims at
 /// the room to its page boundary with its stored bytes, and so holds

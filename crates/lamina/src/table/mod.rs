@@ -4,7 +4,8 @@
 //! then read through a [`Table`]: point lookups with [`Table::get_point`],
 //! which consults the filter and the block's hash index and copies nothing,
 //! and ordered scans in both directions with a [`TableIter`]. Data blocks are read through the shared
-//! [`BlockCache`](crate::cache::BlockCache); the index and the filter are
+//! [`BlockCache`](crate::cache::BlockCache), from the table's read-only
+//! mapping where the file system can map it; the index and the filter are
 //! pinned in the `Table`.
 //!
 //! Layout: docs/format.md#table.
@@ -74,6 +75,13 @@ impl Default for TableOptions {
         }
     }
 }
+
+/// A page of the device and of the page cache: data blocks of this size
+/// are cut to end on the file's page boundaries, so that a point read that
+/// misses the cache reads one page; and a block within one page is read
+/// through the table's mapping, where touching it costs one page fault at
+/// most.
+const PAGE: usize = 4096;
 
 /// Largest `block_size` a builder honours (larger requests are clamped).
 pub const MAX_BLOCK_SIZE: usize = 256 << 20;

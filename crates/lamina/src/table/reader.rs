@@ -14,9 +14,10 @@ use super::filter_use::FilterUse;
 use super::footer::{BlockHandle, Footer, FOOTER_LEN};
 use super::properties::Properties;
 use super::slots::BlockSlots;
+use super::PAGE;
 use crate::cache::{BlockCache, Count};
 use crate::error::{Error, Result};
-use crate::fs::RandomAccessFile;
+use crate::fs::{RandomAccessFile, ReadMap};
 use crate::iter::InternalIterator;
 use crate::key;
 use std::cmp::Ordering;
@@ -28,7 +29,9 @@ use xxhash_rust::xxh3::xxh3_64;
 ///
 /// Opening reads and checks the footer, the filter, the properties and the
 /// index, which stay pinned in memory; data blocks are read on demand
-/// through the shared [`BlockCache`], keyed by `(file_number, offset)`.
+/// through the shared [`BlockCache`], keyed by `(file_number, offset)`:
+/// copied from the file's read-only mapping when the file system can map
+/// it and the block lies within one page, else read with one read call.
 /// Every block's checksum is verified when it is read from the file.
 /// `Table` is `Send + Sync`; share it through `Arc`.
 pub struct Table {
@@ -48,6 +51,10 @@ pub struct Table {
     /// Whether lookups ask a large filter before a block in its slot
     /// (see `filter_use`).
     filter_use: FilterUse,
+    /// The file mapped read-only (`None` where the file system cannot map
+    /// it): a block within one page is copied from here, with no system
+    /// call, and at most one page fault if the page is not in memory.
+    map: Option<ReadMap>,
 }
 
 /// What a point lookup in one table found.
@@ -142,7 +149,12 @@ impl Table {
         let index = decode_block(index, &path, i.offset)?;
         let index = Arc::new(Block::new(index, path.clone(), i.offset)?.with_restart_prefixes()?);
         let slots = BlockSlots::new(index.entries_if_all_restarts().unwrap_or(0));
+        let map = ReadMap::of(file.as_ref(), file_size);
+        if let Some(m) = &map {
+            m.advise_random();
+        }
         Ok(Table {
+            map,
             slots,
             filter_use: FilterUse::new(),
             file,
@@ -557,14 +569,41 @@ impl Table {
             ));
         }
         self.cache.count(Count::DataRead, 1);
-        let raw = read_block(&*self.file, &self.path, handle)?;
+        let stored = match self.mapped_within_a_page(handle) {
+            Some(bytes) => bytes.to_vec(),
+            None => read_stored(&*self.file, &self.path, handle)?,
+        };
+        let raw = decode_block(stored, &self.path, handle.offset)?;
         Block::with_hash_index(raw, self.path.clone(), handle.offset)
+    }
+
+    /// The stored bytes and trailer of the block at `handle` in the mapping,
+    /// if the file is mapped and they lie within one page of it. Touching
+    /// them then costs one page fault at most, which reads that page alone
+    /// ([`ReadMap::advise_random`]): the device reads of one read call,
+    /// without the call. A block over several pages is left to a read call,
+    /// which reads them at once where faults would read one after another.
+    #[inline]
+    fn mapped_within_a_page(&self, handle: BlockHandle) -> Option<&[u8]> {
+        let map = self.map.as_ref()?;
+        let end = handle.end_with_trailer()?;
+        let last = end.checked_sub(1)?;
+        if handle.offset / PAGE as u64 != last / PAGE as u64 {
+            return None;
+        }
+        map.bytes()
+            .get(usize::try_from(handle.offset).ok()?..usize::try_from(end).ok()?)
+    }
+
+    /// Whether blocks are read through a mapping of the file.
+    #[cfg(test)]
+    pub(super) fn is_mapped(&self) -> bool {
+        self.map.is_some()
     }
 }
 
-/// Reads the stored block at `handle` with its trailer and returns its
-/// uncompressed bytes, checksum verified.
-fn read_block(file: &dyn RandomAccessFile, path: &Path, handle: BlockHandle) -> Result<Vec<u8>> {
+/// Reads the stored block at `handle` with its trailer, with one read call.
+fn read_stored(file: &dyn RandomAccessFile, path: &Path, handle: BlockHandle) -> Result<Vec<u8>> {
     let len = handle
         .size
         .checked_add(BLOCK_TRAILER_LEN as u64)
@@ -576,8 +615,6 @@ fn read_block(file: &dyn RandomAccessFile, path: &Path, handle: BlockHandle) -> 
                 format!("block size {} is absurd", handle.size),
             )
         })?;
-    let buf = file
-        .read_at(handle.offset, len)
-        .map_err(|e| Error::io(path, e))?;
-    decode_block(buf, path, handle.offset)
+    file.read_at(handle.offset, len)
+        .map_err(|e| Error::io(path, e))
 }

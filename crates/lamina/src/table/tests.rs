@@ -487,3 +487,59 @@ fn compressed_blocks_of_a_page_fill_a_page_when_stored() {
         "{crossing} of {all} stored bytes in blocks crossing a page boundary"
     );
 }
+
+/// A table file on the real file system whose read calls are counted; it
+/// can be mapped, as the real file's handle says.
+struct CountedReads {
+    file: Arc<dyn crate::fs::RandomAccessFile>,
+    reads: std::sync::atomic::AtomicUsize,
+}
+
+impl crate::fs::RandomAccessFile for CountedReads {
+    fn read_at(&self, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
+        self.reads
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.file.read_at(offset, len)
+    }
+    fn len(&self) -> u64 {
+        self.file.len()
+    }
+    fn os_file(&self) -> Option<&std::fs::File> {
+        self.file.os_file()
+    }
+}
+
+/// Reads every key of a table of `block_size` blocks through a cold cache;
+/// returns whether the table is mapped and the read calls the lookups made.
+fn read_calls_of_lookups(dir: &Path, block_size: usize, model: &Entries) -> (bool, usize) {
+    let path = dir.join(format!("{block_size}.sst"));
+    write_table(&path, model, opts(block_size, Compression::None));
+    let counted = Arc::new(CountedReads {
+        file: RealFs.open(&path).unwrap(),
+        reads: Default::default(),
+    });
+    let cache = Arc::new(BlockCache::new(64 << 20));
+    let t = Table::open(counted.clone(), path, 1, cache).unwrap();
+    let at_open = counted.reads.load(std::sync::atomic::Ordering::Relaxed);
+    for (k, v) in model {
+        assert_eq!(t.get(k).unwrap(), Some((k.clone(), v.clone())));
+    }
+    let reads = counted.reads.load(std::sync::atomic::Ordering::Relaxed);
+    (t.is_mapped(), reads - at_open)
+}
+
+#[test]
+fn blocks_within_a_page_are_read_through_the_mapping() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = sample_entries(3000, 9);
+    // Blocks of a page are cut to end on the page boundaries: each one is
+    // copied from the mapping, with no read call.
+    assert_eq!(read_calls_of_lookups(dir.path(), 4096, &model), (true, 0));
+    // Blocks of four pages each take one read call.
+    let (mapped, reads) = read_calls_of_lookups(dir.path(), 16 << 10, &model);
+    assert!(mapped);
+    assert!(
+        reads > 0,
+        "blocks over several pages are read with read calls"
+    );
+}
