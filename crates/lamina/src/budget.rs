@@ -108,6 +108,18 @@ pub fn default_memory_budget() -> usize {
     })
 }
 
+/// Whether the process may use less memory than the machine has: its
+/// control group's limit is lower (a container, or a command run under a
+/// memory cap). Found once per process, as [`default_memory_budget`].
+pub(crate) fn memory_capped() -> bool {
+    static CAPPED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *CAPPED.get_or_init(|| match (machine_memory(), cgroup_memory_limit()) {
+        (Some(m), Some(c)) => c < m,
+        (None, Some(_)) => true,
+        (_, None) => false,
+    })
+}
+
 /// The memory limit of this process's control group, if it has one: the
 /// lowest limit of its group and the groups above it (cgroup v2's
 /// `memory.max`, or v1's `memory.limit_in_bytes`).
