@@ -407,6 +407,17 @@ proptest! {
     }
 }
 
+/// `n` entries of keys `key00000000`... with 100-byte decimal values, which
+/// compress well.
+fn numbered_entries(n: u32) -> Entries {
+    (0..n)
+        .map(|i| {
+            let k = key::internal_key(&key::tree_key(0, format!("key{i:08}").as_bytes()), 1, 1);
+            (k, format!("{:0100}", u64::from(i) * 7919).into_bytes())
+        })
+        .collect()
+}
+
 /// Data blocks of a page end on the file's page boundaries (their hash
 /// index takes the slack), so that a point read that misses the cache
 /// reads one page of the file; the table reads back and verifies whole.
@@ -414,12 +425,7 @@ proptest! {
 #[test]
 fn blocks_of_a_page_end_on_page_boundaries() {
     let dir = tempfile::tempdir().unwrap();
-    let model: Entries = (0..6000u32)
-        .map(|i| {
-            let k = key::internal_key(&key::tree_key(0, format!("key{i:08}").as_bytes()), 1, 1);
-            (k, format!("{:0100}", u64::from(i) * 7919).into_bytes())
-        })
-        .collect();
+    let model = numbered_entries(6000);
     let cache = Arc::new(BlockCache::new(1 << 20));
     for (n, block_size) in [(1u64, 4096usize), (2, 4000)] {
         let path = dir.path().join(format!("{n}.sst"));
@@ -454,12 +460,7 @@ fn blocks_of_a_page_end_on_page_boundaries() {
 #[test]
 fn compressed_blocks_of_a_page_fill_a_page_when_stored() {
     let dir = tempfile::tempdir().unwrap();
-    let model: Entries = (0..20_000u32)
-        .map(|i| {
-            let k = key::internal_key(&key::tree_key(0, format!("key{i:08}").as_bytes()), 1, 1);
-            (k, format!("{:0100}", u64::from(i) * 7919).into_bytes())
-        })
-        .collect();
+    let model = numbered_entries(20_000);
     let cache = Arc::new(BlockCache::new(1 << 20));
     let path = dir.path().join("1.sst");
     write_table(&path, &model, opts(4096, Compression::Lz4));
