@@ -152,11 +152,14 @@ impl NonBlockingSnapshot for Snapshot {
         f: impl FnOnce(&[u8]) -> R,
         blob: impl FnOnce(LazyValue) -> R,
     ) -> Result<Cached<Option<R>>> {
-        self.inner()
+        self.handle()
+            .inner
             .try_get_with_lazy(ks.id(), key, Some(self.seqno()), f, blob)
     }
 
     fn try_contains_key_in(&self, ks: &Keyspace, key: &[u8]) -> Result<Cached<bool>> {
-        self.inner().try_contains(ks.id(), key, Some(self.seqno()))
+        self.handle()
+            .inner
+            .try_contains(ks.id(), key, Some(self.seqno()))
     }
 }

@@ -2,28 +2,15 @@
 //! pointers, routing values in flushes and compactions, recording dead bytes,
 //! and removing blob files no pointer names.
 
-use crate::blob::{self, BlobMeta, BlobOutput, LazyValue, Separator};
+use crate::blob::{self, BlobMeta, BlobOutput, Separator};
 use crate::compaction::runner::Output;
 use crate::db::Inner;
 use crate::error::Result;
-use crate::key::{KeyspaceId, SeqNo};
 use crate::manifest::{Version, VersionEdit};
 use std::collections::HashSet;
 use std::sync::Arc;
 
 impl Inner {
-    /// The value of `user_key` in keyspace `ks` as of `seqno`, read whole.
-    pub fn get(
-        &self,
-        ks: KeyspaceId,
-        user_key: &[u8],
-        seqno: Option<SeqNo>,
-    ) -> Result<Option<Vec<u8>>> {
-        self.get_value(ks, user_key, seqno)?
-            .map(LazyValue::into_vec)
-            .transpose()
-    }
-
     /// The value router of one flush or compaction.
     pub(crate) fn separator(&self, collect: HashSet<u64>) -> Separator {
         Separator::new(

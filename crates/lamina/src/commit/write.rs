@@ -21,13 +21,14 @@ use crate::key::{self, KeyspaceId, SeqNo};
 use crate::memtable::{Inserters, Memtable};
 use crate::options::Durability;
 use crate::read::Floors;
+use crate::read::Pinned;
 use parking_lot::MutexGuard;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-/// A precondition of a commit, run under the commit lock (see
-/// [`Inner::write_if`]).
-pub(crate) type CommitCheck<'a> = &'a dyn Fn(&Inner) -> Result<()>;
+/// A precondition of a commit, run under the commit lock on the published
+/// view (see [`Inner::write_if`]).
+pub(crate) type CommitCheck<'a> = &'a dyn Fn(&Pinned) -> Result<()>;
 
 /// Bytes buffered in the process for `Durability::None` writes before they
 /// are handed to the operating system.
@@ -186,7 +187,7 @@ impl Inner {
             // Every writer that took seqnos has inserted, and none takes
             // new ones while the queue is held: the memtables say all.
             self.commit().pipeline.wait_for_inserts();
-            check(self)?;
+            check(&*self.pinned()?)?;
         }
         // A single writer's commit: no other writer is between its seqnos
         // and publishing them, and none is to wait for a sync.

@@ -22,7 +22,6 @@ impl Db {
     /// torn WAL tail.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
         let inner = crate::recovery::open(path.as_ref(), options)?;
-        inner.publish(&inner.state.lock());
         Ok(Db {
             handle: Arc::new(Handle { inner }),
         })

@@ -31,8 +31,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
 use crate::background::Background;
+use crate::blob::LazyValue;
 use crate::commit::Commit;
-use crate::read::Reads;
+use crate::read::{At, Cached, Pinned, ReadView, Reads};
 
 /// An open database: a cheap handle that can be cloned and shared between
 /// threads. Every clone refers to the same database; the database closes when
@@ -236,6 +237,7 @@ impl Inner {
     pub(crate) fn new(p: Parts, me: Weak<Inner>) -> Inner {
         let vs = p.versions;
         let opts = p.opts;
+        let reads = Reads::new(Arc::clone(&p.tables), Arc::clone(&p.blobs), &opts);
         let keyspaces = vs
             .keyspaces()
             .iter()
@@ -261,7 +263,7 @@ impl Inner {
             bg_cv: Condvar::new(),
             state_epoch: AtomicU64::new(0),
             commit: Commit::new(vs.last_seqno()),
-            reads: Reads::default(),
+            reads,
             background: Background::default(),
             keyspaces: RwLock::new(keyspaces),
             closed: AtomicBool::new(false),
@@ -414,6 +416,131 @@ impl Inner {
             return None;
         }
         self.me.upgrade()
+    }
+}
+
+/// Reads: each takes its seqno from the commit subsystem (the visible one
+/// unless a snapshot's is given), then hands the lookup to the read
+/// subsystem, which loads the view after it.
+impl Inner {
+    /// The seqno a read as of `seqno` (default: now) reads at; fails if the
+    /// handle is closed or used in another process.
+    #[inline]
+    fn read_at(&self, seqno: Option<SeqNo>) -> Result<At> {
+        self.check_open()?;
+        Ok(At {
+            seqno: self.commit.read_seqno(seqno),
+            now: seqno.is_none(),
+        })
+    }
+
+    /// The value of `user_key` in keyspace `ks` as of `seqno` (default:
+    /// now), read whole.
+    pub(crate) fn get(
+        &self,
+        ks: KeyspaceId,
+        user_key: &[u8],
+        seqno: Option<SeqNo>,
+    ) -> Result<Option<Vec<u8>>> {
+        self.get_value(ks, user_key, seqno)?
+            .map(LazyValue::into_vec)
+            .transpose()
+    }
+
+    /// The value of `user_key` in keyspace `ks` as of `seqno` (default:
+    /// now); a value in a blob file is returned unread.
+    pub(crate) fn get_value(
+        &self,
+        ks: KeyspaceId,
+        user_key: &[u8],
+        seqno: Option<SeqNo>,
+    ) -> Result<Option<LazyValue>> {
+        self.reads
+            .get_lazy_value(ks, user_key, self.read_at(seqno)?)
+    }
+
+    /// Calls `f` with the value of `user_key` in keyspace `ks` as of
+    /// `seqno` (default: now), borrowed where it lies.
+    pub(crate) fn get_with<R>(
+        &self,
+        ks: KeyspaceId,
+        user_key: &[u8],
+        seqno: Option<SeqNo>,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<Option<R>> {
+        self.reads.get_with(ks, user_key, self.read_at(seqno)?, f)
+    }
+
+    /// Like `get_with` now, without reading from the disk.
+    pub(crate) fn try_get_with<R>(
+        &self,
+        ks: KeyspaceId,
+        user_key: &[u8],
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<Cached<Option<R>>> {
+        self.reads
+            .try_get_with(ks, user_key, self.read_at(None)?, f)
+    }
+
+    /// Like `try_get_with`, a value in a blob file handed to `blob` unread.
+    pub(crate) fn try_get_with_lazy<R>(
+        &self,
+        ks: KeyspaceId,
+        user_key: &[u8],
+        seqno: Option<SeqNo>,
+        f: impl FnOnce(&[u8]) -> R,
+        blob: impl FnOnce(LazyValue) -> R,
+    ) -> Result<Cached<Option<R>>> {
+        let at = self.read_at(seqno)?;
+        self.reads.try_get_with_lazy(ks, user_key, at, f, blob)
+    }
+
+    /// Whether `user_key` has a value in keyspace `ks` as of `seqno`.
+    pub(crate) fn contains(
+        &self,
+        ks: KeyspaceId,
+        user_key: &[u8],
+        seqno: Option<SeqNo>,
+    ) -> Result<bool> {
+        self.reads.contains(ks, user_key, self.read_at(seqno)?)
+    }
+
+    /// Like `contains`, without reading from the disk.
+    pub(crate) fn try_contains(
+        &self,
+        ks: KeyspaceId,
+        user_key: &[u8],
+        seqno: Option<SeqNo>,
+    ) -> Result<Cached<bool>> {
+        self.reads.try_contains(ks, user_key, self.read_at(seqno)?)
+    }
+
+    /// The values of `keys` in keyspace `ks` as of `seqno`, in their order.
+    pub(crate) fn get_many<K: AsRef<[u8]>>(
+        &self,
+        ks: KeyspaceId,
+        keys: &[K],
+        seqno: Option<SeqNo>,
+    ) -> Result<Vec<Option<Vec<u8>>>> {
+        self.reads.get_many(ks, keys, self.read_at(seqno)?)
+    }
+
+    /// The published view, read as of `seqno` (default: now).
+    pub(crate) fn read_view(&self, seqno: Option<SeqNo>) -> Result<ReadView> {
+        self.reads.read_view(self.read_at(seqno)?.seqno)
+    }
+
+    /// The published memtables and version.
+    pub(crate) fn pinned(&self) -> Result<Arc<Pinned>> {
+        self.reads.pinned()
+    }
+
+    /// Publishes the memtables and version of `st` to readers, and marks
+    /// the change for writers that kept room in the view before.
+    /// REQUIRES: `st` is the guarded state, still locked, just changed.
+    pub(crate) fn publish(&self, st: &State) {
+        self.reads.publish(st);
+        self.state_epoch.fetch_add(1, Ordering::AcqRel);
     }
 }
 

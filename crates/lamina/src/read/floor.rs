@@ -20,7 +20,7 @@
 //! taking `R` and seeks to it ([`LiveWalk::start`]); the keys it skips are
 //! keys without a value, so it yields the same. The limit that keeps the
 //! first key it finds (or the far end of its range) becomes the new limit
-//! ([`Inner::install_limit`]), so the next pop steps only over the
+//! ([`Reads::install_limit`]), so the next pop steps only over the
 //! tombstones since: amortized O(1).
 //!
 //! **Why a reader never misses a live key.** Say the slot holds `(K, S)`
@@ -50,7 +50,8 @@
 //! writes that never passed a check.
 
 use super::iter::keyspace_end;
-use crate::db::Inner;
+use super::Reads;
+use crate::commit::Commit;
 use crate::iter::Cursor;
 use crate::key::{self, KeyspaceId, Kind, SeqNo, KEYSPACE_ID_LEN};
 use parking_lot::Mutex;
@@ -513,12 +514,12 @@ impl LiveWalk {
     /// The walk of an iterator whose range starts at `lower` (and ends in
     /// the same keyspace). REQUIRES: it is called before the iterator's
     /// view is taken.
-    pub(crate) fn watch(inner: &Inner, lower: &Bound<Vec<u8>>) -> LiveWalk {
+    pub(crate) fn watch(reads: &Reads, lower: &Bound<Vec<u8>>) -> LiveWalk {
         let watch = match lower {
             Bound::Included(l) | Bound::Excluded(l)
-                if !inner.opts().read_only && l.len() >= KEYSPACE_ID_LEN =>
+                if reads.keeps_limits && l.len() >= KEYSPACE_ID_LEN =>
             {
-                Some((key::keyspace_of(l), inner.reads().floors().ingests_ended()))
+                Some((key::keyspace_of(l), reads.floors().ingests_ended()))
             }
             _ => None,
         };
@@ -533,7 +534,7 @@ impl LiveWalk {
     /// range, else the range's own bound.
     pub(crate) fn start(
         &mut self,
-        inner: &Inner,
+        reads: &Reads,
         end: End,
         (lower, upper): (&Bound<Vec<u8>>, &Bound<Vec<u8>>),
         seqno: SeqNo,
@@ -546,7 +547,7 @@ impl LiveWalk {
             return bound.clone();
         };
         let from = self.from.get_mut(end);
-        match inner.reads().floors().limit_at(end, ks, seqno) {
+        match reads.floors().limit_at(end, ks, seqno) {
             Some(limit) if end.cuts(&limit, bound) => {
                 *from = Some(Start::Limit);
                 end.start_at(limit)
@@ -566,7 +567,7 @@ impl LiveWalk {
     /// names none, becomes the keyspace's limit at `end`.
     pub(crate) fn found(
         &mut self,
-        inner: &Inner,
+        (reads, commit): (&Reads, &Commit),
         end: End,
         seqno: SeqNo,
         (item, stepped): (&Answer, u64),
@@ -590,26 +591,27 @@ impl LiveWalk {
             },
             Some(Err(_)) => return,
         };
-        inner.install_limit(end, ks, limit, seqno, (from, ended));
+        reads.install_limit(commit, end, ks, limit, seqno, (from, ended));
     }
 }
 
-impl Inner {
+impl Reads {
     /// Installs `limit` as the limit of keyspace `ks` at `end`: the one
     /// that keeps the first live key a walk from `from` found at `seqno`
     /// (see the module doc); `ended` is the count of ended ingests the
     /// walk's iterator read.
     fn install_limit(
         &self,
+        commit: &Commit,
         end: End,
         ks: KeyspaceId,
         limit: Vec<u8>,
         seqno: SeqNo,
         (from, ended): (Start, u64),
     ) {
-        let floors = self.reads().floors();
+        let floors = self.floors();
         floors.mark(end, ks);
-        let found = self.limit_seqno(end, ks, limit, seqno, from);
+        let found = self.limit_seqno(commit, end, ks, limit, seqno, from);
         floors.unmark(end, ks, found, ended);
     }
 
@@ -620,22 +622,23 @@ impl Inner {
     /// `None`: nothing to install.
     fn limit_seqno(
         &self,
+        commit: &Commit,
         end: End,
         ks: KeyspaceId,
         limit: Vec<u8>,
         seqno: SeqNo,
         from: Start,
     ) -> Option<(Vec<u8>, SeqNo)> {
-        let assigned = self.commit().last_assigned(PATIENCE)?;
+        let assigned = commit.last_assigned(PATIENCE)?;
         if seqno >= assigned {
             return Some((limit, seqno));
         }
-        let visible = self.commit().visible_seqno();
+        let visible = commit.visible_seqno();
         if visible < assigned {
             return None;
         }
-        let view = self.read_view(Some(visible));
-        let base = match (self.reads().floors().limit_at(end, ks, view.seqno), from) {
+        let view = self.read_view(commit.read_seqno(Some(visible))).ok()?;
+        let base = match (self.floors().limit_at(end, ks, view.seqno), from) {
             (Some(l), _) if end.depth(&l, &limit) != Order::Less => return None,
             (Some(l), _) => end.start_at(l),
             (None, Start::Edge) => end.edge(ks),
@@ -650,7 +653,7 @@ impl Inner {
             view.seqno,
             lower,
             upper,
-            Arc::clone(&self.opts().merge_operator),
+            Arc::clone(&self.merge_operator),
         )
         .keys_only();
         let first = match end {

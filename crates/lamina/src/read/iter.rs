@@ -2,7 +2,8 @@
 
 use super::floor::{End, LiveWalk};
 use super::Pinned;
-use crate::db::{Handle, Inner};
+use super::Reads;
+use crate::db::Handle;
 use crate::error::{Error, Result};
 use crate::iter::{Cursor, LevelIter, MergingIter, Source};
 use crate::key::{self, KeyspaceId, SeqNo};
@@ -16,31 +17,19 @@ pub(crate) struct ReadView {
     pub seqno: SeqNo,
 }
 
-impl Inner {
-    /// Pins the current memtables and version; reads see writes up to `seqno`
-    /// (default: every visible write).
-    pub fn read_view(&self, seqno: Option<SeqNo>) -> ReadView {
-        let seqno = self.commit().read_seqno(seqno);
-        ReadView {
-            pinned: self.pinned(),
+impl Reads {
+    /// Pins the published memtables and version; reads see writes up to
+    /// `seqno` (`Commit::read_seqno`, taken before).
+    pub(crate) fn read_view(&self, seqno: SeqNo) -> Result<ReadView> {
+        Ok(ReadView {
+            pinned: self.pinned()?,
             seqno,
-        }
-    }
-
-    /// The value of `user_key` in keyspace `ks` as of `seqno` (default: now);
-    /// a value in a blob file is returned unread.
-    pub fn get_value(
-        &self,
-        ks: KeyspaceId,
-        user_key: &[u8],
-        seqno: Option<SeqNo>,
-    ) -> Result<Option<crate::blob::LazyValue>> {
-        self.get_lazy_value(ks, user_key, seqno)
+        })
     }
 
     /// A merged iterator over every source of `view`: each memtable list,
     /// each level-0 table, each deeper level.
-    pub fn merged(&self, view: &ReadView) -> MergingIter<Source> {
+    pub(crate) fn merged(&self, view: &ReadView) -> MergingIter<Source> {
         let (mems, version) = (&view.pinned.mems, &view.pinned.version);
         let deeper = (1..crate::manifest::NUM_LEVELS).filter(|&l| !version.level(l).is_empty());
         let lists: usize = mems.iter().map(|m| m.iters().size_hint().0).sum();
@@ -50,7 +39,7 @@ impl Inner {
             children.extend(m.iters().map(Source::Mem));
         }
         let level = |level: usize, range| {
-            let tables = Arc::clone(self.tables());
+            let tables = Arc::clone(&self.tables);
             Source::Level(LevelIter::of_version(
                 Arc::clone(version),
                 level,
@@ -61,6 +50,18 @@ impl Inner {
         children.extend((0..version.level(0).len()).map(|i| level(0, i..i + 1)));
         children.extend(deeper.map(|l| level(l, 0..version.level(l).len())));
         MergingIter::new(children)
+    }
+
+    /// A cursor over `lower..upper` of `view`, values read from blob files.
+    pub(crate) fn cursor(
+        &self,
+        view: &ReadView,
+        lower: Bound<Vec<u8>>,
+        upper: Bound<Vec<u8>>,
+    ) -> Cursor {
+        let merged = self.merged(view);
+        let op = Arc::clone(&self.merge_operator);
+        Cursor::new(merged, view.seqno, lower, upper, op).with_blobs(Arc::clone(&self.blobs))
     }
 }
 
@@ -155,9 +156,9 @@ impl Iter {
         seqno: Option<SeqNo>,
     ) -> Iter {
         let inner = &handle.inner;
-        let live = LiveWalk::watch(inner, &lower);
-        let (view, error) = match inner.check_open() {
-            Ok(()) => (Some(inner.read_view(seqno)), None),
+        let live = LiveWalk::watch(inner.reads(), &lower);
+        let (view, error) = match inner.read_view(seqno) {
+            Ok(view) => (Some(view), None),
             Err(e) => (None, Some(e)),
         };
         Iter {
@@ -200,7 +201,7 @@ impl Iter {
         let view = self.view.as_ref()?;
         let inner = &self.handle.inner;
         let bounds = (&self.lower, &self.upper);
-        let start = self.live.start(inner, end, bounds, view.seqno);
+        let start = self.live.start(inner.reads(), end, bounds, view.seqno);
         let (lower, upper) = match end {
             End::Front => (start, self.upper.clone()),
             End::Back => (self.lower.clone(), start),
@@ -209,14 +210,7 @@ impl Iter {
             c.restart(view.seqno, &lower, &upper, self.keys_only);
             return Some(c);
         }
-        let c = Cursor::new(
-            inner.merged(view),
-            view.seqno,
-            lower,
-            upper,
-            Arc::clone(&inner.opts().merge_operator),
-        );
-        let c = c.with_blobs(Arc::clone(inner.blobs()));
+        let c = inner.reads().cursor(view, lower, upper);
         Some(if self.keys_only { c.keys_only() } else { c })
     }
 
@@ -230,7 +224,8 @@ impl Iter {
         if let (Some(view), Some(cursor)) = (&self.view, cursor) {
             let (inner, bounds) = (&self.handle.inner, (&self.lower, &self.upper));
             let walked = (item, cursor.stepped());
-            self.live.found(inner, end, view.seqno, walked, bounds);
+            let subsystems = (inner.reads(), inner.commit());
+            self.live.found(subsystems, end, view.seqno, walked, bounds);
         }
     }
 

@@ -3,18 +3,18 @@
 //! every read takes, and the data blocks a batch needs from the disk are
 //! asked for together before the lookups that wait for them.
 
-use super::point::{answered, check_key_len, seek_target, Lookup, Pinned};
+use super::point::{answered, check_key_len, seek_target, At, Lookup, Pinned};
+use super::Reads;
 use crate::cache::Count;
-use crate::db::Inner;
 use crate::error::Result;
 use crate::key::{self, KeyspaceId, SeqNo};
 use crate::manifest::NUM_LEVELS;
 use crate::read::Cached;
 
-impl Inner {
-    /// The values of `keys` in keyspace `ks` as of `seqno` (default: now),
+impl Reads {
+    /// The values of `keys` in keyspace `ks` as of `at`,
     /// in the order of `keys`, `None` where a key has none; each read whole,
-    /// as [`Inner::get_with`] reads it. One view serves the whole batch, and
+    /// as [`Reads::get_with`] reads it. One view serves the whole batch, and
     /// the keys are looked up in key order through the lookup every point
     /// read takes: neighbours share tables and blocks, and a block read for
     /// one key is the thread's last for the next. A key too long is refused
@@ -23,9 +23,8 @@ impl Inner {
         &self,
         ks: KeyspaceId,
         keys: &[K],
-        seqno: Option<SeqNo>,
+        at: At,
     ) -> Result<Vec<Option<Vec<u8>>>> {
-        self.check_open()?;
         for k in keys {
             check_key_len(k.as_ref())?;
         }
@@ -33,9 +32,7 @@ impl Inner {
         if keys.is_empty() {
             return Ok(out);
         }
-        let now = seqno.is_none();
-        let seqno = self.commit().read_seqno(seqno);
-        let pinned = self.pinned();
+        let pinned = self.pinned()?;
         let mut order: Vec<(&[u8], usize)> = keys.iter().map(AsRef::as_ref).zip(0..).collect();
         order.sort_unstable();
         // First from memory; the keys that need the disk then have their
@@ -47,7 +44,7 @@ impl Inner {
         for (key, i) in order {
             let found = self.point_in(
                 &pinned,
-                (seqno, now),
+                at,
                 ks,
                 key,
                 Lookup::CACHED_VALUE,
@@ -64,12 +61,12 @@ impl Inner {
             }
         }
         if pending.len() > 1 {
-            self.will_need_blocks(&pinned, ks, seqno, &pending)?;
+            self.will_need_blocks(&pinned, ks, at.seqno, &pending)?;
         }
         for (key, i) in pending {
             let found = self.point_in(
                 &pinned,
-                (seqno, now),
+                at,
                 ks,
                 key,
                 Lookup::VALUE,
@@ -81,7 +78,7 @@ impl Inner {
             }
         }
         let n = u64::try_from(keys.len()).unwrap_or(u64::MAX);
-        self.tables().block_cache().count(Count::Lookup, n);
+        self.tables.block_cache().count(Count::Lookup, n);
         Ok(out)
     }
 
@@ -109,7 +106,7 @@ impl Inner {
                 let Some((_, f)) = version.find_in_level(level, &tk) else {
                     continue;
                 };
-                if let Some(table) = self.tables().get_if_open(f.number) {
+                if let Some(table) = self.tables.get_if_open(f.number) {
                     table.will_need_for(target.as_slice(), hash)?;
                 }
             }

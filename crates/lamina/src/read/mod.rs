@@ -20,19 +20,35 @@ mod tests;
 pub(crate) use floor::Floors;
 pub use iter::Iter;
 
+pub(crate) use iter::ReadView;
 pub use point::Cached;
-pub(crate) use point::Pinned;
+pub(crate) use point::{At, Pinned};
 pub use seek_cursor::SeekCursor;
 pub use snapshot::Snapshot;
 
+use crate::blob::BlobStore;
+use crate::cache::TableCache;
 use crate::key::SeqNo;
+use crate::merge::MergeOperator;
+use crate::options::Options;
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The read subsystem's state: the published view, the live snapshots and
-/// the keyspaces' live floors and ceilings.
-#[derive(Default)]
+/// the keyspaces' live floors and ceilings, over the open tables and blob
+/// files it reads from.
 pub(crate) struct Reads {
+    /// Open tables, by file number (shared with the background work that
+    /// writes them).
+    tables: Arc<TableCache>,
+    /// Open blob files, by file number.
+    blobs: Arc<BlobStore>,
+    /// Folds merge operands into values.
+    merge_operator: Arc<dyn MergeOperator>,
+    /// Whether iterators keep the keyspaces' live floors and ceilings (not
+    /// on a read-only handle, whose view a writer elsewhere moves).
+    keeps_limits: bool,
     /// The memtables and version of the tree state, published for
     /// lock-free reads.
     view: arc_swap::ArcSwapOption<Pinned>,
@@ -45,6 +61,22 @@ pub(crate) struct Reads {
 }
 
 impl Reads {
+    /// The read subsystem of a handle opened with `opts`, over `tables`
+    /// and `blobs`; nothing is published until the first
+    /// [`Reads::publish`].
+    pub(crate) fn new(tables: Arc<TableCache>, blobs: Arc<BlobStore>, opts: &Options) -> Reads {
+        Reads {
+            tables,
+            blobs,
+            merge_operator: Arc::clone(&opts.merge_operator),
+            keeps_limits: !opts.read_only,
+            view: Default::default(),
+            snapshots: Default::default(),
+            floors: Default::default(),
+            spare: Default::default(),
+        }
+    }
+
     /// The keyspaces' live floors and ceilings: moved by every writer
     /// before it publishes, read and installed by iterators.
     #[inline]
@@ -91,19 +123,16 @@ impl Reads {
     }
 
     /// The cursor an iterator over `pinned` left, if one is kept.
-    pub(crate) fn spare_cursor(
-        &self,
-        pinned: &std::sync::Arc<Pinned>,
-    ) -> Option<crate::iter::Cursor> {
+    pub(crate) fn spare_cursor(&self, pinned: &Arc<Pinned>) -> Option<crate::iter::Cursor> {
         self.spare.take(pinned)
     }
 
     /// Keeps `cursor`, over `pinned`, for the next iterator, if `pinned` is
     /// the published view and the cursor met no error.
-    pub(crate) fn keep_cursor(&self, pinned: std::sync::Arc<Pinned>, cursor: crate::iter::Cursor) {
-        let published = |p: &std::sync::Arc<Pinned>| {
+    pub(crate) fn keep_cursor(&self, pinned: Arc<Pinned>, cursor: crate::iter::Cursor) {
+        let published = |p: &Arc<Pinned>| {
             let view = self.view.load();
-            view.as_ref().is_some_and(|v| std::sync::Arc::ptr_eq(v, p))
+            view.as_ref().is_some_and(|v| Arc::ptr_eq(v, p))
         };
         drop(self.spare.keep(pinned, cursor, published));
     }

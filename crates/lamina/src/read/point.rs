@@ -10,16 +10,15 @@
 //! Merge operand exists, and no operand is applied.
 
 use super::table_handles::TableHandles;
+use super::Reads;
 use crate::blob::LazyValue;
 use crate::cache::Count;
-use crate::db::Inner;
 use crate::error::{Error, Result};
 use crate::key::{self, InternalKey, KeyspaceId, Kind, SeqNo};
 use crate::manifest::{FileMeta, Version, NUM_LEVELS};
 use crate::memtable::Memtable;
 use crate::merge::MergeOperator;
 use crate::table::{Probe, Table};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// What readers pin: the memtables (newest first) and the current version.
@@ -190,90 +189,92 @@ enum Step {
     Malformed(usize),
 }
 
-impl Inner {
-    /// Pins the published memtables and version (see [`Pinned`]).
-    pub(crate) fn pinned(&self) -> Arc<Pinned> {
-        match self.reads().view.load_full() {
-            Some(p) => p,
-            None => Arc::new(Pinned::of(&self.state().lock(), 0, None, 0)),
-        }
+/// The seqno a read is as of, taken from the commit subsystem
+/// (`Commit::read_seqno`) before the view is loaded, so that every write it
+/// covers is in the view; `now` if it is now's (the caller named none).
+#[derive(Clone, Copy)]
+pub(crate) struct At {
+    pub seqno: SeqNo,
+    pub now: bool,
+}
+
+impl Reads {
+    /// Pins the published memtables and version (see [`Pinned`]); fails
+    /// with [`Error::Closed`] once `close` has let go of them.
+    pub(crate) fn pinned(&self) -> Result<Arc<Pinned>> {
+        self.view.load_full().ok_or(Error::Closed)
     }
 
     /// Publishes the memtables and version of `st` to readers.
     /// REQUIRES: `st` is the guarded state, still locked, just changed.
     pub(crate) fn publish(&self, st: &crate::db::State) {
-        let earlier = self.reads().view.load();
+        let earlier = self.view.load();
         let generation = match earlier.as_ref() {
             Some(p) if Arc::ptr_eq(&p.version, &st.version) => p.generation,
             Some(p) => p.generation + 1,
             None => 1,
         };
-        let most = self.tables().capacity();
+        let most = self.tables.capacity();
         let pinned = Pinned::of(st, generation, earlier.as_deref(), most);
         drop(earlier);
-        self.reads().view.store(Some(Arc::new(pinned)));
-        self.state_epoch().fetch_add(1, Ordering::AcqRel);
+        self.view.store(Some(Arc::new(pinned)));
         // The cursor kept over the view before holds it no longer.
-        self.reads().drop_spare();
+        self.drop_spare();
     }
 
-    /// Calls `f` with the value of `user_key` in keyspace `ks` as of `seqno`
-    /// (default: now), borrowed from the memtable or the cached block, and
+    /// Calls `f` with the value of `user_key` in keyspace `ks` as of `at`,
+    /// borrowed from the memtable or the cached block, and
     /// returns what it returns; `None` if the key has no value.
     pub(crate) fn get_with<R>(
         &self,
         ks: KeyspaceId,
         user_key: &[u8],
-        seqno: Option<SeqNo>,
+        at: At,
         f: impl FnOnce(&[u8]) -> R,
     ) -> Result<Option<R>> {
-        answered(self.point(ks, user_key, seqno, Lookup::VALUE, f, |v, f| {
+        answered(self.point(ks, user_key, at, Lookup::VALUE, f, |v, f| {
             Ok(f(&v.into_vec()?))
         })?)
     }
 
-    /// The value of `user_key` in keyspace `ks` as of `seqno` (default:
-    /// now); a value in a blob file is returned unread.
+    /// The value of `user_key` in keyspace `ks` as of `at`; a value in a
+    /// blob file is returned unread.
     pub(crate) fn get_lazy_value(
         &self,
         ks: KeyspaceId,
         user_key: &[u8],
-        seqno: Option<SeqNo>,
+        at: At,
     ) -> Result<Option<crate::blob::LazyValue>> {
         let inline = |v: &[u8]| crate::blob::LazyValue::inline(v.to_vec());
-        answered(self.point(ks, user_key, seqno, Lookup::VALUE, inline, |v, _| Ok(v))?)
+        answered(self.point(ks, user_key, at, Lookup::VALUE, inline, |v, _| Ok(v))?)
     }
 
-    /// Like [`Inner::get_with`], but without reading from the disk: a
+    /// Like [`Reads::get_with`], but without reading from the disk: a
     /// lookup that would need to says [`Cached::NeedsIo`] (and `f` may then
     /// have been dropped without being called).
     pub(crate) fn try_get_with<R>(
         &self,
         ks: KeyspaceId,
         user_key: &[u8],
+        at: At,
         f: impl FnOnce(&[u8]) -> R,
     ) -> Result<Cached<Option<R>>> {
         // A value in a blob file needs the disk unless it is kept in memory:
         // `settle` hands only a kept one here, and answers NeedsIo before it
         // would read one. Never empty bytes in place of a value.
         self.counted(
-            self.point(
-                ks,
-                user_key,
-                None,
-                Lookup::CACHED_VALUE,
-                f,
-                |v, f| match v.in_memory() {
+            self.point(ks, user_key, at, Lookup::CACHED_VALUE, f, |v, f| {
+                match v.in_memory() {
                     Some(bytes) => Ok(f(bytes)),
                     None => Err(Error::InvalidArgument(
                         "a lookup that may not wait reached a value in a blob file".into(),
                     )),
-                },
-            ),
+                }
+            }),
         )
     }
 
-    /// [`Inner::try_get_with`], except that a value in a blob file goes to
+    /// [`Reads::try_get_with`], except that a value in a blob file goes to
     /// `blob` unread, as a [`LazyValue`], if it is kept in memory or its
     /// file is open (NeedsIo otherwise): the caller reads it, once, with
     /// no second lookup.
@@ -281,30 +282,21 @@ impl Inner {
         &self,
         ks: KeyspaceId,
         user_key: &[u8],
-        seqno: Option<SeqNo>,
+        at: At,
         f: impl FnOnce(&[u8]) -> R,
         blob: impl FnOnce(LazyValue) -> R,
     ) -> Result<Cached<Option<R>>> {
-        self.counted(
-            self.point(ks, user_key, seqno, Lookup::CACHED_LAZY, f, |v, _| {
-                Ok(blob(v))
-            }),
-        )
+        self.counted(self.point(ks, user_key, at, Lookup::CACHED_LAZY, f, |v, _| Ok(blob(v))))
     }
 
-    /// Whether `user_key` has a value in keyspace `ks` as of `seqno`; stops
+    /// Whether `user_key` has a value in keyspace `ks` as of `at`; stops
     /// at its newest entry (see the module doc).
-    pub(crate) fn contains(
-        &self,
-        ks: KeyspaceId,
-        user_key: &[u8],
-        seqno: Option<SeqNo>,
-    ) -> Result<bool> {
+    pub(crate) fn contains(&self, ks: KeyspaceId, user_key: &[u8], at: At) -> Result<bool> {
         // An existence check stops at a blob pointer without reading it.
         let found = self.point(
             ks,
             user_key,
-            seqno,
+            at,
             Lookup::EXISTS,
             |_: &[u8]| (),
             |_, _| Ok(()),
@@ -312,18 +304,18 @@ impl Inner {
         Ok(answered(found)?.is_some())
     }
 
-    /// Like [`Inner::contains`] now, but without reading from the disk.
+    /// Like [`Reads::contains`] now, but without reading from the disk.
     pub(crate) fn try_contains(
         &self,
         ks: KeyspaceId,
         user_key: &[u8],
-        seqno: Option<SeqNo>,
+        at: At,
     ) -> Result<Cached<bool>> {
         Ok(
             match self.counted(self.point(
                 ks,
                 user_key,
-                seqno,
+                at,
                 Lookup::CACHED_EXISTS,
                 |_: &[u8]| (),
                 |_, _| Ok(()),
@@ -338,34 +330,24 @@ impl Inner {
     /// entry, `cached_only` never reads from the disk. Counts the lookup,
     /// unless `cached_only`: such a lookup may need the disk and not answer,
     /// and its caller then asks again; its wrappers count it once answered
-    /// ([`Inner::counted`]).
+    /// ([`Reads::counted`]).
     fn point<F: FnOnce(&[u8]) -> R, R>(
         &self,
         ks: KeyspaceId,
         user_key: &[u8],
-        seqno: Option<SeqNo>,
+        at: At,
         lookup: Lookup,
         f: F,
         on_blob: impl FnOnce(crate::blob::LazyValue, F) -> Result<R>,
     ) -> Result<Cached<Option<R>>> {
-        self.check_open()?;
         check_key_len(user_key)?;
-        // The seqno first: every write it covers is in the view loaded after.
-        let seqno_arg_is_now = seqno.is_none();
-        let seqno = self.commit().read_seqno(seqno);
-        let guard = self.reads().view.load();
-        let fallback;
-        let pinned: &Pinned = match guard.as_ref() {
-            Some(p) => p,
-            None => {
-                fallback = self.pinned();
-                &fallback
-            }
+        let guard = self.view.load();
+        let Some(pinned) = guard.as_ref() else {
+            return Err(Error::Closed);
         };
         if !lookup.cached_only {
-            self.tables().block_cache().count(Count::Lookup, 1);
+            self.tables.block_cache().count(Count::Lookup, 1);
         }
-        let at = (seqno, seqno_arg_is_now);
         self.point_in(pinned, at, ks, user_key, lookup, f, on_blob)
     }
 
@@ -374,21 +356,19 @@ impl Inner {
     #[inline]
     fn counted<T>(&self, found: Result<Cached<T>>) -> Result<Cached<T>> {
         if let Ok(Cached::Answered(_)) = found {
-            self.tables().block_cache().count(Count::Lookup, 1);
+            self.tables.block_cache().count(Count::Lookup, 1);
         }
         found
     }
 
-    /// [`Inner::point`] in the view `pinned`, as of seqno `at.0` (no newer
-    /// than the applied seqno, `Commit::read_seqno`); `at.1` if that seqno
-    /// is now's.
+    /// [`Reads::point`] in the view `pinned`, as of `at`.
     /// REQUIRES: `user_key` passed [`check_key_len`].
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub(super) fn point_in<F: FnOnce(&[u8]) -> R, R>(
         &self,
         pinned: &Pinned,
-        at: (SeqNo, bool),
+        at: At,
         ks: KeyspaceId,
         user_key: &[u8],
         lookup: Lookup,
@@ -400,11 +380,10 @@ impl Inner {
             cached_only,
             ..
         } = lookup;
-        let seqno = at.0;
-        let target = seek_target(ks, user_key, seqno);
+        let target = seek_target(ks, user_key, at.seqno);
         let tk_len = target.0.len() - key::TRAILER_LEN;
         let tk = target.0.get(..tk_len).unwrap_or(&[]);
-        let op = self.opts().merge_operator.as_ref();
+        let op = self.merge_operator.as_ref();
         let mut point = Point {
             tree_key: tk,
             user_key,
@@ -417,7 +396,7 @@ impl Inner {
         if decided_in_memtables(&pinned.mems, tk, &target, &mut point, op) {
             return self.settle(&mut point, op, lookup, on_blob);
         }
-        let rows = self.tables().rows();
+        let rows = self.tables.rows();
         // One hash of the key serves every table's filter and block hash
         // index, and the row cache's doorkeeper (not computed for a key
         // the memtables answer).
@@ -476,16 +455,15 @@ impl Inner {
     /// than a row cache lookup (a cache miss in its doorkeeper) and needs no
     /// row: it neither asks nor fills it.
     #[inline(always)]
-    fn asks_rows(&self, pinned: &Pinned, at: (SeqNo, bool), no_operands: bool, hash: u64) -> bool {
-        let (seqno, seqno_arg_is_now) = at;
+    fn asks_rows(&self, pinned: &Pinned, at: At, no_operands: bool, hash: u64) -> bool {
         // Asked last: asking fetches the doorkeeper's word, wasted on a
         // lookup the other conditions keep from the rows.
-        seqno_arg_is_now
-            && !self.tables().block_cache().reading_in_order()
+        at.now
+            && !self.tables.block_cache().reading_in_order()
             && pinned.generation != 0
-            && seqno >= pinned.tables_seqno
+            && at.seqno >= pinned.tables_seqno
             && no_operands
-            && self.tables().rows().asks(hash)
+            && self.tables.rows().asks(hash)
     }
 
     /// Table `f` opened for a point lookup; `None` when it is not open and
@@ -493,9 +471,9 @@ impl Inner {
     #[inline(always)]
     fn open_for_point(&self, f: &FileMeta, cached_only: bool) -> Result<Option<Arc<Table>>> {
         if cached_only {
-            return Ok(self.tables().get_if_open(f.number));
+            return Ok(self.tables.get_if_open(f.number));
         }
-        self.tables().get_listed(f).map(Some)
+        self.tables.get_listed(f).map(Some)
     }
 
     /// The answer of a decided (or exhausted) lookup: a value in a blob
@@ -512,16 +490,16 @@ impl Inner {
             return point.finish(op).map(Cached::Answered);
         };
         let lazy = if !lookup.cached_only {
-            self.blobs().lazy(&ptr)?
+            self.blobs.lazy(&ptr)?
         } else {
             // A value kept in memory once verified needs no disk; nor does
             // handing out, unread, one whose file is open.
             let found = if !point.operands.is_empty() {
                 None
             } else if lookup.unread_blobs {
-                self.blobs().lazy_if_open(&ptr)?
+                self.blobs.lazy_if_open(&ptr)?
             } else {
-                self.blobs().kept(&ptr)?.map(LazyValue::hot)
+                self.blobs.kept(&ptr)?.map(LazyValue::hot)
             };
             match found {
                 Some(v) => v,

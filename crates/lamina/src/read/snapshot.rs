@@ -17,8 +17,9 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    pub(crate) fn inner(&self) -> &crate::db::Inner {
-        &self.handle.inner
+    /// The handle the snapshot keeps open.
+    pub(crate) fn handle(&self) -> &Handle {
+        &self.handle
     }
 
     pub(crate) fn new(handle: Arc<Handle>) -> Snapshot {

@@ -221,7 +221,7 @@ fn a_view_published_anew_lets_go_of_the_kept_cursor() {
     let db = Db::open("db", small(&fs)).unwrap();
     db.put(b"a", b"1").unwrap();
     let inner = db.inner();
-    let before = inner.pinned();
+    let before = inner.pinned().unwrap();
     assert_eq!(db.iter().count(), 1);
     assert!(
         inner.reads().spare_cursor(&before).is_some(),
@@ -234,7 +234,10 @@ fn a_view_published_anew_lets_go_of_the_kept_cursor() {
         "the cursor over the view before the flush is let go"
     );
     assert_eq!(db.iter().count(), 1);
-    assert!(inner.reads().spare_cursor(&inner.pinned()).is_some());
+    assert!(inner
+        .reads()
+        .spare_cursor(&inner.pinned().unwrap())
+        .is_some());
 }
 
 /// A cursor taken from the spare slot counts the entries its new walk steps
@@ -251,7 +254,7 @@ fn a_cursor_taken_counts_its_steps_afresh() {
     assert_eq!(first.by_ref().take(3).count(), 3);
     assert_eq!(first.entries_stepped(), 3);
     drop(first);
-    let view = db.inner().pinned();
+    let view = db.inner().pinned().unwrap();
     let mut second = db.iter();
     assert!(second.next().is_some());
     assert_eq!(second.entries_stepped(), 1);

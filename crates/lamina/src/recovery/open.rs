@@ -169,6 +169,9 @@ fn open_once(path: &Path, opts: Options) -> Result<Arc<Inner>> {
         mems.push(Arc::clone(&st.mem));
         r.adopt(&vs, &st.version, &mems)?;
     }
+    // Readers, the background threads' among them, see the recovered
+    // tree from here on.
+    inner.publish(&inner.state().lock());
     if !inner.opts().read_only {
         remove_leftovers(&inner, &names);
         inner.start_background_if_due();

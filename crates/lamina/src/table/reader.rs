@@ -515,7 +515,7 @@ impl Table {
     /// Asks the operating system to start reading the data block a point
     /// lookup of internal key `target` (tree key hash `h`) would read, if
     /// the filter allows the key and the block is not cached: so that the
-    /// reads of a batch's keys are in flight together (`Inner::get_many`).
+    /// reads of a batch's keys are in flight together (`Reads::get_many`).
     pub fn will_need_for(&self, target: &[u8], h: u64) -> Result<()> {
         if !self.filter_allows(h) {
             return Ok(());

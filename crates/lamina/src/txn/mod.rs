@@ -20,7 +20,7 @@ use crate::db::{Db, Keyspace};
 use crate::error::Result;
 use crate::key::{self, KeyspaceId};
 use crate::options::Durability;
-use crate::read::{Iter, Snapshot};
+use crate::read::{Iter, Pinned, Snapshot};
 use parking_lot::Mutex;
 use pending::{Base, Pending};
 use std::collections::{BTreeMap, VecDeque};
@@ -110,7 +110,7 @@ impl Transaction {
 
     fn get_id(&self, ks: KeyspaceId, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let tk = key::tree_key(ks, key);
-        let op = Arc::clone(&self.inner().opts().merge_operator);
+        let op = Arc::clone(&self.db.inner().opts().merge_operator);
         match self.writes.get(&tk) {
             Some(p) if !p.needs_snapshot() => p.value(&tk, None, op.as_ref()),
             Some(p) => {
@@ -128,7 +128,7 @@ impl Transaction {
                 return Ok(p.exists());
             }
         }
-        let found = self.inner().contains(ks, key, Some(self.seqno()))?;
+        let found = self.db.inner().contains(ks, key, Some(self.seqno()))?;
         self.reads.lock().keys.insert(tk);
         Ok(found)
     }
@@ -136,7 +136,7 @@ impl Transaction {
     /// Reads `key` (tree key `tk`) of keyspace `ks` from the snapshot, and
     /// records the read.
     fn read(&self, ks: KeyspaceId, key: &[u8], tk: Vec<u8>) -> Result<Option<Vec<u8>>> {
-        let v = self.inner().get(ks, key, Some(self.seqno()))?;
+        let v = self.db.inner().get(ks, key, Some(self.seqno()))?;
         self.reads.lock().keys.insert(tk);
         Ok(v)
     }
@@ -188,7 +188,7 @@ impl Transaction {
 
     fn merge_id(&mut self, ks: KeyspaceId, key: &[u8], operand: &[u8]) -> Result<()> {
         crate::batch::check_limits(key, operand)?;
-        let op = &self.inner().opts().merge_operator;
+        let op = &self.db.inner().opts().merge_operator;
         if let Err(why) = op.validate_operand(operand) {
             let tk = key::tree_key(ks, key);
             return Err(crate::merge::merge_error(&tk, &why));
@@ -284,13 +284,17 @@ impl Transaction {
             Some(self.seqno()),
         );
         self.reads.lock().ranges.push((lower, upper));
-        TxnIter::new(base, own, Arc::clone(&self.inner().opts().merge_operator))
+        TxnIter::new(
+            base,
+            own,
+            Arc::clone(&self.db.inner().opts().merge_operator),
+        )
     }
 
     /// Commits with the database's default durability (see
     /// [`Transaction::commit_with`]).
     pub fn commit(self) -> Result<()> {
-        let d = self.inner().opts().durability;
+        let d = self.db.inner().opts().durability;
         self.commit_with(d)
     }
 
@@ -307,10 +311,11 @@ impl Transaction {
         for (tk, p) in &self.writes {
             p.write_to(tk, &mut batch);
         }
-        let inner = self.inner();
+        let inner = self.db.inner();
         let seqno = self.seqno();
         let reads = self.reads.lock();
-        let check = |inner: &crate::db::Inner| validate::validate(inner, seqno, &reads);
+        let counters = inner.counters();
+        let check = |view: &Pinned| validate::validate(view, counters, seqno, &reads);
         if !self.exclusive {
             inner.txn_gate().enter_shared();
         }
@@ -329,26 +334,22 @@ impl Transaction {
     /// applied seqno); it returns once they are visible, or with the error
     /// that poisoned the database if their sync failed.
     fn commit_read_only(self) -> Result<()> {
-        let commit = self.inner().commit();
+        let commit = self.db.inner().commit();
         if commit.visible_seqno() >= self.seqno() {
             return Ok(());
         }
         commit.wait_visible(self.seqno());
-        self.inner().check_unpoisoned()
+        self.db.inner().check_unpoisoned()
     }
 
     /// Discards its writes (as dropping it does).
     pub fn rollback(self) {}
-
-    fn inner(&self) -> &crate::db::Inner {
-        self.db.inner()
-    }
 }
 
 impl Drop for Transaction {
     fn drop(&mut self) {
         if self.exclusive {
-            self.inner().txn_gate().leave_exclusive();
+            self.db.inner().txn_gate().leave_exclusive();
         }
     }
 }

@@ -1,12 +1,13 @@
 //! A transaction's validation at commit: nothing it read has changed since
-//! its snapshot. Run under the commit lock by `Inner::write_if`, once every
+//! its snapshot. Run under the commit lock, on the published view, by the commit, once every
 //! writer that took seqnos has inserted into the memtable and before the
 //! transaction's batch takes its own (docs/design.md#transactions).
 
-use crate::db::Inner;
+use crate::db::Counters;
 use crate::error::{Error, Result};
 use crate::key::SeqNo;
 use crate::merge::describe_key;
+use crate::read::Pinned;
 use std::collections::BTreeSet;
 use std::ops::Bound;
 use std::sync::atomic::Ordering;
@@ -34,12 +35,15 @@ impl ReadSet {
 /// REQUIRES: the commit lock is held and every writer that took seqnos has
 /// inserted, so the published view's memtables hold every write newer than
 /// its tables.
-pub(crate) fn validate(inner: &Inner, seqno: SeqNo, reads: &ReadSet) -> Result<()> {
+pub(crate) fn validate(
+    view: &Pinned,
+    counters: &Counters,
+    seqno: SeqNo,
+    reads: &ReadSet,
+) -> Result<()> {
     if reads.is_empty() {
         return Ok(());
     }
-    let view = inner.pinned();
-    let counters = inner.counters();
     if view.tables_seqno > seqno {
         // A flush or an ingest wrote newer entries to a table: which keys
         // they touch would take reading the tables, so it is refused.

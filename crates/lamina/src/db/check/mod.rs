@@ -159,9 +159,12 @@ fn check_manifest(inner: &Inner, report: &mut CheckReport) {
 /// at the first.
 fn unfoldable_keys(inner: &Inner, report: &mut CheckReport) {
     use std::ops::Bound;
-    let view = inner.read_view(None);
+    let view = match inner.read_view(None) {
+        Ok(view) => view,
+        Err(e) => return report.problems.push(e.to_string()),
+    };
     let mut cursor = crate::iter::Cursor::new(
-        inner.merged(&view),
+        inner.reads.merged(&view),
         view.seqno,
         Bound::Unbounded,
         Bound::Unbounded,
