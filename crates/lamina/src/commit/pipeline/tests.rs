@@ -402,3 +402,47 @@ fn applied_covers_inserted_writers_up_to_the_first_gap() {
     assert_eq!(visible.load(Ordering::Acquire), 6);
     assert_eq!(p.applied(), 6);
 }
+
+/// A thread waiting for a writer's insert (a transaction's check at commit)
+/// or for a writer's publication (a transaction beginning) past its spin
+/// sleeps, and the insert or the publication wakes it.
+#[test]
+fn waiters_for_a_slow_writer_sleep_until_it_inserts_and_publishes() {
+    let p = Arc::new(Pipeline::default());
+    let visible = Arc::new(AtomicU64::new(0));
+    let ticket = p.handed_to_wal();
+    p.took(1);
+    let (woke, woken) = std::sync::mpsc::channel();
+    for i in 0..2 {
+        let (p, woke) = (Arc::clone(&p), woke.clone());
+        std::thread::spawn(move || {
+            if i == 0 {
+                p.wait_for_inserts();
+                woke.send((i, 0)).unwrap();
+            } else {
+                woke.send((i, p.settled())).unwrap();
+            }
+        });
+    }
+    // Both waiters are asleep: the writer is descheduled far longer than
+    // their spin.
+    let asleep = std::time::Instant::now();
+    while p.parked.load(Ordering::SeqCst) < 2 {
+        assert!(asleep.elapsed() < std::time::Duration::from_secs(10));
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let wait = std::time::Duration::from_secs(10);
+    p.inserted();
+    assert_eq!(
+        woken.recv_timeout(wait),
+        Ok((0, 0)),
+        "the insert woke its waiter"
+    );
+    p.finish(&visible, 0, 1, ticket, || Ok(p.written()))
+        .unwrap();
+    assert_eq!(
+        woken.recv_timeout(wait),
+        Ok((1, 1)),
+        "the publication woke its waiter"
+    );
+}
