@@ -7,7 +7,6 @@
 //! (`rotation`).
 
 mod blobs;
-mod merge_check;
 mod one_op;
 mod pipeline;
 mod room;

@@ -9,6 +9,7 @@
 mod floor;
 mod iter;
 mod many;
+mod merge_check;
 mod point;
 mod seek_cursor;
 mod snapshot;
