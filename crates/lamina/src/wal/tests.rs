@@ -1065,3 +1065,26 @@ fn a_segment_asks_for_the_write_back_of_each_whole_step_once_flushed() {
         vec![(0, step), (step, 2 * step), (2 * step, 3 * step)]
     );
 }
+
+/// A record of many megabytes (one large batch) is framed into a buffer
+/// sized for it once, and the buffer is let go of once it is written: the
+/// writer keeps at most two steps of zeros allocated, not the batch's size.
+#[test]
+fn a_large_record_leaves_no_large_buffer_behind() {
+    let fs = mem();
+    let mut w = LogWriter::create_wal(&fs, Path::new(SEG), origin(7)).unwrap();
+    let large = vec![7u8; 64 << 20];
+    w.add_record(&large);
+    assert!(w.buffer_capacity() <= w.framed_len(large.len()) + BLOCK_SIZE);
+    w.sync().unwrap();
+    assert!(
+        w.buffer_capacity() <= 2 * ZERO_FILL_STEP as usize,
+        "{} bytes kept",
+        w.buffer_capacity()
+    );
+    w.add_record(b"small");
+    w.sync().unwrap();
+    let (got, err, _) = read_log(&fs, SEG);
+    assert_eq!((got.len(), err.is_none()), (2, true));
+    assert!(got[0] == large && got[1] == b"small");
+}

@@ -22,6 +22,12 @@ pub const FIRST_FILL_STEP: u64 = 4 << 10;
 /// their pages' faults and skip the system call.
 pub const MAPPED_WRITE_MAX: usize = 16 << 10;
 
+/// The most buffer a log keeps allocated once its bytes are written: two
+/// steps of zeros. A larger buffer (a batch of hundreds of megabytes is one
+/// record) is let go of, so that one large batch does not hold its size in
+/// memory for the rest of the segment's life.
+const KEEP_BUFFER: usize = 2 * ZERO_FILL_STEP as usize;
+
 /// Writes records to a new log file in the framing of
 /// docs/format.md#record-framing.
 ///
@@ -276,6 +282,8 @@ impl LogWriter {
     /// Frames `payload` as one record at the end of the buffer. Does no I/O
     /// and cannot fail; any length is accepted, the empty payload included.
     pub fn add_record(&mut self, payload: &[u8]) {
+        // Once, rather than doubling (and copying) as fragments are added.
+        self.buf.reserve(self.framed_len(payload.len()));
         let mut rest = payload;
         let mut first = true;
         loop {
@@ -369,6 +377,9 @@ impl LogWriter {
             let _ = self.file.write_at(end, &self.buf);
             self.buf.clear();
             self.file_len = self.file.len().max(end);
+        }
+        if self.buf.capacity() > KEEP_BUFFER {
+            self.buf = Vec::new();
         }
         Ok(())
     }
@@ -481,6 +492,12 @@ impl LogWriter {
     /// clean.
     pub fn writeback_due(&mut self) -> Option<Writeback> {
         self.written_back.due(self.flushed, self.file.as_ref())
+    }
+
+    /// Bytes the buffer holds allocated (tests).
+    #[cfg(test)]
+    pub(crate) fn buffer_capacity(&self) -> usize {
+        self.buf.capacity()
     }
 
     /// Bytes framed but not yet flushed.
