@@ -87,7 +87,9 @@ pub(crate) struct Pipeline {
     /// How waits went (see [`WaitCounts`]).
     waits: WaitCounts,
     /// Where threads waiting for other writers' inserts sleep
-    /// ([`Pipeline::wait_until`]), and how many do.
+    /// ([`Pipeline::wait_until`]), and how many do. `parking` is a leaf:
+    /// wakers take it under the state lock or under none, and a waiter
+    /// holds it only to read atomics.
     parking: Mutex<()>,
     moved: Condvar,
     parked: AtomicUsize,
