@@ -115,7 +115,9 @@ impl Db {
     /// folded onto the stored value (found in the memtable); when the stored
     /// value is older the operand is written and reads of the key fail.
     pub fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()> {
-        self.inner().refuse_unfoldable_merge(0, key, operand)?;
+        let inner = self.inner();
+        inner.check_open()?;
+        inner.reads.refuse_unfoldable_merge(0, key, operand)?;
         let mut b = Batch::new();
         b.merge(key, operand);
         self.write(b)

@@ -184,9 +184,9 @@ impl Keyspace {
     /// is refused with [`crate::Error::Merge`] naming the key.
     pub fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()> {
         self.live()?;
-        self.db
-            .inner()
-            .refuse_unfoldable_merge(self.id, key, operand)?;
+        let inner = self.db.inner();
+        inner.check_open()?;
+        inner.reads.refuse_unfoldable_merge(self.id, key, operand)?;
         let mut b = Batch::new();
         b.merge_in(self, key, operand);
         self.db.write(b)

@@ -535,19 +535,6 @@ impl Inner {
         self.reads.pinned()
     }
 
-    /// Refuses a merge operand for `user_key` in keyspace `ks` that
-    /// certainly cannot be folded onto the value below it (see
-    /// `Reads::refuse_unfoldable_merge`).
-    pub(crate) fn refuse_unfoldable_merge(
-        &self,
-        ks: KeyspaceId,
-        user_key: &[u8],
-        operand: &[u8],
-    ) -> Result<()> {
-        self.check_open()?;
-        self.reads.refuse_unfoldable_merge(ks, user_key, operand)
-    }
-
     /// Publishes the memtables and version of `st` to readers, and marks
     /// the change for writers that kept room in the view before.
     /// REQUIRES: `st` is the guarded state, still locked, just changed.
