@@ -292,24 +292,29 @@ impl Inner {
         }
     }
 
-    /// The flush thread's loop: flush sealed memtables as they appear.
+    /// The flush thread's loop: flush sealed memtables as they appear, and
+    /// index the full skip lists of the active one for ordered reads
+    /// ([`Memtable::freeze`]).
     pub fn flush_loop(self: &Arc<Self>) {
         loop {
             self.start_writebacks();
-            {
+            let active = {
                 let mut st = self.state().lock();
                 while st.imm.is_empty()
                     && !st.shutting_down
                     && self.background().writeback.lock().is_empty()
+                    && !st.mem.wants_freeze()
                 {
                     self.bg_cv().wait_for(&mut st, Duration::from_millis(200));
                 }
                 if st.imm.is_empty() && st.shutting_down {
                     return;
                 }
-                if st.imm.is_empty() {
-                    continue;
-                }
+                st.imm.is_empty().then(|| Arc::clone(&st.mem))
+            };
+            if let Some(active) = active {
+                active.freeze();
+                continue;
             }
             if self.is_poisoned() {
                 let mut st = self.state().lock();

@@ -225,6 +225,7 @@ impl Inner {
         let floors = self.reads().floors();
         let inserted = insert(&mem, batch, first, Inserters::Many, floors);
         self.commit().pipeline.inserted();
+        let inserted = self.index_full_lists(&mem, inserted);
 
         let durable = self.publish_grouped(prev, first + count - 1, ticket, durability);
         inserted.and(durable).map(|()| true)
@@ -347,7 +348,7 @@ impl Inner {
         self.commit()
             .pipeline
             .publish_solo(&self.commit().visible_seqno, last);
-        inserted.map(|()| true)
+        self.index_full_lists(mem, inserted).map(|()| true)
     }
 
     /// Frames `batch` with seqnos from `first` into the WAL and hands it to
@@ -471,22 +472,25 @@ impl Inner {
 /// `mem`, where `who` may insert meanwhile; an error if the batch's
 /// encoding is malformed (what comes before it is inserted). Each key is
 /// shown to the live `floors` too, before the seqnos are published
-/// (docs/design.md#the-live-floor-and-ceiling).
+/// (docs/design.md#the-live-floor-and-ceiling). True when an insert found
+/// its skip list full: the flush thread then indexes the memtable's full
+/// lists ([`Memtable::freeze`]).
 fn insert(
     mem: &Memtable,
     batch: &Batch,
     first: SeqNo,
     who: Inserters,
     floors: &Floors,
-) -> Result<()> {
+) -> Result<bool> {
     let watched = floors.watched();
+    let mut rolled = false;
     match batch.only_op() {
         // A single put or delete, inserted without decoding it again.
         Some(op) => {
             if watched {
                 floors.wrote(op.keyspace, op.key, op.kind);
             }
-            mem.insert_user(op.keyspace, op.key, first, op.kind, op.value, who);
+            rolled = mem.insert_user(op.keyspace, op.key, first, op.kind, op.value, who);
         }
         None if batch.len() < SORT_FROM => {
             for (seq, op) in (first..).zip(batch.ops()) {
@@ -494,7 +498,7 @@ fn insert(
                 if watched {
                     floors.wrote(op.keyspace, op.key, op.kind);
                 }
-                mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value, who);
+                rolled |= mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value, who);
             }
         }
         None => {
@@ -503,14 +507,14 @@ fn insert(
                 if watched {
                     floors.wrote(op.keyspace, op.key, op.kind);
                 }
-                mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value, who);
+                rolled |= mem.insert_user(op.keyspace, op.key, seq, op.kind, op.value, who);
             }
             if let Some(e) = malformed {
                 return Err(Error::InvalidArgument(e));
             }
         }
     }
-    Ok(())
+    Ok(rolled)
 }
 
 /// Batches of at least this many operations are inserted in key order:
@@ -555,6 +559,17 @@ fn in_key_order(batch: &Batch, first: SeqNo) -> (Vec<(u128, SeqNo, Op<'_>)>, Opt
 }
 
 impl Inner {
+    /// What [`insert`] into `mem` returned, without its flag: when an
+    /// insert found its skip list full and `mem` has had ordered reads, the
+    /// flush thread is woken to index the full lists for the next
+    /// (`memtable::frozen`), off the writers' path.
+    fn index_full_lists(&self, mem: &Memtable, inserted: Result<bool>) -> Result<()> {
+        if matches!(inserted, Ok(true)) && mem.wants_freeze() {
+            self.wake_background();
+        }
+        inserted.map(|_| ())
+    }
+
     /// Runs `f` as the commit leader: no writer takes a seqno while it
     /// runs, and every earlier write is in the memtable and published
     /// before it starts.

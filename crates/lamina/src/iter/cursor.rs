@@ -5,6 +5,7 @@ use super::merging::MergingIter;
 use super::{InternalIterator, Source};
 use crate::error::{Error, Result};
 use crate::key::{self, Kind, SeqNo};
+use crate::memtable::MemSource;
 use crate::merge::MergeOperator;
 use std::ops::Bound;
 
@@ -155,10 +156,14 @@ impl Cursor {
         self.scratch.clear();
     }
 
-    /// The memtable lists the cursor reads (one source each).
-    pub fn memtable_lists(&self) -> usize {
-        let mem = |s: &&Source| matches!(s, Source::Mem(_));
-        self.it.children().iter().filter(mem).count()
+    /// What the cursor's memtable sources read, in order (a skip list, or
+    /// the index of a memtable's first lists, each); `None` for one that
+    /// no longer reads all of it (`MemtableIter::source`).
+    pub fn memtable_sources(&self) -> impl Iterator<Item = Option<MemSource>> + '_ {
+        self.it.children().iter().filter_map(|s| match s {
+            Source::Mem(m) => Some(m.source()),
+            Source::Level(_) => None,
+        })
     }
 
     /// Whether no source met an error (a cursor that did is not walked

@@ -1,7 +1,10 @@
-//! Cursors over a memtable: [`MemtableIter`] over one of its skip lists,
-//! owning the memtable (reads merge one per list with every other source),
+//! Cursors over a memtable: [`MemtableIter`] over one of its skip lists or
+//! the index of its first lists, owning the memtable (reads merge them with
+//! every other source),
 //! and [`MemtableScan`], borrowing it and merging its lists (flushes).
 
+use super::frozen::Frozen;
+use super::lists::Lists;
 use super::skiplist::{Entry, Position, SkipList};
 use super::Memtable;
 use crate::error::Result;
@@ -16,43 +19,150 @@ impl Memtable {
         MergingIter::new(lists.map(|list| ListScan { list, cur: None }).collect())
     }
 
-    /// Iterators over the memtable, one per skip list, to be merged; each
-    /// keeps the memtable alive. Entries inserted later may or may not be
-    /// seen (the caller filters by seqno: an entry the caller may see was
-    /// inserted before its seqno was published).
+    /// Iterators over the memtable, to be merged: one over the index of the
+    /// lists inserts moved on from, if it is current (`frozen`), and one per
+    /// list after those; each keeps the memtable alive. Lists not indexed
+    /// yet are then indexed by the flush thread ([`Memtable::freeze`]). Entries inserted
+    /// later may or may not be seen (the caller filters by seqno: an entry
+    /// the caller may see was inserted before its seqno was published).
+    /// Made after the caller's seqno is fixed, so that the index holds
+    /// every entry of its lists the caller may see.
     pub fn iters(self: &Arc<Self>) -> impl Iterator<Item = MemtableIter> + '_ {
-        (0..self.lists.all().count()).map(|i| MemtableIter::new(Arc::clone(self), i))
+        let frozen = self.lists.frozen_for_read();
+        let first_list = frozen.as_ref().map_or(0, |f| f.covers());
+        let index = frozen.map(|f| MemtableIter::new(Arc::clone(self), Over::Frozen(f)));
+        let lists = first_list..self.lists.all().count();
+        index
+            .into_iter()
+            .chain(lists.map(|i| MemtableIter::new(Arc::clone(self), Over::List(i))))
+    }
+
+    /// What each iterator [`Memtable::iters`] would make now reads, in its
+    /// order: a cursor made before reads all a new one would if its
+    /// memtable sources say the same ([`MemtableIter::source`]).
+    pub fn sources(&self) -> impl Iterator<Item = MemSource> {
+        let mem = std::ptr::from_ref(self) as usize;
+        let covers = self.lists.frozen().map_or(0, |f| f.covers());
+        let index = (covers > 0).then_some(MemSource {
+            mem,
+            index: true,
+            lists: covers,
+        });
+        let lists = (covers..self.lists.all().count()).map(move |i| MemSource {
+            mem,
+            index: false,
+            lists: i,
+        });
+        index.into_iter().chain(lists)
     }
 }
 
-/// Cursor over one skip list of a memtable. Entries inserted while it is
-/// open may or may not be seen; the caller filters by seqno.
+/// What one memtable cursor reads: the index of the first `lists` lists of
+/// a memtable, or its list number `lists`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct MemSource {
+    /// The memtable's address (it is pinned while compared).
+    mem: usize,
+    index: bool,
+    lists: usize,
+}
+
+/// What a [`MemtableIter`] walks.
+enum Over {
+    /// One skip list, by its number.
+    List(usize),
+    /// The index of the first lists.
+    Frozen(Arc<Frozen>),
+}
+
+/// Where a [`MemtableIter`] is.
+#[derive(Clone, Copy)]
+enum At {
+    /// On an entry of its list.
+    List(Position),
+    /// On entry `i` of its index, in key order.
+    Frozen(usize),
+}
+
+/// Cursor over one skip list of a memtable, or over the index of its first
+/// lists. Entries inserted while it is open may or may not be seen; the
+/// caller filters by seqno.
 pub struct MemtableIter {
     mem: Arc<Memtable>,
-    list: usize,
-    cur: Option<Position>,
+    over: Over,
+    cur: Option<At>,
 }
 
 impl MemtableIter {
-    /// A cursor over list `list` of `mem`, not positioned.
-    fn new(mem: Arc<Memtable>, list: usize) -> MemtableIter {
+    /// A cursor over `over` of `mem`, not positioned.
+    fn new(mem: Arc<Memtable>, over: Over) -> MemtableIter {
         MemtableIter {
             mem,
-            list,
+            over,
             cur: None,
         }
     }
 
+    /// Whether the cursor still reads every entry of what it reads: false
+    /// for one over an index that a late insert into its lists has left
+    /// behind.
+    pub fn is_current(&self) -> bool {
+        match &self.over {
+            Over::List(_) => true,
+            Over::Frozen(f) => f.is_current(&self.mem.lists),
+        }
+    }
+
+    /// What the cursor reads, if it still reads all of it
+    /// ([`MemtableIter::is_current`]).
+    pub fn source(&self) -> Option<MemSource> {
+        let mem = Arc::as_ptr(&self.mem) as usize;
+        match &self.over {
+            Over::List(i) => Some(MemSource {
+                mem,
+                index: false,
+                lists: *i,
+            }),
+            Over::Frozen(f) => self.is_current().then_some(MemSource {
+                mem,
+                index: true,
+                lists: f.covers(),
+            }),
+        }
+    }
+
     fn list(&self) -> Option<&SkipList> {
-        self.mem.lists.get(self.list)
+        match self.over {
+            Over::List(i) => self.mem.lists.get(i),
+            Over::Frozen(_) => None,
+        }
     }
 
     fn entry(&self) -> Option<Entry<'_>> {
-        self.cur.and_then(|at| self.mem.lists.entry(at))
+        let pos = match (self.cur?, &self.over) {
+            (At::List(pos), _) => pos,
+            (At::Frozen(i), Over::Frozen(f)) => f.get(i)?,
+            (At::Frozen(_), Over::List(_)) => return None,
+        };
+        self.mem.lists.entry(pos)
     }
 
-    fn move_to(&mut self, to: impl FnOnce(&SkipList) -> Option<Entry<'_>>) {
-        self.cur = self.list().and_then(to).map(|e| e.position());
+    /// Moves to what `in_list` finds in a list, or to the index `in_index`
+    /// finds in the index (one past its end: nowhere).
+    fn move_to(
+        &mut self,
+        in_list: impl FnOnce(&SkipList) -> Option<Entry<'_>>,
+        in_index: impl FnOnce(&Frozen, &Lists) -> Option<usize>,
+    ) {
+        self.cur = match &self.over {
+            Over::List(_) => self
+                .list()
+                .and_then(in_list)
+                .map(|e| At::List(e.position())),
+            Over::Frozen(f) => in_index(f, &self.mem.lists)
+                .filter(|&i| i < f.len())
+                .map(At::Frozen),
+        };
     }
 }
 
@@ -62,31 +172,52 @@ impl InternalIterator for MemtableIter {
     }
 
     fn seek_to_first(&mut self) {
-        self.move_to(SkipList::front);
+        self.move_to(SkipList::front, |_, _| Some(0));
     }
 
     fn seek_to_last(&mut self) {
-        self.move_to(SkipList::back);
+        self.move_to(SkipList::back, |f, _| f.len().checked_sub(1));
     }
 
     fn seek(&mut self, target: &[u8]) {
-        self.move_to(|l| l.lower_bound(target));
+        self.move_to(
+            |l| l.lower_bound(target),
+            |f, lists| Some(f.lower_bound(lists, target)),
+        );
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
-        self.move_to(|l| l.upper_bound(target, true));
+        self.move_to(
+            |l| l.upper_bound(target, true),
+            |f, lists| f.upper_bound(lists, target, true),
+        );
     }
 
     fn next(&mut self) {
-        self.cur = self.entry().and_then(|e| e.next()).map(|e| e.position());
+        self.cur = match self.cur {
+            Some(At::List(_)) => self
+                .entry()
+                .and_then(|e| e.next())
+                .map(|e| At::List(e.position())),
+            Some(At::Frozen(i)) => match &self.over {
+                Over::Frozen(f) if i + 1 < f.len() => Some(At::Frozen(i + 1)),
+                _ => None,
+            },
+            None => None,
+        };
     }
 
     fn prev(&mut self) {
-        let list = self.list();
-        self.cur = self
-            .entry()
-            .and_then(|e| list?.upper_bound(e.key(), false))
-            .map(|e| e.position());
+        self.cur = match self.cur {
+            Some(At::List(_)) => {
+                let list = self.list();
+                self.entry()
+                    .and_then(|e| list?.upper_bound(e.key(), false))
+                    .map(|e| At::List(e.position()))
+            }
+            Some(At::Frozen(i)) => i.checked_sub(1).map(At::Frozen),
+            None => None,
+        };
     }
 
     fn key(&self) -> &[u8] {

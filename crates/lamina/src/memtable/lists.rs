@@ -13,13 +13,18 @@
 //! The lists of a memtable have consecutive identities (an
 //! [`IdBlock`]), so the hash index's position of an entry says which list
 //! holds it, and only that list resolves it.
+//!
+//! Ordered reads read the lists inserts moved on from through one index of
+//! them ([`Frozen`]), once it is built.
 
 use super::arena::Inserters;
+use super::frozen::Frozen;
 use super::skiplist::{Entry, IdBlock, Position, SkipList};
 use crate::key;
+use arc_swap::ArcSwapOption;
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// Most lists in one memtable.
 pub(super) const MAX_LISTS: usize = 16;
@@ -53,6 +58,15 @@ pub(super) struct Lists {
     sealed: AtomicU64,
     /// The identities of the lists not made yet; held to make one.
     ids: Mutex<IdBlock>,
+    /// The index of the lists inserts moved on from, once built.
+    frozen: ArcSwapOption<Frozen>,
+    /// Held while the index is built (one builder at a time).
+    freezing: Mutex<()>,
+    /// Bytes the index holds.
+    frozen_bytes: AtomicU64,
+    /// Set once an ordered read found lists to index: a memtable only
+    /// written is never indexed.
+    read_in_order: AtomicBool,
 }
 
 impl Lists {
@@ -73,6 +87,10 @@ impl Lists {
             list_bytes,
             sealed: AtomicU64::new(0),
             ids: Mutex::new(ids),
+            frozen: ArcSwapOption::empty(),
+            freezing: Mutex::new(()),
+            frozen_bytes: AtomicU64::new(0),
+            read_in_order: AtomicBool::new(false),
         }
     }
 
@@ -88,12 +106,24 @@ impl Lists {
     /// `active` is read and written `SeqCst`: a hash index built while
     /// writers insert finds every list an insert that did not record itself
     /// went to (see `NewestIndex::build`).
-    pub(super) fn insert(&self, key_parts: &[&[u8]], value: &[u8], who: Inserters) -> Entry<'_> {
+    ///
+    /// Also returns whether it found the active list full (inserts moved
+    /// on from it, by this insert or another's): a list to index.
+    pub(super) fn insert(
+        &self,
+        key_parts: &[&[u8]],
+        value: &[u8],
+        who: Inserters,
+    ) -> (Entry<'_>, bool) {
+        let mut rolled = false;
         loop {
             let list = self.active();
             match list.try_insert(key_parts, value, who) {
-                Some(entry) => return entry,
-                None => self.roll(list),
+                Some(entry) => return (entry, rolled),
+                None => {
+                    self.roll(list);
+                    rolled = true;
+                }
             }
         }
     }
@@ -130,10 +160,66 @@ impl Lists {
         }
     }
 
+    /// Moves inserts on from the active list whether or not it is full,
+    /// as a writer that found it full would.
+    #[cfg(test)]
+    pub(super) fn move_on(&self) {
+        self.roll(self.active());
+    }
+
     /// Bytes of memory the lists are charged for: the lists inserts moved
     /// on from, and the active one's arena.
     pub(super) fn charged(&self) -> u64 {
-        self.sealed.load(Ordering::Relaxed) + self.active().charged() as u64
+        self.sealed.load(Ordering::Relaxed)
+            + self.active().charged() as u64
+            + self.frozen_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Indexes the lists inserts moved on from ([`Frozen`]), unless fewer
+    /// than two are or the index holds them all already; extends the
+    /// index of the first ones if it is still current.
+    pub(super) fn freeze(&self) {
+        let _one = self.freezing.lock();
+        let covers = self.active.load(Ordering::SeqCst);
+        let old = self.frozen().filter(|f| f.covers() <= covers);
+        if covers < 2 || old.as_ref().is_some_and(|f| f.covers() == covers) {
+            return;
+        }
+        let index = Frozen::build(self, covers, old.as_deref());
+        self.frozen_bytes
+            .store(index.bytes() as u64, Ordering::Relaxed);
+        self.frozen.store(Some(Arc::new(index)));
+    }
+
+    /// Whether [`Lists::freeze`] has lists to index for the ordered reads
+    /// the lists have had: two or more that inserts moved on from, not all
+    /// in a current index.
+    pub(super) fn wants_freeze(&self) -> bool {
+        self.read_in_order.load(Ordering::Relaxed) && self.unindexed(self.frozen().as_deref())
+    }
+
+    /// Whether two or more lists inserts moved on from are not all in
+    /// `frozen`.
+    fn unindexed(&self, frozen: Option<&Frozen>) -> bool {
+        let covers = self.active.load(Ordering::Relaxed);
+        covers >= 2 && frozen.is_none_or(|f| f.covers() < covers)
+    }
+
+    /// The index of the first lists, if one is built and holds every entry
+    /// they have counted (see [`Frozen::is_current`]).
+    pub(super) fn frozen(&self) -> Option<Arc<Frozen>> {
+        self.frozen.load_full().filter(|f| f.is_current(self))
+    }
+
+    /// [`Lists::frozen`], for an ordered read: one that finds lists to
+    /// index marks the lists as read in order, so that they are indexed
+    /// ([`Lists::wants_freeze`]).
+    pub(super) fn frozen_for_read(&self) -> Option<Arc<Frozen>> {
+        let frozen = self.frozen();
+        if !self.read_in_order.load(Ordering::Relaxed) && self.unindexed(frozen.as_deref()) {
+            self.read_in_order.store(true, Ordering::Relaxed);
+        }
+        frozen
     }
 
     /// The lists made so far, oldest first: up to the active one, read

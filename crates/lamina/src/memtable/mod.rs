@@ -4,6 +4,7 @@
 
 mod arena;
 mod cursor;
+mod frozen;
 mod hash_slots;
 mod lists;
 mod newest;
@@ -11,7 +12,7 @@ mod skiplist;
 mod spare;
 
 pub use arena::Inserters;
-pub use cursor::MemtableIter;
+pub use cursor::{MemSource, MemtableIter};
 pub(crate) use spare::Registration as SpareChunks;
 
 use crate::key::{self, InternalKey, Kind, SeqNo};
@@ -105,11 +106,13 @@ impl Memtable {
     /// Inserts one entry. Each `(tree_key, seqno)` is inserted at most once.
     pub fn insert(&self, tree_key: &[u8], seqno: SeqNo, kind: Kind, value: &[u8]) {
         let trailer = ((seqno << 8) | u64::from(kind as u8)).to_le_bytes();
-        self.insert_parts(&[tree_key, &trailer], value, Inserters::Many);
+        let _ = self.insert_parts(&[tree_key, &trailer], value, Inserters::Many);
     }
 
     /// Inserts one entry of keyspace `ks`: its internal key is written
-    /// straight into the skip list's entry, beside the value.
+    /// straight into the skip list's entry, beside the value. True when the
+    /// insert found its skip list full and moved on to another: the
+    /// memtable then has lists to index ([`Memtable::freeze`]).
     pub fn insert_user(
         &self,
         ks: key::KeyspaceId,
@@ -118,9 +121,23 @@ impl Memtable {
         kind: Kind,
         value: &[u8],
         who: Inserters,
-    ) {
+    ) -> bool {
         let trailer = ((seqno << 8) | u64::from(kind as u8)).to_le_bytes();
-        self.insert_parts(&[&ks.to_be_bytes(), user_key, &trailer], value, who);
+        self.insert_parts(&[&ks.to_be_bytes(), user_key, &trailer], value, who)
+    }
+
+    /// Indexes the skip lists inserts moved on from, for ordered reads
+    /// (`memtable::frozen`); nothing if there is nothing new to index. Off
+    /// the writers' path: the flush thread calls it when
+    /// [`Memtable::wants_freeze`] says so.
+    pub fn freeze(&self) {
+        self.lists.freeze();
+    }
+
+    /// Whether the memtable has had an ordered read and has lists to index
+    /// for the next: a memtable only written is never indexed.
+    pub fn wants_freeze(&self) -> bool {
+        self.lists.wants_freeze()
     }
 
     /// Inserts into the newest skip list the entry whose internal key is
@@ -128,8 +145,8 @@ impl Memtable {
     /// reader that finds it in the index finds it in a list too, and every
     /// entry a reader may see (seqno published after this returns) is in
     /// both.
-    fn insert_parts(&self, key_parts: &[&[u8]], value: &[u8], who: Inserters) {
-        let entry = self.lists.insert(key_parts, value, who);
+    fn insert_parts(&self, key_parts: &[&[u8]], value: &[u8], who: Inserters) -> bool {
+        let (entry, rolled) = self.lists.insert(key_parts, value, who);
         let ikey = entry.key();
         // A key that is not a well-formed internal key has no point lookup.
         if self.newest.is_kept() {
@@ -138,6 +155,7 @@ impl Memtable {
                 self.index_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
             }
         }
+        rolled
     }
 
     /// Bytes of memory held: what the skip lists' arenas are charged (a

@@ -305,6 +305,7 @@ mod tests {
             value,
             super::super::arena::Inserters::Many,
         )
+        .0
     }
 
     /// Inserts `tree_key` at `seqno` with `value` into `list` and records

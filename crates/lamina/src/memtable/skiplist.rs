@@ -373,6 +373,12 @@ impl SkipList {
         self.len() == 0
     }
 
+    /// Number of entries, read `Acquire`: a walk of the list after it finds
+    /// every entry counted (an index of the list, `frozen`).
+    pub fn counted(&self) -> usize {
+        self.len.load(Ordering::Acquire)
+    }
+
     /// The entry at `pos`; `None` if `pos` was taken from another list.
     pub fn entry(&self, pos: Position) -> Option<Entry<'_>> {
         (pos.list == self.id).then_some(Entry {
@@ -459,13 +465,16 @@ impl SkipList {
         if unsafe { next(node_ptr, 0) }.is_null() {
             self.raise_last(node_ptr, key, who);
         }
+        // Counted after it is linked, `Release`: whoever reads the count
+        // with `Acquire` ([`SkipList::counted`]) finds every entry counted
+        // by a walk of the list.
         match who {
             Inserters::Many => {
-                self.len.fetch_add(1, Ordering::Relaxed);
+                self.len.fetch_add(1, Ordering::Release);
             }
             Inserters::One => {
                 let n = self.len.load(Ordering::Relaxed);
-                self.len.store(n + 1, Ordering::Relaxed);
+                self.len.store(n + 1, Ordering::Release);
             }
         }
         Some(Entry {

@@ -295,6 +295,9 @@ proptest::proptest! {
     fn lookups_snapshots_and_iteration_agree_with_a_model(
         ops in proptest::collection::vec((0u8..6, 0u8..3, 0u8..255), 1..60),
         list_bytes in proptest::prop_oneof![proptest::strategy::Just(1u64 << 20), 1u64..1000],
+        // Full lists indexed after this many inserts, and again at the end
+        // when even (the index then extended).
+        freeze_after in 0usize..70,
     ) {
         let m = Arc::new(Memtable::with_list_bytes(1, list_bytes, true));
         // The same entries, no index kept: its skip lists answer alone.
@@ -302,12 +305,23 @@ proptest::proptest! {
         // (tree key, seqno) → (kind, value), every entry ever inserted.
         let mut model = std::collections::BTreeMap::new();
         for (seqno, (k, kind, v)) in (1u64..).zip(&ops) {
+            if seqno as usize == freeze_after + 1 {
+                m.freeze();
+            }
             let tk = key::tree_key(0, &[b'k', *k]);
             let kind = match kind { 0 => Kind::Delete, 1 => Kind::Put, _ => Kind::Merge };
             let value = if kind == Kind::Delete { Vec::new() } else { vec![*v; 3] };
             m.insert(&tk, seqno, kind, &value);
             lists_only.insert(&tk, seqno, kind, &value);
             model.insert((tk, seqno), (kind, value));
+        }
+        if freeze_after % 2 == 0 {
+            m.freeze();
+        }
+        let full = m.lists.all().count() - 1;
+        if freeze_after % 2 == 0 && full >= 2 {
+            proptest::prop_assert!(!m.wants_freeze());
+            proptest::prop_assert_eq!(m.iters().count(), 2, "the index and the active list");
         }
         let last = ops.len() as u64;
         for k in 0u8..7 {
@@ -363,7 +377,72 @@ proptest::proptest! {
         }
         back.reverse();
         proptest::prop_assert_eq!(back, want.iter().map(|w| w.1).collect::<Vec<_>>());
+        // Seeks both ways from every key at every seqno.
+        let ikeys: Vec<Vec<u8>> = want
+            .iter()
+            .map(|(tk, s, kind, _)| key::internal_key(tk, *s, *kind as u8))
+            .collect();
+        for k in 0u8..7 {
+            let tk = key::tree_key(0, &[b'k', k]);
+            for as_of in 0..=last + 1 {
+                let target = key::seek_key_at(&tk, as_of);
+                let at = ikeys.partition_point(|ik| key::compare(ik, &target).is_lt());
+                it.seek(&target);
+                proptest::prop_assert_eq!(it.valid().then(|| it.key().to_vec()), ikeys.get(at).cloned());
+                let before = ikeys.partition_point(|ik| key::compare(ik, &target).is_le());
+                it.seek_for_prev(&target);
+                let want_prev = before.checked_sub(1).and_then(|i| ikeys.get(i)).cloned();
+                proptest::prop_assert_eq!(it.valid().then(|| it.key().to_vec()), want_prev);
+            }
+        }
     }
+}
+
+/// A writer that took a list before inserts moved on may insert into it
+/// after the list was indexed: the index is then no longer used (cursors
+/// made after read the lists, and a cursor over the index says it is
+/// behind) until it is built again.
+#[test]
+fn an_insert_into_an_indexed_list_is_read_through_the_lists_until_indexed_again() {
+    let m = Arc::new(Memtable::with_list_bytes(1, 1 << 20, false));
+    let tk = |i: u32| key::tree_key(0, format!("k{i:05}").as_bytes());
+    for i in 0..400u32 {
+        m.insert(&tk(i * 2), u64::from(i) + 1, Kind::Put, &[7; 40]);
+        if i % 100 == 99 {
+            m.lists.move_on();
+        }
+    }
+    let lists = m.lists.all().count();
+    assert_eq!(
+        lists, 5,
+        "four lists inserts moved on from, and the active one"
+    );
+    assert!(!m.wants_freeze(), "only written: nothing to index for");
+    assert_eq!(m.iters().count(), lists, "an ordered read, of every list");
+    assert!(m.wants_freeze(), "read in order: its full lists to index");
+    m.freeze();
+    assert!(!m.wants_freeze());
+    assert_eq!(m.iters().count(), 2, "the index and the active list");
+    let before = MergingIter::new(m.iters().collect());
+    // The late insert, into the first list.
+    let first = m.lists.get(0).unwrap();
+    let late = key::internal_key(&tk(1), 1_000, Kind::Put as u8);
+    first
+        .try_insert(&[&late], b"late", Inserters::Many)
+        .unwrap();
+    assert!(!before.children().iter().all(MemtableIter::is_current));
+    assert!(m.wants_freeze());
+    assert_eq!(m.iters().count(), lists, "every list, the index unused");
+    let find = |m: &Arc<Memtable>| {
+        let mut it = merged(m);
+        it.seek(&key::seek_key(&tk(1)));
+        it.valid() && it.value() == b"late"
+    };
+    assert!(find(&m), "read through the lists");
+    m.freeze();
+    assert_eq!(m.iters().count(), 2, "indexed again");
+    assert!(find(&m), "read through the index");
+    assert_eq!(entries(&mut merged(&m)).len(), 401);
 }
 
 /// Memtables too small for huge chunks register nothing with the pool of

@@ -27,8 +27,9 @@ impl Reads {
         })
     }
 
-    /// A merged iterator over every source of `view`: each memtable list,
-    /// each level-0 table, each deeper level.
+    /// A merged iterator over every source of `view`: each memtable's
+    /// index of its full lists and each list after them
+    /// (`Memtable::iters`), each level-0 table, each deeper level.
     pub(crate) fn merged(&self, view: &ReadView) -> MergingIter<Source> {
         let (mems, version) = (&view.pinned.mems, &view.pinned.version);
         let deeper = (1..crate::manifest::NUM_LEVELS).filter(|&l| !version.level(l).is_empty());

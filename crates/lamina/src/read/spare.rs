@@ -15,8 +15,9 @@
 //! memtables, version and tables are the same, and only the active
 //! memtable changes, by its writes (which its lists' cursors see, as any
 //! cursor sees what is inserted after it was made, the seqno deciding)
-//! and by the lists it adds: a cursor is taken only while the view's
-//! memtables have as many lists as it reads.
+//! and by the lists it adds and indexes: a cursor is taken only while it
+//! reads the sources a new one would (the same lists and indexes of lists),
+//! and an index it reads still holds every entry of its lists.
 
 use super::point::Pinned;
 use crate::iter::Cursor;
@@ -35,7 +36,7 @@ impl SpareCursor {
     pub fn take(&self, pinned: &Arc<Pinned>) -> Option<Cursor> {
         let mut slot = self.slot.try_lock()?;
         match slot.as_ref() {
-            Some((p, c)) if Arc::ptr_eq(p, pinned) && c.memtable_lists() == lists(pinned) => {
+            Some((p, c)) if Arc::ptr_eq(p, pinned) && reads_as_new(c, pinned) => {
                 slot.take().map(|(_, c)| c)
             }
             _ => None,
@@ -70,8 +71,10 @@ impl SpareCursor {
     }
 }
 
-/// The lists the memtables of `pinned` have now (`Memtable::iters` makes a
-/// cursor for each, from a range of list numbers: its exact size).
-fn lists(pinned: &Pinned) -> usize {
-    pinned.mems.iter().map(|m| m.iters().size_hint().0).sum()
+/// Whether `cursor`'s memtable sources read what a new cursor's over
+/// `pinned` would: the same lists and indexes of lists, in the same order,
+/// each index still holding every entry of its lists.
+fn reads_as_new(cursor: &Cursor, pinned: &Pinned) -> bool {
+    let now = pinned.mems.iter().flat_map(|m| m.sources()).map(Some);
+    cursor.memtable_sources().eq(now)
 }

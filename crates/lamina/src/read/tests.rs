@@ -264,3 +264,60 @@ fn a_cursor_taken_counts_its_steps_afresh() {
         "the cursor went back"
     );
 }
+
+/// The active memtable's full skip lists, once an ordered read has read
+/// them, are indexed by the flush thread as writes go on; reads through the
+/// index see every write.
+#[test]
+fn a_memtable_read_in_order_has_its_full_lists_indexed() {
+    let fs = MemFs::new();
+    let opts = Options {
+        fs: Arc::new(fs.clone()),
+        memtable_size: 4 << 20,
+        ..Options::default()
+    };
+    let db = Db::open("db", opts).unwrap();
+    let mut model = Model::new();
+    let mut rng = StdRng::seed_from_u64(7);
+    let mut write = |n: usize, model: &mut Model| {
+        for _ in 0..n {
+            let k = format!("k{:07}", rng.gen_range(0..1_000_000)).into_bytes();
+            db.put(&k, &[9; 100]).unwrap();
+            model.insert(k, vec![9; 100]);
+        }
+    };
+    write(20_000, &mut model);
+    let sources = || {
+        let view = db.inner().pinned().unwrap();
+        assert_eq!(view.mems.len(), 1, "one memtable");
+        view.mems[0].iters().count()
+    };
+    let lists = sources();
+    assert!(lists > 3, "the memtable's lists: {lists}");
+    // Its first ordered read reads every list.
+    assert_eq!(db.iter().count(), model.len());
+    // Indexed when a list fills (or by the flush thread's next round).
+    let mut more = 0;
+    while sources() != 2 {
+        assert!(more < 6_000, "never indexed");
+        write(100, &mut model);
+        more += 100;
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let got: Vec<_> = db.iter().map(|r| r.unwrap()).collect();
+    let want: Vec<_> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    assert!(
+        got == want,
+        "an ordered read through the index reads the model"
+    );
+    for p in ["k000", "k05", "k9999"] {
+        let got: Vec<_> = db.prefix(p.as_bytes()).map(|r| r.unwrap().0).collect();
+        let want: Vec<_> = model
+            .keys()
+            .filter(|k| k.starts_with(p.as_bytes()))
+            .cloned()
+            .collect();
+        assert_eq!(got, want, "prefix {p}");
+    }
+    db.close().unwrap();
+}

@@ -77,6 +77,11 @@ pub(super) fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<Vec<Str
     inner.commit().set_visible(last_seqno);
     inner.commit().set_last_seqno(last_seqno);
     if inner.opts().read_only {
+        // No thread of a read-only handle indexes the replayed memtables'
+        // lists for ordered reads later: done now.
+        for m in &sealed {
+            m.freeze();
+        }
         let mut st = inner.state().lock();
         if let Some(m) = sealed.pop() {
             st.mem = m;

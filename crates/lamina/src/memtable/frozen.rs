@@ -1,0 +1,132 @@
+//! One ordered index over the skip lists a memtable's inserts moved on from
+//! (`lists`): an array of their entries' positions in key order, so that an
+//! ordered read searches and steps through one array instead of searching
+//! every sealed list and merging them entry by entry.
+//!
+//! A memtable of 64 MiB holds up to eight lists of 8 MiB; a seek of an
+//! ordered read searched each of them (a cache miss at nearly every step
+//! down each tower) and merged them with every table's cursor: short range
+//! scans of 10 entries spent half their time there (docs/design.md, "The
+//! memtable's lists, indexed for ordered reads").
+//!
+//! The index is built off the writers' path (by the flush thread, when a
+//! list is sealed; at a read-only open, for the replayed memtables) and
+//! extended list by list: each sealed list is merged into the index of the
+//! ones before it. A writer that took a list before inserts moved on may
+//! still be inserting into it; the index records how many entries each
+//! list had counted when it was read, and is used only while every list
+//! still counts as many (an entry is counted after it is linked, so every
+//! counted entry is in the index). A reader asks after its seqno is fixed:
+//! every entry it may see was counted by then.
+
+use super::lists::Lists;
+use super::skiplist::{Position, SkipList};
+use crate::key;
+use std::cmp::Ordering;
+
+/// The entries of lists `0..covers` of a memtable, in key order.
+pub(super) struct Frozen {
+    /// For each list indexed, the entries it had counted before its walk.
+    counts: Vec<usize>,
+    entries: Vec<Position>,
+}
+
+impl Frozen {
+    /// The index of lists `0..covers` of `lists`, extending `prev` (an
+    /// index of the first lists, still current) with the lists after it.
+    pub fn build(lists: &Lists, covers: usize, prev: Option<&Frozen>) -> Frozen {
+        let (mut counts, mut entries) = match prev {
+            Some(p) if p.covers() <= covers => (p.counts.clone(), p.entries.clone()),
+            _ => (Vec::new(), Vec::new()),
+        };
+        for i in counts.len()..covers {
+            let Some(list) = lists.get(i) else { break };
+            // Counted before the walk: each entry counted is linked, so
+            // the walk finds it.
+            counts.push(list.counted());
+            entries = merge(lists, &entries, list);
+        }
+        Frozen { counts, entries }
+    }
+
+    /// The lists indexed: `0..covers()`.
+    pub fn covers(&self) -> usize {
+        self.counts.len()
+    }
+
+    /// Whether no list indexed has counted an entry since it was read: then
+    /// the index holds every entry a reader whose seqno is fixed may see.
+    pub fn is_current(&self, lists: &Lists) -> bool {
+        self.counts
+            .iter()
+            .enumerate()
+            .all(|(i, &n)| lists.get(i).is_some_and(|l| l.counted() == n))
+    }
+
+    /// Bytes of memory the index holds.
+    pub fn bytes(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<Position>()
+            + self.counts.capacity() * std::mem::size_of::<usize>()
+    }
+
+    /// Entries indexed.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// The position of entry `i` in key order.
+    pub fn get(&self, i: usize) -> Option<Position> {
+        self.entries.get(i).copied()
+    }
+
+    /// The index of the first entry at or after internal key `target`
+    /// ([`Frozen::len`] if none).
+    pub fn lower_bound(&self, lists: &Lists, target: &[u8]) -> usize {
+        self.entries
+            .partition_point(|&p| order(lists, p, target) == Ordering::Less)
+    }
+
+    /// The index of the last entry before `target` (`or_equal`: at or
+    /// before), if any.
+    pub fn upper_bound(&self, lists: &Lists, target: &[u8], or_equal: bool) -> Option<usize> {
+        let after = self
+            .entries
+            .partition_point(|&p| match order(lists, p, target) {
+                Ordering::Less => true,
+                Ordering::Equal => or_equal,
+                Ordering::Greater => false,
+            });
+        after.checked_sub(1)
+    }
+}
+
+/// The order of the entry at `p` against internal key `target`.
+fn order(lists: &Lists, p: Position, target: &[u8]) -> Ordering {
+    lists
+        .entry(p)
+        .map_or(Ordering::Greater, |e| key::compare(e.key(), target))
+}
+
+/// The positions of `a` (entries of `lists`, in key order) and of every
+/// entry of `list`, merged in key order.
+fn merge(lists: &Lists, a: &[Position], list: &SkipList) -> Vec<Position> {
+    let mut out = Vec::with_capacity(a.len() + list.counted());
+    let mut b = list.front();
+    let mut a = a.iter().copied().peekable();
+    while let (Some(&pa), Some(eb)) = (a.peek(), b) {
+        let ka = lists.entry(pa).map_or(&[][..], |e| e.key());
+        if key::compare(ka, eb.key()) == Ordering::Less {
+            out.push(pa);
+            a.next();
+        } else {
+            out.push(eb.position());
+            b = eb.next();
+        }
+    }
+    out.extend(a);
+    while let Some(eb) = b {
+        out.push(eb.position());
+        b = eb.next();
+    }
+    out
+}
