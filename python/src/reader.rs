@@ -220,12 +220,8 @@ pub fn count(py: Python<'_>, r: &dyn Reader, bounds: &Bounds) -> PyResult<usize>
         return Ok(0);
     }
     py.detach(|| {
-        let mut n = 0usize;
-        for item in r.range(bounds).keys_only() {
-            item?;
-            n += 1;
-        }
-        Ok(n)
+        let n = r.range(bounds).count_keys()?;
+        Ok(usize::try_from(n).unwrap_or(usize::MAX))
     })
     .map_err(to_py)
 }

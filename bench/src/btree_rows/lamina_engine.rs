@@ -161,12 +161,7 @@ impl Reader for LaminaReader {
     }
 
     fn len(&mut self) -> Result<u64, String> {
-        let mut n = 0;
-        for entry in self.snap.iter().keys_only() {
-            entry.map_err(err)?;
-            n += 1;
-        }
-        Ok(n)
+        self.snap.iter().count_keys().map_err(err)
     }
 }
 

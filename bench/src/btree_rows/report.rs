@@ -136,7 +136,7 @@ fn describe(engine: &str) -> String {
              (nosync writes: `Durability::Os`); a pop is `iter().next()` (or `.next_back()`) \
              and `delete`, the transaction's commit then `sync()`; retain and extract_if \
              iterate and delete in the batch; a read transaction is a `Snapshot` \
-             (`get_with_in`, `range`; len: `iter().keys_only()` counted); compaction \
+             (`get_with_in`, `range`; len: `iter().count_keys()`); compaction \
              `compact()`; sorted inserts: a `TableWriter` table added by `ingest` (moved in)",
             lamina_budget() >> 20
         ),

@@ -42,18 +42,13 @@ pub fn run(args: CountArgs, _ctx: &Ctx) -> CliResult<Exit> {
     };
     let mut counts = Vec::new();
     for ks in &keyspaces {
-        // Keys only: counting folds no merge operand, so a key whose
-        // operands cannot be folded is counted like any other.
-        let iter = match &prefix {
+        // Counting folds no merge operand, so a key whose operands cannot
+        // be folded is counted like any other.
+        let n = match &prefix {
             Some(p) => ks.prefix(p),
             None => ks.iter(),
         }
-        .keys_only();
-        let mut n = 0u64;
-        for item in iter {
-            item?;
-            n += 1;
-        }
+        .count_keys()?;
         counts.push((ks.name().to_string(), n));
     }
     let total: u64 = counts.iter().map(|(_, n)| n).sum();

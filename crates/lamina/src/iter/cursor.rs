@@ -261,8 +261,8 @@ impl Cursor {
         self.stepped
     }
 
-    /// The next entry in ascending order.
-    pub fn next_forward(&mut self) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
+    /// Seeks to the lower bound before the first forward step.
+    fn start_forward(&mut self) {
         if !self.started {
             self.started = true;
             match &self.lower {
@@ -270,6 +270,54 @@ impl Cursor {
                 Bound::Unbounded => self.it.seek_to_first(),
             }
         }
+    }
+
+    /// The keys from here to the upper bound that a keys-only walk would
+    /// list (each whose newest entry at the cursor's seqno is not a
+    /// tombstone), counted without copying a key or a value; the cursor is
+    /// then at the end. Each key's entries are stepped over as a walk steps
+    /// over them.
+    pub fn count_forward(&mut self) -> Result<u64> {
+        self.start_forward();
+        self.has_last = false;
+        let mut n = 0;
+        loop {
+            if !self.it.valid() {
+                return self.it.status().map(|()| n);
+            }
+            let Some(p) = key::parse(self.it.key()) else {
+                return Err(malformed(self.it.key()));
+            };
+            if !below_upper(p.tree_key, &self.upper) {
+                return Ok(n);
+            }
+            let wanted = above_lower(p.tree_key, &self.lower);
+            self.last.clear();
+            self.last.extend_from_slice(p.tree_key);
+            let mut newest = None;
+            while self.it.valid() {
+                let Some(p) = key::parse(self.it.key()) else {
+                    return Err(malformed(self.it.key()));
+                };
+                if p.tree_key != self.last.as_slice() {
+                    break;
+                }
+                if newest.is_none() && p.seqno <= self.seqno {
+                    newest = Some(p.kind);
+                }
+                self.it.next();
+                self.stepped += 1;
+            }
+            self.it.status()?;
+            if wanted && present(newest).is_some() {
+                n += 1;
+            }
+        }
+    }
+
+    /// The next entry in ascending order.
+    pub fn next_forward(&mut self) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
+        self.start_forward();
         loop {
             if !self.it.valid() {
                 return self.it.status().err().map(Err);

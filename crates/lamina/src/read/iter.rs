@@ -187,6 +187,46 @@ impl Iter {
         self
     }
 
+    /// The keys the iterator has yet to yield, counted without reading,
+    /// copying or folding a value: what `keys_only()` would yield, without
+    /// a merge operand folded or a value read from a blob file. Consumes
+    /// the iterator.
+    ///
+    /// Python's `len(db)` counts with it: a walk of every key (O(n)), a
+    /// little faster than a loop of `next`.
+    pub fn count_keys(mut self) -> Result<u64> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        if self.done {
+            return Ok(0);
+        }
+        if let Some(closed) = self.closed() {
+            return Err(closed);
+        }
+        if self.back.is_some() {
+            // Walked from both ends: counted up to where they meet.
+            let mut n = 0;
+            for item in self.by_ref() {
+                match item {
+                    // A key whose operands cannot be folded is a key.
+                    Ok(_) | Err(Error::Merge(_)) => n += 1,
+                    Err(e) => return Err(e),
+                }
+            }
+            return Ok(n);
+        }
+        if self.front.is_none() {
+            self.front = self.cursor(End::Front);
+        }
+        let Some(front) = self.front.as_mut() else {
+            return Ok(0);
+        };
+        let n = front.count_forward();
+        self.done = true;
+        n
+    }
+
     /// Entries of the tree the iterator has stepped over so far, both ends
     /// (see [`Cursor::stepped`]).
     #[cfg(any(test, feature = "internals"))]

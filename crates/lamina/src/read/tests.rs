@@ -321,3 +321,72 @@ fn a_memtable_read_in_order_has_its_full_lists_indexed() {
     }
     db.close().unwrap();
 }
+
+/// `Iter::count_keys` counts what a keys-only walk of the same iterator
+/// yields: over ranges and prefixes, of the database and of snapshots,
+/// fresh or after a few steps from either end, with tombstones, merge
+/// operands and several versions of a key in memtables and tables.
+#[test]
+fn count_keys_counts_what_a_keys_only_walk_yields() {
+    let fs = MemFs::new();
+    let opts = Options {
+        merge_operator: Arc::new(crate::merge::Append),
+        ..small(&fs)
+    };
+    let db = Db::open("db", opts).unwrap();
+    let mut rng = StdRng::seed_from_u64(11);
+    let mut snaps = Vec::new();
+    for round in 0..40 {
+        for _ in 0..60 {
+            let k = key(&mut rng);
+            match rng.gen_range(0..10) {
+                0..=2 => db.delete(&k).unwrap(),
+                3 => db.merge(&k, b"+").unwrap(),
+                _ => db.put(&k, &[b'v'; 20]).unwrap(),
+            }
+        }
+        if round % 10 == 9 {
+            snaps.push(db.snapshot());
+        }
+        let (lo, hi) = (bound(&mut rng), bound(&mut rng));
+        let prefix = format!("k{}", rng.gen_range(0..4)).into_bytes();
+        let make = |which: usize| -> Iter {
+            let snap = snaps.last();
+            match (which, snap) {
+                (0, _) => db.range::<Vec<u8>, _>((lo.clone(), hi.clone())),
+                (1, _) => db.prefix(&prefix),
+                (2, Some(s)) => s.range::<Vec<u8>, _>((lo.clone(), hi.clone())),
+                _ => db.iter(),
+            }
+        };
+        for which in 0..4 {
+            let want = make(which).keys_only().count() as u64;
+            assert_eq!(
+                make(which).count_keys().unwrap(),
+                want,
+                "round {round}, reader {which}"
+            );
+            // After steps from the front, then from both ends.
+            let mut it = make(which);
+            let front = it.by_ref().take(2).count() as u64;
+            assert_eq!(
+                it.count_keys().unwrap(),
+                want.saturating_sub(front),
+                "round {round}, reader {which}, after the front"
+            );
+            let mut it = make(which);
+            let front = it.by_ref().take(1).count() as u64;
+            let back = it.by_ref().rev().take(1).count() as u64;
+            assert_eq!(
+                it.count_keys().unwrap(),
+                want.saturating_sub(front + back),
+                "round {round}, reader {which}, both ends"
+            );
+        }
+        if round % 7 == 6 {
+            db.flush().unwrap();
+        }
+    }
+    drop(snaps);
+    db.close().unwrap();
+}
