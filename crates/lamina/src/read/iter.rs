@@ -33,9 +33,10 @@ impl Reads {
     pub(crate) fn merged(&self, view: &ReadView) -> MergingIter<Source> {
         let (mems, version) = (&view.pinned.mems, &view.pinned.version);
         let deeper = (1..crate::manifest::NUM_LEVELS).filter(|&l| !version.level(l).is_empty());
-        let lists: usize = mems.iter().map(|m| m.iters().size_hint().0).sum();
+        // Most memtables read as an index of their full lists and the
+        // active one.
         let mut children =
-            Vec::with_capacity(lists + version.level(0).len() + deeper.clone().count());
+            Vec::with_capacity(2 * mems.len() + version.level(0).len() + deeper.clone().count());
         for m in mems {
             children.extend(m.iters().map(Source::Mem));
         }
