@@ -313,7 +313,9 @@ impl Inner {
                 st.imm.is_empty().then(|| Arc::clone(&st.mem))
             };
             if let Some(active) = active {
-                active.freeze();
+                if active.wants_freeze() {
+                    active.freeze();
+                }
                 continue;
             }
             if self.is_poisoned() {

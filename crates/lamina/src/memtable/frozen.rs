@@ -22,6 +22,7 @@
 use super::lists::Lists;
 use super::skiplist::{Position, SkipList};
 use crate::key;
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 /// The entries of lists `0..covers` of a memtable, in key order.
@@ -35,18 +36,23 @@ impl Frozen {
     /// The index of lists `0..covers` of `lists`, extending `prev` (an
     /// index of the first lists, still current) with the lists after it.
     pub fn build(lists: &Lists, covers: usize, prev: Option<&Frozen>) -> Frozen {
+        // The entries of `prev` are merged from where they are, not copied
+        // first: each list after them makes one new array.
         let (mut counts, mut entries) = match prev {
-            Some(p) if p.covers() <= covers => (p.counts.clone(), p.entries.clone()),
-            _ => (Vec::new(), Vec::new()),
+            Some(p) if p.covers() <= covers => (p.counts.clone(), Cow::Borrowed(&p.entries[..])),
+            _ => (Vec::new(), Cow::Owned(Vec::new())),
         };
         for i in counts.len()..covers {
             let Some(list) = lists.get(i) else { break };
             // Counted before the walk: each entry counted is linked, so
             // the walk finds it.
             counts.push(list.counted());
-            entries = merge(lists, &entries, list);
+            entries = Cow::Owned(merge(lists, &entries, list));
         }
-        Frozen { counts, entries }
+        Frozen {
+            counts,
+            entries: entries.into_owned(),
+        }
     }
 
     /// The lists indexed: `0..covers()`.
