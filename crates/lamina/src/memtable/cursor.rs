@@ -3,8 +3,7 @@
 //! every other source),
 //! and [`MemtableScan`], borrowing it and merging its lists (flushes).
 
-use super::frozen::Frozen;
-use super::lists::Lists;
+use super::lists::IndexRead;
 use super::skiplist::{Entry, Position, SkipList};
 use super::Memtable;
 use crate::error::Result;
@@ -19,9 +18,9 @@ impl Memtable {
         MergingIter::new(lists.map(|list| ListScan { list, cur: None }).collect())
     }
 
-    /// Iterators over the memtable, to be merged: one over the index of the
-    /// lists inserts moved on from, if it is current (`frozen`), and one per
-    /// list after those; each keeps the memtable alive. Lists not indexed
+    /// Iterators over the memtable, to be merged: one over the index of its
+    /// first lists, as far as it is current (`frozen`), and one per list
+    /// after those; each keeps the memtable alive. Lists not indexed
     /// yet are then indexed by the flush thread ([`Memtable::freeze`]). Entries inserted
     /// later may or may not be seen (the caller filters by seqno: an entry
     /// the caller may see was inserted before its seqno was published).
@@ -29,8 +28,9 @@ impl Memtable {
     /// every entry of its lists the caller may see.
     pub fn iters(self: &Arc<Self>) -> impl Iterator<Item = MemtableIter> + '_ {
         let frozen = self.lists.frozen_for_read();
-        let first_list = frozen.as_ref().map_or(0, |f| f.covers());
-        let index = frozen.map(|f| MemtableIter::new(Arc::clone(self), Over::Frozen(f)));
+        let first_list = frozen.as_ref().map_or(0, IndexRead::lists);
+        let index = frozen
+            .map(|read| MemtableIter::new(Arc::clone(self), Over::Index { read, skip: None }));
         let lists = first_list..self.lists.all().count();
         index
             .into_iter()
@@ -42,7 +42,7 @@ impl Memtable {
     /// memtable sources say the same ([`MemtableIter::source`]).
     pub fn sources(&self) -> impl Iterator<Item = MemSource> {
         let mem = std::ptr::from_ref(self) as usize;
-        let covers = self.lists.frozen().map_or(0, |f| f.covers());
+        let covers = self.lists.frozen().map_or(0, |f| f.lists());
         let index = (covers > 0).then_some(MemSource {
             mem,
             index: true,
@@ -71,8 +71,9 @@ pub struct MemSource {
 enum Over {
     /// One skip list, by its number.
     List(usize),
-    /// The index of the first lists.
-    Frozen(Arc<Frozen>),
+    /// The index of the first lists, all of it or but its last list's
+    /// entries (`skip`: that list's identity).
+    Index { read: IndexRead, skip: Option<u64> },
 }
 
 /// Where a [`MemtableIter`] is.
@@ -81,7 +82,7 @@ enum At {
     /// On an entry of its list.
     List(Position),
     /// On entry `i` of its index, in key order.
-    Frozen(usize),
+    Index(usize),
 }
 
 /// Cursor over one skip list of a memtable, or over the index of its first
@@ -96,6 +97,13 @@ pub struct MemtableIter {
 impl MemtableIter {
     /// A cursor over `over` of `mem`, not positioned.
     fn new(mem: Arc<Memtable>, over: Over) -> MemtableIter {
+        let over = match over {
+            Over::Index { read, .. } => {
+                let skip = read.but_last.then(|| mem.lists.id() + read.lists() as u64);
+                Over::Index { read, skip }
+            }
+            list => list,
+        };
         MemtableIter {
             mem,
             over,
@@ -109,7 +117,7 @@ impl MemtableIter {
     pub fn is_current(&self) -> bool {
         match &self.over {
             Over::List(_) => true,
-            Over::Frozen(f) => f.is_current(&self.mem.lists),
+            Over::Index { read, .. } => read.index.is_current(&self.mem.lists, read.lists()),
         }
     }
 
@@ -123,10 +131,10 @@ impl MemtableIter {
                 index: false,
                 lists: *i,
             }),
-            Over::Frozen(f) => self.is_current().then_some(MemSource {
+            Over::Index { read, .. } => self.is_current().then_some(MemSource {
                 mem,
                 index: true,
-                lists: f.covers(),
+                lists: read.lists(),
             }),
         }
     }
@@ -134,34 +142,70 @@ impl MemtableIter {
     fn list(&self) -> Option<&SkipList> {
         match self.over {
             Over::List(i) => self.mem.lists.get(i),
-            Over::Frozen(_) => None,
+            Over::Index { .. } => None,
         }
     }
 
     fn entry(&self) -> Option<Entry<'_>> {
         let pos = match (self.cur?, &self.over) {
             (At::List(pos), _) => pos,
-            (At::Frozen(i), Over::Frozen(f)) => f.get(i)?,
-            (At::Frozen(_), Over::List(_)) => return None,
+            (At::Index(i), Over::Index { read, .. }) => read.index.get(i)?,
+            (At::Index(_), Over::List(_)) => return None,
         };
         self.mem.lists.entry(pos)
     }
 
-    /// Moves to what `in_list` finds in a list, or to the index `in_index`
-    /// finds in the index (one past its end: nowhere).
+    /// The first index entry from `i` on that the cursor reads (not one of
+    /// the list it skips), if any.
+    fn index_from(&self, mut i: usize) -> Option<At> {
+        let Over::Index { read, skip } = &self.over else {
+            return None;
+        };
+        loop {
+            let p = read.index.get(i)?;
+            if Some(p.list_id()) != *skip {
+                return Some(At::Index(i));
+            }
+            i += 1;
+        }
+    }
+
+    /// The last index entry at or before `i` that the cursor reads, if any.
+    fn index_back_from(&self, mut i: Option<usize>) -> Option<At> {
+        let Over::Index { read, skip } = &self.over else {
+            return None;
+        };
+        loop {
+            let p = read.index.get(i?)?;
+            if Some(p.list_id()) != *skip {
+                return i.map(At::Index);
+            }
+            i = i?.checked_sub(1);
+        }
+    }
+
+    /// Moves to what `in_list` finds in a list, or to the index entry
+    /// `in_index` finds in the index, stepping forward (`forward`) or back
+    /// over the entries of a list it skips.
     fn move_to(
         &mut self,
         in_list: impl FnOnce(&SkipList) -> Option<Entry<'_>>,
-        in_index: impl FnOnce(&Frozen, &Lists) -> Option<usize>,
+        in_index: impl FnOnce(&IndexRead, &Memtable) -> Option<usize>,
+        forward: bool,
     ) {
         self.cur = match &self.over {
             Over::List(_) => self
                 .list()
                 .and_then(in_list)
                 .map(|e| At::List(e.position())),
-            Over::Frozen(f) => in_index(f, &self.mem.lists)
-                .filter(|&i| i < f.len())
-                .map(At::Frozen),
+            Over::Index { read, .. } => {
+                let i = in_index(read, &self.mem);
+                if forward {
+                    i.and_then(|i| self.index_from(i))
+                } else {
+                    self.index_back_from(i)
+                }
+            }
         };
     }
 }
@@ -172,24 +216,26 @@ impl InternalIterator for MemtableIter {
     }
 
     fn seek_to_first(&mut self) {
-        self.move_to(SkipList::front, |_, _| Some(0));
+        self.move_to(SkipList::front, |_, _| Some(0), true);
     }
 
     fn seek_to_last(&mut self) {
-        self.move_to(SkipList::back, |f, _| f.len().checked_sub(1));
+        self.move_to(SkipList::back, |r, _| r.index.len().checked_sub(1), false);
     }
 
     fn seek(&mut self, target: &[u8]) {
         self.move_to(
             |l| l.lower_bound(target),
-            |f, lists| Some(f.lower_bound(lists, target)),
+            |r, m| Some(r.index.lower_bound(&m.lists, target)),
+            true,
         );
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
         self.move_to(
             |l| l.upper_bound(target, true),
-            |f, lists| f.upper_bound(lists, target, true),
+            |r, m| r.index.upper_bound(&m.lists, target, true),
+            false,
         );
     }
 
@@ -199,10 +245,7 @@ impl InternalIterator for MemtableIter {
                 .entry()
                 .and_then(|e| e.next())
                 .map(|e| At::List(e.position())),
-            Some(At::Frozen(i)) => match &self.over {
-                Over::Frozen(f) if i + 1 < f.len() => Some(At::Frozen(i + 1)),
-                _ => None,
-            },
+            Some(At::Index(i)) => self.index_from(i + 1),
             None => None,
         };
     }
@@ -215,7 +258,7 @@ impl InternalIterator for MemtableIter {
                     .and_then(|e| list?.upper_bound(e.key(), false))
                     .map(|e| At::List(e.position()))
             }
-            Some(At::Frozen(i)) => i.checked_sub(1).map(At::Frozen),
+            Some(At::Index(i)) => self.index_back_from(i.checked_sub(1)),
             None => None,
         };
     }

@@ -1,7 +1,7 @@
-//! One ordered index over the skip lists a memtable's inserts moved on from
-//! (`lists`): an array of their entries' positions in key order, so that an
-//! ordered read searches and steps through one array instead of searching
-//! every sealed list and merging them entry by entry.
+//! One ordered index over the first skip lists of a memtable (`lists`):
+//! an array of their entries' positions in key order, so that an ordered
+//! read searches and steps through one array instead of searching every
+//! list and merging them entry by entry.
 //!
 //! A memtable of 64 MiB holds up to eight lists of 8 MiB; a seek of an
 //! ordered read searched each of them (a cache miss at nearly every step
@@ -10,16 +10,20 @@
 //! memtable's lists, indexed for ordered reads").
 //!
 //! The index is built off the writers' path (by the flush thread, when a
-//! list is sealed; at a read-only open, for the replayed memtables) and
-//! extended list by list: each sealed list is merged into the index of the
-//! ones before it. A writer that took a list before inserts moved on may
-//! still be inserting into it; the index records how many entries each
-//! list had counted when it was read, and is used only while every list
-//! still counts as many (an entry is counted after it is linked, so every
-//! counted entry is in the index). A reader asks after its seqno is fixed:
-//! every entry it may see was counted by then.
+//! list is sealed or inserts pause; at a read-only open, for the replayed
+//! memtables) and extended list by list: each list is merged into the
+//! index of the ones before it. Once inserts pause it covers the active
+//! list too, as far as that list had counted. A writer may insert into a
+//! list after it was indexed (the active one, or one it took before
+//! inserts moved on); the index records how many entries each list had
+//! counted when it was read, and a read uses it only for the lists that
+//! still count as many (an entry is counted after it is linked, so every
+//! counted entry is in the index): all of them, or all but the last, whose
+//! entries the read then skips and takes from that list itself. A reader
+//! asks after its seqno is fixed: every entry it may see was counted by
+//! then.
 
-use super::lists::Lists;
+use super::lists::{IndexRead, Lists};
 use super::skiplist::{Position, SkipList};
 use crate::key;
 use std::borrow::Cow;
@@ -33,13 +37,25 @@ pub(super) struct Frozen {
 }
 
 impl Frozen {
-    /// The index of lists `0..covers` of `lists`, extending `prev` (an
-    /// index of the first lists, still current) with the lists after it.
-    pub fn build(lists: &Lists, covers: usize, prev: Option<&Frozen>) -> Frozen {
+    /// The index of lists `0..covers` of `lists`, extending `prev` (the
+    /// index of the first lists, as a read may use it now) with the lists
+    /// after it.
+    pub fn build(lists: &Lists, covers: usize, prev: Option<&IndexRead>) -> Frozen {
         // The entries of `prev` are merged from where they are, not copied
         // first: each list after them makes one new array.
         let (mut counts, mut entries) = match prev {
-            Some(p) if p.covers() <= covers => (p.counts.clone(), Cow::Borrowed(&p.entries[..])),
+            Some(p) if p.lists() <= covers && !p.but_last => {
+                (p.index.counts.clone(), Cow::Borrowed(&p.index.entries[..]))
+            }
+            Some(p) if p.lists() <= covers => {
+                // Its last list counted more since: indexed again whole.
+                let last = lists.id() + p.lists() as u64;
+                let entries = p.index.entries.iter().copied();
+                (
+                    p.index.counts.get(..p.lists()).unwrap_or_default().to_vec(),
+                    Cow::Owned(entries.filter(|e| e.list_id() != last).collect()),
+                )
+            }
             _ => (Vec::new(), Cow::Owned(Vec::new())),
         };
         for i in counts.len()..covers {
@@ -60,11 +76,13 @@ impl Frozen {
         self.counts.len()
     }
 
-    /// Whether no list indexed has counted an entry since it was read: then
-    /// the index holds every entry a reader whose seqno is fixed may see.
-    pub fn is_current(&self, lists: &Lists) -> bool {
+    /// Whether none of the first `first` lists indexed has counted an
+    /// entry since it was read: then the index holds every entry of theirs
+    /// a reader whose seqno is fixed may see.
+    pub fn is_current(&self, lists: &Lists, first: usize) -> bool {
         self.counts
             .iter()
+            .take(first)
             .enumerate()
             .all(|(i, &n)| lists.get(i).is_some_and(|l| l.counted() == n))
     }
@@ -88,21 +106,25 @@ impl Frozen {
     /// The index of the first entry at or after internal key `target`
     /// ([`Frozen::len`] if none).
     pub fn lower_bound(&self, lists: &Lists, target: &[u8]) -> usize {
-        self.entries
-            .partition_point(|&p| order(lists, p, target) == Ordering::Less)
+        self.partition(lists, target, |o| o == Ordering::Less)
     }
 
     /// The index of the last entry before `target` (`or_equal`: at or
     /// before), if any.
     pub fn upper_bound(&self, lists: &Lists, target: &[u8], or_equal: bool) -> Option<usize> {
-        let after = self
-            .entries
-            .partition_point(|&p| match order(lists, p, target) {
-                Ordering::Less => true,
-                Ordering::Equal => or_equal,
-                Ordering::Greater => false,
-            });
-        after.checked_sub(1)
+        self.partition(lists, target, |o| match o {
+            Ordering::Less => true,
+            Ordering::Equal => or_equal,
+            Ordering::Greater => false,
+        })
+        .checked_sub(1)
+    }
+
+    /// The number of entries, from the first, whose order against internal
+    /// key `target` satisfies `before` (true for a first run of them).
+    fn partition(&self, lists: &Lists, target: &[u8], before: impl Fn(Ordering) -> bool) -> usize {
+        self.entries
+            .partition_point(|&p| before(order(lists, p, target)))
     }
 }
 

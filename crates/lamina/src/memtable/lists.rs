@@ -14,8 +14,9 @@
 //! [`IdBlock`]), so the hash index's position of an entry says which list
 //! holds it, and only that list resolves it.
 //!
-//! Ordered reads read the lists inserts moved on from through one index of
-//! them ([`Frozen`]), once it is built.
+//! Ordered reads read the first lists through one index of them
+//! ([`Frozen`]), once it is built: the lists inserts moved on from, and the
+//! active one too once inserts pause.
 
 use super::arena::Inserters;
 use super::frozen::Frozen;
@@ -42,6 +43,23 @@ pub(super) fn list_bytes(memtable_size: u64) -> u64 {
     (memtable_size / 8).clamp(MIN_LIST_BYTES, MAX_LIST_BYTES)
 }
 
+/// The index of a memtable's first lists as an ordered read uses it: all
+/// of it, or all but the entries of its last list, which the read then
+/// takes from that list itself (a list written since it was indexed).
+#[derive(Clone)]
+pub(super) struct IndexRead {
+    pub index: Arc<Frozen>,
+    pub but_last: bool,
+}
+
+impl IndexRead {
+    /// The lists, from the first, whose entries the read takes from the
+    /// index.
+    pub fn lists(&self) -> usize {
+        self.index.covers() - usize::from(self.but_last)
+    }
+}
+
 /// The skip lists of one memtable, oldest first.
 pub(super) struct Lists {
     /// The identity of the first list; list `i` has `base + i`.
@@ -58,8 +76,14 @@ pub(super) struct Lists {
     sealed: AtomicU64,
     /// The identities of the lists not made yet; held to make one.
     ids: Mutex<IdBlock>,
-    /// The index of the lists inserts moved on from, once built.
+    /// The index of the first lists, once built: of those inserts moved
+    /// on from, or, once inserts paused, of every list, the active one as
+    /// far as it had counted.
     frozen: ArcSwapOption<Frozen>,
+    /// The active list and its count when [`Lists::wants_freeze`] last
+    /// looked (`active << 48 | count`): unchanged from one look to the
+    /// next, inserts paused.
+    last_look: AtomicU64,
     /// Held while the index is built (one builder at a time).
     freezing: Mutex<()>,
     /// Bytes the index holds.
@@ -88,6 +112,7 @@ impl Lists {
             sealed: AtomicU64::new(0),
             ids: Mutex::new(ids),
             frozen: ArcSwapOption::empty(),
+            last_look: AtomicU64::new(0),
             freezing: Mutex::new(()),
             frozen_bytes: AtomicU64::new(0),
             read_in_order: AtomicBool::new(false),
@@ -176,48 +201,88 @@ impl Lists {
     }
 
     /// Indexes the lists inserts moved on from ([`Frozen`]), unless fewer
-    /// than two are or the index holds them all already; extends the
-    /// index of the first ones if it is still current.
+    /// than two are or the index reads them all already, extending the
+    /// index of the first ones; and, if inserts paused since the last look
+    /// ([`Lists::wants_freeze`]), the active list with them.
     pub(super) fn freeze(&self) {
+        self.freeze_lists(false);
+    }
+
+    /// [`Lists::freeze`], the active list indexed too, now: for lists no
+    /// insert will come to (a read-only handle's replayed memtables).
+    pub(super) fn freeze_all(&self) {
+        self.freeze_lists(true);
+    }
+
+    fn freeze_lists(&self, all: bool) {
         let _one = self.freezing.lock();
-        let covers = self.active.load(Ordering::SeqCst);
-        let old = self.frozen().filter(|f| f.covers() <= covers);
-        if covers < 2 || old.as_ref().is_some_and(|f| f.covers() == covers) {
+        let active = self.active.load(Ordering::SeqCst);
+        let old = self.frozen();
+        let covered = old.as_ref().map_or(0, IndexRead::lists);
+        let whole = active >= 1 && covered <= active && (all || self.paused(active));
+        let covers = if whole { active + 1 } else { active };
+        if covers < 2 || covered >= covers {
             return;
         }
-        let index = Frozen::build(self, covers, old.as_deref());
+        let index = Frozen::build(self, covers, old.as_ref());
         self.frozen_bytes
             .store(index.bytes() as u64, Ordering::Relaxed);
         self.frozen.store(Some(Arc::new(index)));
     }
 
+    /// Whether the active list, `active`, counts entries and counts as
+    /// many as at the last look: inserts paused. Records this look.
+    fn paused(&self, active: usize) -> bool {
+        let count = self.get(active).map_or(0, SkipList::counted);
+        let look = ((active as u64) << 48) | (count as u64 & ((1 << 48) - 1));
+        count > 0 && self.last_look.swap(look, Ordering::Relaxed) == look
+    }
+
     /// Whether [`Lists::freeze`] has lists to index for the ordered reads
     /// the lists have had: two or more that inserts moved on from, not all
-    /// in a current index.
+    /// read from the index; or, inserts having paused since the last look,
+    /// the active list. Each call is a look.
     pub(super) fn wants_freeze(&self) -> bool {
-        self.read_in_order.load(Ordering::Relaxed) && self.unindexed(self.frozen().as_deref())
+        if !self.read_in_order.load(Ordering::Relaxed) {
+            return false;
+        }
+        let active = self.active.load(Ordering::Relaxed);
+        let covered = self.frozen().as_ref().map_or(0, IndexRead::lists);
+        (active >= 2 && covered < active)
+            || (active >= 1 && covered <= active && self.paused(active))
     }
 
-    /// Whether two or more lists inserts moved on from are not all in
-    /// `frozen`.
-    fn unindexed(&self, frozen: Option<&Frozen>) -> bool {
-        let covers = self.active.load(Ordering::Relaxed);
-        covers >= 2 && frozen.is_none_or(|f| f.covers() < covers)
+    /// How an ordered read may use the index now, if at all (see
+    /// [`Frozen::is_current`]): whole, while no list it holds has counted
+    /// an entry since it was read; or but its last list, while only that
+    /// one has (the active list when the index was built, since written).
+    pub(super) fn frozen(&self) -> Option<IndexRead> {
+        let f = self.frozen.load_full()?;
+        if f.is_current(self, f.covers()) {
+            Some(IndexRead {
+                index: f,
+                but_last: false,
+            })
+        } else if f.covers() >= 3 && f.is_current(self, f.covers() - 1) {
+            Some(IndexRead {
+                index: f,
+                but_last: true,
+            })
+        } else {
+            None
+        }
     }
 
-    /// The index of the first lists, if one is built and holds every entry
-    /// they have counted (see [`Frozen::is_current`]).
-    pub(super) fn frozen(&self) -> Option<Arc<Frozen>> {
-        self.frozen.load_full().filter(|f| f.is_current(self))
-    }
-
-    /// [`Lists::frozen`], for an ordered read: one that finds lists to
-    /// index marks the lists as read in order, so that they are indexed
-    /// ([`Lists::wants_freeze`]).
-    pub(super) fn frozen_for_read(&self) -> Option<Arc<Frozen>> {
+    /// [`Lists::frozen`], for an ordered read: one that reads two lists or
+    /// more outside the index marks the lists as read in order, so that
+    /// they are indexed ([`Lists::wants_freeze`]).
+    pub(super) fn frozen_for_read(&self) -> Option<IndexRead> {
         let frozen = self.frozen();
-        if !self.read_in_order.load(Ordering::Relaxed) && self.unindexed(frozen.as_deref()) {
-            self.read_in_order.store(true, Ordering::Relaxed);
+        if !self.read_in_order.load(Ordering::Relaxed) {
+            let active = self.active.load(Ordering::Relaxed);
+            if active >= 1 && frozen.as_ref().map_or(0, IndexRead::lists) <= active {
+                self.read_in_order.store(true, Ordering::Relaxed);
+            }
         }
         frozen
     }

@@ -127,15 +127,23 @@ impl Memtable {
     }
 
     /// Indexes the skip lists inserts moved on from, for ordered reads
-    /// (`memtable::frozen`); nothing if there is nothing new to index. Off
-    /// the writers' path: the flush thread calls it when
-    /// [`Memtable::wants_freeze`] says so.
+    /// (`memtable::frozen`), and the active one too once inserts paused;
+    /// nothing if there is nothing new to index. Off the writers' path: the
+    /// flush thread calls it when [`Memtable::wants_freeze`] says so.
     pub fn freeze(&self) {
         self.lists.freeze();
     }
 
+    /// Indexes every skip list now, the active one too: for a memtable no
+    /// insert will come to (a read-only handle's replayed memtables).
+    pub fn freeze_all(&self) {
+        self.lists.freeze_all();
+    }
+
     /// Whether the memtable has had an ordered read and has lists to index
-    /// for the next: a memtable only written is never indexed.
+    /// for the next: a memtable only written is never indexed. Each call
+    /// notes the active list's count: the active list is indexed once a
+    /// call finds it unchanged since the one before (inserts paused).
     pub fn wants_freeze(&self) -> bool {
         self.lists.wants_freeze()
     }

@@ -295,8 +295,9 @@ proptest::proptest! {
     fn lookups_snapshots_and_iteration_agree_with_a_model(
         ops in proptest::collection::vec((0u8..6, 0u8..3, 0u8..255), 1..60),
         list_bytes in proptest::prop_oneof![proptest::strategy::Just(1u64 << 20), 1u64..1000],
-        // Full lists indexed after this many inserts, and again at the end
-        // when even (the index then extended).
+        // Full lists indexed after this many inserts (every list, the
+        // active one too, when a multiple of 3), and again at the end when
+        // even (every list when a multiple of 4).
         freeze_after in 0usize..70,
     ) {
         let m = Arc::new(Memtable::with_list_bytes(1, list_bytes, true));
@@ -306,7 +307,11 @@ proptest::proptest! {
         let mut model = std::collections::BTreeMap::new();
         for (seqno, (k, kind, v)) in (1u64..).zip(&ops) {
             if seqno as usize == freeze_after + 1 {
-                m.freeze();
+                if freeze_after % 3 == 0 {
+                    m.freeze_all();
+                } else {
+                    m.freeze();
+                }
             }
             let tk = key::tree_key(0, &[b'k', *k]);
             let kind = match kind { 0 => Kind::Delete, 1 => Kind::Put, _ => Kind::Merge };
@@ -315,13 +320,17 @@ proptest::proptest! {
             lists_only.insert(&tk, seqno, kind, &value);
             model.insert((tk, seqno), (kind, value));
         }
-        if freeze_after % 2 == 0 {
-            m.freeze();
-        }
         let full = m.lists.all().count() - 1;
-        if freeze_after % 2 == 0 && full >= 2 {
-            proptest::prop_assert!(!m.wants_freeze());
-            proptest::prop_assert_eq!(m.iters().count(), 2, "the index and the active list");
+        if freeze_after % 4 == 0 {
+            m.freeze_all();
+            proptest::prop_assert_eq!(m.iters().count(), 1, "one index, or one list");
+        } else if freeze_after % 2 == 0 {
+            // Inserts came since the index was last asked for: the active
+            // list is not indexed.
+            m.freeze();
+            if full >= 2 {
+                proptest::prop_assert_eq!(m.iters().count(), 2, "the index and the active list");
+            }
         }
         let last = ops.len() as u64;
         for k in 0u8..7 {
@@ -443,6 +452,69 @@ fn an_insert_into_an_indexed_list_is_read_through_the_lists_until_indexed_again(
     assert_eq!(m.iters().count(), 2, "indexed again");
     assert!(find(&m), "read through the index");
     assert_eq!(entries(&mut merged(&m)).len(), 401);
+}
+
+/// Once inserts pause, the active list is indexed with the full ones: an
+/// ordered read then reads one index. An insert after that is read through
+/// the index of the full lists and the active list, until inserts pause
+/// again.
+#[test]
+fn the_active_list_is_indexed_with_the_others_once_inserts_pause() {
+    let m = Arc::new(Memtable::with_list_bytes(1, 1 << 20, false));
+    let tk = |i: u32| key::tree_key(0, format!("k{i:05}").as_bytes());
+    for i in 0..350u32 {
+        m.insert(&tk(i * 2), u64::from(i) + 1, Kind::Put, &[7; 40]);
+        if i % 100 == 99 {
+            m.lists.move_on();
+        }
+    }
+    assert_eq!(m.iters().count(), 4, "three full lists and the active one");
+    m.freeze();
+    assert_eq!(m.iters().count(), 2, "the index and the active list");
+    // No insert since the last look: the active list is indexed too.
+    assert!(m.wants_freeze(), "inserts paused");
+    m.freeze();
+    assert!(!m.wants_freeze());
+    assert_eq!(m.iters().count(), 1, "one index of every list");
+    assert_eq!(entries(&mut merged(&m)).len(), 350);
+    let find = |m: &Arc<Memtable>, i: u32, value: &[u8]| {
+        let mut it = merged(m);
+        it.seek(&key::seek_key(&tk(i)));
+        it.valid() && it.key().starts_with(&tk(i)) && it.value() == value
+    };
+    assert!(find(&m, 698, &[7; 40]), "the active list's last entry");
+    // An insert into the active list leaves the whole index behind.
+    m.insert(&tk(1), 1_000, Kind::Put, b"late");
+    assert_eq!(
+        m.iters().count(),
+        2,
+        "the full lists' index and the active list"
+    );
+    assert!(find(&m, 1, b"late"), "read through the active list");
+    assert_eq!(entries(&mut merged(&m)).len(), 351, "each entry once");
+    let mut it = merged(&m);
+    it.seek_to_last();
+    let mut back = 0;
+    while it.valid() {
+        back += 1;
+        it.prev();
+    }
+    assert_eq!(back, 351, "each entry once, backward");
+    assert!(!m.wants_freeze(), "an insert since the last look");
+    assert!(m.wants_freeze(), "none since");
+    m.freeze();
+    assert_eq!(m.iters().count(), 1, "indexed again");
+    assert!(find(&m, 1, b"late"), "read through the index");
+    assert_eq!(entries(&mut merged(&m)).len(), 351);
+    // Inserts move on: the whole index is the full lists' index now.
+    m.lists.move_on();
+    m.insert(&tk(3), 1_001, Kind::Put, b"next");
+    assert_eq!(m.iters().count(), 2, "the index and the new active list");
+    assert!(find(&m, 3, b"next"));
+    m.freeze_all();
+    assert_eq!(m.iters().count(), 1);
+    assert!(find(&m, 3, b"next") && find(&m, 1, b"late"));
+    assert_eq!(entries(&mut merged(&m)).len(), 352);
 }
 
 /// Memtables too small for huge chunks register nothing with the pool of

@@ -266,10 +266,11 @@ fn a_cursor_taken_counts_its_steps_afresh() {
 }
 
 /// The active memtable's full skip lists, once an ordered read has read
-/// them, are indexed by the flush thread as writes go on; reads through the
-/// index see every write.
+/// them, are indexed by the flush thread as writes go on, and the active
+/// list with them once writes pause; reads through the index see every
+/// write.
 #[test]
-fn a_memtable_read_in_order_has_its_full_lists_indexed() {
+fn a_memtable_read_in_order_has_its_lists_indexed() {
     let fs = MemFs::new();
     let opts = Options {
         fs: Arc::new(fs.clone()),
@@ -310,6 +311,21 @@ fn a_memtable_read_in_order_has_its_full_lists_indexed() {
         got == want,
         "an ordered read through the index reads the model"
     );
+    // Writes paused: the flush thread's next rounds index the active list
+    // too.
+    let mut waited = 0;
+    while sources() != 1 {
+        assert!(waited < 100, "the active list never indexed");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        waited += 1;
+    }
+    let got: Vec<_> = db.iter().map(|r| r.unwrap()).collect();
+    assert!(
+        got == want,
+        "an ordered read through one index reads the model"
+    );
+    write(1, &mut model);
+    assert_eq!(sources(), 2, "a write: the active list read again");
     for p in ["k000", "k05", "k9999"] {
         let got: Vec<_> = db.prefix(p.as_bytes()).map(|r| r.unwrap().0).collect();
         let want: Vec<_> = model

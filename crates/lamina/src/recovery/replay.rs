@@ -80,7 +80,7 @@ pub(super) fn replay_wals(inner: &Arc<Inner>, log_number: u64) -> Result<Vec<Str
         // No thread of a read-only handle indexes the replayed memtables'
         // lists for ordered reads later: done now.
         for m in &sealed {
-            m.freeze();
+            m.freeze_all();
         }
         let mut st = inner.state().lock();
         if let Some(m) = sealed.pop() {
