@@ -6,6 +6,7 @@ mod arena;
 mod cursor;
 mod frozen;
 mod hash_slots;
+mod height;
 mod lists;
 mod newest;
 mod skiplist;

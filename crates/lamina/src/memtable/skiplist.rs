@@ -30,23 +30,16 @@
 
 use super::arena::Inserters;
 use super::arena::{Arena, ALIGN as ARENA_ALIGN};
+use super::height::{random_height, MAX_HEIGHT};
 use crate::key;
 use crate::prefetch::prefetch;
 use parking_lot::Mutex;
 use std::alloc::Layout;
-use std::cell::Cell;
 use std::cmp::Ordering as Order;
 use std::marker::PhantomData;
 use std::mem::{align_of, size_of};
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
-
-/// Tallest tower; with a quarter of the entries reaching each next level,
-/// enough for 4^20 entries.
-const MAX_HEIGHT: usize = 20;
-
-/// One entry in four reaches the next level up.
-const BRANCHING: u64 = 4;
 
 /// What an entry holds before its tower: the lengths of its key and value
 /// and the height of its tower. The tower (`height` links), the key and the
@@ -770,36 +763,6 @@ unsafe fn copy_part(part: &[u8], dst: *mut u8) {
             ptr::copy_nonoverlapping(part.as_ptr(), dst, part.len());
         }
     }
-}
-
-thread_local! {
-    /// Each thread's generator of tower heights (xorshift64*).
-    static HEIGHT_RNG: Cell<u64> = Cell::new(seed());
-}
-
-fn seed() -> u64 {
-    let mut b = [0u8; 8];
-    // A fixed seed is a fine fallback: heights need spread, not secrecy.
-    let _ = getrandom::getrandom(&mut b);
-    u64::from_le_bytes(b) | 1
-}
-
-/// A tower height: 1, then one more with probability 1/BRANCHING each.
-fn random_height() -> usize {
-    HEIGHT_RNG.with(|rng| {
-        let mut x = rng.get();
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        rng.set(x);
-        let mut r = x.wrapping_mul(0x2545_f491_4f6c_dd1d);
-        let mut height = 1;
-        while height < MAX_HEIGHT && r % BRANCHING == 0 {
-            height += 1;
-            r /= BRANCHING;
-        }
-        height
-    })
 }
 
 #[cfg(test)]
