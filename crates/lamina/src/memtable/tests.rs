@@ -407,20 +407,31 @@ proptest::proptest! {
     }
 }
 
+/// Tree key `i` of the tests below.
+fn tk(i: u32) -> Vec<u8> {
+    key::tree_key(0, format!("k{i:05}").as_bytes())
+}
+
+/// A memtable of `n` entries (the even keys from 0, in order), inserts
+/// moved on to a new list after each 100.
+fn lists_of_100(n: u32) -> Arc<Memtable> {
+    let m = Arc::new(Memtable::with_list_bytes(1, 1 << 20, false));
+    for i in 0..n {
+        m.insert(&tk(i * 2), u64::from(i) + 1, Kind::Put, &[7; 40]);
+        if i % 100 == 99 {
+            m.lists.move_on();
+        }
+    }
+    m
+}
+
 /// A writer that took a list before inserts moved on may insert into it
 /// after the list was indexed: the index is then no longer used (cursors
 /// made after read the lists, and a cursor over the index says it is
 /// behind) until it is built again.
 #[test]
 fn an_insert_into_an_indexed_list_is_read_through_the_lists_until_indexed_again() {
-    let m = Arc::new(Memtable::with_list_bytes(1, 1 << 20, false));
-    let tk = |i: u32| key::tree_key(0, format!("k{i:05}").as_bytes());
-    for i in 0..400u32 {
-        m.insert(&tk(i * 2), u64::from(i) + 1, Kind::Put, &[7; 40]);
-        if i % 100 == 99 {
-            m.lists.move_on();
-        }
-    }
+    let m = lists_of_100(400);
     let lists = m.lists.all().count();
     assert_eq!(
         lists, 5,
@@ -460,14 +471,7 @@ fn an_insert_into_an_indexed_list_is_read_through_the_lists_until_indexed_again(
 /// again.
 #[test]
 fn the_active_list_is_indexed_with_the_others_once_inserts_pause() {
-    let m = Arc::new(Memtable::with_list_bytes(1, 1 << 20, false));
-    let tk = |i: u32| key::tree_key(0, format!("k{i:05}").as_bytes());
-    for i in 0..350u32 {
-        m.insert(&tk(i * 2), u64::from(i) + 1, Kind::Put, &[7; 40]);
-        if i % 100 == 99 {
-            m.lists.move_on();
-        }
-    }
+    let m = lists_of_100(350);
     assert_eq!(m.iters().count(), 4, "three full lists and the active one");
     m.freeze();
     assert_eq!(m.iters().count(), 2, "the index and the active list");
