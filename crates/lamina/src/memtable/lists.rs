@@ -273,9 +273,9 @@ impl Lists {
         }
     }
 
-    /// [`Lists::frozen`], for an ordered read: one that reads two lists or
-    /// more outside the index marks the lists as read in order, so that
-    /// they are indexed ([`Lists::wants_freeze`]).
+    /// [`Lists::frozen`], for an ordered read: one that reads a list
+    /// outside the index, of two lists or more, marks the lists as read in
+    /// order, so that they are indexed ([`Lists::wants_freeze`]).
     pub(super) fn frozen_for_read(&self) -> Option<IndexRead> {
         let frozen = self.frozen();
         if !self.read_in_order.load(Ordering::Relaxed) {
