@@ -106,25 +106,21 @@ impl Frozen {
     /// The index of the first entry at or after internal key `target`
     /// ([`Frozen::len`] if none).
     pub fn lower_bound(&self, lists: &Lists, target: &[u8]) -> usize {
-        self.partition(lists, target, |o| o == Ordering::Less)
+        self.entries
+            .partition_point(|&p| order(lists, p, target) == Ordering::Less)
     }
 
     /// The index of the last entry before `target` (`or_equal`: at or
     /// before), if any.
     pub fn upper_bound(&self, lists: &Lists, target: &[u8], or_equal: bool) -> Option<usize> {
-        self.partition(lists, target, |o| match o {
-            Ordering::Less => true,
-            Ordering::Equal => or_equal,
-            Ordering::Greater => false,
-        })
-        .checked_sub(1)
-    }
-
-    /// The number of entries, from the first, whose order against internal
-    /// key `target` satisfies `before` (true for a first run of them).
-    fn partition(&self, lists: &Lists, target: &[u8], before: impl Fn(Ordering) -> bool) -> usize {
-        self.entries
-            .partition_point(|&p| before(order(lists, p, target)))
+        let after = self
+            .entries
+            .partition_point(|&p| match order(lists, p, target) {
+                Ordering::Less => true,
+                Ordering::Equal => or_equal,
+                Ordering::Greater => false,
+            });
+        after.checked_sub(1)
     }
 }
 
