@@ -131,6 +131,7 @@ mod db;
 mod error;
 #[cfg(test)]
 mod format_examples;
+mod key_numbers;
 mod options;
 mod prefetch;
 #[allow(unsafe_code)]

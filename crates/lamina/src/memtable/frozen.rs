@@ -22,10 +22,17 @@
 //! entries the read then skips and takes from that list itself. A reader
 //! asks after its seqno is fixed: every entry it may see was counted by
 //! then.
+//!
+//! Beside the positions, a number for each entry's tree key
+//! (`crate::key_numbers`): a search compares numbers, side by side in
+//! memory, and reads an entry itself only where its number ties with the
+//! target's, where a search of the positions alone waited for memory at
+//! nearly every step to read the entry there.
 
 use super::lists::{IndexRead, Lists};
 use super::skiplist::{Position, SkipList};
 use crate::key;
+use crate::key_numbers::KeyNumbers;
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
@@ -34,6 +41,9 @@ pub(super) struct Frozen {
     /// For each list indexed, the entries it had counted before its walk.
     counts: Vec<usize>,
     entries: Vec<Position>,
+    /// The numbers of the entries' tree keys, one per entry (`None` if an
+    /// entry could not be read: searches then read every entry they pass).
+    numbers: Option<KeyNumbers<u64>>,
 }
 
 impl Frozen {
@@ -65,9 +75,12 @@ impl Frozen {
             counts.push(list.counted());
             entries = Cow::Owned(merge(lists, &entries, list));
         }
+        let entries = entries.into_owned();
+        let numbers = numbers_of(lists, &entries);
         Frozen {
             counts,
-            entries: entries.into_owned(),
+            entries,
+            numbers,
         }
     }
 
@@ -91,6 +104,7 @@ impl Frozen {
     pub fn bytes(&self) -> usize {
         self.entries.capacity() * std::mem::size_of::<Position>()
             + self.counts.capacity() * std::mem::size_of::<usize>()
+            + self.numbers.as_ref().map_or(0, KeyNumbers::bytes)
     }
 
     /// Entries indexed.
@@ -106,22 +120,45 @@ impl Frozen {
     /// The index of the first entry at or after internal key `target`
     /// ([`Frozen::len`] if none).
     pub fn lower_bound(&self, lists: &Lists, target: &[u8]) -> usize {
-        self.entries
-            .partition_point(|&p| order(lists, p, target) == Ordering::Less)
+        let (lo, ties) = self.candidates(target);
+        lo + ties.partition_point(|&p| order(lists, p, target) == Ordering::Less)
     }
 
     /// The index of the last entry before `target` (`or_equal`: at or
     /// before), if any.
     pub fn upper_bound(&self, lists: &Lists, target: &[u8], or_equal: bool) -> Option<usize> {
-        let after = self
-            .entries
-            .partition_point(|&p| match order(lists, p, target) {
+        let (lo, ties) = self.candidates(target);
+        let after = lo
+            + ties.partition_point(|&p| match order(lists, p, target) {
                 Ordering::Less => true,
                 Ordering::Equal => or_equal,
                 Ordering::Greater => false,
             });
         after.checked_sub(1)
     }
+
+    /// The entries whose tree key may be `target`'s, from where they start:
+    /// every entry before them is of a smaller tree key, every one after
+    /// them of a larger.
+    #[inline]
+    fn candidates(&self, target: &[u8]) -> (usize, &[Position]) {
+        let (lo, hi) = match &self.numbers {
+            Some(n) => n.candidates(key::tree_key_of(target)),
+            None => (0, self.entries.len()),
+        };
+        (lo, self.entries.get(lo..hi).unwrap_or_default())
+    }
+}
+
+/// The numbers of the tree keys of `entries` (positions in `lists`, in key
+/// order); `None` if one cannot be read.
+fn numbers_of(lists: &Lists, entries: &[Position]) -> Option<KeyNumbers<u64>> {
+    let tree_key = |p: &Position| lists.entry(*p).map(|e| key::tree_key_of(e.key()));
+    let keys = entries.iter().map(tree_key).collect::<Option<Vec<_>>>()?;
+    let (Some(first), Some(last)) = (keys.first(), keys.last()) else {
+        return Some(KeyNumbers::empty());
+    };
+    KeyNumbers::new(first, last, keys.iter().copied()).ok()
 }
 
 /// The order of the entry at `p` against internal key `target`.

@@ -9,9 +9,10 @@
 //!
 //! Layout: docs/format.md#block.
 
-use super::{Block, KeyBuf, RestartPrefixes};
+use super::{Block, KeyBuf};
 use crate::error::Result;
 use crate::key;
+use crate::key_numbers::KeyNumbers;
 use std::cmp::Ordering;
 
 /// What a point lookup in a data block ([`Block::seek_point`]) found.
@@ -136,7 +137,7 @@ impl Block {
     /// restart point not before `target`.
     fn seek_restart_entry(
         &self,
-        p: &RestartPrefixes,
+        p: &KeyNumbers<u128>,
         target: &[u8],
         want_before: bool,
     ) -> Result<Option<IndexHit<'_>>> {

@@ -26,6 +26,7 @@ use super::block_builder::BUCKET_COLLISION;
 use super::slots::{SlotMark, Slotted};
 use crate::coding::get_u32;
 use crate::error::{Error, Result};
+use crate::key_numbers::KeyNumbers;
 pub use decode::KeyBuf;
 pub use iter::BlockIter;
 pub use lookup::PointHit;
@@ -53,10 +54,10 @@ pub struct Block {
     /// Where the hash index's buckets start, and how many there are (0:
     /// no hash index).
     buckets: (usize, usize),
-    /// Numbers standing for the restart keys (see [`RestartPrefixes`]):
+    /// Numbers standing for the restart keys (`crate::key_numbers`):
     /// built with the block for index blocks, and for a data block once
     /// `search::PREFIXES_AFTER` point lookups have binary-searched it.
-    prefixes: OnceLock<RestartPrefixes>,
+    prefixes: OnceLock<KeyNumbers<u128>>,
     /// Binary searches of the restart keys so far, while `prefixes` is unset.
     searches: AtomicU8,
     /// Whether every entry is a restart point, as in index blocks (checked
@@ -65,22 +66,6 @@ pub struct Block {
     /// The table slot a point lookup put the block in, if any, and whether
     /// the block cache let it go (docs/design.md, "Block slots").
     slot: SlotMark<Block>,
-}
-
-/// A number for every restart key: the first 16 bytes ([`key::tree_prefix`])
-/// of its tree key after the bytes all of them share, so that a binary
-/// search compares numbers, side by side in memory, and reads only the
-/// keys whose number equals the target's.
-#[derive(Debug)]
-struct RestartPrefixes {
-    /// The bytes every restart key's tree key starts with.
-    head: Vec<u8>,
-    prefixes: Vec<u128>,
-    /// Every [`search::SPAN`]-th prefix, when there are more than
-    /// [`search::TOP_AFTER`] (empty otherwise): a large index block's
-    /// search reads this first, small enough to stay in the CPU's caches,
-    /// then one span of `prefixes`, fetched at once.
-    top: Vec<u128>,
 }
 
 impl Slotted for Block {
@@ -250,12 +235,12 @@ impl Block {
     }
 
     /// Bytes of memory the block holds, as charged to the block cache:
-    /// with the [`RestartPrefixes`] it may come to keep (its shared head
-    /// at most a key's length, counted as 16 bytes).
+    /// with the restart keys' numbers it may come to keep (their shared
+    /// head at most a key's length, counted as 16 bytes).
     pub fn charge(&self) -> usize {
         self.data.capacity()
             + std::mem::size_of::<Block>()
-            + (self.num_restarts + 1 + search::top_len(self.num_restarts))
+            + (self.num_restarts + 1 + crate::key_numbers::top_len(self.num_restarts))
                 * std::mem::size_of::<u128>()
     }
 

@@ -2,7 +2,6 @@
 
 #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 use super::scan::Against;
-use super::search::{count_below, count_below_two_level, top_level, SPAN, TOP_AFTER};
 use super::*;
 use crate::iter::InternalIterator;
 use crate::key;
@@ -28,57 +27,6 @@ fn round_trip_many_keys_every_position() {
         let model = sample_entries(500, 7);
         let block = build(&model, interval);
         exhaustive_walk(&mut block.iter(), &model);
-    }
-}
-
-#[test]
-fn count_below_is_the_partition_point() {
-    for len in 0..40u128 {
-        // Ascending with repeats: 0, 0, 2, 2, 4, ...
-        let xs: Vec<u128> = (0..len).map(|i| i / 2 * 2).collect();
-        for t in 0..len + 2 {
-            assert_eq!(
-                count_below(&xs, t),
-                xs.partition_point(|&x| x < t),
-                "{len} elements, target {t}"
-            );
-        }
-    }
-    // Past the steps written out: the rest of the search in a loop.
-    let xs: Vec<u128> = (0..200_000u128).map(|i| i * 3).collect();
-    for t in [
-        0, 1, 3, 196_607, 196_608, 196_609, 599_997, 599_998, 10_000_000,
-    ] {
-        assert_eq!(
-            count_below(&xs, t),
-            xs.partition_point(|&x| x < t),
-            "target {t}"
-        );
-    }
-}
-
-#[test]
-fn the_two_level_search_is_the_partition_point() {
-    // Ascending with runs of repeats (some across a span's edge), around
-    // the size where the top level starts.
-    for len in [TOP_AFTER - 1, TOP_AFTER, TOP_AFTER + 1, 3 * TOP_AFTER + 17] {
-        let xs: Vec<u128> = (0..len as u128).map(|i| i / 3 * 6).collect();
-        let top = top_level(&xs);
-        assert_eq!(top.is_empty(), len <= TOP_AFTER, "{len} elements");
-        let edges = (0..len)
-            .step_by(SPAN)
-            .flat_map(|i| [i, i + 1, i + SPAN - 1]);
-        let targets = edges
-            .map(|i| i as u128 / 3 * 6)
-            .flat_map(|x| [x.saturating_sub(1), x, x + 1])
-            .chain([0, u128::MAX]);
-        for t in targets {
-            assert_eq!(
-                count_below_two_level(&xs, &top, t),
-                xs.partition_point(|&x| x < t),
-                "{len} elements, target {t}"
-            );
-        }
     }
 }
 
