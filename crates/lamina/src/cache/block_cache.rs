@@ -339,6 +339,14 @@ impl BlockCache {
                 <= self.taken.load(Ordering::Relaxed)
     }
 
+    /// Whether the data outgrows the cache: it caches nothing, or has let
+    /// go of an eighth or more of the bytes it took in (the opposite of
+    /// [`BlockCache::slots_serve`]). A block a table can read in place
+    /// (`table::reader`) is then read there, neither looked up nor cached.
+    pub fn outgrown(&self) -> bool {
+        !self.slots_serve()
+    }
+
     /// Counts a hit served from a table slot.
     pub fn count_slot_hit(&self) {
         self.reads.add(Count::CacheHit, 1);

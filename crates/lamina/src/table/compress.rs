@@ -160,22 +160,9 @@ thread_local! {
 /// unknown, or the compressed bytes do not decompress to exactly the length
 /// they declare (which is bounded before anything is allocated).
 pub fn decode_block(mut buf: Vec<u8>, file: &Path, offset: u64) -> Result<Vec<u8>> {
+    let (kind, size) = check_stored(&buf, file, offset)?;
     let corrupt = |reason: String| Error::corruption(file, offset, reason);
-    let Some(size) = buf.len().checked_sub(BLOCK_TRAILER_LEN) else {
-        return Err(corrupt(format!(
-            "block of {} bytes has no trailer",
-            buf.len()
-        )));
-    };
-    let kind = buf.get(size).copied().unwrap_or(0);
-    let stored_crc = get_u32(&buf, size + 1).unwrap_or(0);
     let stored = buf.get(..size).unwrap_or(&[]);
-    let actual_crc = masked_crc2(stored, &[kind]);
-    if stored_crc != actual_crc {
-        return Err(corrupt(format!(
-            "block checksum mismatch: stored {stored_crc:#010x}, computed {actual_crc:#010x}"
-        )));
-    }
     match kind {
         0 => {
             buf.truncate(size);
@@ -185,6 +172,30 @@ pub fn decode_block(mut buf: Vec<u8>, file: &Path, offset: u64) -> Result<Vec<u8
         2 => decompress_zstd(stored).map_err(corrupt),
         k => Err(corrupt(format!("unknown block compression type {k}"))),
     }
+}
+
+/// Checks the checksum of `buf`, a stored block with its trailer (read
+/// from `offset` of `file`), and returns its compression byte and the
+/// length of its stored bytes: a block of kind 0 is its first `size` bytes
+/// as they are. Corruption if the checksum does not match.
+pub fn check_stored(buf: &[u8], file: &Path, offset: u64) -> Result<(u8, usize)> {
+    let corrupt = |reason: String| Error::corruption(file, offset, reason);
+    let Some(size) = buf.len().checked_sub(BLOCK_TRAILER_LEN) else {
+        return Err(corrupt(format!(
+            "block of {} bytes has no trailer",
+            buf.len()
+        )));
+    };
+    let kind = buf.get(size).copied().unwrap_or(0);
+    let stored_crc = get_u32(buf, size + 1).unwrap_or(0);
+    let stored = buf.get(..size).unwrap_or(&[]);
+    let actual_crc = masked_crc2(stored, &[kind]);
+    if stored_crc != actual_crc {
+        return Err(corrupt(format!(
+            "block checksum mismatch: stored {stored_crc:#010x}, computed {actual_crc:#010x}"
+        )));
+    }
+    Ok((kind, size))
 }
 
 fn check_declared(declared: usize, stored: usize, max_ratio: usize) -> Result<(), String> {

@@ -5,8 +5,9 @@
 //! which consults the filter and the block's hash index and copies nothing,
 //! and ordered scans in both directions with a [`TableIter`]. Data blocks are read through the shared
 //! [`BlockCache`](crate::cache::BlockCache), from the table's read-only
-//! mapping where the file system can map it; the index and the filter are
-//! pinned in the `Table`.
+//! mapping where the file system can map it (in place, not cached, for a
+//! block of a page once the data outgrows the cache); the index and the
+//! filter are pinned in the `Table`.
 //!
 //! Layout: docs/format.md#table.
 

@@ -215,17 +215,18 @@ fn blocks_of_small_entries_are_cut_where_the_hash_index_ends() {
 #[test]
 fn a_lookup_that_may_not_read_says_so_until_the_block_is_cached() {
     let dir = tempfile::tempdir().unwrap();
-    let model = sample_entries(300, 21);
-    let t = build(&dir.path().join("c.sst"), &model, options(4096, 16));
+    let model = sample_entries(2000, 21);
+    // Blocks over several pages: read with a read call, then cached.
+    let t = build(&dir.path().join("c.sst"), &model, options(16 << 10, 16));
     let tk = key::tree_key_of(&model[0].0).to_vec();
     let target = key::seek_key(&tk);
-    let value = |cached_only| {
+    let value = |t: &Table, cached_only| {
         t.get_point(&tk, &target, cached_only, |_, v| v.to_vec())
             .unwrap()
     };
-    assert_eq!(value(true), Probe::NeedsIo);
-    assert_eq!(value(false), Probe::Found(model[0].1.clone()));
-    assert_eq!(value(true), Probe::Found(model[0].1.clone()));
+    assert_eq!(value(&t, true), Probe::NeedsIo);
+    assert_eq!(value(&t, false), Probe::Found(model[0].1.clone()));
+    assert_eq!(value(&t, true), Probe::Found(model[0].1.clone()));
 }
 
 /// A finished data block over `model`, and where its buckets

@@ -9,7 +9,7 @@ mod verify;
 
 use super::block::{Block, KeyBuf, PointHit};
 use super::bloom::BlockedBloom;
-use super::compress::{decode_block, BLOCK_TRAILER_LEN};
+use super::compress::{check_stored, decode_block, BLOCK_TRAILER_LEN};
 use super::filter_use::FilterUse;
 use super::footer::{BlockHandle, Footer, FOOTER_LEN};
 use super::properties::Properties;
@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::fs::{RandomAccessFile, ReadMap};
 use crate::iter::InternalIterator;
 use crate::key;
+use bytes::Bytes;
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -32,8 +33,10 @@ use xxhash_rust::xxh3::xxh3_64;
 /// through the shared [`BlockCache`], keyed by `(file_number, offset)`:
 /// copied from the file's read-only mapping when the file system can map
 /// it, the process runs under no memory cap, and the block lies within one
-/// page; else read with one read call.
-/// Every block's checksum is verified when it is read from the file.
+/// page; else read with one read call. Such a block stored uncompressed is
+/// read in place, not cached, once the data outgrows the cache.
+/// Every block's checksum is verified when it is read from the file (and
+/// at every read of a block in place).
 /// `Table` is `Send + Sync`; share it through `Arc`.
 pub struct Table {
     file: Arc<dyn RandomAccessFile>,
@@ -56,7 +59,7 @@ pub struct Table {
     /// it, or the process runs under a memory cap): a block within one page
     /// is copied from here, with no system call, and at most one page fault
     /// if the page is not in memory.
-    map: Option<ReadMap>,
+    map: Option<Arc<ReadMap>>,
 }
 
 /// What a point lookup in one table found.
@@ -158,7 +161,7 @@ impl Table {
         let map = if crate::budget::memory_capped() {
             None
         } else {
-            ReadMap::of(file.as_ref(), file_size)
+            ReadMap::of(file.as_ref(), file_size).map(Arc::new)
         };
         if let Some(m) = &map {
             m.advise_random();
@@ -281,13 +284,16 @@ impl Table {
                 // The block holds the keys after the index key before its
                 // own (empty: from the table's first) up to its own, the
                 // block's last key (docs/format.md#index).
-                if bounded {
+                if bounded && !block.is_in_place() {
                     self.cache
                         .remember_bounds(self.file_number, offset, &block, after, last);
                 }
                 block
             }
         };
+        // A block read in place is gone after this read: no place in it is
+        // kept for the next.
+        let records = records && !block.is_in_place();
         self.answer(&block, tk, h, target, cached_only, records, &mut key, f)
     }
 
@@ -344,7 +350,7 @@ impl Table {
         } else {
             self.data_block_for(handle, true, true)?
         };
-        if let Some(o) = slot {
+        if let Some(o) = slot.filter(|_| !block.is_in_place()) {
             self.slots.fill(o, &block);
         }
         Ok(Some((handle.offset, block)))
@@ -554,6 +560,9 @@ impl Table {
     /// point lookup's too if `lookup`.
     #[inline]
     fn data_block_for(&self, handle: BlockHandle, fill: bool, lookup: bool) -> Result<Arc<Block>> {
+        if let Some(block) = self.block_in_place(handle, lookup)? {
+            return Ok(block);
+        }
         if let Some(block) = self.cache.get(self.file_number, handle.offset) {
             return Ok(block);
         }
@@ -568,8 +577,40 @@ impl Table {
         Ok(block)
     }
 
-    /// Reads and decodes the data block at `handle`, bypassing the cache.
-    fn read_data_block(&self, handle: BlockHandle) -> Result<Block> {
+    /// The data block at `handle` read in place, where the data outgrows
+    /// the block cache ([`BlockCache::outgrown`]), the table is mapped, and
+    /// the block lies within one page of it and is stored uncompressed: its
+    /// checksum checked, its bytes not copied, and the block not cached
+    /// (docs/design.md, "Blocks in place"). `None` otherwise.
+    #[inline]
+    fn block_in_place(&self, handle: BlockHandle, lookup: bool) -> Result<Option<Arc<Block>>> {
+        let Some(map) = self.map.as_ref().filter(|_| self.cache.outgrown()) else {
+            return Ok(None);
+        };
+        let Some(stored) = self.mapped_within_a_page(handle) else {
+            return Ok(None);
+        };
+        let raw = usize::try_from(handle.size).unwrap_or(usize::MAX);
+        if stored.get(raw).copied() != Some(0) {
+            return Ok(None);
+        }
+        self.check_in_data(handle)?;
+        self.cache.count(Count::DataRead, 1);
+        if lookup {
+            self.cache.count(Count::LookupDataRead, 1);
+        }
+        let (_, size) = check_stored(stored, &self.path, handle.offset)?;
+        let start = handle.offset as usize;
+        let bytes = Bytes::from_owner(InPlace {
+            map: Arc::clone(map),
+            range: start..start + size,
+        });
+        let block = Block::in_place(bytes, self.path.clone(), handle.offset)?;
+        Ok(Some(Arc::new(block)))
+    }
+
+    /// Corruption unless `handle` lies within the data blocks.
+    fn check_in_data(&self, handle: BlockHandle) -> Result<()> {
         let data_end = self.footer.filter.offset;
         if !matches!(handle.end_with_trailer(), Some(end) if end <= data_end) {
             return Err(corruption(
@@ -578,6 +619,12 @@ impl Table {
                 format!("index entry {handle:?} points outside the data blocks (0..{data_end})"),
             ));
         }
+        Ok(())
+    }
+
+    /// Reads and decodes the data block at `handle`, bypassing the cache.
+    fn read_data_block(&self, handle: BlockHandle) -> Result<Block> {
+        self.check_in_data(handle)?;
         self.cache.count(Count::DataRead, 1);
         let stored = match self.mapped_within_a_page(handle) {
             Some(bytes) => bytes.to_vec(),
@@ -609,6 +656,18 @@ impl Table {
     #[cfg(test)]
     pub(super) fn is_mapped(&self) -> bool {
         self.map.is_some()
+    }
+}
+
+/// Bytes of a table's mapping, kept alive by the mapping they are in.
+struct InPlace {
+    map: Arc<ReadMap>,
+    range: std::ops::Range<usize>,
+}
+
+impl AsRef<[u8]> for InPlace {
+    fn as_ref(&self) -> &[u8] {
+        self.map.bytes().get(self.range.clone()).unwrap_or(&[])
     }
 }
 

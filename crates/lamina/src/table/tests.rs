@@ -371,10 +371,17 @@ fn table_cache_opens_once_and_names_missing_tables() {
             .contains("table 000008.sst listed in the manifest is missing"),
         "{e}"
     );
+    // The iterator keeps its table open after the cache let it go.
     let mut it = a.iter();
     drop(a);
     it.seek_to_first();
-    assert_eq!(it.key(), &model[0].0[..]);
+    for (k, v) in &model {
+        assert!(it.valid());
+        assert_eq!((it.key(), it.value()), (&k[..], &v[..]));
+        it.next();
+    }
+    assert!(!it.valid());
+    it.status().unwrap();
     assert!(tc.block_cache().usage_bytes() > 0);
 }
 
@@ -511,8 +518,9 @@ impl crate::fs::RandomAccessFile for CountedReads {
 }
 
 /// Reads every key of a table of `block_size` blocks through a cold cache;
-/// returns whether the table is mapped and the read calls the lookups made.
-fn read_calls_of_lookups(dir: &Path, block_size: usize, model: &Entries) -> (bool, usize) {
+/// returns whether the table is mapped, the read calls the lookups made and
+/// the bytes the cache holds after them.
+fn read_calls_of_lookups(dir: &Path, block_size: usize, model: &Entries) -> (bool, usize, usize) {
     let path = dir.join(format!("{block_size}.sst"));
     write_table(&path, model, opts(block_size, Compression::None));
     let counted = Arc::new(CountedReads {
@@ -520,13 +528,13 @@ fn read_calls_of_lookups(dir: &Path, block_size: usize, model: &Entries) -> (boo
         reads: Default::default(),
     });
     let cache = Arc::new(BlockCache::new(64 << 20));
-    let t = Table::open(counted.clone(), path, 1, cache).unwrap();
+    let t = Table::open(counted.clone(), path, 1, Arc::clone(&cache)).unwrap();
     let at_open = counted.reads.load(std::sync::atomic::Ordering::Relaxed);
     for (k, v) in model {
         assert_eq!(t.get(k).unwrap(), Some((k.clone(), v.clone())));
     }
     let reads = counted.reads.load(std::sync::atomic::Ordering::Relaxed);
-    (t.is_mapped(), reads - at_open)
+    (t.is_mapped(), reads - at_open, cache.usage_bytes() as usize)
 }
 
 #[test]
@@ -536,14 +544,88 @@ fn blocks_within_a_page_are_read_through_the_mapping() {
     // Under a memory cap tables are not mapped, and every block is read.
     let mapped = !crate::budget::memory_capped();
     // Blocks of a page are cut to end on the page boundaries: each one is
-    // copied from the mapping, with no read call.
-    let (is_mapped, reads) = read_calls_of_lookups(dir.path(), 4096, &model);
+    // read from the mapping, with no read call.
+    let (is_mapped, reads, _) = read_calls_of_lookups(dir.path(), 4096, &model);
     assert_eq!(is_mapped, mapped);
     assert_eq!(reads == 0, mapped, "{reads} read calls");
     // Blocks of four pages each take one read call.
-    let (_, reads) = read_calls_of_lookups(dir.path(), 16 << 10, &model);
+    let (_, reads, _) = read_calls_of_lookups(dir.path(), 16 << 10, &model);
     assert!(
         reads > 0,
         "blocks over several pages are read with read calls"
     );
+}
+
+/// A block of a page, stored uncompressed in a mapped table, is copied and
+/// cached while the cache holds what it takes in, and read in place, not
+/// cached, once the data outgrows the cache (or the cache caches nothing).
+#[test]
+fn blocks_of_a_page_are_read_in_place_once_the_data_outgrows_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = sample_entries(3000, 9);
+    let path = dir.path().join("pages.sst");
+    write_table(&path, &model, opts(4096, Compression::None));
+    let mapped = !crate::budget::memory_capped();
+    let open = |capacity| {
+        let cache = Arc::new(BlockCache::new(capacity));
+        let file = RealFs.open(&path).unwrap();
+        (
+            Table::open(file, path.clone(), 1, Arc::clone(&cache)).unwrap(),
+            cache,
+        )
+    };
+    let first_block = |t: &Table| {
+        let mut index = t.index_block().iter();
+        index.seek_to_first();
+        t.data_block(t.handle_of(index.value()).unwrap()).unwrap()
+    };
+    // A cache with room: copied and cached.
+    let (t, cache) = open(64 << 20);
+    assert!(!first_block(&t).is_in_place());
+    assert!(cache.usage_bytes() > 0);
+    // No cache: in place where mapped.
+    let (t, _) = open(0);
+    assert_eq!(first_block(&t).is_in_place(), mapped);
+    // A cache of two blocks that every key was read through: it let go of
+    // most of what it took, and the blocks read next are read in place.
+    let (t, cache) = open(8 << 10);
+    for (k, v) in &model {
+        assert_eq!(t.get(k).unwrap(), Some((k.clone(), v.clone())));
+    }
+    assert!(cache.outgrown());
+    let held = cache.usage_bytes();
+    assert_eq!(first_block(&t).is_in_place(), mapped);
+    for (k, v) in &model {
+        assert_eq!(t.get(k).unwrap(), Some((k.clone(), v.clone())));
+    }
+    if mapped {
+        assert_eq!(
+            cache.usage_bytes(),
+            held,
+            "blocks read in place are not cached"
+        );
+    }
+}
+
+/// A block read in place has its checksum checked at every read: a damaged
+/// one is reported each time, and the blocks beside it still read.
+#[test]
+fn a_damaged_block_read_in_place_is_reported_at_every_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = sample_entries(3000, 9);
+    let path = dir.path().join("damaged.sst");
+    write_table(&path, &model, opts(4096, Compression::None));
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[100] ^= 0x40;
+    std::fs::write(&path, &bytes).unwrap();
+    // No cache: the blocks of a page are read in place where mapped.
+    let cache = Arc::new(BlockCache::new(0));
+    let t = Table::open(RealFs.open(&path).unwrap(), path, 1, cache).unwrap();
+    for _ in 0..2 {
+        let e = t.get(&model[0].0).unwrap_err();
+        assert!(e.is_corruption(), "{e}");
+        assert!(e.to_string().contains("checksum"), "{e}");
+    }
+    let (k, v) = model.last().unwrap();
+    assert_eq!(t.get(k).unwrap(), Some((k.clone(), v.clone())));
 }

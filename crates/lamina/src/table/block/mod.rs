@@ -27,6 +27,7 @@ use super::slots::{SlotMark, Slotted};
 use crate::coding::get_u32;
 use crate::error::{Error, Result};
 use crate::key_numbers::KeyNumbers;
+use bytes::Bytes;
 pub use decode::KeyBuf;
 pub use iter::BlockIter;
 pub use lookup::PointHit;
@@ -43,7 +44,10 @@ use std::sync::{Arc, OnceLock};
 /// is immutable and shared between threads through `Arc`.
 #[derive(Debug)]
 pub struct Block {
-    data: Vec<u8>,
+    /// Owned, or in place in the table's mapping (see [`Block::in_place`]).
+    data: Bytes,
+    /// Bytes of memory `data` holds of its own (0 in place).
+    owned: usize,
     /// Where the restart array starts; entries occupy `data[..restarts_offset]`.
     restarts_offset: usize,
     num_restarts: usize,
@@ -79,19 +83,35 @@ impl Block {
     /// block stored at `offset` of `file` (both only name the block in
     /// errors). Corruption if the restart array is malformed.
     pub fn new(data: Vec<u8>, file: Arc<Path>, offset: u64) -> Result<Block> {
-        Block::parse(data, file, offset, false)
+        let owned = data.capacity();
+        Block::parse(Bytes::from(data), owned, file, offset, false)
     }
 
     /// Like [`Block::new`], for a data block (not an index block), which ends
     /// with a hash index (docs/format.md#data-block-hash-index); corruption
     /// also if the hash index is malformed.
     pub fn with_hash_index(data: Vec<u8>, file: Arc<Path>, offset: u64) -> Result<Block> {
-        Block::parse(data, file, offset, true)
+        let owned = data.capacity();
+        Block::parse(Bytes::from(data), owned, file, offset, true)
     }
 
-    fn parse(data: Vec<u8>, file: Arc<Path>, offset: u64, hashed: bool) -> Result<Block> {
+    /// Like [`Block::with_hash_index`], over bytes that stay where they are
+    /// (a data block stored uncompressed, in the table's mapping), held by
+    /// `data`'s owner, which keeps them alive.
+    pub fn in_place(data: Bytes, file: Arc<Path>, offset: u64) -> Result<Block> {
+        Block::parse(data, 0, file, offset, true)
+    }
+
+    fn parse(
+        data: Bytes,
+        owned: usize,
+        file: Arc<Path>,
+        offset: u64,
+        hashed: bool,
+    ) -> Result<Block> {
         let mut block = Block {
             data,
+            owned,
             restarts_offset: 0,
             num_restarts: 0,
             file,
@@ -229,6 +249,13 @@ impl Block {
         &self.data
     }
 
+    /// Whether the block's bytes are read in place ([`Block::in_place`]):
+    /// such a block is never cached, nor kept by anything that outlives
+    /// the read that made it.
+    pub fn is_in_place(&self) -> bool {
+        self.owned == 0
+    }
+
     /// Offset in the table of the block's stored bytes.
     pub fn offset(&self) -> u64 {
         self.offset
@@ -238,7 +265,7 @@ impl Block {
     /// with the restart keys' numbers it may come to keep (their shared
     /// head at most a key's length, counted as 16 bytes).
     pub fn charge(&self) -> usize {
-        self.data.capacity()
+        self.owned
             + std::mem::size_of::<Block>()
             + (self.num_restarts + 1 + crate::key_numbers::top_len(self.num_restarts))
                 * std::mem::size_of::<u128>()
