@@ -621,9 +621,13 @@ fn a_damaged_block_read_in_place_is_reported_at_every_read() {
     // No cache: the blocks of a page are read in place where mapped.
     let cache = Arc::new(BlockCache::new(0));
     let t = Table::open(RealFs.open(&path).unwrap(), path, 1, cache).unwrap();
+    let tk = crate::key::tree_key_of(&model[0].0).to_vec();
     for _ in 0..2 {
+        // A scan's read, then a point lookup's: neither trusts the page.
         let e = t.get(&model[0].0).unwrap_err();
         assert!(e.is_corruption(), "{e}");
+        assert!(e.to_string().contains("checksum"), "{e}");
+        let e = t.get_point(&tk, &model[0].0, false, |_, _| ()).unwrap_err();
         assert!(e.to_string().contains("checksum"), "{e}");
     }
     let (k, v) = model.last().unwrap();
