@@ -556,23 +556,26 @@ fn blocks_within_a_page_are_read_through_the_mapping() {
     );
 }
 
+/// A table named `name` in a new directory, of sample entries in blocks of
+/// a page stored uncompressed: the directory, the entries and the path.
+fn page_table(name: &str) -> (tempfile::TempDir, Entries, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let model = sample_entries(3000, 9);
+    let path = dir.path().join(name);
+    write_table(&path, &model, opts(4096, Compression::None));
+    (dir, model, path)
+}
+
 /// A block of a page, stored uncompressed in a mapped table, is copied and
 /// cached while the cache holds what it takes in, and read in place, not
 /// cached, once the data outgrows the cache (or the cache caches nothing).
 #[test]
 fn blocks_of_a_page_are_read_in_place_once_the_data_outgrows_the_cache() {
-    let dir = tempfile::tempdir().unwrap();
-    let model = sample_entries(3000, 9);
-    let path = dir.path().join("pages.sst");
-    write_table(&path, &model, opts(4096, Compression::None));
+    let (_dir, model, path) = page_table("pages.sst");
     let mapped = !crate::budget::memory_capped();
     let open = |capacity| {
         let cache = Arc::new(BlockCache::new(capacity));
-        let file = RealFs.open(&path).unwrap();
-        (
-            Table::open(file, path.clone(), 1, Arc::clone(&cache)).unwrap(),
-            cache,
-        )
+        (open_table(&path, 1, &cache).unwrap(), cache)
     };
     let first_block = |t: &Table| {
         let mut index = t.index_block().iter();
@@ -611,16 +614,12 @@ fn blocks_of_a_page_are_read_in_place_once_the_data_outgrows_the_cache() {
 /// one is reported each time, and the blocks beside it still read.
 #[test]
 fn a_damaged_block_read_in_place_is_reported_at_every_read() {
-    let dir = tempfile::tempdir().unwrap();
-    let model = sample_entries(3000, 9);
-    let path = dir.path().join("damaged.sst");
-    write_table(&path, &model, opts(4096, Compression::None));
+    let (_dir, model, path) = page_table("damaged.sst");
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[100] ^= 0x40;
     std::fs::write(&path, &bytes).unwrap();
     // No cache: the blocks of a page are read in place where mapped.
-    let cache = Arc::new(BlockCache::new(0));
-    let t = Table::open(RealFs.open(&path).unwrap(), path, 1, cache).unwrap();
+    let t = open_table(&path, 1, &Arc::new(BlockCache::new(0))).unwrap();
     let tk = crate::key::tree_key_of(&model[0].0).to_vec();
     for _ in 0..2 {
         // A scan's read, then a point lookup's: neither trusts the page.
