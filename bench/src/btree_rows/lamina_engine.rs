@@ -3,15 +3,14 @@
 //! `--memory-budget` and `--option` applied). A write transaction is a
 //! `Batch` committed by `write_with` at `Durability::Sync` (`Os` for the
 //! nosync writes); retain and extract_if iterate the database and delete
-//! in that batch. A pop must see the pops before it, so it is
-//! `iter().next()` (or `next_back()`) and a `delete` of its own (the
-//! default durability, `Os`), and the transaction that popped ends with
-//! `sync()` when durable. Sorted inserts write a table with a
-//! `TableWriter` beside the database and add it with `ingest` (moved in).
+//! in that batch. A pop must see the pops before it, so a write
+//! transaction that pops is a `Transaction` (`pop_first`, `pop_last`),
+//! committed by `commit_with`, and its other writes go there too. Sorted
+//! inserts write a table with a `TableWriter` beside the database and add it with `ingest` (moved in).
 //! A read transaction is a `Snapshot`.
 
 use super::{Engine, Reader, Writer};
-use lamina::{Batch, Db, Durability, IngestOptions, Keyspace, Snapshot};
+use lamina::{Batch, Db, Durability, IngestOptions, Keyspace, Snapshot, Transaction};
 use lamina::{TableWriter, TableWriterOptions};
 use std::path::{Path, PathBuf};
 
@@ -47,22 +46,22 @@ impl LaminaEngine {
 struct LaminaWriter<'a> {
     db: &'a Db,
     batch: Batch,
-    /// Whether it popped (its deletes are already committed).
-    popped: bool,
+    /// The transaction, once it popped.
+    tx: Option<Transaction>,
     /// The path for a sorted insert's table.
     table: PathBuf,
 }
 
 impl LaminaWriter<'_> {
     fn pop(&mut self, first: bool, seen: &mut dyn FnMut(&[u8])) -> Result<bool, String> {
-        let mut it = self.db.iter();
-        let entry = if first { it.next() } else { it.next_back() };
-        let Some(entry) = entry else {
+        if self.tx.is_none() && !self.batch.is_empty() {
+            return Err("lamina: a pop after writes in one write transaction".into());
+        }
+        let tx = self.tx.get_or_insert_with(|| self.db.transaction());
+        let entry = if first { tx.pop_first() } else { tx.pop_last() };
+        let Some((key, _)) = entry.map_err(err)? else {
             return Ok(false);
         };
-        let (key, _) = entry.map_err(err)?;
-        self.db.delete(&key).map_err(err)?;
-        self.popped = true;
         seen(&key);
         Ok(true)
     }
@@ -70,8 +69,13 @@ impl LaminaWriter<'_> {
 
 impl Writer for LaminaWriter<'_> {
     fn insert(&mut self, key: &[u8], value: &[u8]) -> Result<(), String> {
-        self.batch.put(key, value);
-        Ok(())
+        match &mut self.tx {
+            Some(tx) => tx.put(key, value).map_err(err),
+            None => {
+                self.batch.put(key, value);
+                Ok(())
+            }
+        }
     }
 
     fn insert_sorted<'p>(
@@ -90,8 +94,13 @@ impl Writer for LaminaWriter<'_> {
     }
 
     fn remove(&mut self, key: &[u8]) -> Result<(), String> {
-        self.batch.delete(key);
-        Ok(())
+        match &mut self.tx {
+            Some(tx) => tx.delete(key).map_err(err),
+            None => {
+                self.batch.delete(key);
+                Ok(())
+            }
+        }
     }
 
     fn pop_first(&mut self, seen: &mut dyn FnMut(&[u8])) -> Result<bool, String> {
@@ -103,6 +112,17 @@ impl Writer for LaminaWriter<'_> {
     }
 
     fn retain(&mut self, keep: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<u64, String> {
+        if let Some(tx) = &mut self.tx {
+            let mut removed = 0;
+            for entry in tx.iter() {
+                let (k, v) = entry.map_err(err)?;
+                if !keep(&k, &v) {
+                    tx.delete(&k).map_err(err)?;
+                    removed += 1;
+                }
+            }
+            return Ok(removed);
+        }
         let mut removed = 0;
         for entry in self.db.iter() {
             let (k, v) = entry.map_err(err)?;
@@ -120,6 +140,17 @@ impl Writer for LaminaWriter<'_> {
         end: &[u8],
         extract: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<u64, String> {
+        if let Some(tx) = &mut self.tx {
+            let mut removed = 0;
+            for entry in tx.range(start..end) {
+                let (k, v) = entry.map_err(err)?;
+                if extract(&k, &v) {
+                    tx.delete(&k).map_err(err)?;
+                    removed += 1;
+                }
+            }
+            return Ok(removed);
+        }
         let mut removed = 0;
         for entry in self.db.range(start..end) {
             let (k, v) = entry.map_err(err)?;
@@ -175,21 +206,20 @@ impl Engine for LaminaEngine {
         let mut w = LaminaWriter {
             db: &self.db,
             batch: Batch::new(),
-            popped: false,
+            tx: None,
             table: self.scratch.join(format!("sorted-{}.table", self.tables)),
         };
         f(&mut w)?;
-        let LaminaWriter { batch, popped, .. } = w;
+        let LaminaWriter { batch, tx, .. } = w;
         let durability = if durable {
             Durability::Sync
         } else {
             Durability::Os
         };
-        self.db.write_with(batch, durability).map_err(err)?;
-        if popped && durable {
-            self.db.sync().map_err(err)?;
+        match tx {
+            Some(tx) => tx.commit_with(durability).map_err(err),
+            None => self.db.write_with(batch, durability).map_err(err),
         }
-        Ok(())
     }
 
     fn read(&self, f: &mut dyn FnMut(&mut dyn Reader) -> Result<(), String>) -> Result<(), String> {

@@ -664,3 +664,118 @@ fn a_table_linked_in_below_the_floor_comes_first() {
     }
     assert_eq!(pop(&db).0, None);
 }
+
+/// Pops at both ends of one transaction, mixed with its own puts, deletes
+/// and reads, equal a model of the transaction's view; the
+/// commit leaves the database equal to it, and a dropped one leaves
+/// nothing.
+#[test]
+fn a_transaction_pops_at_both_ends_as_its_model_says() {
+    let fs = MemFs::new();
+    let db = open(&fs);
+    let jobs = db.keyspace("jobs").expect("keyspace");
+    let mut rng = StdRng::seed_from_u64(7);
+    let mut model = Model::new();
+    for i in 0..3000u64 {
+        let k = key(rng.gen_range(0..10_000));
+        let v = i.to_le_bytes().to_vec();
+        db.put(&k, &v).expect("put");
+        model.insert(k, v);
+        if i % 7 == 0 {
+            jobs.put(&key(i), b"other keyspace").expect("put");
+        }
+    }
+    let before = model.clone();
+    for commit in [false, true] {
+        let mut model = before.clone();
+        let mut tx = db.transaction();
+        for step in 0..2500u64 {
+            match rng.gen_range(0..10) {
+                0 => {
+                    let k = key(rng.gen_range(0..10_000));
+                    tx.put(&k, b"own").expect("put");
+                    model.insert(k, b"own".to_vec());
+                }
+                1 => {
+                    let k = key(rng.gen_range(0..10_000));
+                    tx.delete(&k).expect("delete");
+                    model.remove(&k);
+                }
+                2 => {
+                    // A read between pops leaves the cursor open.
+                    let k = key(rng.gen_range(0..10_000));
+                    assert_eq!(tx.get(&k).expect("get"), model.get(&k).cloned());
+                }
+                r => {
+                    let (got, want) = if r % 2 == 0 {
+                        (tx.pop_first().expect("pop"), model.pop_first())
+                    } else {
+                        (tx.pop_last().expect("pop"), model.pop_last())
+                    };
+                    assert_eq!(got, want, "step {step}");
+                }
+            }
+        }
+        let first = tx.iter().next().transpose().expect("front");
+        assert_eq!(
+            first,
+            model.first_key_value().map(|(k, v)| (k.clone(), v.clone()))
+        );
+        if commit {
+            tx.commit().expect("commit");
+            assert_eq!(contents(&db), model);
+        } else {
+            drop(tx);
+            assert_eq!(contents(&db), before);
+        }
+    }
+    assert_eq!(
+        jobs.iter().count(),
+        3000usize.div_ceil(7),
+        "other keyspace untouched"
+    );
+}
+
+/// A queue drained by one transaction while another writer puts: a key put
+/// below the front popped, or above the back, is a conflict; one put
+/// between the two ends the pops never reached is not.
+#[test]
+fn a_transaction_s_pops_conflict_with_a_put_in_what_they_read_only() {
+    let fs = MemFs::new();
+    let db = open(&fs);
+    for i in 100..200 {
+        db.put(&key(i), b"item").expect("push");
+    }
+    let drain = |db: &Db, between: u64| {
+        let mut tx = db.transaction();
+        for i in 0..10 {
+            let (k, _) = tx.pop_first().expect("pop").expect("an item");
+            assert_eq!(num(&k), 100 + i);
+            let (k, _) = tx.pop_last().expect("pop").expect("an item");
+            assert_eq!(num(&k), 199 - i);
+        }
+        db.put(&key(between), b"other writer").expect("put");
+        tx.commit()
+    };
+    for outside in [50, 105, 190, 250] {
+        let r = drain(&db, outside);
+        assert!(
+            matches!(r, Err(lamina::Error::Conflict(_))),
+            "{outside}: {r:?}"
+        );
+        if (100..200).contains(&outside) {
+            db.put(&key(outside), b"item").expect("undo");
+        } else {
+            db.delete(&key(outside)).expect("undo");
+        }
+    }
+    drain(&db, 150).expect("a put the pops did not read");
+    let left: Vec<u64> = contents(&db).keys().map(|k| num(k)).collect();
+    let want: Vec<u64> = (110..190).collect();
+    assert_eq!(left, want);
+    // A transaction that found the queue empty read all of it.
+    let mut tx = db.transaction();
+    while tx.pop_first().expect("pop").is_some() {}
+    db.put(&key(150), b"late").expect("put");
+    assert!(matches!(tx.commit(), Err(lamina::Error::Conflict(_))));
+}

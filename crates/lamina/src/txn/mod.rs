@@ -8,6 +8,7 @@
 mod gate;
 mod iter;
 mod pending;
+mod pops;
 mod retry;
 mod validate;
 
@@ -23,6 +24,7 @@ use crate::options::Durability;
 use crate::read::{Iter, Pinned, Snapshot};
 use parking_lot::Mutex;
 use pending::{Base, Pending};
+use pops::Pops;
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::{Bound, RangeBounds};
 use std::sync::atomic::Ordering;
@@ -52,6 +54,9 @@ pub struct Transaction {
     writes: BTreeMap<Vec<u8>, Pending>,
     /// What it read from the snapshot.
     reads: Mutex<ReadSet>,
+    /// The open cursor of its pops, if it popped since its last other
+    /// write (`pops`).
+    pops: Option<Pops>,
     /// Holds the transaction gate exclusively until it ends (`retry`).
     exclusive: bool,
 }
@@ -65,6 +70,7 @@ impl Transaction {
             snap: Snapshot::settled(std::sync::Arc::clone(&db.handle)),
             writes: BTreeMap::new(),
             reads: Mutex::new(ReadSet::default()),
+            pops: None,
             exclusive,
         }
     }
@@ -178,6 +184,7 @@ impl Transaction {
 
     fn write(&mut self, ks: KeyspaceId, key: &[u8], base: Base, value: &[u8]) -> Result<()> {
         crate::batch::check_limits(key, value)?;
+        self.close_pops();
         let pending = Pending {
             base,
             operands: Vec::new(),
@@ -188,6 +195,7 @@ impl Transaction {
 
     fn merge_id(&mut self, ks: KeyspaceId, key: &[u8], operand: &[u8]) -> Result<()> {
         crate::batch::check_limits(key, operand)?;
+        self.close_pops();
         let op = &self.db.inner().opts().merge_operator;
         if let Err(why) = op.validate_operand(operand) {
             let tk = key::tree_key(ks, key);
@@ -269,6 +277,14 @@ impl Transaction {
     /// The snapshot's entries between tree keys `lower` and `upper` merged
     /// with its own writes there; records the range as read.
     fn scan(&self, lower: Bound<Vec<u8>>, upper: Bound<Vec<u8>>) -> TxnIter {
+        let iter = self.merged(lower.clone(), upper.clone());
+        self.reads.lock().ranges.push((lower, upper));
+        iter
+    }
+
+    /// The snapshot's entries between tree keys `lower` and `upper` merged
+    /// with its own writes there.
+    fn merged(&self, lower: Bound<Vec<u8>>, upper: Bound<Vec<u8>>) -> TxnIter {
         let own: VecDeque<_> = if is_empty(&lower, &upper) {
             VecDeque::new()
         } else {
@@ -279,16 +295,101 @@ impl Transaction {
         };
         let base = Iter::with_bounds(
             Arc::clone(&self.db.handle),
-            lower.clone(),
-            upper.clone(),
+            lower,
+            upper,
             Some(self.seqno()),
         );
-        self.reads.lock().ranges.push((lower, upper));
         TxnIter::new(
             base,
             own,
             Arc::clone(&self.db.inner().opts().merge_operator),
         )
+    }
+
+    /// Removes the first entry of the default keyspace, its own writes
+    /// included, and returns it; `None` when the keyspace is empty. The
+    /// keys up to it count as read (a key written there by another writer
+    /// before the commit is a conflict). Pops in a row take from one open
+    /// cursor, so draining a queue costs amortized O(1) a pop (docs/design.md#transactions).
+    pub fn pop_first(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        self.pop(0, true)
+    }
+
+    /// Removes the last entry of the default keyspace and returns it (see
+    /// [`Transaction::pop_first`]).
+    pub fn pop_last(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        self.pop(0, false)
+    }
+
+    /// Removes the first entry of keyspace `ks` and returns it.
+    pub fn pop_first_in(&mut self, ks: &Keyspace) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        ks.live()?;
+        self.pop(ks.id(), true)
+    }
+
+    /// Removes the last entry of keyspace `ks` and returns it.
+    pub fn pop_last_in(&mut self, ks: &Keyspace) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        ks.live()?;
+        self.pop(ks.id(), false)
+    }
+
+    fn pop(&mut self, ks: KeyspaceId, front: bool) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        if self.pops.as_ref().is_some_and(|p| p.ks != ks) {
+            self.close_pops();
+        }
+        let pops = match &mut self.pops {
+            Some(p) => p,
+            None => {
+                let lower = Bound::Included(key::tree_key(ks, b""));
+                let iter = self.merged(lower, keyspace_end(ks));
+                self.pops.insert(Pops {
+                    ks,
+                    iter,
+                    front: None,
+                    back: None,
+                    drained: false,
+                })
+            }
+        };
+        let next = if front {
+            pops.iter.next()
+        } else {
+            pops.iter.next_back()
+        };
+        match next {
+            None => {
+                pops.drained = true;
+                Ok(None)
+            }
+            Some(Err(e)) => {
+                // The cursor ends at an error: the next pop opens another.
+                self.close_pops();
+                Err(e)
+            }
+            Some(Ok((k, v))) => {
+                let tk = key::tree_key(ks, &k);
+                let end = if front {
+                    &mut pops.front
+                } else {
+                    &mut pops.back
+                };
+                *end = Some(tk.clone());
+                let delete = Pending {
+                    base: Base::Delete,
+                    operands: Vec::new(),
+                };
+                self.writes.insert(tk, delete);
+                Ok(Some((k, v)))
+            }
+        }
+    }
+
+    /// Closes the cursor of pops, recording what they read.
+    fn close_pops(&mut self) {
+        if let Some(p) = self.pops.take() {
+            let end = keyspace_end(p.ks);
+            self.reads.lock().ranges.extend(p.read_ranges(end));
+        }
     }
 
     /// Commits with the database's default durability (see
@@ -303,7 +404,8 @@ impl Transaction {
     /// [`crate::Error::Conflict`] naming what changed, and nothing is
     /// written. A transaction that wrote nothing commits without
     /// validation, once the writes it may have read are visible.
-    pub fn commit_with(self, durability: Durability) -> Result<()> {
+    pub fn commit_with(mut self, durability: Durability) -> Result<()> {
+        self.close_pops();
         if self.writes.is_empty() {
             return self.commit_read_only();
         }
