@@ -228,14 +228,10 @@ fn run_child(
     sel: &Selection,
     ctx: &Ctx,
 ) -> Result<(), String> {
-    // The database in a directory of its own; beside it, room for files an
-    // engine writes before adding them (lamina's sorted inserts).
+    // The database in a directory of its own.
     let dir = base.join("db");
-    let scratch = base.join("scratch");
-    for d in [&dir, &scratch] {
-        std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
-    }
-    let mut db = open(engine, &dir, &scratch)?;
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut db = open(engine, &dir)?;
     let sizes = sizes(args)?;
     let size = || crate::dir_size(&dir);
     let quiet = ctx.progress.quiet;
@@ -260,11 +256,9 @@ fn run_child(
 
 /// Opens (creating) `engine`'s database in the directory `dir`, with the
 /// harness's settings.
-fn open(engine: &str, dir: &Path, scratch: &Path) -> Result<Box<dyn Engine>, String> {
+fn open(engine: &str, dir: &Path) -> Result<Box<dyn Engine>, String> {
     match engine {
-        "lamina" => Ok(Box::new(super::lamina_engine::LaminaEngine::open(
-            dir, scratch,
-        )?)),
+        "lamina" => Ok(Box::new(super::lamina_engine::LaminaEngine::open(dir)?)),
         #[cfg(feature = "rocksdb")]
         "rocksdb" => Ok(Box::new(super::rocksdb_engine::RocksEngine::open(dir)?)),
         #[cfg(feature = "lmdb")]

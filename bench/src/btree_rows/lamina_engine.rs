@@ -6,13 +6,13 @@
 //! in that batch. A pop must see the pops before it, so a write
 //! transaction that pops is a `Transaction` (`pop_first`, `pop_last`),
 //! committed by `commit_with`, and its other writes go there too. Sorted
-//! inserts write a table with a `TableWriter` beside the database and add it with `ingest` (moved in).
+//! inserts go through a `BulkLoader`: input in order is written as tables
+//! once and ingested.
 //! A read transaction is a `Snapshot`.
 
 use super::{Engine, Reader, Writer};
-use lamina::{Batch, Db, Durability, IngestOptions, Keyspace, Snapshot, Transaction};
-use lamina::{TableWriter, TableWriterOptions};
-use std::path::{Path, PathBuf};
+use lamina::{Batch, BulkLoadOptions, BulkLoader, Db, Durability, Keyspace, Snapshot, Transaction};
+use std::path::Path;
 
 fn err(e: lamina::Error) -> String {
     format!("lamina: {e}")
@@ -21,24 +21,15 @@ fn err(e: lamina::Error) -> String {
 /// An open lamina database.
 pub struct LaminaEngine {
     db: Db,
-    /// Where sorted inserts write their table before it is ingested.
-    scratch: PathBuf,
-    /// Tables written there so far (each gets a name of its own).
-    tables: u64,
 }
 
 impl LaminaEngine {
-    /// Opens (creating) the database in `dir`; `scratch` is a directory
-    /// beside it on the same file system.
-    pub fn open(dir: &Path, scratch: &Path) -> Result<LaminaEngine, String> {
+    /// Opens (creating) the database in `dir`.
+    pub fn open(dir: &Path) -> Result<LaminaEngine, String> {
         let mut opts = crate::engine::options().map_err(|e| e.message)?;
         opts.create_if_missing = true;
         let db = Db::open(dir, opts).map_err(err)?;
-        Ok(LaminaEngine {
-            db,
-            scratch: scratch.to_path_buf(),
-            tables: 0,
-        })
+        Ok(LaminaEngine { db })
     }
 }
 
@@ -48,8 +39,6 @@ struct LaminaWriter<'a> {
     batch: Batch,
     /// The transaction, once it popped.
     tx: Option<Transaction>,
-    /// The path for a sorted insert's table.
-    table: PathBuf,
 }
 
 impl LaminaWriter<'_> {
@@ -82,14 +71,14 @@ impl Writer for LaminaWriter<'_> {
         &mut self,
         pairs: &mut dyn Iterator<Item = (&'p [u8], &'p [u8])>,
     ) -> Result<(), String> {
-        let mut w = TableWriter::create(&self.table, TableWriterOptions::default()).map_err(err)?;
-        for (k, v) in pairs {
-            w.put(k, v).map_err(err)?;
+        if self.tx.is_some() || !self.batch.is_empty() {
+            return Err("lamina: sorted inserts after writes in one write transaction".into());
         }
-        w.finish().map_err(err)?;
-        self.db
-            .ingest(&[&self.table], IngestOptions { move_files: true })
-            .map_err(err)?;
+        let mut loader = BulkLoader::new(self.db, BulkLoadOptions::default());
+        for (k, v) in pairs {
+            loader.add(k, v).map_err(err)?;
+        }
+        loader.finish().map_err(err)?;
         Ok(())
     }
 
@@ -202,12 +191,10 @@ impl Engine for LaminaEngine {
         durable: bool,
         f: &mut dyn FnMut(&mut dyn Writer) -> Result<(), String>,
     ) -> Result<(), String> {
-        self.tables += 1;
         let mut w = LaminaWriter {
             db: &self.db,
             batch: Batch::new(),
             tx: None,
-            table: self.scratch.join(format!("sorted-{}.table", self.tables)),
         };
         f(&mut w)?;
         let LaminaWriter { batch, tx, .. } = w;

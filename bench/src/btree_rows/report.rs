@@ -133,11 +133,11 @@ fn describe(engine: &str) -> String {
         "lamina" => format!(
             "default options (memory budget {} MiB, from the machine's memory); a write \
              transaction is a `Batch` committed with `write_with` at `Durability::Sync` \
-             (nosync writes: `Durability::Os`); a pop is `iter().next()` (or `.next_back()`) \
-             and `delete`, the transaction's commit then `sync()`; retain and extract_if \
-             iterate and delete in the batch; a read transaction is a `Snapshot` \
+             (nosync writes: `Durability::Os`); a write transaction that pops is a \
+             `Transaction` (`pop_first`, `pop_last`, committed by `commit_with`); retain and \
+             extract_if iterate and delete in the batch; a read transaction is a `Snapshot` \
              (`get_with_in`, `range`; len: `iter().count_keys()`); compaction \
-             `compact()`; sorted inserts: a `TableWriter` table added by `ingest` (moved in)",
+             `compact()`; sorted inserts: a `BulkLoader`",
             lamina_budget() >> 20
         ),
         "rocksdb" => format!(
