@@ -136,10 +136,10 @@ impl BulkLoader {
         }
         let need = self.data.len() + key.len() + value.len();
         if need > self.data.capacity() {
-            // Doubling, but not past `memory_bytes` (unless the pair needs
-            // more): a run is written out once that many bytes are held.
-            let grown = self.data.capacity().saturating_mul(2).max(4096);
-            let want = grown.min(self.opts.memory_bytes).max(need);
+            // Room for a whole run at once (more only if the pair needs
+            // it): growing by doubling copied the buffer at each step, and
+            // pages reserved and not yet written cost no memory.
+            let want = self.opts.memory_bytes.max(need);
             self.data.reserve_exact(want - self.data.len());
         }
         // Both fit in a u32: keys up to 64 KiB, values up to 256 MiB.
