@@ -686,15 +686,18 @@ fn a_transaction_pops_at_both_ends_as_its_model_says() {
         }
     }
     let before = model.clone();
+    // Dropped, then committed.
     for commit in [false, true] {
         let mut model = before.clone();
         let mut tx = db.transaction();
+        let mut recent: Vec<Vec<u8>> = Vec::new();
         for step in 0..2500u64 {
             match rng.gen_range(0..10) {
                 0 => {
                     let k = key(rng.gen_range(0..10_000));
                     tx.put(&k, b"own").expect("put");
                     model.insert(k, b"own".to_vec());
+                    recent.clear();
                 }
                 1 => {
                     let k = key(rng.gen_range(0..10_000));
@@ -702,9 +705,35 @@ fn a_transaction_pops_at_both_ends_as_its_model_says() {
                     model.remove(&k);
                 }
                 2 => {
-                    // A read between pops leaves the cursor open.
-                    let k = key(rng.gen_range(0..10_000));
+                    // Reads between pops leave the cursor open; half of
+                    // them read a key popped since the last other write.
+                    let k = match recent.len() {
+                        0 => key(rng.gen_range(0..10_000)),
+                        n if rng.gen_bool(0.5) => recent[rng.gen_range(0..n)].clone(),
+                        _ => key(rng.gen_range(0..10_000)),
+                    };
                     assert_eq!(tx.get(&k).expect("get"), model.get(&k).cloned());
+                    let has = tx.contains_key(&k).expect("contains");
+                    assert_eq!(has, model.contains_key(&k));
+                }
+                3 => {
+                    let a = rng.gen_range(0..10_000);
+                    let (lo, hi) = (key(a), key(a + rng.gen_range(0..3000)));
+                    let got: Vec<Entry> = tx
+                        .range(lo.clone()..hi.clone())
+                        .collect::<Result<_, _>>()
+                        .expect("range");
+                    let want: Vec<Entry> = model
+                        .range(lo.clone()..hi.clone())
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
+                    assert_eq!(got, want, "step {step}");
+                    let last = tx
+                        .range(lo.clone()..hi.clone())
+                        .next_back()
+                        .transpose()
+                        .expect("back");
+                    assert_eq!(last.as_ref(), want.last());
                 }
                 r => {
                     let (got, want) = if r % 2 == 0 {
@@ -713,6 +742,9 @@ fn a_transaction_pops_at_both_ends_as_its_model_says() {
                         (tx.pop_last().expect("pop"), model.pop_last())
                     };
                     assert_eq!(got, want, "step {step}");
+                    if let Some((k, _)) = got {
+                        recent.push(k);
+                    }
                 }
             }
         }

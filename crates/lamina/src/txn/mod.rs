@@ -82,7 +82,7 @@ impl Transaction {
 
     /// True when it holds no write (its commit validates nothing).
     pub fn is_read_only(&self) -> bool {
-        self.writes.is_empty()
+        self.writes.is_empty() && self.pops.as_ref().is_none_or(Pops::is_empty)
     }
 
     /// The value of `key` in the default keyspace, its own writes included.
@@ -116,6 +116,9 @@ impl Transaction {
 
     fn get_id(&self, ks: KeyspaceId, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let tk = key::tree_key(ks, key);
+        if self.popped(&tk) {
+            return Ok(None);
+        }
         let op = Arc::clone(&self.db.inner().opts().merge_operator);
         match self.writes.get(&tk) {
             Some(p) if !p.needs_snapshot() => p.value(&tk, None, op.as_ref()),
@@ -129,6 +132,9 @@ impl Transaction {
 
     fn contains_id(&self, ks: KeyspaceId, key: &[u8]) -> Result<bool> {
         let tk = key::tree_key(ks, key);
+        if self.popped(&tk) {
+            return Ok(false);
+        }
         if let Some(p) = self.writes.get(&tk) {
             if !p.needs_snapshot() || p.exists() {
                 return Ok(p.exists());
@@ -137,6 +143,11 @@ impl Transaction {
         let found = self.db.inner().contains(ks, key, Some(self.seqno()))?;
         self.reads.lock().keys.insert(tk);
         Ok(found)
+    }
+
+    /// Whether the tree key `tk` was popped by the open cursor of pops.
+    fn popped(&self, tk: &[u8]) -> bool {
+        self.pops.as_ref().is_some_and(|p| p.popped(tk))
     }
 
     /// Reads `key` (tree key `tk`) of keyspace `ks` from the snapshot, and
@@ -288,10 +299,14 @@ impl Transaction {
         let own: VecDeque<_> = if is_empty(&lower, &upper) {
             VecDeque::new()
         } else {
-            self.writes
+            let writes = self
+                .writes
                 .range((lower.clone(), upper.clone()))
-                .map(|(k, p)| (k.clone(), p.clone()))
-                .collect()
+                .map(|(k, p)| (k.clone(), p.clone()));
+            match &self.pops {
+                Some(p) => pops::with_popped(writes, p.in_range(&lower, &upper), deleted()),
+                None => writes.collect(),
+            }
         };
         let base = Iter::with_bounds(
             Arc::clone(&self.db.handle),
@@ -342,13 +357,7 @@ impl Transaction {
             None => {
                 let lower = Bound::Included(key::tree_key(ks, b""));
                 let iter = self.merged(lower, keyspace_end(ks));
-                self.pops.insert(Pops {
-                    ks,
-                    iter,
-                    front: None,
-                    back: None,
-                    drained: false,
-                })
+                self.pops.insert(Pops::new(ks, iter))
             }
         };
         let next = if front {
@@ -367,29 +376,28 @@ impl Transaction {
                 Err(e)
             }
             Some(Ok((k, v))) => {
-                let tk = key::tree_key(ks, &k);
-                let end = if front {
-                    &mut pops.front
-                } else {
-                    &mut pops.back
-                };
-                *end = Some(tk.clone());
-                let delete = Pending {
-                    base: Base::Delete,
-                    operands: Vec::new(),
-                };
-                self.writes.insert(tk, delete);
+                pops.push(front, &k);
                 Ok(Some((k, v)))
             }
         }
     }
 
-    /// Closes the cursor of pops, recording what they read.
+    /// Closes the cursor of pops, recording what they read, and moves the
+    /// keys they popped into the buffer as deletes.
     fn close_pops(&mut self) {
-        if let Some(p) = self.pops.take() {
-            let end = keyspace_end(p.ks);
-            self.reads.lock().ranges.extend(p.read_ranges(end));
+        if let Some(p) = self.end_pops() {
+            for tk in p.all() {
+                self.writes.insert(tk, deleted());
+            }
         }
+    }
+
+    /// Takes the cursor of pops and records what they read.
+    fn end_pops(&mut self) -> Option<Pops> {
+        let p = self.pops.take()?;
+        let end = keyspace_end(p.ks);
+        self.reads.lock().ranges.extend(p.read_ranges(end));
+        Some(p)
     }
 
     /// Commits with the database's default durability (see
@@ -405,13 +413,17 @@ impl Transaction {
     /// written. A transaction that wrote nothing commits without
     /// validation, once the writes it may have read are visible.
     pub fn commit_with(mut self, durability: Durability) -> Result<()> {
-        self.close_pops();
-        if self.writes.is_empty() {
+        let pops = self.end_pops();
+        if self.writes.is_empty() && pops.as_ref().is_none_or(Pops::is_empty) {
             return self.commit_read_only();
         }
         let mut batch = Batch::new();
         for (tk, p) in &self.writes {
             p.write_to(tk, &mut batch);
+        }
+        // The pops' deletes last: later entries of a batch are newer.
+        for tk in pops.iter().flat_map(Pops::all) {
+            deleted().write_to(&tk, &mut batch);
         }
         let inner = self.db.inner();
         let seqno = self.seqno();
@@ -463,6 +475,14 @@ impl std::fmt::Debug for Transaction {
             .field("writes", &self.writes.len())
             .field("exclusive", &self.exclusive)
             .finish()
+    }
+}
+
+/// A buffered delete.
+fn deleted() -> Pending {
+    Pending {
+        base: Base::Delete,
+        operands: Vec::new(),
     }
 }
 

@@ -1,49 +1,206 @@
 //! A transaction's pops: [`super::Transaction::pop_first`] and
 //! [`super::Transaction::pop_last`] take from the two ends of one open
-//! cursor on a keyspace, so each pop costs one step of it and a buffered
-//! delete however many pops came before: a queue drained in one
-//! transaction costs amortized O(1) a pop, as a B-tree's cursor does.
+//! cursor on a keyspace, so each pop costs one step of it and a key
+//! appended to a list however many pops came before: a queue drained in
+//! one transaction costs amortized O(1) a pop, as a B-tree's cursor does.
 //!
 //! The cursor merges the snapshot with the writes the transaction held when
 //! it opened; the pops since are deletes of keys it has already passed, so
 //! it stays exact until another write of the transaction (any put, delete
-//! or merge not made by a pop), which closes it. What the pops read is the
-//! keyspace from its start up to the last key popped from the front, and
-//! from the last key popped from the back to its end (all of it once an
-//! end came back empty): recorded in the read set when the cursor closes,
-//! as one range each, so a key written there by another writer before the
-//! commit is a conflict.
+//! or merge not made by a pop), which closes it. Until then the popped
+//! keys are two lists, not entries of the transaction's buffer: the front's
+//! ascending, the back's descending, every key of the first below every key
+//! of the second. Reads of the transaction ask them first
+//! ([`Pops::popped`], [`Pops::in_range`]); closing the cursor moves them
+//! into the buffer, and a commit writes them after it.
+//!
+//! What the pops read is the keyspace from its start up to the last key
+//! popped from the front, and from the last key popped from the back to its
+//! end (all of it once an end came back empty): recorded in the read set
+//! when the cursor closes, as one range each, so a key written there by
+//! another writer before the commit is a conflict.
 
 use super::iter::TxnIter;
 use super::validate::KeyRange;
 use crate::key::{self, KeyspaceId};
+use std::cmp::Ordering;
 use std::ops::Bound;
+
+/// Keys side by side in one buffer, in the order pushed.
+#[derive(Default)]
+pub(super) struct Keys {
+    bytes: Vec<u8>,
+    /// Where each key ends in `bytes`.
+    ends: Vec<usize>,
+}
+
+impl Keys {
+    fn push(&mut self, k: &[u8]) {
+        self.bytes.extend_from_slice(k);
+        self.ends.push(self.bytes.len());
+    }
+
+    fn get(&self, i: usize) -> &[u8] {
+        let start = match i.checked_sub(1) {
+            Some(p) => self.ends.get(p).copied().unwrap_or(0),
+            None => 0,
+        };
+        let end = self.ends.get(i).copied().unwrap_or(start);
+        self.bytes.get(start..end).unwrap_or_default()
+    }
+
+    fn last(&self) -> Option<&[u8]> {
+        self.ends.len().checked_sub(1).map(|i| self.get(i))
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The keys in the order pushed.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &[u8]> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+
+    /// The number of keys before the first for which `after` holds (the
+    /// keys are ordered so that `after` is false, then true).
+    fn partition_point(&self, after: impl Fn(&[u8]) -> bool) -> usize {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if after(self.get(mid)) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        lo
+    }
+}
 
 /// An open cursor of pops on one keyspace (see the module doc).
 pub(super) struct Pops {
     pub ks: KeyspaceId,
     pub iter: TxnIter,
-    /// The tree keys last popped from the front and from the back.
-    pub front: Option<Vec<u8>>,
-    pub back: Option<Vec<u8>>,
+    /// User keys popped from the front, ascending.
+    pub front: Keys,
+    /// User keys popped from the back, descending.
+    pub back: Keys,
     /// Whether an end came back empty: the whole keyspace was read.
     pub drained: bool,
 }
 
 impl Pops {
+    pub fn new(ks: KeyspaceId, iter: TxnIter) -> Pops {
+        Pops {
+            ks,
+            iter,
+            front: Keys::default(),
+            back: Keys::default(),
+            drained: false,
+        }
+    }
+
+    /// Records `user_key` as popped from the front or the back.
+    pub fn push(&mut self, front: bool, user_key: &[u8]) {
+        if front {
+            self.front.push(user_key);
+        } else {
+            self.back.push(user_key);
+        }
+    }
+
+    /// Whether no key was popped.
+    pub fn is_empty(&self) -> bool {
+        self.front.len() == 0 && self.back.len() == 0
+    }
+
+    /// Whether the tree key `tk` was popped.
+    pub fn popped(&self, tk: &[u8]) -> bool {
+        let (ks, user_key) = super::pending::split(tk);
+        if ks != self.ks || tk.len() < key::KEYSPACE_ID_LEN {
+            return false;
+        }
+        let i = self.front.partition_point(|k| k >= user_key);
+        if i < self.front.len() && self.front.get(i) == user_key {
+            return true;
+        }
+        let i = self.back.partition_point(|k| k <= user_key);
+        i < self.back.len() && self.back.get(i) == user_key
+    }
+
+    /// The popped keys between tree keys `lower` and `upper`, as tree keys,
+    /// ascending.
+    pub fn in_range(&self, lower: &Bound<Vec<u8>>, upper: &Bound<Vec<u8>>) -> Vec<Vec<u8>> {
+        let inside = |tk: &[u8]| {
+            let above = match lower {
+                Bound::Included(l) => tk >= l.as_slice(),
+                Bound::Excluded(l) => tk > l.as_slice(),
+                Bound::Unbounded => true,
+            };
+            let below = match upper {
+                Bound::Included(u) => tk <= u.as_slice(),
+                Bound::Excluded(u) => tk < u.as_slice(),
+                Bound::Unbounded => true,
+            };
+            above && below
+        };
+        self.front
+            .iter()
+            .chain(self.back.iter().rev())
+            .map(|k| key::tree_key(self.ks, k))
+            .filter(|tk| inside(tk))
+            .collect()
+    }
+
+    /// Every popped key, as a tree key, in no particular order.
+    pub fn all(&self) -> impl Iterator<Item = Vec<u8>> + '_ {
+        self.front
+            .iter()
+            .chain(self.back.iter())
+            .map(|k| key::tree_key(self.ks, k))
+    }
+
     /// The ranges of tree keys the pops read, given the keyspace's end.
-    pub fn read_ranges(self, end: Bound<Vec<u8>>) -> Vec<KeyRange> {
+    pub fn read_ranges(&self, end: Bound<Vec<u8>>) -> Vec<KeyRange> {
         let start = Bound::Included(key::tree_key(self.ks, b""));
         if self.drained {
             return vec![(start, end)];
         }
         let mut ranges = Vec::new();
-        if let Some(front) = self.front {
-            ranges.push((start, Bound::Included(front)));
+        if let Some(front) = self.front.last() {
+            ranges.push((start, Bound::Included(key::tree_key(self.ks, front))));
         }
-        if let Some(back) = self.back {
-            ranges.push((Bound::Included(back), end));
+        if let Some(back) = self.back.last() {
+            ranges.push((Bound::Included(key::tree_key(self.ks, back)), end));
         }
         ranges
     }
+}
+
+/// Merges `own` (a transaction's writes in a range, ascending) with
+/// `popped` (its popped keys there, ascending): a popped key is a delete,
+/// newer than the write it replaces.
+pub(super) fn with_popped<P: Clone>(
+    own: impl Iterator<Item = (Vec<u8>, P)>,
+    popped: Vec<Vec<u8>>,
+    delete: P,
+) -> std::collections::VecDeque<(Vec<u8>, P)> {
+    let mut out = std::collections::VecDeque::new();
+    let mut popped = popped.into_iter().peekable();
+    for (k, p) in own {
+        while let Some(d) = popped.next_if(|d| d.as_slice() < k.as_slice()) {
+            out.push_back((d, delete.clone()));
+        }
+        match popped.peek().map(|d| d.as_slice().cmp(&k)) {
+            Some(Ordering::Equal) => {
+                if let Some(d) = popped.next() {
+                    out.push_back((d, delete.clone()));
+                }
+            }
+            _ => out.push_back((k, p)),
+        }
+    }
+    out.extend(popped.map(|d| (d, delete.clone())));
+    out
 }
