@@ -1,4 +1,5 @@
-//! A db_bench-style driver: `fillrandom`, `fillseq`, `readrandom`, `overwrite`
+//! A db_bench-style driver: `fillrandom`, `fillseq`, `readrandom`, `overwrite`,
+//! `readseq`, `readreverse`, `flush`, `compact`
 //! with RocksDB's key and value sizes, printing RocksDB's report format
 //! (micros/op, ops/sec, MB/s) so the two can be compared line by line.
 //!
@@ -220,6 +221,16 @@ fn run(
             let mut n = 0u64;
             let mut bytes = 0u64;
             for e in db.iter() {
+                let (k, v) = e?;
+                bytes += (k.len() + v.len()) as u64;
+                n += 1;
+            }
+            report(bench, n, bytes, t);
+        }
+        "readreverse" => {
+            let mut n = 0u64;
+            let mut bytes = 0u64;
+            for e in db.iter().rev() {
                 let (k, v) = e?;
                 bytes += (k.len() + v.len()) as u64;
                 n += 1;

@@ -12,8 +12,10 @@ use std::sync::Arc;
 /// A cursor over the entries of one block, ordered by `key::compare`.
 ///
 /// Seeks search the restart points (through the numbers standing for their
-/// keys, once the block keeps them: `search.rs`) and then scan; `prev` re-scans
-/// from the restart point before the current entry. A malformed entry makes
+/// keys, once the block keeps them: `search.rs`) and then scan; `prev` scans
+/// from the restart point before the current entry and keeps the entries it
+/// passed, so that the `prev`s after it take them one by one: walking a
+/// block backward parses each entry once, as walking it forward does. A malformed entry makes
 /// the iterator invalid for good and `status` returns the corruption; later
 /// positioning calls do nothing. Owns an `Arc<Block>`, so it is `'static`.
 #[derive(Debug)]
@@ -28,6 +30,21 @@ pub struct BlockIter {
     key: Vec<u8>,
     value: (usize, usize),
     err: Option<Error>,
+    /// The entries before the current one that the last backward scan
+    /// passed, in block order; their keys side by side in `passed_keys`.
+    passed: Vec<Passed>,
+    passed_keys: Vec<u8>,
+}
+
+/// An entry a backward scan passed: where it starts and ends, its restart
+/// point, its key's end in `passed_keys` and its value.
+#[derive(Debug, Clone, Copy)]
+struct Passed {
+    current: usize,
+    next: usize,
+    restart_index: usize,
+    key_end: usize,
+    value: (usize, usize),
 }
 
 impl Block {
@@ -49,6 +66,8 @@ impl BlockIter {
             key: Vec::new(),
             value: (end, end),
             err: None,
+            passed: Vec::new(),
+            passed_keys: Vec::new(),
         }
     }
 
@@ -63,6 +82,8 @@ impl BlockIter {
         self.key.clear();
         self.value = (end, end);
         self.err = None;
+        self.passed.clear();
+        self.passed_keys.clear();
     }
 
     /// The block iterated over.
@@ -125,10 +146,41 @@ impl BlockIter {
     }
 
     /// Moves to the last entry that starts before byte `end`, scanning from
-    /// restart point `restart` (backward moves: `seek_to_last`, `prev`).
+    /// restart point `restart` (backward moves: `seek_to_last`, `prev`);
+    /// the entries passed on the way are kept for the `prev`s that follow.
     fn last_before(&mut self, restart: usize, end: usize) {
+        self.passed.clear();
+        self.passed_keys.clear();
         self.seek_to_restart_point(restart);
-        while self.parse_next() && self.next < end {}
+        while self.parse_next() && self.next < end {
+            self.passed_keys.extend_from_slice(&self.key);
+            self.passed.push(Passed {
+                current: self.current,
+                next: self.next,
+                restart_index: self.restart_index,
+                key_end: self.passed_keys.len(),
+                value: self.value,
+            });
+        }
+    }
+
+    /// Moves to the entry just before the current one if the last backward
+    /// scan passed it; false if it did not.
+    fn take_passed(&mut self) -> bool {
+        let Some(&p) = self.passed.last().filter(|p| p.next == self.current) else {
+            return false;
+        };
+        self.passed.pop();
+        let start = self.passed.last().map_or(0, |q| q.key_end);
+        self.key.clear();
+        self.key
+            .extend_from_slice(self.passed_keys.get(start..p.key_end).unwrap_or_default());
+        self.passed_keys.truncate(start);
+        self.current = p.current;
+        self.next = p.next;
+        self.restart_index = p.restart_index;
+        self.value = p.value;
+        true
     }
 
     /// The last restart point at or before the current entry.
@@ -217,6 +269,9 @@ impl InternalIterator for BlockIter {
 
     fn prev(&mut self) {
         if !self.valid() {
+            return;
+        }
+        if self.take_passed() {
             return;
         }
         let original = self.current;
