@@ -17,7 +17,7 @@ use crate::state::Shared;
 use parking_lot::Mutex;
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::{PyBytes, PyList, PyTuple};
 use std::sync::Arc;
 
 /// A transaction: it reads the database as of its start, sees its own
@@ -216,6 +216,32 @@ impl Transaction {
         let operand = convert::counter_operand(n)?;
         let (ks, k) = (self.target(keyspace)?, convert::key(key)?);
         self.with_tx(|tx| tx.merge_in(ks, k, &operand))
+    }
+
+    /// Deletes the smallest key (the largest with `last=True`) the
+    /// transaction sees and returns its `(key, value)`; `KeyError` when
+    /// there is none. The keys up to it count as read. Pops in a row take
+    /// from one open cursor: draining a queue in one transaction costs the
+    /// same for each pop, however many came before.
+    #[pyo3(signature = (*, last=false, keyspace=None))]
+    fn popitem<'py>(
+        &self,
+        py: Python<'py>,
+        last: bool,
+        keyspace: Option<&Bound<'py, Keyspace>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let ks = self.target(keyspace)?;
+        let popped = self.detached(py, |tx| {
+            if last {
+                tx.pop_last_in(ks)
+            } else {
+                tx.pop_first_in(ks)
+            }
+        })?;
+        let Some((k, v)) = popped else {
+            return Err(PyKeyError::new_err("popitem(): the keyspace is empty"));
+        };
+        crate::iter::pair(py, &k, &v)
     }
 
     /// The `(key, value)` pairs with `start <= key < stop` beginning with

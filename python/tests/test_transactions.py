@@ -204,3 +204,39 @@ def test_read_only_databases_refuse_transactions(path):
     with lamina.open(path, "r") as ro:
         with pytest.raises(lamina.error):
             ro.transaction()
+
+
+def test_popitem_drains_both_ends_and_conflicts_below_the_front(db):
+    for i in range(100, 200):
+        db[b"%03d" % i] = b"job %d" % i
+    other = db.keyspace("other")
+    other["x"] = "y"
+    with db.transaction() as tx:
+        assert tx.popitem() == (b"100", b"job 100")
+        assert tx.popitem(last=True) == (b"199", b"job 199")
+        assert tx.get(b"100") is None and b"199" not in tx
+        tx[b"150"] = b"again"  # a write between pops
+        assert tx.popitem() == (b"101", b"job 101")
+        assert tx.items(b"150", b"151") == [(b"150", b"again")]
+        assert tx.popitem(keyspace=other) == (b"x", b"y")
+        with pytest.raises(KeyError):
+            tx.popitem(keyspace=other)
+    keys = list(db.keys())
+    assert keys[0] == b"102" and keys[-1] == b"198"
+    assert db[b"150"] == b"again" and len(other) == 0
+    # A key put below the front by another writer makes the commit conflict.
+    tx = db.transaction()
+    assert tx.popitem()[0] == b"102"
+    db[b"050"] = b"urgent"
+    with pytest.raises(lamina.Conflict):
+        tx.commit()
+    assert db.popitem() == (b"050", b"urgent")
+    # Drained in one transaction: every key, in order, then KeyError.
+    with db.transaction() as tx:
+        keys = []
+        while True:
+            try:
+                keys.append(tx.popitem()[0])
+            except KeyError:
+                break
+    assert keys == sorted(keys) and len(keys) == 97 and len(db) == 0
