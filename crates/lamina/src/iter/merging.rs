@@ -5,23 +5,27 @@ use crate::error::Result;
 use crate::key;
 use std::cmp::Ordering;
 
+/// The direction of travel, as the order in which a key comes first
+/// (`Ordering`'s own values, so that a comparison is one test).
 #[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(i8)]
 enum Direction {
-    Forward,
-    Reverse,
+    Forward = -1,
+    Reverse = 1,
 }
 
 /// Yields the union of its children in internal-key order. Children must not
 /// hold the same internal key twice (seqnos are unique). Going forward, the
-/// valid children are kept in a binary heap by their current key, so that a
-/// step costs a few comparisons however many children there are (a
-/// compaction of level 0 merges up to `l0_stop_trigger` tables: a linear
-/// scan was a fifth of a compaction thread's time); going backward, which is
-/// rare, the current child is found by a linear scan.
+/// valid children are kept in a binary heap by their current key, smallest
+/// on top (largest going backward), so that a step costs a few comparisons
+/// however many children there are (a compaction of level 0 merges up to
+/// `l0_stop_trigger` tables: a linear scan was a fifth of a compaction
+/// thread's time), and none beyond the top's two children while the same
+/// child keeps the lead.
 pub struct MergingIter<C = Box<dyn InternalIterator>> {
     children: Vec<C>,
-    /// Going forward: the valid children, a min-heap by key (the first is
-    /// the current one). Empty going backward.
+    /// The valid children, a heap by key in the direction of travel (the
+    /// first is the current one).
     heap: Vec<usize>,
     current: Option<usize>,
     direction: Direction,
@@ -43,8 +47,9 @@ impl<C: InternalIterator> MergingIter<C> {
         &self.children
     }
 
-    /// Makes the heap of the valid children, and the smallest current.
-    fn find_smallest(&mut self) {
+    /// Makes the heap of the valid children, and its top (the smallest key,
+    /// the largest going backward) current.
+    fn make_heap(&mut self) {
         self.heap.clear();
         self.heap.extend(
             (0..self.children.len()).filter(|&i| self.children.get(i).is_some_and(|c| c.valid())),
@@ -55,9 +60,10 @@ impl<C: InternalIterator> MergingIter<C> {
         self.current = self.heap.first().copied();
     }
 
-    /// Whether child `a`'s key sorts before child `b`'s.
+    /// Whether child `a`'s key comes before child `b`'s in the direction
+    /// of travel.
     fn before(&self, a: usize, b: usize) -> bool {
-        key::compare(self.key_of(a), self.key_of(b)) == Ordering::Less
+        key::compare(self.key_of(a), self.key_of(b)) as i8 == self.direction as i8
     }
 
     /// Moves the heap's entry at `at` down to where its key belongs.
@@ -86,9 +92,9 @@ impl<C: InternalIterator> MergingIter<C> {
         }
     }
 
-    /// After the current child moved forward: back into its place in the
+    /// After the current child moved a step: back into its place in the
     /// heap, or out of it once exhausted.
-    fn advance_smallest(&mut self) {
+    fn advance_top(&mut self) {
         let Some(&top) = self.heap.first() else {
             self.current = None;
             return;
@@ -98,20 +104,6 @@ impl<C: InternalIterator> MergingIter<C> {
         }
         self.sift_down(0);
         self.current = self.heap.first().copied();
-    }
-
-    fn find_largest(&mut self) {
-        let mut best: Option<usize> = None;
-        for (i, c) in self.children.iter().enumerate() {
-            if !c.valid() {
-                continue;
-            }
-            best = match best {
-                Some(b) if key::compare(c.key(), self.key_of(b)) != Ordering::Greater => Some(b),
-                _ => Some(i),
-            };
-        }
-        self.current = best;
     }
 
     fn key_of(&self, i: usize) -> &[u8] {
@@ -129,7 +121,7 @@ impl<C: InternalIterator> InternalIterator for MergingIter<C> {
             c.seek_to_first();
         }
         self.direction = Direction::Forward;
-        self.find_smallest();
+        self.make_heap();
     }
 
     fn seek_to_last(&mut self) {
@@ -137,8 +129,7 @@ impl<C: InternalIterator> InternalIterator for MergingIter<C> {
             c.seek_to_last();
         }
         self.direction = Direction::Reverse;
-        self.heap.clear();
-        self.find_largest();
+        self.make_heap();
     }
 
     fn seek(&mut self, target: &[u8]) {
@@ -146,7 +137,7 @@ impl<C: InternalIterator> InternalIterator for MergingIter<C> {
             c.seek(target);
         }
         self.direction = Direction::Forward;
-        self.find_smallest();
+        self.make_heap();
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
@@ -154,8 +145,7 @@ impl<C: InternalIterator> InternalIterator for MergingIter<C> {
             c.seek_for_prev(target);
         }
         self.direction = Direction::Reverse;
-        self.heap.clear();
-        self.find_largest();
+        self.make_heap();
     }
 
     fn next(&mut self) {
@@ -177,13 +167,13 @@ impl<C: InternalIterator> InternalIterator for MergingIter<C> {
             if let Some(c) = self.children.get_mut(cur) {
                 c.next();
             }
-            self.find_smallest();
+            self.make_heap();
             return;
         }
         if let Some(c) = self.children.get_mut(cur) {
             c.next();
         }
-        self.advance_smallest();
+        self.advance_top();
     }
 
     fn prev(&mut self) {
@@ -200,12 +190,16 @@ impl<C: InternalIterator> InternalIterator for MergingIter<C> {
                 }
             }
             self.direction = Direction::Reverse;
-            self.heap.clear();
+            if let Some(c) = self.children.get_mut(cur) {
+                c.prev();
+            }
+            self.make_heap();
+            return;
         }
         if let Some(c) = self.children.get_mut(cur) {
             c.prev();
         }
-        self.find_largest();
+        self.advance_top();
     }
 
     fn key(&self) -> &[u8] {
