@@ -24,7 +24,7 @@ use super::iter::TxnIter;
 use super::validate::KeyRange;
 use crate::key::{self, KeyspaceId};
 use std::cmp::Ordering;
-use std::ops::Bound;
+use std::ops::{Bound, RangeBounds};
 
 /// Keys side by side in one buffer, in the order pushed.
 #[derive(Default)]
@@ -130,26 +130,20 @@ impl Pops {
     }
 
     /// The popped keys between tree keys `lower` and `upper`, as tree keys,
-    /// ascending.
+    /// ascending (found by binary search in each list).
     pub fn in_range(&self, lower: &Bound<Vec<u8>>, upper: &Bound<Vec<u8>>) -> Vec<Vec<u8>> {
-        let inside = |tk: &[u8]| {
-            let above = match lower {
-                Bound::Included(l) => tk >= l.as_slice(),
-                Bound::Excluded(l) => tk > l.as_slice(),
-                Bound::Unbounded => true,
-            };
-            let below = match upper {
-                Bound::Included(u) => tk <= u.as_slice(),
-                Bound::Excluded(u) => tk < u.as_slice(),
-                Bound::Unbounded => true,
-            };
-            above && below
-        };
-        self.front
-            .iter()
-            .chain(self.back.iter().rev())
-            .map(|k| key::tree_key(self.ks, k))
-            .filter(|tk| inside(tk))
+        let tk = |k: &[u8]| key::tree_key(self.ks, k);
+        let from = (lower.as_ref(), Bound::Unbounded);
+        let to = (Bound::Unbounded, upper.as_ref());
+        let above = |k: &[u8]| RangeBounds::<Vec<u8>>::contains(&from, &tk(k));
+        let below = |k: &[u8]| RangeBounds::<Vec<u8>>::contains(&to, &tk(k));
+        // The front's keys ascend, the back's descend.
+        let front = self.front.partition_point(above)..self.front.partition_point(|k| !below(k));
+        let back = self.back.partition_point(below)..self.back.partition_point(|k| !above(k));
+        front
+            .map(|i| self.front.get(i))
+            .chain(back.rev().map(|i| self.back.get(i)))
+            .map(tk)
             .collect()
     }
 
