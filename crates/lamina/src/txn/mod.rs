@@ -43,8 +43,10 @@ use validate::ReadSet;
 /// that wrote nothing waits for them at its commit. Plain reads and
 /// snapshots see only what is visible (docs/design.md#transactions).
 ///
-/// It holds a snapshot, nothing else: flushes and compactions go on, and
-/// other writers are never blocked by it. Begin one with
+/// It holds a snapshot and, while it pops ([`Transaction::pop_first`]), one
+/// cursor, which keeps the files it reads until the transaction ends or
+/// writes otherwise: flushes and compactions go on, and other writers are
+/// never blocked by it. Begin one with
 /// [`Db::transaction`], or let [`Db::transact`] run a closure in one and
 /// retry it on conflict.
 pub struct Transaction {
