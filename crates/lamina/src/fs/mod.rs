@@ -112,7 +112,7 @@ pub trait RandomAccessFile: Send + Sync {
         self.len() == 0
     }
     /// The operating system's file behind this handle, for a read-only
-    /// memory mapping of an immutable file ([`ReadMap`]); `None` (the
+    /// memory mapping of an immutable file (tables, finished blob files); `None` (the
     /// default) where files live elsewhere or reads must go through `read_at`.
     fn os_file(&self) -> Option<&std::fs::File> {
         None
