@@ -46,6 +46,15 @@ fn open(fs: &MemFs) -> Db {
     Db::open("/queue", opts(fs)).expect("open")
 }
 
+/// A new database whose keys are `keys`, each pushed with the value "item".
+fn queue_of(fs: &MemFs, keys: std::ops::Range<u64>) -> Db {
+    let db = open(fs);
+    for i in keys {
+        db.put(&key(i), b"item").expect("push");
+    }
+    db
+}
+
 /// The end of the queue pops take from. Tests that run from either end
 /// number its keys from that end: the back's key `i` is the mirror of the
 /// front's, so that key 0 is the last key, key 1 the one before it, ...
@@ -528,10 +537,7 @@ fn scans_after_deleting_most_keys_equal_the_model_both_ways() {
 #[test]
 fn a_transaction_pops_the_front_and_a_put_below_between_pops_comes_first() {
     let fs = MemFs::new();
-    let db = open(&fs);
-    for i in 100..400 {
-        db.put(&key(i), b"item").expect("push");
-    }
+    let db = queue_of(&fs, 100..400);
     let mut want = 100;
     for round in 0..250u64 {
         if round % 50 == 25 {
@@ -774,10 +780,7 @@ fn a_transaction_pops_at_both_ends_as_its_model_says() {
 #[test]
 fn a_transaction_s_pops_conflict_with_a_put_in_what_they_read_only() {
     let fs = MemFs::new();
-    let db = open(&fs);
-    for i in 100..200 {
-        db.put(&key(i), b"item").expect("push");
-    }
+    let db = queue_of(&fs, 100..200);
     let drain = |db: &Db, between: u64| {
         let mut tx = db.transaction();
         for i in 0..10 {

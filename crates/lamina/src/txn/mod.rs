@@ -306,7 +306,7 @@ impl Transaction {
                 .range((lower.clone(), upper.clone()))
                 .map(|(k, p)| (k.clone(), p.clone()));
             match &self.pops {
-                Some(p) => pops::with_popped(writes, p.in_range(&lower, &upper), deleted()),
+                Some(p) => pops::with_popped(writes, p.in_range(&lower, &upper)),
                 None => writes.collect(),
             }
         };

@@ -21,9 +21,10 @@
 //! another writer before the commit is a conflict.
 
 use super::iter::TxnIter;
+use super::pending::Pending;
 use super::validate::KeyRange;
 use crate::key::{self, KeyspaceId};
-use std::cmp::Ordering;
+use std::collections::VecDeque;
 use std::ops::{Bound, RangeBounds};
 
 /// Keys side by side in one buffer, in the order pushed.
@@ -83,9 +84,9 @@ pub(super) struct Pops {
     pub ks: KeyspaceId,
     pub iter: TxnIter,
     /// User keys popped from the front, ascending.
-    pub front: Keys,
+    front: Keys,
     /// User keys popped from the back, descending.
-    pub back: Keys,
+    back: Keys,
     /// Whether an end came back empty: the whole keyspace was read.
     pub drained: bool,
 }
@@ -175,26 +176,22 @@ impl Pops {
 /// Merges `own` (a transaction's writes in a range, ascending) with
 /// `popped` (its popped keys there, ascending): a popped key is a delete,
 /// newer than the write it replaces.
-pub(super) fn with_popped<P: Clone>(
-    own: impl Iterator<Item = (Vec<u8>, P)>,
+pub(super) fn with_popped(
+    own: impl Iterator<Item = (Vec<u8>, Pending)>,
     popped: Vec<Vec<u8>>,
-    delete: P,
-) -> std::collections::VecDeque<(Vec<u8>, P)> {
-    let mut out = std::collections::VecDeque::new();
+) -> VecDeque<(Vec<u8>, Pending)> {
+    let mut out = VecDeque::new();
     let mut popped = popped.into_iter().peekable();
     for (k, p) in own {
         while let Some(d) = popped.next_if(|d| d.as_slice() < k.as_slice()) {
-            out.push_back((d, delete.clone()));
+            out.push_back((d, super::deleted()));
         }
-        match popped.peek().map(|d| d.as_slice().cmp(&k)) {
-            Some(Ordering::Equal) => {
-                if let Some(d) = popped.next() {
-                    out.push_back((d, delete.clone()));
-                }
-            }
-            _ => out.push_back((k, p)),
-        }
+        let write = match popped.next_if(|d| *d == k) {
+            Some(_) => super::deleted(),
+            None => p,
+        };
+        out.push_back((k, write));
     }
-    out.extend(popped.map(|d| (d, delete.clone())));
+    out.extend(popped.map(|d| (d, super::deleted())));
     out
 }
